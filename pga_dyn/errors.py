@@ -1,0 +1,15 @@
+"""The one exception family of pga-dyn.
+
+Every problem with the user's input (a robot file, a model, an argument) raises
+:class:`PgaDynError` or a subclass. It derives from :class:`ValueError`, so code
+that already catches ``ValueError`` keeps working. Messages name the file, the
+element or the argument at fault.
+"""
+
+
+class PgaDynError(ValueError):
+    """Bad input to pga-dyn: a malformed robot file, an invalid model or argument."""
+
+
+class ModelError(PgaDynError):
+    """A robot description that cannot form a valid multibody model."""
