@@ -1,0 +1,252 @@
+"""Tree kinematics in the spatial (fixed) frame: body motors, twists, accelerations, Jacobian lines.
+
+All quantities are coordinates on the paper's PGA bases (see docs/conventions.md):
+
+* the pose of body i is the 4x4 homogeneous matrix T_i of its body frame; the motor of
+  the paper (eq. 45) is ``pga.motor_from_matrix(T_i)``;
+* the Jacobian line of tree coordinate k is the world line L_k = (d; m) about or along which
+  the coordinate moves its child (eq. 47): for an R joint the axis line (s; p x s) through
+  the joint origin p, for a P joint the ideal line (0; s);
+* V_i = sum over the path of L_k qd_k is the spatial twist (omega; v) of body i (eq. 98);
+* A_i = dV_i/dt + G, with G = (0; -g) the gravity seed (eq. 70), so that the acceleration
+  of a point P of body i is P x A_i + Pd x V_i (eq. 35 with gravity).
+
+The recursion is V_i = V_p + S_i qd_i and A_i = A_p + S_i qdd_i + sum_k [W_k, L_k] qd_k,
+where [W, L] = (w x d; w x m + v x d) is the derivative of a line carried by a body moving
+with twist W = (w; v): W_k is the twist of the body that carries axis k (the parent for the
+first axis of a joint, the intermediate body for the second axis of a U joint, the child for
+the three axes of an S joint; F lines are fixed in space).
+
+The kernels are compiled with numba (cache=True) and work on raw arrays, one sample or a
+batch of samples at a time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .model import JOINT_CODE, Robot
+
+
+@njit(cache=True, inline="always")
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def rotation(axis, angle):
+    """Rodrigues' rotation matrix about the unit ``axis`` by ``angle``."""
+    c, s = np.cos(angle), np.sin(angle)
+    x, y, z = axis[0], axis[1], axis[2]
+    t = 1.0 - c
+    r = np.empty((3, 3))
+    r[0, 0] = c + x * x * t
+    r[0, 1] = x * y * t - z * s
+    r[0, 2] = x * z * t + y * s
+    r[1, 0] = y * x * t + z * s
+    r[1, 1] = c + y * y * t
+    r[1, 2] = y * z * t - x * s
+    r[2, 0] = z * x * t - y * s
+    r[2, 1] = z * y * t + x * s
+    r[2, 2] = c + z * z * t
+    return r
+
+
+@njit(cache=True)
+def so3_exp(r):
+    """Rotation matrix exp(r^) of a rotation vector ``r``."""
+    angle = np.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
+    if angle < 1e-14:
+        out = np.eye(3)
+        out[0, 1], out[0, 2], out[1, 2] = -r[2], r[1], -r[0]
+        out[1, 0], out[2, 0], out[2, 1] = r[2], -r[1], r[0]
+        return out
+    return rotation(r / angle, angle)
+
+
+@njit(cache=True)
+def se3_exp(xi):
+    """Homogeneous matrix exp(xi^) of a spatial twist xi = (omega; v) (paper eq. 102)."""
+    w = xi[:3]
+    v = xi[3:]
+    th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
+    th = np.sqrt(th2)
+    if th < 1e-6:  # series of A = (1 - cos)/th^2 and B = (th - sin)/th^3
+        a = 0.5 - th2 / 24.0
+        b = 1.0 / 6.0 - th2 / 120.0
+    else:
+        a = (1.0 - np.cos(th)) / th2
+        b = (th - np.sin(th)) / (th2 * th)
+    wx = np.zeros((3, 3))
+    wx[0, 1], wx[0, 2], wx[1, 2] = -w[2], w[1], -w[0]
+    wx[1, 0], wx[2, 0], wx[2, 1] = w[2], -w[1], w[0]
+    wx2 = wx @ wx
+    t = np.eye(4)
+    t[:3, :3] = so3_exp(w)
+    t[:3, 3] = (np.eye(3) + a * wx + b * wx2) @ v
+    return t
+
+
+@njit(cache=True)
+def _axis_line(rot, pos, axis, prismatic, line):
+    """World line of ``axis`` given in a frame with rotation ``rot`` and origin ``pos``."""
+    d = rot @ axis
+    if prismatic:
+        line[:3] = 0.0
+        line[3:] = d
+    else:
+        line[:3] = d
+        m = np.empty(3)
+        _cross(pos, d, m)
+        line[3:] = m
+
+
+@njit(cache=True, inline="always")
+def _line_rate(w, line, qd, out):
+    """out += [W, L] qd: the rate of change of line L carried by a body with twist W."""
+    out[0] += (w[1] * line[2] - w[2] * line[1]) * qd
+    out[1] += (w[2] * line[0] - w[0] * line[2]) * qd
+    out[2] += (w[0] * line[1] - w[1] * line[0]) * qd
+    out[3] += (w[1] * line[5] - w[2] * line[4] + w[4] * line[2] - w[5] * line[1]) * qd
+    out[4] += (w[2] * line[3] - w[0] * line[5] + w[5] * line[0] - w[3] * line[2]) * qd
+    out[5] += (w[0] * line[4] - w[1] * line[3] + w[3] * line[1] - w[4] * line[0]) * qd
+
+
+@njit(cache=True)
+def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
+    """Tree kinematics of one sample (fills T, S, V, A in place).
+
+    T: (n+1, 4, 4) body poses; S: (nq, 6) world Jacobian line of each coordinate;
+    V: (n+1, 6) spatial twists; A: (n+1, 6) spatial accelerations plus the gravity seed
+    A_0 = (0; -grav).
+    """
+    n = parent.shape[0] - 1
+    T[0] = np.eye(4)
+    V[0] = 0.0
+    A[0, :3] = 0.0
+    A[0, 3:] = -grav
+    w = np.empty(6)
+    for i in range(1, n + 1):
+        p = parent[i]
+        k0 = qidx[i]
+        c = code[i]
+        frame = T[p] @ origin[i]
+        rot = frame[:3, :3]
+        pos = frame[:3, 3].copy()
+        V[i] = V[p]
+        A[i] = A[p]
+        if c == 0 or c == 1:  # R, P
+            if c == 0:
+                rel = np.eye(4)
+                rel[:3, :3] = rotation(axes[i, 0], q[k0])
+            else:
+                rel = np.eye(4)
+                rel[:3, 3] = axes[i, 0] * q[k0]
+            T[i] = frame @ rel
+            _axis_line(rot, pos, axes[i, 0], c == 1, S[k0])
+            _line_rate(V[p], S[k0], qd[k0], A[i])
+            V[i] += S[k0] * qd[k0]
+            A[i] += S[k0] * qdd[k0]
+        elif c == 2:  # U: Rot(a1, q1) Rot(a2, q2)
+            r1 = rotation(axes[i, 0], q[k0])
+            r2 = rotation(axes[i, 1], q[k0 + 1])
+            rel = np.eye(4)
+            rel[:3, :3] = r1 @ r2
+            T[i] = frame @ rel
+            _axis_line(rot, pos, axes[i, 0], False, S[k0])
+            _axis_line(rot @ r1, pos, axes[i, 1], False, S[k0 + 1])
+            _line_rate(V[p], S[k0], qd[k0], A[i])
+            w[:] = V[p] + S[k0] * qd[k0]
+            _line_rate(w, S[k0 + 1], qd[k0 + 1], A[i])
+            for k in range(k0, k0 + 2):
+                V[i] += S[k] * qd[k]
+                A[i] += S[k] * qdd[k]
+        elif c == 3:  # S: rotation vector; velocity = angular velocity in the child frame
+            rel = np.eye(4)
+            rel[:3, :3] = so3_exp(q[k0:k0 + 3])
+            T[i] = frame @ rel
+            crot = T[i, :3, :3]
+            for k in range(3):
+                e = np.zeros(3)
+                e[k] = 1.0
+                _axis_line(crot, pos, e, False, S[k0 + k])
+                V[i] += S[k0 + k] * qd[k0 + k]
+                A[i] += S[k0 + k] * qdd[k0 + k]
+            for k in range(3):
+                _line_rate(V[i], S[k0 + k], qd[k0 + k], A[i])
+        else:  # F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
+            T[i] = se3_exp(q[k0:k0 + 6]) @ frame
+            for k in range(6):
+                S[k0 + k] = 0.0
+                S[k0 + k, k] = 1.0
+                V[i, k] += qd[k0 + k]
+                A[i, k] += qdd[k0 + k]
+
+
+def robot_arrays(robot: Robot):
+    """The arrays the kernels take: parent, joint code, origin, axes, coordinate offsets, gravity."""
+    cache = getattr(robot, "_kernel_arrays", None)
+    if cache is None:
+        code = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+        cache = (robot.parent, code, robot.origin, robot.axes, robot.q_index, robot.gravity)
+        robot._kernel_arrays = cache
+    return cache
+
+
+def _state(robot: Robot, name: str, value, batch: bool):
+    x = np.ascontiguousarray(value, dtype=float)
+    shape = (x.shape[0], robot.nq) if batch else (robot.nq,)
+    if x.shape != shape:
+        from .errors import PgaDynError
+        raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
+                          f"(coordinates {list(robot.coordinate_names)}), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        from .errors import PgaDynError
+        raise PgaDynError(f"{name} contains non-finite values")
+    return x
+
+
+def states(robot: Robot, q, qd, qdd):
+    """Validate a state (1-D arrays) or a batch of states (2-D, one row a sample)."""
+    q = np.asarray(q, dtype=float)
+    batch = q.ndim == 2
+    q = _state(robot, "q", q, batch)
+    qd = _state(robot, "qd", qd, batch)
+    qdd = _state(robot, "qdd", qdd, batch)
+    if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
+        from .errors import PgaDynError
+        raise PgaDynError("q, qd and qdd must hold the same number of samples")
+    return q, qd, qdd, batch
+
+
+class Kinematics:
+    """Kinematics of a robot at one state: poses ``T``, Jacobian lines ``S`` (one per
+    coordinate), twists ``V`` and accelerations-with-gravity ``A`` of every body."""
+
+    def __init__(self, robot: Robot, q, qd=None, qdd=None):
+        zeros = np.zeros(robot.nq)
+        q, qd, qdd, batch = states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
+        if batch:
+            from .errors import PgaDynError
+            raise PgaDynError("Kinematics takes one state; use regressor() for batches")
+        n = robot.n
+        self.robot = robot
+        self.T = np.empty((n + 1, 4, 4))
+        self.S = np.zeros((robot.nq, 6))
+        self.V = np.empty((n + 1, 6))
+        self.A = np.empty((n + 1, 6))
+        forward(*robot_arrays(robot), q, qd, qdd, self.T, self.S, self.V, self.A)
+
+    def jacobian(self, i: int) -> np.ndarray:
+        """The Jacobian lines L_j^i of body i (6 x nq, eq. 98): V_i = J qd."""
+        robot = self.robot
+        jac = np.zeros((6, robot.nq))
+        k = i
+        while k > 0:
+            sl = robot.coordinates(k)
+            jac[:, sl] = self.S[sl].T
+            k = robot.parent[k]
+        return jac

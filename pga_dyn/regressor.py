@@ -1,0 +1,255 @@
+"""The tetrahedral-point (TP) dynamics regressor (DRNG paper sections 3.3 and 5.4).
+
+Tetrahedral points in the spatial assignment (section 5.2): every body carries the four
+points x, y, z (ideal) and O (Euclidean) that coincide with the world frame
+e032, e013, e021, e123 when the robot is at its initial configuration q0. At q they are the
+columns of D_i = T_i(q) T_i(q0)^-1. Their accelerations follow eq. (35) with gravity,
+Edd = E x A_i + Ed x V_i, with A_i = dV_i/dt + G (reference README section 6: the printed
+Algorithm 5 line 8 is wrong).
+
+The regressor coefficient of coordinate j, body i and points m, n is (eq. 49)
+
+    R[j, i, m, n] = L_j^i ^ (E_m v Edd_n)
+
+With E_m = (e_m, w_m) and Edd_n = (a_n, 0), the join is the line (w_m a_n ; e_m x a_n)
+(eq. 18) and its pairing with L = (d; m) is d . (e_m x a_n) + w_m m . a_n = u_m . a_n, where
+u_m = d x e_m + w_m m is the velocity that the Jacobian line L gives to the point E_m.
+
+The 10-vector of inertial parameters of body i is (eq. 97)
+N^ = [N11, N12, N13, N22, N23, N33, N14, N24, N34, N44] of its pseudo-inertia N_i (eq. 44)
+in the spatial assignment, i.e. the mass distribution of the body at q0 in world coordinates:
+[Sxx, Sxy, Sxz, Syy, Syz, Szz, hx, hy, hz, m]. The matrix regressor is the bar operator of
+eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .errors import PgaDynError
+from .kinematics import forward, robot_arrays, states
+from .model import Robot
+
+#: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
+PARAM_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2), (0, 3), (1, 3), (2, 3), (3, 3))
+#: Names of the 10 entries of eq. (97) in the spatial assignment.
+PARAM_NAMES = ("Sxx", "Sxy", "Sxz", "Syy", "Syz", "Szz", "hx", "hy", "hz", "m")
+#: Names of the classical parameters in a link frame, Pinocchio's order.
+LINK_PARAM_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+
+
+@njit(cache=True)
+def _point_accelerations(D, V, A, E, acc):
+    """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): accelerations a_n (eq. 35)."""
+    w = V[:3]
+    v = V[3:]
+    al = A[:3]
+    av = A[3:]
+    for m in range(4):
+        for r in range(3):
+            E[r, m] = D[r, m]
+    for m in range(4):
+        e = E[:, m]
+        # velocity of the point: w x e (+ v for the Euclidean point O)
+        vel0 = w[1] * e[2] - w[2] * e[1]
+        vel1 = w[2] * e[0] - w[0] * e[2]
+        vel2 = w[0] * e[1] - w[1] * e[0]
+        a0 = al[1] * e[2] - al[2] * e[1]
+        a1 = al[2] * e[0] - al[0] * e[2]
+        a2 = al[0] * e[1] - al[1] * e[0]
+        if m == 3:
+            vel0 += v[0]
+            vel1 += v[1]
+            vel2 += v[2]
+            a0 += av[0]
+            a1 += av[1]
+            a2 += av[2]
+        acc[0, m] = a0 + w[1] * vel2 - w[2] * vel1
+        acc[1, m] = a1 + w[2] * vel0 - w[0] * vel2
+        acc[2, m] = a2 + w[0] * vel1 - w[1] * vel0
+
+
+@njit(cache=True)
+def _block(L, E, acc, R):
+    """R[m, n] = L ^ (E_m v Edd_n) = u_m . a_n (eq. 49) for one Jacobian line L."""
+    for m in range(4):
+        e = E[:, m]
+        u0 = L[1] * e[2] - L[2] * e[1]
+        u1 = L[2] * e[0] - L[0] * e[2]
+        u2 = L[0] * e[1] - L[1] * e[0]
+        if m == 3:
+            u0 += L[3]
+            u1 += L[4]
+            u2 += L[5]
+        for k in range(4):
+            R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
+
+
+@njit(cache=True)
+def _tp_sample(parent, code, origin, axes, qidx, grav, T0inv, q, qd, qdd, tensor, Y):
+    """One sample: fill the tensor R (nq, n, 4, 4) if it has a size, and Y (nq, 10 n)."""
+    n = parent.shape[0] - 1
+    nq = q.shape[0]
+    T = np.empty((n + 1, 4, 4))
+    S = np.zeros((nq, 6))
+    V = np.empty((n + 1, 6))
+    A = np.empty((n + 1, 6))
+    forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A)
+    E = np.empty((3, 4))
+    acc = np.empty((3, 4))
+    R = np.empty((4, 4))
+    want_tensor = tensor.shape[0] > 0
+    for i in range(1, n + 1):
+        D = T[i] @ T0inv[i]
+        _point_accelerations(D, V[i], A[i], E, acc)
+        c = 10 * (i - 1)
+        k = i
+        while k > 0:
+            for j in range(qidx[k], qidx[k + 1]):
+                _block(S[j], E, acc, R)
+                if want_tensor:
+                    tensor[j, i - 1] = R
+                Y[j, c + 0] = R[0, 0]
+                Y[j, c + 1] = R[0, 1] + R[1, 0]
+                Y[j, c + 2] = R[0, 2] + R[2, 0]
+                Y[j, c + 3] = R[1, 1]
+                Y[j, c + 4] = R[1, 2] + R[2, 1]
+                Y[j, c + 5] = R[2, 2]
+                Y[j, c + 6] = R[0, 3] + R[3, 0]
+                Y[j, c + 7] = R[1, 3] + R[3, 1]
+                Y[j, c + 8] = R[2, 3] + R[3, 2]
+                Y[j, c + 9] = R[3, 3]
+            k = parent[k]
+
+
+@njit(cache=True)
+def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor, Y):
+    """Samples one after another (fills tensor[s] when asked, and Y[s])."""
+    empty = np.empty((0, 0, 4, 4))
+    for s in range(Q.shape[0]):
+        _tp_sample(parent, code, origin, axes, qidx, grav, T0inv, Q[s], QD[s], QDD[s],
+                   tensor[s] if tensor.shape[0] > 0 else empty, Y[s])
+
+
+def initial_poses(robot: Robot) -> np.ndarray:
+    """Body poses T_i(q0) (n+1, 4, 4) at the initial configuration q0."""
+    cache = getattr(robot, "_initial_poses", None)
+    if cache is None:
+        n = robot.n
+        T = np.empty((n + 1, 4, 4))
+        S = np.zeros((robot.nq, 6))
+        V = np.empty((n + 1, 6))
+        A = np.empty((n + 1, 6))
+        z = np.zeros(robot.nq)
+        forward(*robot_arrays(robot), robot.q0, z, z, T, S, V, A)
+        cache = robot._initial_poses = T
+    return cache
+
+
+def _inverse_initial_poses(robot: Robot) -> np.ndarray:
+    cache = getattr(robot, "_initial_inverse", None)
+    if cache is None:
+        T = initial_poses(robot)
+        cache = np.empty_like(T)
+        for i, t in enumerate(T):
+            cache[i] = np.eye(4)
+            cache[i, :3, :3] = t[:3, :3].T
+            cache[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+        robot._initial_inverse = cache
+    return cache
+
+
+def _run(robot: Robot, q, qd, qdd, want_tensor: bool):
+    q, qd, qdd, batch = states(robot, q, qd, qdd)
+    if not batch:
+        q, qd, qdd = q[None], qd[None], qdd[None]
+    ns, n, nq = q.shape[0], robot.n, robot.nq
+    Y = np.zeros((ns, nq, 10 * n))
+    tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
+    _tp_batch(*robot_arrays(robot), _inverse_initial_poses(robot), q, qd, qdd, tensor, Y)
+    if want_tensor:
+        return tensor if batch else tensor[0]
+    return Y if batch else Y[0]
+
+
+def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
+    """The TP dynamics regressor R[j, i, m, n] = L_j^i ^ (E_m^i v Edd_n^i) (eq. 49, Algorithm 5).
+
+    Shape (n_a, n, 4, 4) for one state, (samples, n_a, n, 4, 4) for 2-D inputs. Body i of the
+    paper is index i - 1 here. tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n] (eq. 50).
+    """
+    return _run(robot, q, qd, qdd, True)
+
+
+def regressor(robot: Robot, q, qd, qdd) -> np.ndarray:
+    """The matrix regressor Y (n_a, 10 n) with Y @ inertial_parameters(robot) = tau.
+
+    Columns of body i are the bar operator of eq. (100) applied to R[:, i]. 2-D inputs
+    (one row a sample) give a batch (samples, n_a, 10 n), computed in one compiled loop.
+    """
+    return _run(robot, q, qd, qdd, False)
+
+
+def _pseudo_to_vector(N: np.ndarray) -> np.ndarray:
+    return np.array([N[r, c] for r, c in PARAM_INDEX])
+
+
+def _vector_to_pseudo(x: np.ndarray) -> np.ndarray:
+    N = np.empty((4, 4))
+    for value, (r, c) in zip(x, PARAM_INDEX):
+        N[r, c] = N[c, r] = value
+    return N
+
+
+def _link_to_pseudo(phi: np.ndarray) -> np.ndarray:
+    """Pseudo-inertia (eq. 7) from [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (inertia about
+    the frame origin)."""
+    m, h = phi[0], phi[1:4]
+    J = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
+    N = np.empty((4, 4))
+    N[:3, :3] = 0.5 * np.trace(J) * np.eye(3) - J
+    N[:3, 3] = N[3, :3] = h
+    N[3, 3] = m
+    return N
+
+
+def _pseudo_to_link(N: np.ndarray) -> np.ndarray:
+    sigma = N[:3, :3]
+    J = np.trace(sigma) * np.eye(3) - sigma
+    return np.array([N[3, 3], N[0, 3], N[1, 3], N[2, 3], J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]])
+
+
+def inertial_parameters(robot: Robot) -> np.ndarray:
+    """The 10 n vector pi of eq. (97): for each body (in ``robot.body_names`` order) the entries
+    [N11, N12, N13, N22, N23, N33, N14, N24, N34, N44] of its pseudo-inertia in the spatial
+    assignment (the body at q0, in world coordinates)."""
+    T0 = initial_poses(robot)
+    return np.concatenate([
+        _pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T)
+        for i in range(1, robot.n + 1)]) if robot.n else np.zeros(0)
+
+
+def _per_body(robot: Robot, x, name: str) -> np.ndarray:
+    x = np.asarray(x, dtype=float)
+    if x.shape not in ((10 * robot.n,), (robot.n, 10)):
+        raise PgaDynError(f"{name} must have shape ({10 * robot.n},) or ({robot.n}, 10), got {x.shape}")
+    return x.reshape(robot.n, 10)
+
+
+def from_link_parameters(robot: Robot, phi) -> np.ndarray:
+    """pi (10 n, eq. 97) from per-body classical parameters in the body (link) frames,
+    phi (n, 10) = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] with the inertia about the
+    frame origin (Pinocchio's dynamic-parameter order). N_world = T0 N_link T0^T."""
+    phi = _per_body(robot, phi, "phi")
+    T0 = initial_poses(robot)
+    return np.concatenate([_pseudo_to_vector(T0[i + 1] @ _link_to_pseudo(p) @ T0[i + 1].T)
+                           for i, p in enumerate(phi)])
+
+
+def to_link_parameters(robot: Robot, pi) -> np.ndarray:
+    """Inverse of :func:`from_link_parameters`: phi (n, 10) in the body frames from pi."""
+    pi = _per_body(robot, pi, "pi")
+    inv = _inverse_initial_poses(robot)
+    return np.array([_pseudo_to_link(inv[i + 1] @ _vector_to_pseudo(x) @ inv[i + 1].T)
+                     for i, x in enumerate(pi)])

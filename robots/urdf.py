@@ -1,0 +1,212 @@
+"""Reader of URDF and URDF+ files.
+
+Plain URDF: ``<link>`` (with ``<inertial>``) and ``<joint>`` of types revolute, continuous
+(both R), prismatic (P), fixed and floating (F). pga-dyn's extension adds two joint types that
+URDF lacks:
+
+* ``type="spherical"`` (S): a ball joint centred at the joint origin, no axis;
+* ``type="universal"`` (U): two intersecting axes at the joint origin, given as
+  ``<axis xyz="..."/>`` (first, fixed in the parent) and ``<axis2 xyz="..."/>`` (second,
+  fixed in the child).
+
+URDF+ (Chignoli et al. 2024): a tree joint may carry ``independent="true|false"``; loop
+joints are ``<loop name type><predecessor link><origin/></predecessor><successor link>
+<origin/></successor><axis/></loop>``; transmissions are ``<coupling name type>
+<predecessor link/><successor link/><ratio value/></coupling>``. URDF ``<mimic joint
+multiplier offset/>`` inside a joint is read too.
+
+Every problem raises :class:`pga_dyn.errors.PgaDynError` naming the file and the element.
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+from pga_dyn.model import (DEFAULT_GRAVITY, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec,
+                           Robot)
+
+_JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
+                "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
+_LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical": "S",
+               "universal": "U", "ball": "S"}
+
+
+class _Reader:
+    def __init__(self, where: str):
+        self.where = where
+
+    def fail(self, element, message: str):
+        tag = "" if element is None else f"<{element.tag}" + (
+            f" name='{element.get('name')}'" if element.get("name") is not None else "") + ">: "
+        raise PgaDynError(f"{self.where}: {tag}{message}")
+
+    def floats(self, element, attr: str, count: int, default=None, owner=None):
+        text = element.get(attr) if element is not None else None
+        if text is None:
+            if default is None:
+                self.fail(owner if element is None else element, f"missing attribute '{attr}'")
+            return np.array(default, dtype=float)
+        try:
+            values = np.array([float(v) for v in text.split()], dtype=float)
+        except ValueError:
+            self.fail(element, f"attribute {attr}='{text}' is not a list of numbers")
+        if values.shape != (count,):
+            self.fail(element, f"attribute {attr}='{text}' must hold {count} numbers")
+        if not np.all(np.isfinite(values)):
+            self.fail(element, f"attribute {attr}='{text}' is not finite")
+        return values
+
+    def origin(self, element) -> np.ndarray:
+        """4x4 pose of an ``<origin xyz rpy>`` child (identity when absent). URDF rpy: R = Rz Ry Rx."""
+        o = element.find("origin")
+        xyz = self.floats(o, "xyz", 3, (0, 0, 0), element)
+        rpy = self.floats(o, "rpy", 3, (0, 0, 0), element)
+        r, p, y = rpy
+        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+        t = np.eye(4)
+        t[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]]
+        t[:3, 3] = xyz
+        return t
+
+    def name(self, element) -> str:
+        name = element.get("name")
+        if not name:
+            self.fail(element, "missing attribute 'name'")
+        return name
+
+    def child_link(self, element, tag: str) -> str:
+        sub = element.find(tag)
+        if sub is None:
+            self.fail(element, f"missing <{tag}>")
+        link = sub.get("link")
+        if not link:
+            self.fail(element, f"<{tag}> has no attribute 'link'")
+        return link
+
+    def inertial(self, link) -> Inertial:
+        inertial = link.find("inertial")
+        if inertial is None:
+            return Inertial.zero()
+        mass = inertial.find("mass")
+        if mass is None:
+            self.fail(link, "<inertial> has no <mass>")
+        m = self.floats(mass, "value", 1)[0]
+        if m < 0:
+            self.fail(link, f"negative mass {m}")
+        pose = self.origin(inertial)
+        el = inertial.find("inertia")
+        if el is None:
+            self.fail(link, "<inertial> has no <inertia>")
+        v = {k: self.floats(el, k, 1, (0.0,))[0] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+        j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
+                      [v["ixz"], v["iyz"], v["izz"]]])
+        rot = pose[:3, :3]
+        return Inertial(float(m), pose[:3, 3].copy(), rot @ j @ rot.T)
+
+    def bool(self, element, attr: str):
+        text = element.get(attr)
+        if text is None:
+            return None
+        if text.lower() not in ("true", "false", "1", "0"):
+            self.fail(element, f"attribute {attr}='{text}' must be true or false")
+        return text.lower() in ("true", "1")
+
+    def joint(self, element) -> JointSpec:
+        name = self.name(element)
+        kind = element.get("type")
+        if kind not in _JOINT_TYPES:
+            self.fail(element, f"unknown joint type '{kind}'")
+        jtype = _JOINT_TYPES[kind]
+        axes = []
+        if jtype in ("R", "P", "U"):
+            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
+        if jtype == "U":
+            second = element.find("axis2")
+            if second is None:
+                self.fail(element, "a universal joint needs <axis2 xyz=.../>")
+            axes.append(self.floats(second, "xyz", 3, None, element))
+        for axis in axes:
+            if np.linalg.norm(axis) < 1e-12:
+                self.fail(element, "axis is zero")
+        mimic = element.find("mimic")
+        if mimic is not None:
+            leader = mimic.get("joint")
+            if not leader:
+                self.fail(element, "<mimic> has no attribute 'joint'")
+            mimic = (leader, self.floats(mimic, "multiplier", 1, (1.0,))[0],
+                     self.floats(mimic, "offset", 1, (0.0,))[0])
+        return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
+                         self.origin(element), np.array(axes).reshape(-1, 3),
+                         self.bool(element, "independent"), mimic)
+
+    def loop(self, element) -> LoopSpec:
+        name = self.name(element)
+        kind = element.get("type")
+        if kind not in _LOOP_TYPES:
+            self.fail(element, f"unknown loop joint type '{kind}'")
+        ends = []
+        for tag in ("predecessor", "successor"):
+            sub = element.find(tag)
+            if sub is None:
+                self.fail(element, f"missing <{tag}>")
+            link = sub.get("link")
+            if not link:
+                self.fail(element, f"<{tag}> has no attribute 'link'")
+            ends.append((link, self.origin(sub)))
+        ltype = _LOOP_TYPES[kind]
+        axes = []
+        if ltype in ("R", "P", "U"):
+            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
+        if ltype == "U":
+            axes.append(self.floats(element.find("axis2"), "xyz", 3, None, element))
+        for axis in axes:
+            if np.linalg.norm(axis) < 1e-12:
+                self.fail(element, "axis is zero")
+        return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], np.array(axes).reshape(-1, 3))
+
+    def coupling(self, element) -> CouplingSpec:
+        ratio = element.find("ratio")
+        return CouplingSpec(self.name(element), element.get("type", ""),
+                            self.child_link(element, "predecessor"), self.child_link(element, "successor"),
+                            self.floats(ratio, "value", 1, None, element)[0])
+
+
+def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
+               gravity=DEFAULT_GRAVITY) -> Robot:
+    """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+    reader = _Reader(where)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise PgaDynError(f"{where}: malformed XML: {exc}") from None
+    if root.tag != "robot":
+        raise PgaDynError(f"{where}: the root element is <{root.tag}>, not <robot>")
+    links = [LinkSpec(reader.name(el), reader.inertial(el)) for el in root.findall("link")]
+    joints = [reader.joint(el) for el in root.findall("joint")]
+    loops = [reader.loop(el) for el in root.findall("loop")]
+    couplings = [reader.coupling(el) for el in root.findall("coupling")]
+    return Robot(root.get("name") or os.path.basename(where), links, joints, loops, couplings,
+                 gravity=gravity, floating_base=floating_base, source=where)
+
+
+def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
+    """Read a URDF or URDF+ file into a :class:`~pga_dyn.model.Robot`.
+
+    ``floating_base`` adds a floating (F) joint between the world and the root link;
+    ``gravity`` is the gravity vector in the world frame (m/s^2).
+    """
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise PgaDynError(f"{path}: cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
+    return parse_urdf(text, path, floating_base, gravity)
