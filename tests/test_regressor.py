@@ -1,0 +1,99 @@
+"""The TP regressor against Pinocchio's RNEA and joint-torque regressor (independent oracle)."""
+
+import numpy as np
+import pytest
+
+from oracle import Oracle, erd_path, random_states
+from pga_dyn import regressor as tp
+from robots.urdf import load_urdf
+
+FIXED = [
+    "ur_description/urdf/ur5_robot.urdf",
+    "panda_description/urdf/panda.urdf",
+    "z1_description/urdf/z1.urdf",
+    "xarm_description/urdf/xarm7.urdf",
+    "so_arm_description/urdf/so100.urdf",
+    "double_pendulum_description/urdf/double_pendulum.urdf",
+    "kinova_description/robots/kinova.urdf",
+]
+FLOATING = [
+    "solo_description/robots/solo12.urdf",
+    "anymal_b_simple_description/robots/anymal.urdf",
+    "a1_description/urdf/a1.urdf",
+]
+GRAVITIES = [(0.0, 0.0, -9.81), (9.81, 0.0, 0.0), (1.2, -3.4, -8.5)]
+
+
+def check_rnea(robot, oracle, samples=4, seed=1):
+    Q, QD, QDD = random_states(robot, samples, seed)
+    pi = tp.inertial_parameters(robot)
+    Y = tp.regressor(robot, Q, QD, QDD)
+    for s in range(samples):
+        tau = oracle.rnea(Q[s], QD[s], QDD[s])
+        err = np.linalg.norm(Y[s] @ pi - tau) / np.linalg.norm(tau)
+        assert err < 1e-9, (robot.name, s, err)
+
+
+@pytest.mark.parametrize("relative", FIXED)
+@pytest.mark.parametrize("gravity", GRAVITIES[:2])
+def test_fixed_base_rnea(relative, gravity):
+    path = erd_path(relative)
+    robot = load_urdf(path, gravity=gravity)
+    check_rnea(robot, Oracle(robot, path))
+
+
+@pytest.mark.parametrize("relative", FLOATING)
+def test_floating_base_rnea(relative):
+    path = erd_path(relative)
+    robot = load_urdf(path, floating_base=True, gravity=GRAVITIES[2])
+    check_rnea(robot, Oracle(robot, path))
+
+
+@pytest.mark.parametrize("relative,floating", [(FIXED[1], False), (FLOATING[0], True)])
+def test_regressor_equals_pinocchio_in_link_parameters(relative, floating):
+    """Y_pga C = Y_pin, where C maps Pinocchio's per-link parameters to the 10-vectors of eq. (97):
+    the whole regressor agrees, not only its product with one parameter vector."""
+    path = erd_path(relative)
+    robot = load_urdf(path, floating_base=floating, gravity=GRAVITIES[2])
+    oracle = Oracle(robot, path)
+    C = np.column_stack([tp.from_link_parameters(robot, e) for e in np.eye(10 * robot.n)])
+    Q, QD, QDD = random_states(robot, 3, seed=7)
+    for s in range(3):
+        Y_pin = oracle.regressor(Q[s], QD[s], QDD[s])
+        Y = tp.regressor(robot, Q[s], QD[s], QDD[s])
+        assert np.allclose(Y @ C, Y_pin, rtol=0, atol=1e-9 * np.abs(Y_pin).max())
+
+
+def test_link_parameters_match_pinocchio_and_round_trip():
+    path = erd_path(FLOATING[1])
+    robot = load_urdf(path, floating_base=True)
+    phi = Oracle(robot, path).link_parameters()
+    pi = tp.inertial_parameters(robot)
+    assert np.allclose(tp.from_link_parameters(robot, phi), pi, atol=1e-12)
+    assert np.allclose(tp.to_link_parameters(robot, pi), phi, atol=1e-12)
+
+
+def test_tensor_contracts_to_regressor():
+    """tau_j = sum R[j,i,m,n] N_i[m,n] (eq. 50) and the bar operator (eq. 100)."""
+    path = erd_path(FIXED[0])
+    robot = load_urdf(path)
+    Q, QD, QDD = random_states(robot, 2, seed=3)
+    R = tp.regressor_tensor(robot, Q, QD, QDD)
+    Y = tp.regressor(robot, Q, QD, QDD)
+    assert R.shape == (2, robot.nq, robot.n, 4, 4)
+    N = np.array([tp._vector_to_pseudo(x) for x in tp.inertial_parameters(robot).reshape(-1, 10)])
+    assert np.allclose(np.einsum("sjimn,imn->sj", R, N), Y @ tp.inertial_parameters(robot))
+    assert np.allclose(tp.regressor_tensor(robot, Q[1], QD[1], QDD[1]), R[1])
+    bar = R[..., [0, 0, 0, 1, 1, 2, 0, 1, 2, 3], [0, 1, 2, 1, 2, 2, 3, 3, 3, 3]] + np.where(
+        np.array([0, 1, 1, 0, 1, 0, 1, 1, 1, 0], bool),
+        R[..., [0, 1, 2, 1, 2, 2, 3, 3, 3, 3], [0, 0, 0, 1, 1, 2, 0, 1, 2, 3]], 0.0)
+    assert np.allclose(bar.reshape(2, robot.nq, -1), Y)
+
+
+def test_batch_equals_single_samples():
+    path = erd_path(FLOATING[0])
+    robot = load_urdf(path, floating_base=True)
+    Q, QD, QDD = random_states(robot, 3, seed=5)
+    Y = tp.regressor(robot, Q, QD, QDD)
+    for s in range(3):
+        assert np.array_equal(Y[s], tp.regressor(robot, Q[s], QD[s], QDD[s]))
