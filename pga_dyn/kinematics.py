@@ -29,20 +29,12 @@ from numba import njit
 from .model import JOINT_CODE, Robot
 
 
-@njit(cache=True, inline="always")
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-
-
 @njit(cache=True)
-def rotation(axis, angle):
-    """Rodrigues' rotation matrix about the unit ``axis`` by ``angle``."""
+def rotation_into(axis, angle, r):
+    """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``."""
     c, s = np.cos(angle), np.sin(angle)
     x, y, z = axis[0], axis[1], axis[2]
     t = 1.0 - c
-    r = np.empty((3, 3))
     r[0, 0] = c + x * x * t
     r[0, 1] = x * y * t - z * s
     r[0, 2] = x * z * t + y * s
@@ -52,7 +44,25 @@ def rotation(axis, angle):
     r[2, 0] = z * x * t - y * s
     r[2, 1] = z * y * t + x * s
     r[2, 2] = c + z * z * t
+
+
+@njit(cache=True)
+def rotation(axis, angle):
+    """Rodrigues' rotation matrix about the unit ``axis`` by ``angle``."""
+    r = np.empty((3, 3))
+    rotation_into(axis, angle, r)
     return r
+
+
+@njit(cache=True, inline="always")
+def _mul_rigid(a, b, out):
+    """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1)."""
+    for r in range(3):
+        for c in range(3):
+            out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
+        out[r, 3] = a[r, 0] * b[0, 3] + a[r, 1] * b[1, 3] + a[r, 2] * b[2, 3] + a[r, 3]
+    out[3, 0] = out[3, 1] = out[3, 2] = 0.0
+    out[3, 3] = 1.0
 
 
 @njit(cache=True)
@@ -92,16 +102,18 @@ def se3_exp(xi):
 
 @njit(cache=True)
 def _axis_line(rot, pos, axis, prismatic, line):
-    """World line of ``axis`` given in a frame with rotation ``rot`` and origin ``pos``."""
-    d = rot @ axis
+    """World line of ``axis`` given in a frame with rotation ``rot[:3, :3]`` and origin ``pos``:
+    (s; pos x s) for a rotation axis, the ideal line (0; s) for a translation."""
+    for r in range(3):
+        line[r] = rot[r, 0] * axis[0] + rot[r, 1] * axis[1] + rot[r, 2] * axis[2]
     if prismatic:
-        line[:3] = 0.0
-        line[3:] = d
+        for r in range(3):
+            line[3 + r] = line[r]
+            line[r] = 0.0
     else:
-        line[:3] = d
-        m = np.empty(3)
-        _cross(pos, d, m)
-        line[3:] = m
+        line[3] = pos[1] * line[2] - pos[2] * line[1]
+        line[4] = pos[2] * line[0] - pos[0] * line[2]
+        line[5] = pos[0] * line[1] - pos[1] * line[0]
 
 
 @njit(cache=True, inline="always")
@@ -124,66 +136,71 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
     A_0 = (0; -grav).
     """
     n = parent.shape[0] - 1
-    T[0] = np.eye(4)
+    frame = np.empty((4, 4))
+    rel = np.eye(4)
+    w = np.empty(6)
+    unit = np.zeros(3)
+    T[0] = 0.0
+    for k in range(4):
+        T[0, k, k] = 1.0
     V[0] = 0.0
     A[0, :3] = 0.0
     A[0, 3:] = -grav
-    w = np.empty(6)
     for i in range(1, n + 1):
         p = parent[i]
         k0 = qidx[i]
         c = code[i]
-        frame = T[p] @ origin[i]
-        rot = frame[:3, :3]
-        pos = frame[:3, 3].copy()
+        _mul_rigid(T[p], origin[i], frame)
+        pos = frame[:3, 3]
         V[i] = V[p]
         A[i] = A[p]
-        if c == 0 or c == 1:  # R, P
-            if c == 0:
-                rel = np.eye(4)
-                rel[:3, :3] = rotation(axes[i, 0], q[k0])
-            else:
-                rel = np.eye(4)
-                rel[:3, 3] = axes[i, 0] * q[k0]
-            T[i] = frame @ rel
-            _axis_line(rot, pos, axes[i, 0], c == 1, S[k0])
-            _line_rate(V[p], S[k0], qd[k0], A[i])
-            V[i] += S[k0] * qd[k0]
-            A[i] += S[k0] * qdd[k0]
+        if c == 0:  # R
+            rotation_into(axes[i, 0], q[k0], rel)
+            _mul_rigid(frame, rel, T[i])
+            _axis_line(frame, pos, axes[i, 0], False, S[k0])
+        elif c == 1:  # P
+            for r in range(3):
+                rel[r, 3] = axes[i, 0, r] * q[k0]
+            _mul_rigid(frame, rel, T[i])
+            for r in range(3):
+                rel[r, 3] = 0.0
+            _axis_line(frame, pos, axes[i, 0], True, S[k0])
         elif c == 2:  # U: Rot(a1, q1) Rot(a2, q2)
-            r1 = rotation(axes[i, 0], q[k0])
-            r2 = rotation(axes[i, 1], q[k0 + 1])
-            rel = np.eye(4)
-            rel[:3, :3] = r1 @ r2
-            T[i] = frame @ rel
-            _axis_line(rot, pos, axes[i, 0], False, S[k0])
-            _axis_line(rot @ r1, pos, axes[i, 1], False, S[k0 + 1])
-            _line_rate(V[p], S[k0], qd[k0], A[i])
-            w[:] = V[p] + S[k0] * qd[k0]
-            _line_rate(w, S[k0 + 1], qd[k0 + 1], A[i])
-            for k in range(k0, k0 + 2):
-                V[i] += S[k] * qd[k]
-                A[i] += S[k] * qdd[k]
+            rotation_into(axes[i, 0], q[k0], rel)
+            _axis_line(frame, pos, axes[i, 0], False, S[k0])
+            _mul_rigid(frame, rel, T[i])
+            _axis_line(T[i], pos, axes[i, 1], False, S[k0 + 1])
+            rotation_into(axes[i, 1], q[k0 + 1], rel)
+            frame[:, :] = T[i]
+            _mul_rigid(frame, rel, T[i])
         elif c == 3:  # S: rotation vector; velocity = angular velocity in the child frame
-            rel = np.eye(4)
             rel[:3, :3] = so3_exp(q[k0:k0 + 3])
-            T[i] = frame @ rel
-            crot = T[i, :3, :3]
+            _mul_rigid(frame, rel, T[i])
             for k in range(3):
-                e = np.zeros(3)
-                e[k] = 1.0
-                _axis_line(crot, pos, e, False, S[k0 + k])
-                V[i] += S[k0 + k] * qd[k0 + k]
-                A[i] += S[k0 + k] * qdd[k0 + k]
-            for k in range(3):
-                _line_rate(V[i], S[k0 + k], qd[k0 + k], A[i])
+                unit[:] = 0.0
+                unit[k] = 1.0
+                _axis_line(T[i], pos, unit, False, S[k0 + k])
         else:  # F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
-            T[i] = se3_exp(q[k0:k0 + 6]) @ frame
+            _mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
             for k in range(6):
                 S[k0 + k] = 0.0
                 S[k0 + k, k] = 1.0
-                V[i, k] += qd[k0 + k]
-                A[i, k] += qdd[k0 + k]
+        # twists and accelerations: V_i = V_p + S qd, A_i = A_p + S qdd + sum [W_k, L_k] qd_k
+        w[:] = V[p]
+        for k in range(k0, qidx[i + 1]):
+            for r in range(6):
+                V[i, r] += S[k, r] * qd[k]
+                A[i, r] += S[k, r] * qdd[k]
+            if c <= 2:  # the carrier of axis k is the parent plus the axes before k
+                _line_rate(w, S[k], qd[k], A[i])
+                for r in range(6):
+                    w[r] += S[k, r] * qd[k]
+        if c == 3:  # the three axes of an S joint are carried by the child (F lines are fixed)
+            for k in range(k0, k0 + 3):
+                _line_rate(V[i], S[k], qd[k], A[i])
+        rel[:3, :3] = 0.0
+        for r in range(3):
+            rel[r, r] = 1.0
 
 
 def robot_arrays(robot: Robot):

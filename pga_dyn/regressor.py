@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .errors import PgaDynError
-from .kinematics import forward, robot_arrays, states
+from .kinematics import _mul_rigid, forward, robot_arrays, states
 from .model import Robot
 
 #: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
@@ -87,49 +87,44 @@ def _block(L, E, acc, R):
 
 
 @njit(cache=True)
-def _tp_sample(parent, code, origin, axes, qidx, grav, T0inv, q, qd, qdd, tensor, Y):
-    """One sample: fill the tensor R (nq, n, 4, 4) if it has a size, and Y (nq, 10 n)."""
+def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor, Y):
+    """Fill Y[s] (nq, 10 n) for every sample s, and tensor[s] (nq, n, 4, 4) when it has samples."""
     n = parent.shape[0] - 1
-    nq = q.shape[0]
+    nq = Q.shape[1]
+    want_tensor = tensor.shape[0] > 0
     T = np.empty((n + 1, 4, 4))
     S = np.zeros((nq, 6))
     V = np.empty((n + 1, 6))
     A = np.empty((n + 1, 6))
-    forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A)
+    D = np.empty((4, 4))
     E = np.empty((3, 4))
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
-    want_tensor = tensor.shape[0] > 0
-    for i in range(1, n + 1):
-        D = T[i] @ T0inv[i]
-        _point_accelerations(D, V[i], A[i], E, acc)
-        c = 10 * (i - 1)
-        k = i
-        while k > 0:
-            for j in range(qidx[k], qidx[k + 1]):
-                _block(S[j], E, acc, R)
-                if want_tensor:
-                    tensor[j, i - 1] = R
-                Y[j, c + 0] = R[0, 0]
-                Y[j, c + 1] = R[0, 1] + R[1, 0]
-                Y[j, c + 2] = R[0, 2] + R[2, 0]
-                Y[j, c + 3] = R[1, 1]
-                Y[j, c + 4] = R[1, 2] + R[2, 1]
-                Y[j, c + 5] = R[2, 2]
-                Y[j, c + 6] = R[0, 3] + R[3, 0]
-                Y[j, c + 7] = R[1, 3] + R[3, 1]
-                Y[j, c + 8] = R[2, 3] + R[3, 2]
-                Y[j, c + 9] = R[3, 3]
-            k = parent[k]
-
-
-@njit(cache=True)
-def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor, Y):
-    """Samples one after another (fills tensor[s] when asked, and Y[s])."""
-    empty = np.empty((0, 0, 4, 4))
     for s in range(Q.shape[0]):
-        _tp_sample(parent, code, origin, axes, qidx, grav, T0inv, Q[s], QD[s], QDD[s],
-                   tensor[s] if tensor.shape[0] > 0 else empty, Y[s])
+        forward(parent, code, origin, axes, qidx, grav, Q[s], QD[s], QDD[s], T, S, V, A)
+        Ys = Y[s]
+        Ys[:, :] = 0.0
+        for i in range(1, n + 1):
+            _mul_rigid(T[i], T0inv[i], D)
+            _point_accelerations(D, V[i], A[i], E, acc)
+            c = 10 * (i - 1)
+            k = i
+            while k > 0:
+                for j in range(qidx[k], qidx[k + 1]):
+                    _block(S[j], E, acc, R)
+                    if want_tensor:
+                        tensor[s, j, i - 1] = R
+                    Ys[j, c + 0] = R[0, 0]
+                    Ys[j, c + 1] = R[0, 1] + R[1, 0]
+                    Ys[j, c + 2] = R[0, 2] + R[2, 0]
+                    Ys[j, c + 3] = R[1, 1]
+                    Ys[j, c + 4] = R[1, 2] + R[2, 1]
+                    Ys[j, c + 5] = R[2, 2]
+                    Ys[j, c + 6] = R[0, 3] + R[3, 0]
+                    Ys[j, c + 7] = R[1, 3] + R[3, 1]
+                    Ys[j, c + 8] = R[2, 3] + R[3, 2]
+                    Ys[j, c + 9] = R[3, 3]
+                k = parent[k]
 
 
 def initial_poses(robot: Robot) -> np.ndarray:
@@ -160,16 +155,25 @@ def _inverse_initial_poses(robot: Robot) -> np.ndarray:
     return cache
 
 
-def _run(robot: Robot, q, qd, qdd, want_tensor: bool):
+def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     q, qd, qdd, batch = states(robot, q, qd, qdd)
     if not batch:
         q, qd, qdd = q[None], qd[None], qdd[None]
     ns, n, nq = q.shape[0], robot.n, robot.nq
-    Y = np.zeros((ns, nq, 10 * n))
+    shape = (ns, nq, 10 * n) if batch else (nq, 10 * n)
+    if out is None:
+        Y = np.empty((ns, nq, 10 * n))
+    elif (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
+          or not out.flags.c_contiguous):
+        raise PgaDynError(f"out must be a C-contiguous float64 array of shape {shape}")
+    else:
+        Y = out.reshape((ns, nq, 10 * n))
     tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
     _tp_batch(*robot_arrays(robot), _inverse_initial_poses(robot), q, qd, qdd, tensor, Y)
     if want_tensor:
         return tensor if batch else tensor[0]
+    if out is not None:
+        return out
     return Y if batch else Y[0]
 
 
@@ -182,13 +186,15 @@ def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
     return _run(robot, q, qd, qdd, True)
 
 
-def regressor(robot: Robot, q, qd, qdd) -> np.ndarray:
+def regressor(robot: Robot, q, qd, qdd, out=None) -> np.ndarray:
     """The matrix regressor Y (n_a, 10 n) with Y @ inertial_parameters(robot) = tau.
 
     Columns of body i are the bar operator of eq. (100) applied to R[:, i]. 2-D inputs
     (one row a sample) give a batch (samples, n_a, 10 n), computed in one compiled loop.
+    ``out``, a C-contiguous float64 array of the result's shape, is filled and returned
+    instead of a new array (reusing it saves the cost of fresh memory on large batches).
     """
-    return _run(robot, q, qd, qdd, False)
+    return _run(robot, q, qd, qdd, False, out)
 
 
 def _pseudo_to_vector(N: np.ndarray) -> np.ndarray:
