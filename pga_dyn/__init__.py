@@ -1,0 +1,39 @@
+"""pga-dyn: rigid-body dynamics in projective geometric algebra and the identifiability of
+inertial parameters.
+
+The public API (imported lazily, so that ``import pga_dyn`` stays cheap):
+
+* :class:`Robot` (``pga_dyn.model``), loaded with :func:`robots.load` or :func:`robots.load_urdf`;
+* :func:`regressor`, :func:`regressor_tensor`, :func:`inertial_parameters`,
+  :func:`from_link_parameters`, :func:`to_link_parameters` (``pga_dyn.tp_regressor``: the TP model);
+* :class:`Kinematics`, :func:`table2` (``pga_dyn.kinematics``);
+* :mod:`pga_dyn.pga`: the PGA operations on kingdon multivectors;
+* :class:`PgaDynError`: the exception raised for every bad input.
+"""
+
+from .errors import ModelError, PgaDynError
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Robot": "model",
+    "regressor": "tp_regressor",
+    "regressor_tensor": "tp_regressor",
+    "inertial_parameters": "tp_regressor",
+    "from_link_parameters": "tp_regressor",
+    "to_link_parameters": "tp_regressor",
+    "Kinematics": "kinematics",
+    "table2": "kinematics",
+}
+
+__all__ = ["PgaDynError", "ModelError", *_LAZY]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'pga_dyn' has no attribute {name!r}")

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .model import JOINT_CODE, Robot
+from .model import JOINT_CODE, Robot, Table2
 
 
 @njit(cache=True)
@@ -237,6 +237,66 @@ def states(robot: Robot, q, qd, qdd):
         from .errors import PgaDynError
         raise PgaDynError("q, qd and qdd must hold the same number of samples")
     return q, qd, qdd, batch
+
+
+def initial_poses(robot: Robot) -> np.ndarray:
+    """Body poses T_i(q0) (n+1, 4, 4) at the initial configuration q0."""
+    cache = getattr(robot, "_initial_poses", None)
+    if cache is None:
+        n = robot.n
+        T = np.empty((n + 1, 4, 4))
+        S = np.zeros((robot.nq, 6))
+        V = np.empty((n + 1, 6))
+        A = np.empty((n + 1, 6))
+        z = np.zeros(robot.nq)
+        forward(*robot_arrays(robot), robot.q0, z, z, T, S, V, A)
+        cache = robot._initial_poses = T
+    return cache
+
+
+def inverse_initial_poses(robot: Robot) -> np.ndarray:
+    cache = getattr(robot, "_initial_inverse", None)
+    if cache is None:
+        T = initial_poses(robot)
+        cache = np.empty_like(T)
+        for i, t in enumerate(T):
+            cache[i] = np.eye(4)
+            cache[i, :3, :3] = t[:3, :3].T
+            cache[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+        robot._initial_inverse = cache
+    return cache
+
+
+
+def table2(robot: Robot) -> Table2:
+    """The robot attributes of the DRNG paper's Table 2 (see :class:`pga_dyn.model.Table2`):
+    M0 the motors of the body frames at q0 (eq. 45), L0 the world lines of the 1-DoF joint
+    axes at q0 (zero rows for the other joints), g the spatial gravity seed G = (0; -g)
+    (eq. 70), and the loop-joint fields (Ml: motors of the loop-joint frames on the
+    predecessor side at q0)."""
+    from . import pga
+
+    n = robot.n
+    T0 = initial_poses(robot)
+    S = np.zeros((robot.nq, 6))
+    T, V, A = np.empty((n + 1, 4, 4)), np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    zero = np.zeros(robot.nq)
+    forward(*robot_arrays(robot), robot.q0, zero, zero, T, S, V, A)
+    L0 = np.zeros((n + 1, 6))
+    for i in range(1, n + 1):
+        if robot.joint_type[i] in ("R", "P"):
+            L0[i] = S[robot.q_index[i]]
+    M0 = np.array([pga.motor_coords(pga.motor_from_matrix(t)) for t in T0])
+    loops = robot.loops
+    lparent = np.array([robot.body_index(lp.predecessor) for lp in loops], dtype=np.int64)
+    lchild = np.array([robot.body_index(lp.successor) for lp in loops], dtype=np.int64)
+    Ml = np.array([pga.motor_coords(pga.motor_from_matrix(
+        T0[b] @ robot.link_pose(lp.predecessor) @ lp.predecessor_origin)) for b, lp in zip(lparent, loops)])
+    g = np.zeros(6)
+    g[3:] = -robot.gravity
+    return Table2(n=n, type=robot.joint_type, parent=robot.parent.copy(), q0=robot.q0, M0=M0, L0=L0, g=g,
+                  nl=len(loops), ltype=tuple(lp.type for lp in loops), lparent=lparent, lchild=lchild,
+                  Ml=Ml.reshape(len(loops), 8))
 
 
 class Kinematics:

@@ -189,7 +189,10 @@ def _lump(inertials) -> Inertial:
         total += pose @ inertial.pseudo_inertia() @ pose.T
     m = total[3, 3]
     if m <= 0.0:
-        return Inertial.zero()
+        # Massless links may still carry rotational inertia (e.g. Puma560 link 1); it is the
+        # same about every point, so keep it with the centre of mass at the body origin.
+        sigma = total[:3, :3]
+        return Inertial(0.0, np.zeros(3), np.trace(sigma) * np.eye(3) - sigma)
     c = total[:3, 3] / m
     sigma_c = total[:3, :3] - m * np.outer(c, c)
     return Inertial(m, c, np.trace(sigma_c) * np.eye(3) - sigma_c)
@@ -335,11 +338,12 @@ class Robot:
         moving_joints = []
         if self.floating_base:
             moving_joints.append(JointSpec(f"{root}_floating", "F", world, root))
-        for link in order:
-            for joint in children[link]:
-                if joint.type != "fixed":
-                    moving_joints.append(joint)
-                    bodies.append(joint.child)
+        parent_joint = {joint.child: joint for joint in joints}
+        for link in order[1:]:
+            joint = parent_joint[link]
+            if joint.type != "fixed":
+                moving_joints.append(joint)
+                bodies.append(link)
         index = {name: k for k, name in enumerate(bodies)}
         if self.floating_base and "world" in by_name:
             raise ModelError(f"{where}: a floating base cannot be added to a robot that has a link "

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from oracle import Oracle, erd_path, random_states
-from pga_dyn import regressor as tp
+from pga_dyn import tp_regressor as tp
 from robots.urdf import load_urdf
 
 FIXED = [

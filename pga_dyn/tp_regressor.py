@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .errors import PgaDynError
-from .kinematics import _mul_rigid, forward, robot_arrays, states
+from .kinematics import _mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
 from .model import Robot
 
 #: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
@@ -127,34 +127,6 @@ def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor,
                 k = parent[k]
 
 
-def initial_poses(robot: Robot) -> np.ndarray:
-    """Body poses T_i(q0) (n+1, 4, 4) at the initial configuration q0."""
-    cache = getattr(robot, "_initial_poses", None)
-    if cache is None:
-        n = robot.n
-        T = np.empty((n + 1, 4, 4))
-        S = np.zeros((robot.nq, 6))
-        V = np.empty((n + 1, 6))
-        A = np.empty((n + 1, 6))
-        z = np.zeros(robot.nq)
-        forward(*robot_arrays(robot), robot.q0, z, z, T, S, V, A)
-        cache = robot._initial_poses = T
-    return cache
-
-
-def _inverse_initial_poses(robot: Robot) -> np.ndarray:
-    cache = getattr(robot, "_initial_inverse", None)
-    if cache is None:
-        T = initial_poses(robot)
-        cache = np.empty_like(T)
-        for i, t in enumerate(T):
-            cache[i] = np.eye(4)
-            cache[i, :3, :3] = t[:3, :3].T
-            cache[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
-        robot._initial_inverse = cache
-    return cache
-
-
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     q, qd, qdd, batch = states(robot, q, qd, qdd)
     if not batch:
@@ -169,7 +141,7 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     else:
         Y = out.reshape((ns, nq, 10 * n))
     tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
-    _tp_batch(*robot_arrays(robot), _inverse_initial_poses(robot), q, qd, qdd, tensor, Y)
+    _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), q, qd, qdd, tensor, Y)
     if want_tensor:
         return tensor if batch else tensor[0]
     if out is not None:
@@ -256,6 +228,6 @@ def from_link_parameters(robot: Robot, phi) -> np.ndarray:
 def to_link_parameters(robot: Robot, pi) -> np.ndarray:
     """Inverse of :func:`from_link_parameters`: phi (n, 10) in the body frames from pi."""
     pi = _per_body(robot, pi, "pi")
-    inv = _inverse_initial_poses(robot)
+    inv = inverse_initial_poses(robot)
     return np.array([_pseudo_to_link(inv[i + 1] @ _vector_to_pseudo(x) @ inv[i + 1].T)
                      for i, x in enumerate(pi)])

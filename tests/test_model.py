@@ -1,0 +1,80 @@
+"""The robot model: depth-first numbering, merged fixed joints, coordinate names, Table 2."""
+
+import numpy as np
+import pytest
+
+import pga_dyn
+from pga_dyn import pga
+from pga_dyn.errors import PgaDynError
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
+from robots.urdf import load_urdf, parse_urdf
+
+FOUR_BAR = "/work/shared/urdf_plus_examples/four_bar.urdf"
+
+
+def chain(types, axes):
+    links = [LinkSpec("base")] + [LinkSpec(f"l{k}", Inertial(1.0, np.zeros(3), np.eye(3))) for k in range(len(types))]
+    joints = []
+    for k, (t, a) in enumerate(zip(types, axes)):
+        origin = np.eye(4)
+        origin[0, 3] = 0.3
+        joints.append(JointSpec(f"j{k}", t, links[k].name, f"l{k}", origin, np.array(a, float).reshape(-1, 3)))
+    return links, joints
+
+
+def test_depth_first_numbering_and_tree_arrays():
+    text = """<robot name="tree">
+      <link name="b"/><link name="a1"/><link name="a2"/><link name="c1"/><link name="f"/>
+      <joint name="ja1" type="revolute"><parent link="b"/><child link="a1"/><axis xyz="0 0 1"/></joint>
+      <joint name="jc1" type="prismatic"><parent link="b"/><child link="c1"/><axis xyz="1 0 0"/></joint>
+      <joint name="ja2" type="universal"><parent link="a1"/><child link="a2"/><axis xyz="0 0 1"/><axis2 xyz="0 1 0"/></joint>
+      <joint name="jf" type="fixed"><parent link="a2"/><child link="f"/><origin xyz="0 0 1"/></joint>
+    </robot>"""
+    robot = parse_urdf(text, "tree.urdf")
+    assert robot.body_names == ("a1", "a2", "c1")  # depth first, URDF sibling order, f merged into a2
+    assert list(robot.parent) == [-1, 0, 1, 0]
+    assert robot.joint_type == ("base", "R", "U", "P")
+    assert robot.coordinate_names == ("ja1", "ja2.1", "ja2.2", "jc1")
+    assert robot.body_index("f") == 2 and np.allclose(robot.link_pose("f")[:3, 3], [0, 0, 1])
+    assert all(robot.parent[i] < i for i in range(1, robot.n + 1))
+    assert set(robot.graph.nodes) == {"b", "a1", "a2", "c1"}
+    assert robot.graph.edges["a1", "a2"]["type"] == "U"
+
+
+def test_lumped_inertia_of_merged_links_is_the_sum():
+    """Two unit point masses, one merged through a fixed joint: mass 2, COM midway, inertia of the pair."""
+    point = Inertial(1.0, np.zeros(3), np.zeros((3, 3)))
+    links = [LinkSpec("base"), LinkSpec("a", point), LinkSpec("b", point)]
+    shift = np.eye(4)
+    shift[:3, 3] = [0, 0, 2]
+    joints = [JointSpec("j", "R", "base", "a", np.eye(4), np.array([[1.0, 0, 0]])),
+              JointSpec("k", "fixed", "a", "b", shift)]
+    body = Robot("pair", links, joints).inertial(1)
+    assert body.mass == 2.0
+    assert np.allclose(body.com, [0, 0, 1])
+    assert np.allclose(body.inertia, np.diag([2.0, 2.0, 0.0]))  # two masses at distance 1 from the COM
+
+
+def test_table2_of_the_four_bar():
+    robot = load_urdf(FOUR_BAR)
+    t = pga_dyn.table2(robot)
+    assert t.n == 3 and t.nl == 1 and t.ltype == ("R",)
+    assert list(t.parent) == [-1, 0, 1, 0]
+    # joint3 turns about z through (1, 0, 0): the line (0, 0, 1; p x s) = (0, 0, 1; 0, -1, 0)
+    assert np.allclose(t.L0[3], [0, 0, 1, 0, -1, 0])
+    assert np.allclose(t.g, [0, 0, 0, 0, 0, 9.81])
+    for i in range(t.n + 1):
+        expected = np.eye(4)
+        expected[0, 3] = {0: 0.0, 1: 0.0, 2: 0.5, 3: 1.0}[i]
+        assert np.allclose(pga.matrix_from_motor(pga.motor(t.M0[i])), expected)
+    assert t.lparent[0] > 0 and t.lchild[0] > 0
+
+
+def test_state_shape_errors_name_the_argument():
+    robot = Robot("c", *chain("RR", [[0, 0, 1], [0, 1, 0]]))
+    with pytest.raises(PgaDynError, match="qd must have shape"):
+        pga_dyn.regressor(robot, np.zeros(2), np.zeros(3), np.zeros(2))
+    with pytest.raises(PgaDynError, match="non-finite"):
+        pga_dyn.regressor(robot, np.array([np.nan, 0]), np.zeros(2), np.zeros(2))
+    with pytest.raises(PgaDynError, match="out must be"):
+        pga_dyn.regressor(robot, np.zeros(2), np.zeros(2), np.zeros(2), out=np.zeros((2, 10)))
