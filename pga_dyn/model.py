@@ -166,10 +166,11 @@ def _check_finite(values, what: str, where: str) -> None:
 def _unit(axis, where: str) -> np.ndarray:
     a = np.asarray(axis, dtype=float)
     _check_finite(a, "axis", where)
-    norm = np.linalg.norm(a)
-    if norm < 1e-12:
+    scale = np.max(np.abs(a)) if a.size else 0.0
+    b = a / scale if scale > 0 else a  # scaled first: no overflow for huge components
+    if np.linalg.norm(b) * scale < 1e-12:
         raise ModelError(f"{where}: axis is zero")
-    return a / norm
+    return b / np.linalg.norm(b)
 
 
 def _rigid(origin, where: str) -> np.ndarray:
@@ -228,7 +229,8 @@ class Robot:
         by_name = {link.name: link for link in links}
         children = self._check_tree(by_name, joints, where)
         root = self._root(by_name, joints, where)
-        self._build(root, by_name, joints, children, where)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflows are checked in _build
+            self._build(root, by_name, joints, children, where)
         self.loops = tuple(self._check_loop(loop, where) for loop in loops)
         self.couplings = tuple(couplings)
         for coupling in self.couplings:
@@ -353,6 +355,9 @@ class Robot:
             members[body].append(link)
         for body in bodies[1:]:
             inertial = _lump((by_name[link].inertial, link_pose[link]) for link in members[body])
+            if not all(np.all(np.isfinite(v)) for v in (inertial.mass, inertial.com, inertial.inertia)):
+                raise ModelError(f"{where}: the lumped inertial of body '{body}' (links {members[body]}) "
+                                 "is not finite: a mass, centre of mass or inertia is too large")
             graph.add_node(body, index=index[body], inertial=inertial, links=tuple(members[body]))
         if not self.floating_base:
             graph.nodes[world]["links"] = tuple(members[world])
@@ -372,6 +377,7 @@ class Robot:
             self.parent[i] = index[parent_body]
             pose = link_pose.get(joint.parent, np.eye(4)) if joint.type != "F" else np.eye(4)
             self.origin[i] = pose @ _rigid(joint.origin, at)
+            _check_finite(self.origin[i], "origin composed with the fixed joints before it", at)
             need = {"R": 1, "P": 1, "U": 2}.get(joint.type, 0)
             axes = np.asarray(joint.axes, dtype=float).reshape(-1, 3)
             if axes.shape[0] != need:

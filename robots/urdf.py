@@ -38,10 +38,19 @@ _LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical"
 class _Reader:
     def __init__(self, where: str):
         self.where = where
+        self.parents = {}
 
     def fail(self, element, message: str):
-        tag = "" if element is None else f"<{element.tag}" + (
-            f" name='{element.get('name')}'" if element.get("name") is not None else "") + ">: "
+        """Raise PgaDynError naming the file and the element, with its ancestors up to the
+        nearest named one (e.g. ``<joint name='j2'>/<axis>``)."""
+        path = []
+        while element is not None and (element in self.parents or not path):
+            path.append(f"<{element.tag}" + (
+                f" name='{element.get('name')}'" if element.get("name") is not None else "") + ">")
+            if element.get("name") is not None:
+                break
+            element = self.parents.get(element)
+        tag = "/".join(reversed(path)) + ": " if path else ""
         raise PgaDynError(f"{self.where}: {tag}{message}")
 
     def floats(self, element, attr: str, count: int, default=None, owner=None):
@@ -55,7 +64,7 @@ class _Reader:
         except ValueError:
             self.fail(element, f"attribute {attr}='{text}' is not a list of numbers")
         if values.shape != (count,):
-            self.fail(element, f"attribute {attr}='{text}' must hold {count} numbers")
+            self.fail(element, f"attribute {attr}='{text}' must hold {count} number{'s' if count > 1 else ''}")
         if not np.all(np.isfinite(values)):
             self.fail(element, f"attribute {attr}='{text}' is not finite")
         return values
@@ -107,7 +116,9 @@ class _Reader:
         j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                       [v["ixz"], v["iyz"], v["izz"]]])
         rot = pose[:3, :3]
-        return Inertial(float(m), pose[:3, 3].copy(), rot @ j @ rot.T)
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by Robot
+            inertia = rot @ j @ rot.T
+        return Inertial(float(m), pose[:3, 3].copy(), inertia)
 
     def bool(self, element, attr: str):
         text = element.get(attr)
@@ -132,7 +143,7 @@ class _Reader:
                 self.fail(element, "a universal joint needs <axis2 xyz=.../>")
             axes.append(self.floats(second, "xyz", 3, None, element))
         for axis in axes:
-            if np.linalg.norm(axis) < 1e-12:
+            if np.max(np.abs(axis)) < 1e-12:
                 self.fail(element, "axis is zero")
         mimic = element.find("mimic")
         if mimic is not None:
@@ -166,7 +177,7 @@ class _Reader:
         if ltype == "U":
             axes.append(self.floats(element.find("axis2"), "xyz", 3, None, element))
         for axis in axes:
-            if np.linalg.norm(axis) < 1e-12:
+            if np.max(np.abs(axis)) < 1e-12:
                 self.fail(element, "axis is zero")
         return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], np.array(axes).reshape(-1, 3))
 
@@ -187,6 +198,7 @@ def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
         raise PgaDynError(f"{where}: malformed XML: {exc}") from None
     if root.tag != "robot":
         raise PgaDynError(f"{where}: the root element is <{root.tag}>, not <robot>")
+    reader.parents = {child: parent for parent in root.iter() for child in parent}
     links = [LinkSpec(reader.name(el), reader.inertial(el)) for el in root.findall("link")]
     joints = [reader.joint(el) for el in root.findall("joint")]
     loops = [reader.loop(el) for el in root.findall("loop")]
