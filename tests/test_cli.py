@@ -1,0 +1,115 @@
+"""The pga-dyn command line."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from pga_dyn.cli import build_parser, main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FOUR_BAR = "/work/shared/urdf_plus_examples/four_bar.urdf"
+
+
+def run_main(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_module(*args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-m", "pga_dyn.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+
+
+def field(out, name):
+    match = re.search(rf"^{name}:\s+(\d+)", out, flags=re.M)
+    assert match, (name, out)
+    return int(match.group(1))
+
+
+def test_info_puma560(capsys):
+    code, out, err = run_main(["info", "puma560"], capsys)
+    assert code == 0 and err == ""
+    assert field(out, "bodies") == 6
+    assert field(out, "parameters") == 60
+    assert "base:        fixed" in out
+    for i in range(1, 7):
+        assert re.search(rf"^\s+{i}\s+joint{i}\s+R\s+{i - 1} ", out, flags=re.M), out
+    assert re.search(r"^\s+2\s+link2\s+17\.4\s+link2$", out, flags=re.M), out
+    assert "(0, 0, -9.81)" in out
+
+
+def test_info_go2_floating_and_fixed(capsys):
+    code, out, _ = run_main(["info", "go2"], capsys)
+    assert code == 0
+    assert "floating" in out and field(out, "bodies") == 13 and field(out, "parameters") == 130
+    assert "18 tree coordinates" in out and "q[0:6]" in out
+    assert re.search(r"^\s+4\s+FL_calf\s+\S+\s+FL_calf FL_foot$", out, flags=re.M), out
+    code, out, _ = run_main(["info", "go2", "--fixed", "--gravity", "0", "-9.81", "0"], capsys)
+    assert code == 0 and field(out, "bodies") == 12 and "(0, -9.81, 0)" in out
+
+
+def test_info_urdf_path_floating(capsys):
+    import robots
+
+    code, out, _ = run_main(["info", robots.data_path("puma560"), "--floating"], capsys)
+    assert code == 0 and field(out, "bodies") == 7 and field(out, "parameters") == 70
+    assert "base_link_floating" in out
+
+
+@pytest.mark.skipif(not os.path.exists(FOUR_BAR), reason="the shared URDF+ examples are not here")
+def test_info_four_bar_lists_loop(capsys):
+    code, out, _ = run_main(["info", FOUR_BAR], capsys)
+    assert code == 0
+    assert field(out, "loop joints") == 1 and field(out, "bodies") == 3 and field(out, "parameters") == 30
+    loops = out.split("Loop joints", 1)[1]
+    assert re.search(r"loop1\s+R\s+link2 \(body 2\)\s+link3 \(body 3\)", loops), out
+    # URDF+ independent flags of the tree joints.
+    assert re.search(r"joint1\s+R\s.*\byes$", out, flags=re.M)
+    assert re.search(r"joint2\s+R\s.*\bno$", out, flags=re.M)
+
+
+def test_errors_in_process(capsys, tmp_path):
+    code, out, err = run_main(["info", "no_such_robot"], capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("pga-dyn: error: ") and "puma560" in err and err.count("\n") == 1
+    bad = tmp_path / "bad.urdf"
+    bad.write_text("<robot name='x'><link name='a'/><joint name='j' type='hinge'>"
+                   "<parent link='a'/><child link='b'/></joint></robot>")
+    code, _, err = run_main(["info", str(bad)], capsys)
+    assert code == 2 and "bad.urdf" in err and "'hinge'" in err and err.count("\n") == 1
+    code, _, err = run_main(["info", "puma560", "--gravity", "0", "nan", "0"], capsys)
+    assert code == 2 and "gravity" in err
+
+
+@pytest.mark.parametrize("content", [None, "<robot name='x'><link name='a'></robot>"], ids=["missing", "malformed"])
+def test_bad_file_subprocess(tmp_path, content):
+    path = tmp_path / "robot.urdf"
+    if content is not None:
+        path.write_text(content)
+    result = run_module("info", str(path))
+    assert result.returncode != 0
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("pga-dyn: error: ") and "robot.urdf" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_usage_errors():
+    with pytest.raises(SystemExit) as exc:
+        main([])
+    assert exc.value.code == 2
+    with pytest.raises(SystemExit) as exc:
+        main(["info", "puma560", "--gravity", "1", "2"])
+    assert exc.value.code == 2
+
+
+def test_parser_has_subcommands():
+    parser = build_parser()
+    args = parser.parse_args(["info", "go2", "--floating"])
+    assert args.command == "info" and args.floating and callable(args.func)
