@@ -109,10 +109,11 @@ def random_states(robot, samples: int, seed: int = 0):
 
 
 def numerical_rank(stacked: np.ndarray, rtol: float = 1e-9):
-    """Rank of a stacked regressor by SVD (columns scaled to unit norm) and the singular gap
-    (smallest kept over largest dropped)."""
+    """Rank of a stacked regressor by SVD (nonzero columns scaled to unit norm) and the singular
+    gap (smallest kept over largest dropped)."""
     norms = np.linalg.norm(stacked, axis=0)
-    scaled = stacked[:, norms > 0] / norms[norms > 0]
+    keep = norms > rtol * norms.max()  # columns that are zero up to round-off stay out
+    scaled = stacked[:, keep] / norms[keep]
     s = np.linalg.svd(scaled, compute_uv=False)
     rank = int(np.sum(s > rtol * s[0]))
     gap = s[rank - 1] / s[rank] if rank < len(s) else np.inf

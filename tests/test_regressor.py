@@ -97,3 +97,40 @@ def test_batch_equals_single_samples():
     Y = tp.regressor(robot, Q, QD, QDD)
     for s in range(3):
         assert np.array_equal(Y[s], tp.regressor(robot, Q[s], QD[s], QDD[s]))
+
+
+def builtin(name, **kwargs):
+    import os
+
+    import robots
+
+    robot = robots.load(name, **kwargs)
+    return robot, Oracle(robot, os.path.join(os.path.dirname(robots.__file__), "data", f"{name}.urdf"))
+
+
+@pytest.mark.parametrize("gravity", GRAVITIES)
+def test_builtin_puma560_rnea(gravity):
+    check_rnea(*builtin("puma560", gravity=gravity))
+
+
+def test_builtin_go2_floating_rnea():
+    robot, oracle = builtin("go2")
+    assert robot.floating_base
+    check_rnea(robot, oracle)
+
+
+@pytest.mark.parametrize("name,gravity,expected", [
+    ("puma560", (0.0, 0.0, -9.81), 36),  # gravity along the joint-1 axis (RPNA paper, DRNG Table 3)
+    ("puma560", (-9.81, 0.0, 0.0), 38),  # gravity perpendicular to joint 1
+    ("go2", (0.0, 0.0, -9.81), 94),  # floating base, 130 parameters
+])
+def test_rank_of_stacked_regressor_equals_pinocchio(name, gravity, expected):
+    from oracle import numerical_rank
+
+    robot, oracle = builtin(name, gravity=gravity)
+    Q, QD, QDD = random_states(robot, 60, seed=11)
+    ours = tp.regressor(robot, Q, QD, QDD).reshape(-1, 10 * robot.n)
+    theirs = np.vstack([oracle.regressor(Q[s], QD[s], QDD[s]) for s in range(60)])
+    rank, gap = numerical_rank(ours)
+    assert gap > 1e4, gap
+    assert rank == numerical_rank(theirs)[0] == expected
