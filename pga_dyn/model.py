@@ -95,7 +95,8 @@ class JointSpec:
     frame (= the child link frame at q = 0) in the parent link frame. ``axes`` holds
     the unit axes in the joint frame: one row for R and P, two for U, none otherwise.
     ``independent`` is the URDF+ attribute (None when absent). ``mimic`` is
-    ``(leader joint, multiplier, offset)`` or None.
+    ``(leader joint, multiplier, offset)`` or None. ``limits`` is ``(lower, upper)`` of a
+    1-DoF joint (URDF ``<limit>``) or None.
     """
 
     name: str
@@ -106,6 +107,7 @@ class JointSpec:
     axes: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     independent: bool | None = None
     mimic: tuple | None = None
+    limits: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -152,9 +152,16 @@ class _Reader:
                 self.fail(element, "<mimic> has no attribute 'joint'")
             mimic = (leader, self.floats(mimic, "multiplier", 1, (1.0,))[0],
                      self.floats(mimic, "offset", 1, (0.0,))[0])
+        limits = None
+        limit = element.find("limit")
+        if jtype in ("R", "P") and limit is not None and "lower" in limit.attrib and "upper" in limit.attrib:
+            lower, upper = self.floats(limit, "lower", 1)[0], self.floats(limit, "upper", 1)[0]
+            if lower > upper:
+                self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
+            limits = (float(lower), float(upper))
         return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
                          self.origin(element), np.array(axes).reshape(-1, 3),
-                         self.bool(element, "independent"), mimic)
+                         self.bool(element, "independent"), mimic, limits)
 
     def loop(self, element) -> LoopSpec:
         name = self.name(element)
