@@ -272,8 +272,8 @@ def table2(robot: Robot) -> Table2:
     """The robot attributes of the DRNG paper's Table 2 (see :class:`pga_dyn.model.Table2`):
     M0 the motors of the body frames at q0 (eq. 45), L0 the world lines of the 1-DoF joint
     axes at q0 (zero rows for the other joints), g the spatial gravity seed G = (0; -g)
-    (eq. 70), and the loop-joint fields (Ml: motors of the loop-joint frames on the
-    predecessor side at q0)."""
+    (eq. 70), and the loop-joint fields (lparent < lchild, and Ml: the motors of the
+    loop-joint frames, on the parent side, at q0)."""
     from . import pga
 
     n = robot.n
@@ -287,11 +287,10 @@ def table2(robot: Robot) -> Table2:
         if robot.joint_type[i] in ("R", "P"):
             L0[i] = S[robot.q_index[i]]
     M0 = np.array([pga.motor_coords(pga.motor_from_matrix(t)) for t in T0])
-    loops = robot.loops
-    lparent = np.array([robot.body_index(lp.predecessor) for lp in loops], dtype=np.int64)
-    lchild = np.array([robot.body_index(lp.successor) for lp in loops], dtype=np.int64)
-    Ml = np.array([pga.motor_coords(pga.motor_from_matrix(
-        T0[b] @ robot.link_pose(lp.predecessor) @ lp.predecessor_origin)) for b, lp in zip(lparent, loops)])
+    loops = robot.loop_joints
+    lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
+    lchild = np.array([lp.child for lp in loops], dtype=np.int64)
+    Ml = np.array([pga.motor_coords(pga.motor_from_matrix(T0[lp.parent] @ lp.parent_frame)) for lp in loops])
     g = np.zeros(6)
     g[3:] = -robot.gravity
     return Table2(n=n, type=robot.joint_type, parent=robot.parent.copy(), q0=robot.q0, M0=M0, L0=L0, g=g,

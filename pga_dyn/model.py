@@ -137,6 +137,37 @@ class CouplingSpec:
 
 
 @dataclass(frozen=True)
+class LoopJoint:
+    """A loop joint between two bodies, oriented so that ``parent < child`` (paper section 5.1).
+
+    ``parent_frame`` and ``child_frame`` are the poses (4x4) of the joint frame in the parent
+    and child body frames; the loop is closed when both coincide as the type requires (R: the
+    axis lines coincide; P: same orientation, offset along the axis; U: ``axes[0]`` fixed in
+    the parent and ``axes[1]`` fixed in the child meet at the origin; S: the origins coincide).
+    """
+
+    name: str
+    type: str
+    parent: int
+    child: int
+    parent_frame: np.ndarray
+    child_frame: np.ndarray
+    axes: np.ndarray
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """A linear constraint between two tree coordinates: q[follower] = ratio q[leader] + offset
+    (URDF ``<mimic>``, URDF+ ``<coupling>``)."""
+
+    name: str
+    follower: int
+    leader: int
+    ratio: float
+    offset: float
+
+
+@dataclass(frozen=True)
 class Table2:
     """The robot attributes of the DRNG paper's Table 2 (0-based body indices; body 0 is the
     fixed base, so ``parent[0]`` is -1 and the per-body arrays have n + 1 rows, row 0 unused).
@@ -234,11 +265,9 @@ class Robot:
         with np.errstate(over="ignore", invalid="ignore"):  # overflows are checked in _build
             self._build(root, by_name, joints, children, where)
         self.loops = tuple(self._check_loop(loop, where) for loop in loops)
-        self.couplings = tuple(couplings)
-        for coupling in self.couplings:
-            for link in (coupling.predecessor, coupling.successor):
-                if link not in self._link_body:
-                    raise ModelError(f"{where}: coupling '{coupling.name}' names unknown link '{link}'")
+        self.loop_joints = tuple(self._loop_joint(loop, where) for loop in self.loops)
+        self.couplings = tuple(self._couplings(joints, couplings, where))
+        self._actuation(where)
 
     # -- validation -----------------------------------------------------------------------
     @staticmethod
@@ -307,9 +336,73 @@ class Robot:
                 raise ModelError(f"{at}: {role} link '{link}' is not defined")
         _rigid(loop.predecessor_origin, at + " predecessor")
         _rigid(loop.successor_origin, at + " successor")
+        need = {"R": 1, "P": 1, "U": 2, "S": 0}[loop.type]
+        if len(loop.axes) != need:
+            raise ModelError(f"{at}: a loop joint of type {loop.type} takes {need} axes, got {len(loop.axes)}")
         for axis in loop.axes:
             _unit(axis, at)
         return loop
+
+    def _loop_joint(self, loop, where) -> LoopJoint:
+        """The loop between the bodies carrying its links, oriented parent < child."""
+        a, b = self.body_index(loop.predecessor), self.body_index(loop.successor)
+        if a == b:
+            raise ModelError(f"{where}: loop '{loop.name}' joins links of the same body (body {a})")
+        fa = self._link_pose[loop.predecessor] @ loop.predecessor_origin
+        fb = self._link_pose[loop.successor] @ loop.successor_origin
+        axes = np.array([_unit(axis, where) for axis in loop.axes]).reshape(-1, 3)
+        if a > b:  # renumber the ends: the child is the end with the larger index
+            a, b, fa, fb, axes = b, a, fb, fa, axes[::-1].copy()
+        return LoopJoint(loop.name, loop.type, a, b, fa, fb, axes)
+
+    def _couplings(self, joints, couplings, where):
+        """Mimic joints and URDF+ couplings as linear constraints between coordinates."""
+        index = {name: k for k, name in enumerate(self.joint_names) if k > 0}
+
+        def coordinate(joint_name, at):
+            k = index.get(joint_name)
+            if k is None or self.joint_type[k] not in ("R", "P"):
+                raise ModelError(f"{at}: joint '{joint_name}' is not a revolute or prismatic tree joint")
+            return int(self.q_index[k])
+
+        for joint in joints:
+            if joint.mimic is not None:
+                at = f"{where}: joint '{joint.name}' <mimic>"
+                leader, ratio, offset = joint.mimic
+                yield Coupling(joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset))
+        parent_joint = {joint.child: joint.name for joint in joints}
+        for c in couplings:
+            at = f"{where}: coupling '{c.name}'"
+            for link in (c.predecessor, c.successor):
+                if link not in self._link_body:
+                    raise ModelError(f"{at}: names unknown link '{link}'")
+            ends = [parent_joint.get(link) for link in (c.predecessor, c.successor)]
+            if None in ends:
+                raise ModelError(f"{at}: its links must be the children of tree joints")
+            yield Coupling(c.name, coordinate(ends[1], at), coordinate(ends[0], at), float(c.ratio), 0.0)
+
+    def _actuation(self, where):
+        """Actuated (independent) coordinates: all of a tree, else those of joints marked
+        ``independent`` (absent = true), less the followers of couplings."""
+        independent = np.ones(self.nq, dtype=bool)
+        followed = {}
+        for coupling in self.couplings:
+            if coupling.follower in followed:
+                raise ModelError(f"{where}: coupling '{coupling.name}': joint "
+                                 f"'{self.coordinate_names[coupling.follower]}' already follows "
+                                 f"'{followed[coupling.follower]}'")
+            followed[coupling.follower] = coupling.name
+        for i in range(1, self.n + 1):
+            flag = self.graph.edges[self.body_names[self.parent[i] - 1] if self.parent[i] > 0 else
+                                    self._world, self.body_names[i - 1]]["independent"]
+            if flag is False:
+                independent[self.coordinates(i)] = False
+        for coupling in self.couplings:
+            independent[coupling.follower] = False
+        if self.constrained and not independent.any():
+            raise ModelError(f"{where}: no independent coordinate: mark the actuated joints independent=\"true\"")
+        self.actuated = np.flatnonzero(independent)
+        self.passive = np.flatnonzero(~independent)
 
     # -- construction ---------------------------------------------------------------------
     def _build(self, root, by_name, joints, children, where):
@@ -335,6 +428,7 @@ class Robot:
 
         graph = nx.DiGraph()
         world = "world" if self.floating_base else root
+        self._world = world
         bodies = [world]
         graph.add_node(world, index=0, inertial=Inertial.zero(), links=())
         if self.floating_base:
@@ -423,6 +517,16 @@ class Robot:
     def nq(self) -> int:
         """Number of tree coordinates."""
         return int(self.q_index[self.n + 1])
+
+    @property
+    def constrained(self) -> bool:
+        """True when loop joints or couplings tie the tree coordinates together."""
+        return bool(self.loop_joints or self.couplings)
+
+    @property
+    def actuated_names(self) -> tuple:
+        """Names of the actuated (independent) coordinates q_a, in order."""
+        return tuple(self.coordinate_names[k] for k in self.actuated)
 
     @property
     def num_parameters(self) -> int:

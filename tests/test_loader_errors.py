@@ -89,7 +89,7 @@ FIXTURE = """<?xml version="1.0"?>
   </loop>
   <coupling name="c1" type="rolling">
     <predecessor link="l1"/>
-    <successor link="l4"/>
+    <successor link="l2"/>
     <ratio value="6.0"/>
   </coupling>
 </robot>
@@ -124,7 +124,7 @@ def test_fixture_is_valid():
     robot = parse_urdf(FIXTURE, "fixture.urdf")
     assert robot.n == 5 and robot.nq == 1 + 1 + 2 + 1 + 3
     assert robot.joint_type[1:] == ("R", "P", "U", "R", "S")
-    assert len(robot.loops) == 1 and len(robot.couplings) == 1
+    assert len(robot.loops) == 1 and len(robot.couplings) == 2  # the <mimic> of j4 and <coupling> c1
     assert parse_urdf(FIXTURE, "fixture.urdf", floating_base=True).nq == robot.nq + 6
 
 
@@ -220,7 +220,11 @@ def test_loop_names_unknown_link():
 
 
 def test_coupling_names_unknown_link():
-    expect(sub('<successor link="l4"/>', '<successor link="l8"/>'), "'c1'", "'l8'")
+    expect(sub('<successor link="l2"/>', '<successor link="l8"/>'), "'c1'", "'l8'")
+
+
+def test_coordinate_following_two_couplings():
+    expect(sub('<successor link="l2"/>', '<successor link="l4"/>'), "'c1'", "'j4'", "already follows")
 
 
 @pytest.mark.parametrize("old,new,fragments", [
