@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .errors import PgaDynError
 from .model import JOINT_CODE, Robot, Table2
 
 
@@ -213,28 +214,27 @@ def robot_arrays(robot: Robot):
     return cache
 
 
-def _state(robot: Robot, name: str, value, batch: bool):
+def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
     x = np.ascontiguousarray(value, dtype=float)
-    shape = (x.shape[0], robot.nq) if batch else (robot.nq,)
+    shape = (x.shape[0] if x.ndim else 0, len(names)) if batch else (len(names),)
     if x.shape != shape:
-        from .errors import PgaDynError
         raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
-                          f"(coordinates {list(robot.coordinate_names)}), got {x.shape}")
+                          f"(coordinates {list(names)}), got {x.shape}")
     if not np.all(np.isfinite(x)):
-        from .errors import PgaDynError
         raise PgaDynError(f"{name} contains non-finite values")
     return x
 
 
-def states(robot: Robot, q, qd, qdd):
-    """Validate a state (1-D arrays) or a batch of states (2-D, one row a sample)."""
+def states(robot: Robot, q, qd, qdd, actuated: bool = False):
+    """Validate a state (1-D arrays) or a batch of states (2-D, one row a sample) of the tree
+    coordinates, or of the actuated coordinates q_a when ``actuated``."""
+    names = robot.actuated_names if actuated else robot.coordinate_names
     q = np.asarray(q, dtype=float)
     batch = q.ndim == 2
-    q = _state(robot, "q", q, batch)
-    qd = _state(robot, "qd", qd, batch)
-    qdd = _state(robot, "qdd", qdd, batch)
+    q = _state(robot, "q", q, batch, names)
+    qd = _state(robot, "qd", qd, batch, names)
+    qdd = _state(robot, "qdd", qdd, batch, names)
     if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
-        from .errors import PgaDynError
         raise PgaDynError("q, qd and qdd must hold the same number of samples")
     return q, qd, qdd, batch
 
@@ -306,7 +306,6 @@ class Kinematics:
         zeros = np.zeros(robot.nq)
         q, qd, qdd, batch = states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
         if batch:
-            from .errors import PgaDynError
             raise PgaDynError("Kinematics takes one state; use regressor() for batches")
         n = robot.n
         self.robot = robot

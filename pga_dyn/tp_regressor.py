@@ -127,26 +127,45 @@ def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor,
                 k = parent[k]
 
 
+def _output(shape, out):
+    if out is None:
+        return np.empty(shape)
+    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
+            or not out.flags.c_contiguous):
+        raise PgaDynError(f"out must be a C-contiguous float64 array of shape {shape}")
+    return out
+
+
+def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
+    """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
+    batches of tree states: Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
+    ns, n, nq = Q.shape[0], robot.n, robot.nq
+    Y = _output((ns, nq, 10 * n), out)
+    tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
+    _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), Q, QD, QDD, tensor, Y)
+    return tensor if want_tensor else Y
+
+
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
-    q, qd, qdd, batch = states(robot, q, qd, qdd)
+    """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
+    q, qd, qdd, batch = states(robot, q, qd, qdd, actuated=True)
     if not batch:
         q, qd, qdd = q[None], qd[None], qdd[None]
-    ns, n, nq = q.shape[0], robot.n, robot.nq
-    shape = (ns, nq, 10 * n) if batch else (nq, 10 * n)
-    if out is None:
-        Y = np.empty((ns, nq, 10 * n))
-    elif (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
-          or not out.flags.c_contiguous):
-        raise PgaDynError(f"out must be a C-contiguous float64 array of shape {shape}")
+    ns, n, na = q.shape[0], robot.n, len(robot.actuated)
+    block = (n, 4, 4) if want_tensor else (10 * n,)
+    result = _output((ns, na, *block) if batch else (na, *block), out)
+    batched = result.reshape((ns, na, *block))
+    if robot.constrained:  # L_j^i = sum_k L_k dq_k/dq_aj (eq. 52): Y_a = G^T Y_tree
+        from .sampling import complete_states
+
+        full = complete_states(robot, q, qd, qdd)
+        tree = tree_regressor(robot, full.q, full.qd, full.qdd, want_tensor)
+        np.einsum("skj,sk...->sj...", full.G, tree, out=batched)
+    elif want_tensor:
+        batched[...] = tree_regressor(robot, q, qd, qdd, True)
     else:
-        Y = out.reshape((ns, nq, 10 * n))
-    tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
-    _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), q, qd, qdd, tensor, Y)
-    if want_tensor:
-        return tensor if batch else tensor[0]
-    if out is not None:
-        return out
-    return Y if batch else Y[0]
+        tree_regressor(robot, q, qd, qdd, False, batched)
+    return result
 
 
 def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
@@ -154,6 +173,8 @@ def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
 
     Shape (n_a, n, 4, 4) for one state, (samples, n_a, n, 4, 4) for 2-D inputs. Body i of the
     paper is index i - 1 here. tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n] (eq. 50).
+    For a robot with loops or couplings, q, qd, qdd are the actuated coordinates (see
+    :func:`regressor`).
     """
     return _run(robot, q, qd, qdd, True)
 
@@ -165,6 +186,11 @@ def regressor(robot: Robot, q, qd, qdd, out=None) -> np.ndarray:
     (one row a sample) give a batch (samples, n_a, 10 n), computed in one compiled loop.
     ``out``, a C-contiguous float64 array of the result's shape, is filled and returned
     instead of a new array (reusing it saves the cost of fresh memory on large batches).
+
+    For a robot with loop joints or couplings, q, qd, qdd are the actuated coordinates q_a
+    (``robot.actuated_names``): each state is assembled (see :mod:`pga_dyn.loops`) and the
+    rows are the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52). A
+    tree is the case without constraints, where q_a = q.
     """
     return _run(robot, q, qd, qdd, False, out)
 

@@ -1,0 +1,119 @@
+"""Valid states of a robot: assembled, away from singularities (DRNG paper section 6.3).
+
+:func:`sample_states` draws actuated positions uniformly in a box and actuated velocities and
+accelerations uniformly in (-1, 1), assembles every draw (:mod:`pga_dyn.loops`), and keeps
+those that close and have cond(J_p) below a limit. The result holds the full tree states and
+the projections G = dq/dq_a, so that the regressor of all samples is one compiled call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import PgaDynError
+from .loops import constraints
+from .model import Robot
+
+
+@dataclass
+class States:
+    """Samples of a robot's state. ``q, qd, qdd`` (samples, nq) are tree coordinates;
+    ``q_a, qd_a, qdd_a`` (samples, n_a) the actuated ones; ``G`` (samples, nq, n_a) is dq/dq_a;
+    ``cond`` the condition number of J_p of each sample (1 for a tree); ``drawn`` and
+    ``rejected`` count the draws (rejected: out of the workspace or too close to a singularity)."""
+
+    robot: Robot
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    q_a: np.ndarray
+    qd_a: np.ndarray
+    qdd_a: np.ndarray
+    G: np.ndarray
+    cond: np.ndarray
+    drawn: int = 0
+    rejected: int = 0
+
+    def __len__(self) -> int:
+        return self.q.shape[0]
+
+    def regressor(self, out=None) -> np.ndarray:
+        """The regressor of every sample, (samples, n_a, 10 n), without assembling again."""
+        from .tp_regressor import _output, tree_regressor
+
+        robot = self.robot
+        result = _output((len(self), len(robot.actuated), 10 * robot.n), out)
+        if not robot.constrained:
+            return tree_regressor(robot, self.q, self.qd, self.qdd, out=result)
+        tree = tree_regressor(robot, self.q, self.qd, self.qdd)
+        return np.einsum("skj,skc->sjc", self.G, tree, out=result)
+
+
+def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
+    """Assemble each actuated state (rows of 2-D arrays) into a full tree state. Raises
+    PgaDynError for a state outside the workspace or at a singularity."""
+    ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
+    Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
+    G, cond = np.empty((ns, nq, na)), np.empty(ns)
+    con = constraints(robot)
+    for s in range(ns):
+        Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], start)
+    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
+
+
+def default_bounds(robot: Robot) -> np.ndarray:
+    """Sampling box of the actuated coordinates (n_a, 2): the joint limits of the model file
+    when it gives them, else (-pi, pi) for rotations and (-1, 1) (m) for translations;
+    exponential coordinates of spherical and floating joints in (-1, 1)."""
+    bounds = np.empty((robot.nq, 2))
+    for i in range(1, robot.n + 1):
+        sl = robot.coordinates(i)
+        joint = robot.tree_joints[i - 1]
+        if joint.limits is not None:
+            bounds[sl] = joint.limits
+        elif joint.type in ("R", "U"):
+            bounds[sl] = (-np.pi, np.pi)
+        else:
+            bounds[sl] = (-1.0, 1.0)
+    return bounds[robot.actuated]
+
+
+def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
+                  max_draws: int | None = None) -> States:
+    """``n`` valid states: q_a uniform in ``bounds`` (n_a x 2, default :func:`default_bounds`),
+    qd_a and qdd_a uniform in (-1, 1); each draw is assembled from the reference configuration
+    q0 and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than
+    ``n`` valid states are found in ``max_draws`` draws (default 100 n)."""
+    if n < 1:
+        raise PgaDynError(f"n must be a positive number of samples, got {n}")
+    na = len(robot.actuated)
+    box = default_bounds(robot) if bounds is None else np.asarray(bounds, dtype=float)
+    if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
+        raise PgaDynError(f"bounds must be finite (lower, upper) pairs of shape ({na}, 2) for the actuated "
+                          f"coordinates {list(robot.actuated_names)}, got {np.shape(bounds)}")
+    rng = np.random.default_rng(seed)
+    max_draws = 100 * n if max_draws is None else max_draws
+    if not robot.constrained:
+        q = rng.uniform(box[:, 0], box[:, 1], (n, na))
+        qd, qdd = rng.uniform(-1, 1, (2, n, na))
+        G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, na))
+        return States(robot, q, qd, qdd, q, qd, qdd, G, np.ones(n), n, 0)
+    con = constraints(robot)
+    kept, drawn = [], 0
+    while len(kept) < n and drawn < max_draws:
+        drawn += 1
+        q_a = rng.uniform(box[:, 0], box[:, 1])
+        qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
+        try:
+            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a)
+        except PgaDynError:
+            continue
+        if cond < max_cond:
+            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
+    if len(kept) < n:
+        raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
+                          f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
+    cols = [np.array(c) for c in zip(*kept)]
+    return States(robot, *cols, drawn=drawn, rejected=drawn - n)
