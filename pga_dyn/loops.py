@@ -39,6 +39,16 @@ from .model import Robot
 from .pga import se3_log
 
 
+def _cross(a, b):
+    """Cross product over the last axis, with broadcasting (numpy's np.cross is slow on
+    small arrays, and the Newton loop calls it thousands of times)."""
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
+
+
 def _rows(kind: str) -> int:
     return {"S": 3, "U": 4, "R": 6, "P": 6}[kind]
 
@@ -85,12 +95,12 @@ class Constraints:
 
     def _point(self, b, p, S):
         """d p / d q (nq x 3) for a point p on body b."""
-        J = S[:, 3:] + np.cross(S[:, :3], p)
+        J = S[:, 3:] + _cross(S[:, :3], p)
         J[~self.on_path[b]] = 0.0
         return J
 
     def _direction(self, b, u, S):
-        J = np.cross(S[:, :3], u)
+        J = _cross(S[:, :3], u)
         J[~self.on_path[b]] = 0.0
         return J
 
@@ -121,9 +131,9 @@ class Constraints:
                 row += 1
             elif lp.type == "R":
                 ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[0]
-                r[row:row + 3] = np.cross(ua, ub)
-                J[row:row + 3] = (np.cross(self._direction(lp.parent, ua, S), ub)
-                                  + np.cross(ua, self._direction(lp.child, ub, S))).T
+                r[row:row + 3] = _cross(ua, ub)
+                J[row:row + 3] = (_cross(self._direction(lp.parent, ua, S), ub)
+                                  + _cross(ua, self._direction(lp.child, ub, S))).T
                 if motion:
                     bias[row:row + 3] = motion.cross_acc(ua, ub)
                 row += 3
@@ -134,22 +144,22 @@ class Constraints:
                     bias[row:row + 3] = 0.0
                 for k in range(3):
                     ea, eb = Fa[:3, k], Fb[:3, k]
-                    r[row:row + 3] += 0.5 * np.cross(ea, eb)
-                    J[row:row + 3] += 0.5 * (np.cross(self._direction(lp.parent, ea, S), eb)
-                                             + np.cross(ea, self._direction(lp.child, eb, S))).T
+                    r[row:row + 3] += 0.5 * _cross(ea, eb)
+                    J[row:row + 3] += 0.5 * (_cross(self._direction(lp.parent, ea, S), eb)
+                                             + _cross(ea, self._direction(lp.child, eb, S))).T
                     if motion:
                         bias[row:row + 3] += 0.5 * motion.cross_acc(ea, eb)
                 row += 3
                 u = Fa[:3, :3] @ lp.axes[0]
                 d = pb - pa
-                r[row:row + 3] = np.cross(d, u)
-                J[row:row + 3] = (np.cross(self._point(lp.child, pb, S) - self._point(lp.parent, pa, S), u)
-                                  + np.cross(d, self._direction(lp.parent, u, S))).T
+                r[row:row + 3] = _cross(d, u)
+                J[row:row + 3] = (_cross(self._point(lp.child, pb, S) - self._point(lp.parent, pa, S), u)
+                                  + _cross(d, self._direction(lp.parent, u, S))).T
                 if motion:
                     dd = motion.point_vel(1, pb) - motion.point_vel(0, pa)
                     ddd = motion.point_acc(1, pb) - motion.point_acc(0, pa)
                     du, ddu = motion.dir_vel(0, u), motion.dir_acc(0, u)
-                    bias[row:row + 3] = np.cross(ddd, u) + 2 * np.cross(dd, du) + np.cross(d, ddu)
+                    bias[row:row + 3] = _cross(ddd, u) + 2 * _cross(dd, du) + _cross(d, ddu)
                 row += 3
         for c in self.couplings:
             r[row] = q[c.follower] - c.ratio * q[c.leader] - c.offset
@@ -233,26 +243,26 @@ class _Motion:
 
     def point_vel(self, side, p):
         V = self.V[side]
-        return V[3:] + np.cross(V[:3], p)
+        return V[3:] + _cross(V[:3], p)
 
     def point_acc(self, side, p):
         V, A = self.V[side], self.A[side]
-        return A[3:] + np.cross(A[:3], p) + np.cross(V[:3], self.point_vel(side, p))
+        return A[3:] + _cross(A[:3], p) + _cross(V[:3], self.point_vel(side, p))
 
     def dir_vel(self, side, u):
-        return np.cross(self.V[side][:3], u)
+        return _cross(self.V[side][:3], u)
 
     def dir_acc(self, side, u):
         V, A = self.V[side], self.A[side]
-        return np.cross(A[:3], u) + np.cross(V[:3], np.cross(V[:3], u))
+        return _cross(A[:3], u) + _cross(V[:3], _cross(V[:3], u))
 
     def dot_acc(self, ua, ub):
         return (self.dir_acc(0, ua) @ ub + 2 * self.dir_vel(0, ua) @ self.dir_vel(1, ub)
                 + ua @ self.dir_acc(1, ub))
 
     def cross_acc(self, ua, ub):
-        return (np.cross(self.dir_acc(0, ua), ub) + 2 * np.cross(self.dir_vel(0, ua), self.dir_vel(1, ub))
-                + np.cross(ua, self.dir_acc(1, ub)))
+        return (_cross(self.dir_acc(0, ua), ub) + 2 * _cross(self.dir_vel(0, ua), self.dir_vel(1, ub))
+                + _cross(ua, self.dir_acc(1, ub)))
 
 
 def constraints(robot: Robot) -> Constraints:
