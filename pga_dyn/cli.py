@@ -69,8 +69,8 @@ def info_lines(robot) -> list:
         f"base:        {'floating' if robot.floating_base else 'fixed'}",
         f"bodies:      {robot.n} moving (body 0 is the {'world' if robot.floating_base else 'fixed base'})",
         f"tree joints: {robot.n}",
-        f"loop joints: {len(robot.loops)}",
-        f"degrees of freedom: {robot.nq} tree coordinates",
+        f"loop joints: {len(robot.loop_joints)}",
+        f"degrees of freedom: {len(robot.actuated)} actuated of {robot.nq} tree coordinates",
         f"parameters:  {robot.num_parameters} (10 per moving body)",
         "",
         "Bodies",
@@ -94,17 +94,36 @@ def info_lines(robot) -> list:
     lines += _table(("index", "name", "type", "parent body", "child body", "coordinates", "independent"), rows)
 
     lines += ["", "Loop joints"]
-    if robot.loops:
-        rows = [(loop.name, loop.type, f"{loop.predecessor} (body {robot.body_index(loop.predecessor)})",
-                 f"{loop.successor} (body {robot.body_index(loop.successor)})") for loop in robot.loops]
-        lines += _table(("name", "type", "predecessor", "successor"), rows)
+    if robot.loop_joints:
+        rows = [(lp.name, lp.type, f"{lp.parent} {names[lp.parent]}", f"{lp.child} {names[lp.child]}")
+                for lp in robot.loop_joints]
+        lines += _table(("name", "type", "parent body", "child body"), rows)
     else:
         lines.append("  none")
     if robot.couplings:
-        lines += ["", "Couplings"]
-        rows = [(c.name, c.type or "-", c.predecessor, c.successor, _num(c.ratio)) for c in robot.couplings]
-        lines += _table(("name", "type", "predecessor", "successor", "ratio"), rows)
+        lines += ["", "Couplings (follower = ratio * leader + offset)"]
+        rows = [(c.name, robot.coordinate_names[c.follower], robot.coordinate_names[c.leader], _num(c.ratio),
+                 _num(c.offset)) for c in robot.couplings]
+        lines += _table(("name", "follower", "leader", "ratio", "offset"), rows)
+    lines += ["", f"actuated coordinates: {' '.join(robot.actuated_names)}"]
+    if robot.constrained:
+        passive = " ".join(robot.coordinate_names[k] for k in robot.passive) or "none"
+        lines.append(f"passive coordinates:  {passive}")
+        lines.append(f"at q0 (all tree coordinates 0): {_closure_at_q0(robot)}")
     return lines
+
+
+def _closure_at_q0(robot) -> str:
+    """Whether the loops close at q0, and cond(J_p) there."""
+    import numpy as np
+
+    from .loops import constraints
+
+    con = constraints(robot)
+    residual, J, _ = con.evaluate(robot.q0)
+    if np.linalg.norm(residual) > 1e-9:
+        return f"the loops are open (constraint residual {np.linalg.norm(residual):.3g})"
+    return f"the loops close; cond(J_p) = {_num(con.condition(J))}"
 
 
 def _cmd_info(args, out) -> int:

@@ -67,7 +67,10 @@ def test_info_four_bar_lists_loop(capsys):
     assert code == 0
     assert field(out, "loop joints") == 1 and field(out, "bodies") == 3 and field(out, "parameters") == 30
     loops = out.split("Loop joints", 1)[1]
-    assert re.search(r"loop1\s+R\s+link2 \(body 2\)\s+link3 \(body 3\)", loops), out
+    assert re.search(r"loop1\s+R\s+2 link2\s+3 link3", loops), out
+    assert "actuated coordinates: joint1" in out and "passive coordinates:  joint2 joint3" in out
+    # q = 0 of the shared four-bar is closed but flat (all links on one line): J_p is singular there
+    assert "the loops close; cond(J_p) = inf" in out
     # URDF+ independent flags of the tree joints.
     assert re.search(r"joint1\s+R\s.*\byes$", out, flags=re.M)
     assert re.search(r"joint2\s+R\s.*\bno$", out, flags=re.M)
