@@ -18,7 +18,8 @@ kingdon names its basis blades e13, e023, e012 where the paper uses e31, e032,
 e021; :data:`KINGDON_BLADE` below is the only place that maps one to the other.
 
 The kingdon algebra is built on first use (``ALG``), so importing this module
-costs only numpy; :func:`se3_exp` and :func:`se3_log` never load kingdon.
+costs only numpy; :func:`se3_log` and :func:`skew` never load kingdon. The SE(3)
+exponential on 4x4 matrices is the compiled :func:`pga_dyn.kinematics.se3_exp`.
 """
 
 from __future__ import annotations
@@ -320,14 +321,6 @@ def _g(x: float) -> float:
     return (x * np.cos(x) - np.sin(x)) / x**3
 
 
-def _c3(x: float) -> float:
-    """(x - sin x)/x^3; a series below 0.1."""
-    if abs(x) < 0.1:
-        x2 = x * x
-        return 1.0 / 6.0 - x2 / 120.0 + x2 * x2 / 5040.0 - x2**3 / 362880.0
-    return (x - np.sin(x)) / x**3
-
-
 def _check_unit_motor(c: np.ndarray) -> None:
     """Raise unless c are the coefficients of a unit motor: reverse(M) M = 1 (eq. 26)."""
     norm2 = c[0] ** 2 + c[1:4] @ c[1:4]
@@ -386,28 +379,12 @@ def skew(w) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def se3_exp(xi) -> np.ndarray:
-    """The 4x4 matrix expm([[skew(omega), v], [0, 0]]) of the spatial twist xi = (omega, v).
-
-    With K = skew(omega) and theta = |omega|:
-    R = I + sinc(theta) K + (1 - cos theta)/theta^2 K^2 and
-    p = (I + (1 - cos theta)/theta^2 K + (theta - sin theta)/theta^3 K^2) v.
-    Equals matrix_from_motor(motor_exp(twist(omega, v))).
-    """
-    xi = _as_vector(xi, 6, "xi")
-    omega, v = xi[:3], xi[3:]
-    theta = float(np.linalg.norm(omega))
-    K = skew(omega)
-    K2 = K @ K
-    half_cos = 0.5 * _sinc(0.5 * theta) ** 2  # (1 - cos theta)/theta^2
-    T = np.eye(4)
-    T[:3, :3] += _sinc(theta) * K + half_cos * K2
-    T[:3, 3] = v + half_cos * (K @ v) + _c3(theta) * (K2 @ v)
-    return T
-
-
 def se3_log(T) -> np.ndarray:
-    """The twist xi = (omega, v), |omega| <= pi, with se3_exp(xi) = T.
+    """The principal logarithm of T: the spatial twist xi = (omega, v), |omega| <= pi.
+
+    Its inverse is :func:`pga_dyn.kinematics.se3_exp`, the matrix exponential
+    expm([[skew(omega), v], [0, 0]]) of paper eq. (102), which also equals
+    matrix_from_motor(motor_exp(twist(omega, v))): se3_exp(se3_log(T)) = T.
 
     omega comes from the unit quaternion (cos phi, sin phi n) of R (phi = theta/2
     in [0, pi/2]): omega = 2 phi n. Then v = (I - K/2 + D K^2) p with K = skew(omega)
