@@ -1,0 +1,28 @@
+"""Nullspace of the dynamics regressor: DRNG (Sun, Ding, Zhu 2025), the numerical baseline and
+the completeness certificate.
+
+* :func:`nullspace` - the three principles (``drng/principles.py``), optionally certified;
+* :func:`numerical_nullspace` - random valid samples + SVD (Gautier 1991);
+* :func:`verify` - the paper's criteria (101) on any basis;
+* :class:`NullspaceResult` - what every method returns.
+"""
+
+_LAZY = {
+    "nullspace": "generator",
+    "verify": "certify",
+    "certificate": "certify",
+    "numerical_nullspace": "numerical",
+    "NullspaceResult": "result",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'drng' has no attribute {name!r}")

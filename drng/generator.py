@@ -1,0 +1,56 @@
+"""DRNG on a robot model (Algorithm 4): the compiled principles applied to the robot's Table 2."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from pga_dyn.kinematics import initial_poses
+from pga_dyn.model import JOINT_CODE
+
+from .principles import drng_kernel
+from .result import NullspaceResult
+
+
+def kernel_arrays(robot):
+    """The DRNG kernel's inputs from the robot's Table 2 (cached on the robot)."""
+    cache = getattr(robot, "_drng_arrays", None)
+    if cache is None:
+        T0 = initial_poses(robot)
+        kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+        loops = robot.loop_joints
+        lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
+        lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
+        lchild = np.array([lp.child for lp in loops], dtype=np.int64)
+        lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
+        lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
+        laxis = np.array([lp.axes[0] if len(lp.axes) else np.zeros(3) for lp in loops]).reshape(-1, 3)
+        cache = (kind, robot.parent, T0, np.ascontiguousarray(robot.axes[:, 0]), robot.gravity, lkind, lparent,
+                 lchild, lframe_p, lframe_c, laxis)
+        robot._drng_arrays = cache
+    return cache
+
+
+def drng_basis(robot):
+    """The raw output of the compiled DRNG: B (10 n, K) and the provenance codes (K, 2)."""
+    return drng_kernel(*kernel_arrays(robot))
+
+
+def nullspace(robot, certify: bool = False, samples: int = 200, seed=0) -> "NullspaceResult":
+    """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4).
+
+    With ``certify``, the basis is checked against the stacked regressor of valid samples
+    (see :func:`certificate`): certified when rank(DRNG) + numerical rank = 10 n, and, when the
+    principles fall short, completed by the numerical remainder (``geometric`` is then False
+    and ``certificate['short']`` names the bodies involved).
+    """
+    start = time.perf_counter()
+    B, prov = drng_basis(robot)
+    names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
+    result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start)
+    if not certify:
+        return result
+    from .certify import certificate
+
+    return certificate(robot, result, samples, seed)

@@ -1,0 +1,258 @@
+"""The three principles of the DRNG paper (section 4) and Algorithms 1-4, compiled with numba.
+
+Every tree joint and every loop joint contributes nullspace vectors of the regressor, in the
+parameter coordinates of eq. (97) (spatial assignment, section 5.2: a point fixed to a body has
+the same homogeneous coordinates c = (p, w) in every body frame it is shared by, namely its
+world position at q0, so SSP (Algorithm 1) is the joint's points at q0):
+
+* Principle 1, shared points (eqs. 53-62, JNG = Algorithm 3): for shared points P_a, P_b of a
+  joint between parent p and child c, the vector with sym(c_a c_b) in the child's block and
+  -sym(c_a c_b) in the parent's (none for the fixed base). Shared points (Table 1): R: O, z on
+  the axis; P: the directions x, y, z; U, S: the centre O; F: none. Algorithm 3 prints the
+  same sign in both blocks; eq. (60) requires opposite signs.
+* Principle 2, fixed points (eqs. 63-74), for joints on the fixed base: S/U without gravity:
+  sym(O, x), sym(O, y), sym(O, z) (72); P: the same three (73); R: sym(z, x), sym(z, y)
+  (74c, 74d; the paper prints 74c twice) and, without gravity or with gravity along the axis,
+  sym(O, x), sym(O, y) (74a, 74b).
+* Principle 3, planar rotations (eqs. 75-90), for bodies found by PRI (Algorithm 2) to rotate
+  about a fixed direction d: R joint: x x^T - y y^T, sym(x, y) (83a, 83b) and, off the base,
+  sym(z, x), sym(z, y) (83c, 83d), with z = d and x, y perpendicular; P joint off the base:
+  sym(d, O) (84) and, when it translates along d, the transfers (89), (90).
+
+Here sym(a, b) = a b^T + b a^T (a a^T for a point with itself), mapped to R^10 by eq. (97).
+The basis may hold dependent or zero vectors (for instance the planar-rotation vectors of a
+body that only translates): its dimension is a rank.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: Equation of each kind of vector (the provenance codes of the kernel).
+EQUATIONS = ("60", "62", "72a", "72b", "72c", "73a", "73b", "73c", "74a", "74b", "74c", "74d",
+             "83a", "83b", "83c", "83d", "84", "89", "90")
+#: Principle of each equation code.
+PRINCIPLE = (1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3)
+_EQ = {name: k for k, name in enumerate(EQUATIONS)}
+#: Joint type codes, as in pga_dyn.model.JOINT_CODE.
+R, P, U, S, F = 0, 1, 2, 3, 4
+#: Index pairs (row, column) of eq. (97).
+_ROW = np.array([0, 0, 0, 1, 1, 2, 0, 1, 2, 3])
+_COL = np.array([0, 1, 2, 1, 2, 2, 3, 3, 3, 3])
+_TOL = 1e-9
+
+
+@njit(cache=True, inline="always")
+def _add_sym(B, col, body, a, b, sign, same=False):
+    """B[block of body, col] += sign * hat(a b^T + b a^T), or hat(a a^T) when ``same`` (eq. 97)."""
+    if body <= 0:
+        return
+    base = 10 * (body - 1)
+    for k in range(10):
+        r, c = _ROW[k], _COL[k]
+        value = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
+        B[base + k, col] += sign * value
+
+
+@njit(cache=True)
+def _perpendicular(z):
+    """Two unit directions x, y with (x, y, z) orthonormal and right-handed."""
+    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    x = np.cross(helper, z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    return x, y
+
+
+@njit(cache=True)
+def _point(p):
+    return np.array([p[0], p[1], p[2], 1.0])
+
+
+@njit(cache=True)
+def _direction(d):
+    return np.array([d[0], d[1], d[2], 0.0])
+
+
+@njit(cache=True)
+def _shared_points(kind, frame, axis):
+    """SSP (Algorithm 1): homogeneous coordinates (k, 4) of the shared points of a joint whose
+    frame at q0 is ``frame`` (4x4, world) with ``axis`` in that frame (Table 1)."""
+    rot = np.ascontiguousarray(frame[:3, :3])
+    if kind == R:
+        out = np.empty((2, 4))
+        out[0] = _point(frame[:3, 3])
+        out[1] = _direction(rot @ axis)
+    elif kind == P:
+        out = np.empty((3, 4))
+        x, y = _perpendicular(axis)
+        out[0] = _direction(rot @ x)
+        out[1] = _direction(rot @ y)
+        out[2] = _direction(rot @ axis)
+    elif kind == U or kind == S:
+        out = np.empty((1, 4))
+        out[0] = _point(frame[:3, 3])
+    else:
+        out = np.empty((0, 4))
+    return out
+
+
+@njit(cache=True)
+def _jng(B, prov, col, joint, parent, child, pts_p, pts_c):
+    """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points."""
+    k = pts_c.shape[0]
+    for a in range(k):
+        for b in range(a, k):
+            if a == b:
+                _add_sym(B, col, child, pts_c[a], pts_c[a], 1.0, True)
+                _add_sym(B, col, parent, pts_p[a], pts_p[a], -1.0, True)
+            else:
+                _add_sym(B, col, child, pts_c[a], pts_c[b], 1.0)
+                _add_sym(B, col, parent, pts_p[a], pts_p[b], -1.0)
+            prov[col, 0], prov[col, 1] = joint, 0 if a == b else 1
+            col += 1
+    return col
+
+
+@njit(cache=True)
+def _one(B, prov, col, joint, body, a, b, sign, eq):
+    _add_sym(B, col, body, a, b, sign, False)
+    prov[col, 0], prov[col, 1] = joint, eq
+    return col + 1
+
+
+@njit(cache=True)
+def planar_rotations(kind, parent, axis):
+    """PRI (Algorithm 2): is_pr[i] and the direction d_pr[i] of the planar rotation of body i.
+
+    ``axis`` holds the direction part of each 1-DoF joint's line at q0 (zero for P joints);
+    axes are compared with a relative tolerance of 1e-9."""
+    n = kind.shape[0] - 1
+    is_pr = np.zeros(n + 1, dtype=np.bool_)
+    d_pr = np.zeros((n + 1, 3))
+    for i in range(1, n + 1):
+        if kind[i] != R and kind[i] != P:
+            continue
+        p = parent[i]
+        ld = axis[i] if kind[i] == R else np.zeros(3)
+        if p == 0:
+            is_pr[i] = True
+            d_pr[i] = ld
+        elif is_pr[p]:
+            lp = axis[p] if kind[p] == R else np.zeros(3)
+            if np.linalg.norm(np.cross(ld, lp)) <= _TOL:
+                is_pr[i] = True
+                if np.linalg.norm(lp) > _TOL:
+                    d_pr[i] = lp
+                elif np.linalg.norm(d_pr[p]) > _TOL:
+                    d_pr[i] = d_pr[p]
+                else:
+                    d_pr[i] = ld
+    return is_pr, d_pr
+
+
+@njit(cache=True)
+def _counts(kind, parent, axis, gravity, is_pr, d_pr, lkind):
+    """Number of vectors of each tree joint (1..n) and each loop joint (n+1..)."""
+    n = kind.shape[0] - 1
+    no_gravity = np.linalg.norm(gravity) <= _TOL
+    pairs = np.array([3, 6, 1, 1, 0])  # ns (ns + 1) / 2 of R, P, U, S, F
+    count = np.zeros(n + 1 + lkind.shape[0], dtype=np.int64)
+    for i in range(1, n + 1):
+        c = kind[i]
+        m = pairs[c]
+        if parent[i] == 0:
+            if c == U or c == S:
+                m += 3 if no_gravity else 0
+            elif c == P:
+                m += 3
+            elif c == R:
+                along = np.linalg.norm(np.cross(axis[i], gravity)) <= _TOL * max(1.0, np.linalg.norm(gravity))
+                m += 4 if (no_gravity or along) else 2
+        if is_pr[i]:
+            if c == R:
+                m += 2 if parent[i] == 0 else 4
+            elif c == P and parent[i] != 0:
+                along = np.linalg.norm(np.cross(d_pr[i], axis[i])) <= _TOL
+                m += 3 if along and np.linalg.norm(d_pr[i]) > _TOL else 1
+        count[i] = m
+    for l in range(lkind.shape[0]):
+        count[n + 1 + l] = pairs[lkind[l]]
+    return count
+
+
+@njit(cache=True)
+def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis):
+    """DRNG (Algorithm 4). Tree joint i (1..n): type ``kind[i]``, parent body ``parent[i]``, its
+    frame at q0 in the world (``frame[i]``, the child's body frame) and its (first) axis in that
+    frame; loop l: type, parent and child bodies, its frame at q0 on each side, its axis.
+    Returns B (10 n, K) and the provenance (K, 2): joint (1..n tree, n+1.. loops) and
+    equation code (``EQUATIONS``)."""
+    n = kind.shape[0] - 1
+    axis = np.zeros((n + 1, 3))
+    for i in range(1, n + 1):
+        axis[i] = np.ascontiguousarray(frame[i, :3, :3]) @ local_axis[i]
+    axis_pr = np.zeros((n + 1, 3))
+    for i in range(1, n + 1):
+        if kind[i] == R or kind[i] == P:
+            axis_pr[i] = axis[i]
+    is_pr, d_pr = planar_rotations(kind, parent, axis_pr)
+    count = _counts(kind, parent, axis_pr, gravity, is_pr, d_pr, lkind)
+    total = count.sum()
+    B = np.zeros((10 * n, total))
+    prov = np.zeros((total, 2), dtype=np.int64)
+    no_gravity = np.linalg.norm(gravity) <= _TOL
+    col = 0
+    for i in range(1, n + 1):
+        c, p = kind[i], parent[i]
+        pts = _shared_points(c, frame[i], local_axis[i])
+        col = _jng(B, prov, col, i, p, i, pts, pts)  # Principle 1
+        O = _point(frame[i, :3, 3])
+        z = _direction(axis[i])
+        xd, yd = _perpendicular(axis[i])
+        x, y = _direction(xd), _direction(yd)
+        if p == 0:  # Principle 2: fixed points
+            if (c == U or c == S) and no_gravity:
+                col = _one(B, prov, col, i, i, O, x, 1.0, 2)
+                col = _one(B, prov, col, i, i, O, y, 1.0, 3)
+                col = _one(B, prov, col, i, i, O, z, 1.0, 4)
+            elif c == P:
+                col = _one(B, prov, col, i, i, O, x, 1.0, 5)
+                col = _one(B, prov, col, i, i, O, y, 1.0, 6)
+                col = _one(B, prov, col, i, i, O, z, 1.0, 7)
+            elif c == R:
+                along = np.linalg.norm(np.cross(axis[i], gravity)) <= _TOL * max(1.0, np.linalg.norm(gravity))
+                if no_gravity or along:
+                    col = _one(B, prov, col, i, i, O, x, 1.0, 8)
+                    col = _one(B, prov, col, i, i, O, y, 1.0, 9)
+                col = _one(B, prov, col, i, i, z, x, 1.0, 10)
+                col = _one(B, prov, col, i, i, z, y, 1.0, 11)
+        if is_pr[i]:  # Principle 3: planar rotations about d = d_pr[i]
+            if c == R:
+                d = _direction(d_pr[i])
+                ux, uy = _perpendicular(d_pr[i])
+                px, py = _direction(ux), _direction(uy)
+                _add_sym(B, col, i, px, px, 1.0, True)
+                _add_sym(B, col, i, py, py, -1.0, True)
+                prov[col, 0], prov[col, 1] = i, 12
+                col += 1
+                col = _one(B, prov, col, i, i, px, py, 1.0, 13)
+                if p != 0:
+                    col = _one(B, prov, col, i, i, d, px, 1.0, 14)
+                    col = _one(B, prov, col, i, i, d, py, 1.0, 15)
+            elif c == P and p != 0:
+                d = _direction(d_pr[i])
+                col = _one(B, prov, col, i, i, d, O, 1.0, 16)
+                if np.linalg.norm(d_pr[i]) > _TOL and np.linalg.norm(np.cross(d_pr[i], axis[i])) <= _TOL:
+                    ux, uy = _perpendicular(d_pr[i])
+                    px, py = _direction(ux), _direction(uy)
+                    _add_sym(B, col, i, O, px, 1.0, False)
+                    col = _one(B, prov, col, i, p, O, px, -1.0, 17)
+                    _add_sym(B, col, i, O, py, 1.0, False)
+                    col = _one(B, prov, col, i, p, O, py, -1.0, 18)
+    for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
+        pts_p = _shared_points(lkind[l], lframe_p[l], laxis[l])
+        pts_c = _shared_points(lkind[l], lframe_c[l], laxis[l])
+        col = _jng(B, prov, col, n + 1 + l, lparent[l], lchild[l], pts_p, pts_c)
+    return B, prov

@@ -1,0 +1,112 @@
+"""The answer of every nullspace method: a basis of Null(Y) and what it means."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+#: Relative tolerance of the rank of a basis (columns scaled to unit norm).
+RANK_RTOL = 1e-9
+
+
+def rank(matrix: np.ndarray, rtol: float = RANK_RTOL):
+    """Rank of ``matrix`` by SVD with its nonzero columns scaled to unit norm, and the
+    singular gap (smallest kept over largest dropped singular value; inf when none dropped)."""
+    if matrix.size == 0:
+        return 0, np.inf
+    norms = np.linalg.norm(matrix, axis=0)
+    keep = norms > rtol * max(norms.max(), 1e-300)
+    if not keep.any():
+        return 0, np.inf
+    s = np.linalg.svd(matrix[:, keep] / norms[keep], compute_uv=False)
+    r = int(np.sum(s > rtol * s[0]))
+    return r, (s[r - 1] / s[r] if r < len(s) else np.inf)
+
+
+def orthonormal(matrix: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
+    """An orthonormal basis of the column space of ``matrix``."""
+    if matrix.size == 0:
+        return np.zeros((matrix.shape[0], 0))
+    norms = np.linalg.norm(matrix, axis=0)
+    keep = norms > rtol * max(norms.max(), 1e-300)
+    if not keep.any():
+        return np.zeros((matrix.shape[0], 0))
+    u, s, _ = np.linalg.svd(matrix[:, keep] / norms[keep], full_matrices=False)
+    return u[:, : int(np.sum(s > rtol * s[0]))]
+
+
+def complement(basis: np.ndarray, size: int) -> np.ndarray:
+    """An orthonormal basis of the orthogonal complement of span(basis) in R^size (eq. 5)."""
+    q = orthonormal(basis) if basis.size else np.zeros((size, 0))
+    u, _, _ = np.linalg.svd(np.eye(size) - q @ q.T)
+    return u[:, : size - q.shape[1]]
+
+
+@dataclass
+class NullspaceResult:
+    """A basis of the regressor nullspace Null(Y) (eq. 4) in the parameter coordinates of
+    ``pga_dyn.inertial_parameters`` (10 per body, eq. 97).
+
+    ``basis`` (10 n, k) may hold dependent vectors: ``dim`` is its rank. ``base_basis`` is an
+    orthonormal basis of the complement, the identifiable (base-parameter) directions (eq. 5).
+    ``provenance`` gives, for each column, the joint, the principle (1, 2, 3, or "numerical")
+    and the paper equation; it is built on first access from ``codes`` (k, 2): the index in
+    ``joint_names`` and the index in ``drng.principles.EQUATIONS`` (-1: a numerical vector). ``certified`` is None when no certificate was asked, else whether
+    rank(basis) + numerical rank = 10 n with the basis verified in the nullspace; the details
+    are in ``certificate``. ``geometric`` is False when numerical vectors complete the basis.
+    """
+
+    robot_name: str
+    method: str
+    basis: np.ndarray
+    codes: np.ndarray = None
+    joint_names: tuple = ()
+    certified: bool | None = None
+    certificate: dict = field(default_factory=dict)
+    geometric: bool = True
+    seconds: float = 0.0
+
+    @property
+    def num_parameters(self) -> int:
+        return self.basis.shape[0]
+
+    @cached_property
+    def provenance(self) -> tuple:
+        """For each basis vector: {"joint", "principle", "equation"}."""
+        from .principles import EQUATIONS, PRINCIPLE
+
+        codes = np.full((self.basis.shape[1], 2), -1) if self.codes is None else self.codes
+        return tuple({"joint": self.joint_names[j] if e >= 0 else None,
+                      "principle": PRINCIPLE[e] if e >= 0 else "numerical",
+                      "equation": EQUATIONS[e] if e >= 0 else "SVD"} for j, e in codes)
+
+    @cached_property
+    def dim(self) -> int:
+        """Dimension of the nullspace spanned by ``basis`` (a rank, not a count of vectors)."""
+        return rank(self.basis)[0]
+
+    @cached_property
+    def nullspace(self) -> np.ndarray:
+        """An orthonormal basis of span(basis)."""
+        return orthonormal(self.basis)
+
+    @cached_property
+    def base_basis(self) -> np.ndarray:
+        """An orthonormal basis of the identifiable directions, the complement of the nullspace."""
+        return complement(self.basis, self.num_parameters)
+
+    @property
+    def num_base_parameters(self) -> int:
+        return self.num_parameters - self.dim
+
+    def counts(self, key: str = "principle") -> Counter:
+        """Number of basis vectors per ``principle``, ``joint`` or ``equation`` (vectors, not rank)."""
+        return Counter(entry[key] for entry in self.provenance)
+
+    def __repr__(self) -> str:
+        cert = {None: "not certified", True: "certified", False: "NOT certified"}[self.certified]
+        return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
+                f"parameters={self.num_parameters}, {cert})")
