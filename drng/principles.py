@@ -127,7 +127,10 @@ def planar_rotations(kind, parent, axis):
     """PRI (Algorithm 2): is_pr[i] and the direction d_pr[i] of the planar rotation of body i.
 
     ``axis`` holds the direction part of each 1-DoF joint's line at q0 (zero for P joints);
-    axes are compared with a relative tolerance of 1e-9."""
+    axes are compared with a relative tolerance of 1e-9. Correction to Algorithm 2: the test
+    L_d,i x L_d,parent = 0 passes trivially when the parent joint is P (L_d = 0), and would
+    mark an R joint about any axis below a slider as planar; the axis must be parallel to the
+    parent's planar-rotation direction, d = L_d,parent if nonzero, else d_pr[parent]."""
     n = kind.shape[0] - 1
     is_pr = np.zeros(n + 1, dtype=np.bool_)
     d_pr = np.zeros((n + 1, 3))
@@ -140,15 +143,10 @@ def planar_rotations(kind, parent, axis):
             is_pr[i] = True
             d_pr[i] = ld
         elif is_pr[p]:
-            lp = axis[p] if kind[p] == R else np.zeros(3)
-            if np.linalg.norm(np.cross(ld, lp)) <= _TOL:
+            d = axis[p] if kind[p] == R else d_pr[p]
+            if np.linalg.norm(np.cross(ld, d)) <= _TOL:
                 is_pr[i] = True
-                if np.linalg.norm(lp) > _TOL:
-                    d_pr[i] = lp
-                elif np.linalg.norm(d_pr[p]) > _TOL:
-                    d_pr[i] = d_pr[p]
-                else:
-                    d_pr[i] = ld
+                d_pr[i] = d if np.linalg.norm(d) > _TOL else ld
     return is_pr, d_pr
 
 

@@ -82,7 +82,7 @@ class Oracle:
         """Pinocchio's joint-torque regressor in pga-dyn's coordinates, columns in the order of
         ``robot.body_names`` with Pinocchio's per-body parameters [m, mc, I (origin)]."""
         qp, vp, ap, B = self.to_pinocchio(q, qd, qdd)
-        Y = pin.computeJointTorqueRegressor(self.model, self.data, qp, vp, ap)
+        Y = np.reshape(pin.computeJointTorqueRegressor(self.model, self.data, qp, vp, ap), (self.model.nv, -1))
         cols = []
         for name in self.robot.body_names:
             jid = self.body_joint(name)
@@ -118,3 +118,128 @@ def numerical_rank(stacked: np.ndarray, rtol: float = 1e-9):
     rank = int(np.sum(s > rtol * s[0]))
     gap = s[rank - 1] / s[rank] if rank < len(s) else np.inf
     return rank, gap
+
+
+# -- Pinocchio model of a pga-dyn Robot's spanning tree, built joint by joint --------------------
+# (Pinocchio's URDF reader knows neither URDF+ <loop> nor pga-dyn's spherical and universal
+# joints, so the tree is built from the Robot's own joint list.)
+
+
+def _perpendiculars(u: np.ndarray) -> np.ndarray:
+    """Two unit vectors (rows) orthogonal to the unit vector u and to each other."""
+    return np.linalg.svd(u.reshape(1, 3))[2][1:]
+
+
+class TreeOracle:
+    """Pinocchio's model of the spanning tree of ``robot`` (fixed base), body i on joint i.
+
+    R, P: JointModelRevoluteUnaligned / JointModelPrismaticUnaligned(axis); U:
+    JointModelUniversal(axis1, axis2), whose placement is Rot(a1, q1) Rot(a2, q2) and whose
+    velocity is (q1', q2') as pga-dyn's; S: JointModelSpherical, q = quaternion of exp(r^),
+    v = the child's angular velocity in the child frame as pga-dyn's. The velocity
+    coordinates of both models are therefore the same vector."""
+
+    def __init__(self, robot):
+        if robot.floating_base or "F" in robot.joint_type:
+            raise NotImplementedError("TreeOracle builds fixed-base trees only")
+        self.robot = robot
+        model = pin.Model()
+        model.gravity.linear = np.asarray(robot.gravity, dtype=float)
+        for i in range(1, robot.n + 1):
+            kind, axes = robot.joint_type[i], robot.axes[i]
+            if kind == "R":
+                joint = pin.JointModelRevoluteUnaligned(axes[0].copy())
+            elif kind == "P":
+                joint = pin.JointModelPrismaticUnaligned(axes[0].copy())
+            elif kind == "U":
+                joint = pin.JointModelUniversal(axes[0].copy(), axes[1].copy())
+            elif kind == "S":
+                joint = pin.JointModelSpherical()
+            else:
+                raise NotImplementedError(f"joint type {kind}")
+            origin = robot.origin[i]
+            jid = model.addJoint(int(robot.parent[i]), joint, pin.SE3(origin[:3, :3].copy(), origin[:3, 3].copy()),
+                                 robot.joint_names[i])
+            assert jid == i
+            assert model.joints[jid].idx_v == robot.q_index[i]
+            inertial = robot.inertial(i)
+            model.appendBodyToJoint(jid, pin.Inertia(float(inertial.mass), np.asarray(inertial.com, dtype=float),
+                                                     np.asarray(inertial.inertia, dtype=float)), pin.SE3.Identity())
+        assert model.nv == robot.nq
+        self.model, self.data = model, model.createData()
+
+    def configuration(self, q) -> np.ndarray:
+        """Pinocchio's q of pga-dyn's tree coordinates q (velocities need no conversion)."""
+        robot, qp = self.robot, np.zeros(self.model.nq)
+        for i in range(1, robot.n + 1):
+            sl, k = robot.coordinates(i), self.model.joints[i].idx_q
+            if robot.joint_type[i] == "S":
+                qp[k:k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[sl], dtype=float))).coeffs()
+            else:
+                qp[k:k + sl.stop - sl.start] = q[sl]
+        return qp
+
+    def rnea(self, q, qd, qdd) -> np.ndarray:
+        return pin.rnea(self.model, self.data, self.configuration(q), np.asarray(qd, float), np.asarray(qdd, float)).copy()
+
+    def regressor(self, q, qd, qdd) -> np.ndarray:
+        """Joint-torque regressor (nq, 10 n); columns of body i: Pinocchio's dynamic parameters
+        [m, mc, I about the body origin] in the body frame."""
+        return pin.computeJointTorqueRegressor(self.model, self.data, self.configuration(q),
+                                               np.asarray(qd, float), np.asarray(qdd, float)).copy()
+
+    def link_parameters(self) -> np.ndarray:
+        return np.array([self.model.inertias[i].toDynamicParameters() for i in range(1, self.robot.n + 1)])
+
+    def parameter_map(self) -> np.ndarray:
+        """C (10 n x 10 n) with pi = C phi: pga-dyn's from_link_parameters as a matrix, so that
+        Y_pin = Y_pga C."""
+        from pga_dyn.tp_regressor import from_link_parameters
+
+        size = 10 * self.robot.n
+        return np.column_stack([from_link_parameters(self.robot, e) for e in np.eye(size)])
+
+    # -- loop constraints from Pinocchio's kinematics -------------------------------------------
+    def residual(self, qp) -> np.ndarray:
+        """Closure residual at Pinocchio configuration qp, written independently of pga-dyn's:
+        S: p_b - p_a; U: p_b - p_a and (R_a u1).(R_b u2); R: p_b - p_a and R_b u - R_a u (6 rows
+        of rank 5; zero only when the axes point the same way: a revolute joint cannot flip its
+        axis); P: log(R_a^T R_b) and p_b - p_a projected on two normals of R_a u (5 rows, zero
+        only for the same orientation). Couplings: q_f - r q_l - c."""
+        pin.forwardKinematics(self.model, self.data, qp)
+        rows = []
+        for lp in self.robot.loop_joints:
+            Fa = self.data.oMi[lp.parent].homogeneous @ lp.parent_frame
+            Fb = self.data.oMi[lp.child].homogeneous @ lp.child_frame
+            Ra, Rb, d = Fa[:3, :3], Fb[:3, :3], Fb[:3, 3] - Fa[:3, 3]
+            if lp.type in ("S", "U", "R"):
+                rows.append(d)
+            if lp.type == "U":
+                rows.append([(Ra @ lp.axes[0]) @ (Rb @ lp.axes[1])])
+            elif lp.type == "R":
+                rows.append(Rb @ lp.axes[0] - Ra @ lp.axes[0])  # the same direction, not just parallel
+            elif lp.type == "P":
+                rows.append(pin.log3(Ra.T @ Rb))
+                rows.append((Ra @ _perpendiculars(lp.axes[0]).T).T @ d)
+        for c in self.robot.couplings:
+            qf, ql = (qp[self.model.joints[self._joint_of(k)].idx_q] for k in (c.follower, c.leader))
+            rows.append([qf - c.ratio * ql - c.offset])
+        return np.concatenate([np.ravel(r) for r in rows]) if rows else np.zeros(0)
+
+    def _joint_of(self, coordinate: int) -> int:
+        return int(np.searchsorted(self.robot.q_index, coordinate, side="right") - 1)
+
+    def jacobian(self, qp, h: float = 1e-6) -> np.ndarray:
+        """d residual / d v by central differences, the increments applied with pin.integrate."""
+        cols = []
+        for e in np.eye(self.model.nv):
+            plus = self.residual(pin.integrate(self.model, qp, h * e))
+            minus = self.residual(pin.integrate(self.model, qp, -h * e))
+            cols.append((plus - minus) / (2 * h))
+        return np.column_stack(cols)
+
+    def second_derivative(self, qp, v, a, h: float = 1e-4) -> np.ndarray:
+        """d^2/dt^2 of the residual along q(t) = integrate(qp, t v + t^2/2 a) at t = 0, whose
+        velocity and acceleration at t = 0 are v and a."""
+        r = [self.residual(pin.integrate(self.model, qp, t * v + 0.5 * t * t * a)) for t in (-h, 0.0, h)]
+        return (r[0] - 2 * r[1] + r[2]) / (h * h)

@@ -1,0 +1,155 @@
+"""DRNG against independent oracles: Pinocchio's regressor, the numerical rank, the papers' tables."""
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import drng
+import robots
+from oracle import Oracle, numerical_rank, random_states
+from pga_dyn import tp_regressor as tp
+from robots.urdf import load_urdf
+
+SHARED = "/work/shared/urdf_plus_examples"
+
+
+def pinocchio_residual(robot, basis, path, samples=40):
+    """||Y B||_F / ||Y||_F with Y Pinocchio's stacked regressor mapped to pga-dyn's parameters
+    (Y_pga = Y_pin C^-1, C the link-to-eq.(97) parameter map)."""
+    oracle = Oracle(robot, path)
+    C = np.column_stack([tp.from_link_parameters(robot, e) for e in np.eye(10 * robot.n)])
+    Q, QD, QDD = random_states(robot, samples, seed=21)
+    Y = np.vstack([oracle.regressor(Q[s], QD[s], QDD[s]) for s in range(samples)]) @ np.linalg.inv(C)
+    return np.linalg.norm(Y @ basis) / np.linalg.norm(Y), numerical_rank(Y)[0]
+
+
+@pytest.mark.parametrize("name,gravity,expected", [
+    ("puma560", (0.0, 0.0, -9.81), 24),  # DRNG paper Table 3, gravity along the joint-1 axis
+    ("puma560", (-9.81, 0.0, 0.0), 22),  # gravity not along joint 1 (paper section 6.1)
+    ("go2", (0.0, 0.0, -9.81), 36),  # floating base, Table 3
+])
+def test_table3_tree_robots(name, gravity, expected):
+    robot = robots.load(name, gravity=gravity)
+    result = drng.nullspace(robot, certify=True)
+    assert result.dim == expected and result.certified and result.geometric
+    residual, rank = pinocchio_residual(robot, result.basis, robots.data_path(name))
+    assert residual < 1e-10
+    assert rank + result.dim == 10 * robot.n  # Pinocchio's identifiable rank completes it
+
+
+def test_puma560_counts_per_principle():
+    """Section 6.1: 18 shared-point vectors, 4 fixed-point and 2 planar-rotation vectors on link 1."""
+    result = drng.nullspace(robots.load("puma560"))
+    assert result.counts() == {1: 18, 2: 4, 3: 2}
+    assert result.counts("joint")["joint1"] == 3 + 4 + 2
+
+
+def test_go2_only_shared_points():
+    """Section 6.2: a floating base has neither fixed points nor planar rotations: 12 R joints x 3."""
+    result = drng.nullspace(robots.load("go2"))
+    assert result.counts() == {1: 36} and result.dim == 36
+
+
+def test_gravity_free_puma_is_completed_on_link2():
+    """Remark 5: without gravity the fixed points of link 2 add 2 unidentifiable directions the
+    principles do not generate; the certificate completes the basis and names link 2."""
+    robot = robots.load("puma560", gravity=(0.0, 0.0, 0.0))
+    assert drng.nullspace(robot).dim == 24
+    result = drng.nullspace(robot, certify=True)
+    assert result.certified and not result.geometric
+    assert result.dim == 26 and result.certificate["short"] == ("link2",)
+    residual, rank = pinocchio_residual(robot, result.basis, robots.data_path("puma560"))
+    assert residual < 1e-10 and rank == 34
+
+
+@pytest.mark.parametrize("name,gravity,expected", [
+    ("four_bar", (0.0, 0.0, -9.81), 26), ("six_bar", (0.0, 0.0, -9.81), 40),
+    ("four_bar", (0.0, -9.81, 0.0), 22), ("six_bar", (0.0, -9.81, 0.0), 36),
+])
+def test_shared_urdf_plus_examples(name, gravity, expected):
+    path = os.path.join(SHARED, f"{name}.urdf")
+    if not os.path.exists(path):
+        pytest.skip("shared examples not present")
+    robot = load_urdf(path, gravity=gravity)
+    result = drng.nullspace(robot, certify=True)
+    assert result.dim == expected and result.certified and result.geometric
+    assert drng.verify(robot, result.basis)["ok"]
+
+
+@pytest.mark.parametrize("name,expected", [("2rru_1rrs", 45), ("2prs_1psr", 47)])
+def test_table3_parallel_machines(name, expected):
+    try:
+        robot = robots.load(name)
+    except ValueError:
+        pytest.skip(f"{name} is not a built-in robot yet")
+    result = drng.nullspace(robot, certify=True)
+    assert result.certified
+    assert result.dim == result.certificate["rank"] == 70 - result.certificate["rank_numerical"]
+    assert result.dim == expected, result.certificate
+
+
+def test_verify_rejects_a_wrong_basis():
+    robot = robots.load("puma560")
+    basis = drng.nullspace(robot).basis.copy()
+    basis[:, 0] += np.eye(60)[:, 9]  # add the mass of link 1 (identifiable through gravity? no: link 1 rotates about z)
+    basis[:, 1] += np.eye(60)[:, 19]  # the mass of link 2 is identifiable
+    report = drng.verify(robot, basis)
+    assert not report["ok"] and report["residual"] > 1e-6
+
+
+# -- property tests on random chains ------------------------------------------------------------
+
+def _urdf(joints, gravity_free):
+    """URDF text of a random chain or tree. ``joints``: (parent index, type, axis, xyz, rpy, mass props)."""
+    links = ['<link name="l0"/>']
+    parts = []
+    for k, (parent, kind, axis, xyz, rpy, (m, c, d)) in enumerate(joints, start=1):
+        links.append(
+            f'<link name="l{k}"><inertial><mass value="{m}"/><origin xyz="{c[0]} {c[1]} {c[2]}"/>'
+            f'<inertia ixx="{d[0]}" ixy="0.01" ixz="-0.02" iyy="{d[1]}" iyz="0.015" izz="{d[2]}"/></inertial></link>')
+        parts.append(
+            f'<joint name="j{k}" type="{kind}"><parent link="l{parent}"/><child link="l{k}"/>'
+            f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
+            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>')
+    return '<robot name="random">' + "".join(links + parts) + "</robot>"
+
+
+AXES = [(0, 0, 1), (1, 0, 0), (0, 1, 0), (0.6, 0, 0.8), (0.3, -0.5, 0.81)]
+
+
+@st.composite
+def chains(draw):
+    n = draw(st.integers(1, 5))
+    joints = []
+    for k in range(n):
+        parent = draw(st.integers(0, k)) if draw(st.booleans()) else k  # serial most of the time
+        kind = draw(st.sampled_from(["revolute", "revolute", "prismatic"]))
+        axis = draw(st.sampled_from(AXES))
+        xyz = draw(st.sampled_from([(0, 0, 0), (0.3, 0, 0), (0, 0.2, 0.1), (0.1, -0.2, 0.3)]))
+        rpy = draw(st.sampled_from([(0, 0, 0), (1.5707963267948966, 0, 0), (0, 1.5707963267948966, 0), (0.3, 0.2, -0.4)]))
+        mass = (1.0 + k, (0.05 * k, 0.02, -0.03), (0.3, 0.4, 0.5))
+        joints.append((parent, kind, axis, xyz, rpy, mass))
+    gravity = draw(st.sampled_from([(0.0, 0.0, -9.81), (0.0, 0.0, 0.0), (3.0, -4.0, -8.0)]))
+    floating = draw(st.booleans())
+    return joints, gravity, floating
+
+
+@settings(max_examples=int(os.environ.get("PGA_DYN_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chains())
+def test_certified_dimension_equals_pinocchio_rank(case):
+    joints, gravity, floating = case
+    text = _urdf(joints, gravity == (0.0, 0.0, 0.0))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "random.urdf")
+        with open(path, "w") as handle:
+            handle.write(text)
+        robot = load_urdf(path, floating_base=floating, gravity=gravity)
+        result = drng.nullspace(robot, certify=True, samples=60)
+        residual, rank = pinocchio_residual(robot, result.basis, path, samples=60)
+    assert result.certified, result.certificate
+    assert result.dim + rank == 10 * robot.n, (result.dim, rank, result.certificate)
+    assert residual < 1e-9
