@@ -28,10 +28,9 @@ def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0)
 
 def pivoted_qr_columns(matrix: np.ndarray, rank: int) -> np.ndarray:
     """Indices of ``rank`` independent columns chosen by Householder QR with column pivoting
-    (Businger-Golub), applied to the triangular factor of an unpivoted QR (same column
-    dependencies, a square problem)."""
-    a = np.linalg.qr(matrix, mode="r") if matrix.shape[0] > matrix.shape[1] else matrix.copy()
-    a = np.array(a, dtype=float)
+    (Businger-Golub). A tall matrix can be replaced by the triangular factor of its unpivoted
+    QR: same column dependencies, a square problem."""
+    a = np.array(matrix, dtype=float)
     m, n = a.shape
     perm = np.arange(n)
     norms = np.sum(a * a, axis=0)
@@ -62,7 +61,9 @@ def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.
     zero = norms <= RANK_RTOL * max(norms.max(), 1e-300)
     scale = np.where(zero, 1.0, norms)
     scaled = np.where(zero, 0.0, Y / scale)
-    _, s, vt = np.linalg.svd(scaled, full_matrices=True)
+    # the triangular factor of a QR has the singular values and right vectors of the tall matrix
+    reduced = np.linalg.qr(scaled, mode="r") if scaled.shape[0] > scaled.shape[1] else scaled
+    _, s, vt = np.linalg.svd(reduced, full_matrices=True)
     r = int(np.sum(s > rtol * s[0]))
     gap = s[r - 1] / s[r] if r < len(s) else np.inf
     # Y = scaled D with D = diag(scale): the row space of Y is spanned by D v_k (k < r), and
@@ -71,5 +72,5 @@ def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.
     seconds = time.perf_counter() - start
     certificate = {"rank": r, "gap": float(gap), "singular_values": s, "samples": len(states),
                    "rows": Y.shape[0], "rejected": states.rejected,
-                   "base_columns": pivoted_qr_columns(scaled, r)}
+                   "base_columns": pivoted_qr_columns(reduced, r)}
     return NullspaceResult(robot.name, "numerical", null, None, (), None, certificate, False, seconds)

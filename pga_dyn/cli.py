@@ -1,10 +1,14 @@
 """The ``pga-dyn`` command line.
 
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
+    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify] [--json]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
-ROBOT_OR_PATH is a built-in robot (``robots.available()``) or a URDF / URDF+ file.
+``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
+parameters, the vectors per principle and per joint, and with ``--certify`` the certificate
+against the sampled regressor. ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
+a URDF / URDF+ file.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
@@ -133,6 +137,89 @@ def _cmd_info(args, out) -> int:
     return 0
 
 
+def analyze(robot, certify: bool) -> dict:
+    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict."""
+    import time
+
+    import drng
+
+    start = time.perf_counter()
+    result = drng.nullspace(robot, certify=certify)
+    seconds = time.perf_counter() - start  # with the certificate
+    per_joint = {}
+    for entry in result.provenance:
+        joint = entry["joint"] or "numerical completion"
+        per_joint.setdefault(joint, {}).setdefault(str(entry["principle"]), 0)
+        per_joint[joint][str(entry["principle"])] += 1
+    report = {
+        "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
+        "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,
+        "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
+        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=str)},
+        "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
+        "certified": result.certified, "seconds": seconds, "drng_seconds": result.seconds,
+    }
+    if certify:
+        c = result.certificate
+        report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
+                                 "singular_gap": c["gap"], "residual": c["residual"], "samples": c["samples"],
+                                 "short_bodies": list(c["short"])}
+    return report
+
+
+def analyze_lines(report: dict) -> list:
+    lines = [
+        f"robot:                {report['robot']}",
+        f"parameters:           {report['parameters']} (10 per body, {report['bodies']} bodies)",
+        f"nullspace dimension:  {report['nullspace_dimension']} (unidentifiable directions)",
+        f"base parameters:      {report['base_parameters']} (identifiable combinations)",
+        "vectors per principle: " + ", ".join(
+            f"{ {'1': 'shared points', '2': 'fixed points', '3': 'planar rotations'}.get(k, k)} {v}"
+            for k, v in report["vectors_per_principle"].items()),
+    ]
+    if report["certified"] is None:
+        lines.append("certificate:          not asked (use --certify)")
+    else:
+        c = report["certificate"]
+        verdict = "certified" if report["certified"] else "NOT certified"
+        lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
+                     f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
+                     f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)")
+        if not report["geometric"]:
+            lines.append(f"                      the three principles give rank {c['rank_drng']} and miss directions "
+                         f"on bodies {', '.join(c['short_bodies'])}: completed numerically")
+    lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms, in all "
+                 f"{report['seconds'] * 1e3:.1f} ms (first calls load compiled kernels)")
+    rows = [(joint, *(counts.get(k, 0) for k in ("1", "2", "3")), counts.get("numerical", ""))
+            for joint, counts in report["vectors_per_joint"].items()]
+    lines += ["", "Vectors per joint"]
+    lines += _table(("joint", "shared points", "fixed points", "planar rotations", "numerical"), rows)
+    return lines
+
+
+def _cmd_analyze(args, out) -> int:
+    import json
+
+    floating = True if args.floating else (False if args.fixed else None)
+    robot = _load(args.robot, floating, tuple(args.gravity))
+    report = analyze(robot, args.certify)
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    else:
+        print("\n".join(analyze_lines(report)), file=out)
+    return 0 if report["certified"] is not False else 1
+
+
+def _robot_arguments(parser) -> None:
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
+    base = parser.add_mutually_exclusive_group()
+    base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
+    base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=[0.0, 0.0, -9.81],
+                        help="gravity vector in the world frame, m/s^2 (default: 0 0 -9.81)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Rigid-body dynamics in projective geometric algebra: robot models "
@@ -142,13 +229,20 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="show the bodies, joints and parameters of a robot",
                           description="Show what pga-dyn makes of a robot: bodies (with merged links), "
                                       "tree and loop joints, coordinates, parameter count.")
-    info.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
-    base = info.add_mutually_exclusive_group()
-    base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
-    base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    info.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=[0.0, 0.0, -9.81],
-                      help="gravity vector in the world frame, m/s^2 (default: 0 0 -9.81)")
+    _robot_arguments(info)
     info.set_defaults(func=_cmd_info)
+
+    analyze_parser = sub.add_parser(
+        "analyze", help="which inertial parameters can be identified (DRNG)",
+        description="The nullspace of the dynamics regressor by the three principles of DRNG: its "
+                    "dimension, the base parameters, the vectors per principle and joint. Exit status 1 "
+                    "when --certify finds the answer wrong.")
+    _robot_arguments(analyze_parser)
+    analyze_parser.add_argument("--certify", action="store_true",
+                                help="check against the regressor of random valid samples and complete "
+                                     "the basis if the principles fall short")
+    analyze_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    analyze_parser.set_defaults(func=_cmd_analyze)
     return parser
 
 

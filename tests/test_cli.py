@@ -116,3 +116,29 @@ def test_parser_has_subcommands():
     parser = build_parser()
     args = parser.parse_args(["info", "go2", "--floating"])
     assert args.command == "info" and args.floating and callable(args.func)
+
+
+def test_analyze_puma560_json(capsys):
+    """The DRNG paper's Table 3: 24 unidentifiable directions of the Puma560 with gravity along joint 1."""
+    import json
+
+    code, out, _ = run_main(["analyze", "puma560", "--certify", "--json"], capsys)
+    report = json.loads(out)
+    assert code == 0
+    assert report["nullspace_dimension"] == 24 and report["base_parameters"] == 36
+    assert report["certified"] is True and report["certificate"]["rank_numerical"] == 36
+    assert report["vectors_per_principle"] == {"1": 18, "2": 4, "3": 2}
+    assert report["vectors_per_joint"]["joint1"] == {"1": 3, "2": 4, "3": 2}
+
+
+def test_analyze_text_names_the_short_bodies_without_gravity(capsys):
+    code, out, _ = run_main(["analyze", "puma560", "--gravity", "0", "0", "0", "--certify"], capsys)
+    assert code == 0
+    assert re.search(r"nullspace dimension:\s+26", out)
+    assert "certified: nullspace rank 26 + sampled regressor rank 34 = 60 of 60" in out
+    assert "the three principles give rank 24 and miss directions on bodies link2" in out
+
+
+def test_analyze_bad_input_exits_2(capsys):
+    code, _, err = run_main(["analyze", "no_such_robot"], capsys)
+    assert code == 2 and err.startswith("pga-dyn: error:") and "Traceback" not in err
