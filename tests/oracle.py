@@ -180,7 +180,8 @@ class TreeOracle:
         return qp
 
     def rnea(self, q, qd, qdd) -> np.ndarray:
-        return pin.rnea(self.model, self.data, self.configuration(q), np.asarray(qd, float), np.asarray(qdd, float)).copy()
+        return pin.rnea(self.model, self.data, self.configuration(q), np.asarray(qd, float),
+                        np.asarray(qdd, float)).copy()
 
     def regressor(self, q, qd, qdd) -> np.ndarray:
         """Joint-torque regressor (nq, 10 n); columns of body i: Pinocchio's dynamic parameters
