@@ -13,6 +13,9 @@ _LAZY = {
     "certificate": "certify",
     "numerical_nullspace": "numerical",
     "NullspaceResult": "result",
+    "rpna": "rpna",
+    "classify": "classify",
+    "compare": "compare",
 }
 
 __all__ = list(_LAZY)

@@ -9,7 +9,7 @@ import numpy as np
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import JOINT_CODE
 
-from .principles import drng_kernel
+from .principles import dense_basis, drng_kernel
 from .result import NullspaceResult
 
 
@@ -32,8 +32,10 @@ def kernel_arrays(robot):
     return cache
 
 
-def drng_basis(robot):
-    """The raw output of the compiled DRNG: B (10 n, K) and the provenance codes (K, 2)."""
+def drng_blocks(robot):
+    """The raw output of the compiled DRNG in block form: ``bodies`` (K, 2), ``vals`` (K, 2, 10)
+    and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`). Memory O(n):
+    use it for very large robots, whose dense basis would not fit."""
     return drng_kernel(*kernel_arrays(robot))
 
 
@@ -46,7 +48,8 @@ def nullspace(robot, certify: bool = False, samples: int = 200, seed=0) -> "Null
     and ``certificate['short']`` names the bodies involved).
     """
     start = time.perf_counter()
-    B, prov = drng_basis(robot)
+    bodies, vals, prov = drng_blocks(robot)
+    B = dense_basis(robot.n, bodies, vals)
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start)
     if not certify:

@@ -44,15 +44,18 @@ _TOL = 1e-9
 
 
 @njit(cache=True, inline="always")
-def _add_sym(B, col, body, a, b, sign, same=False):
-    """B[block of body, col] += sign * hat(a b^T + b a^T), or hat(a a^T) when ``same`` (eq. 97)."""
+def _add_sym(vals, bodies, col, body, a, b, sign, same=False):
+    """Vector ``col``, block of ``body``: += sign * hat(a b^T + b a^T), or hat(a a^T) when
+    ``same`` (eq. 97). A vector touches at most two bodies: slots 0 and 1 of ``vals`` (K, 2, 10)
+    and ``bodies`` (K, 2); body 0 (the fixed base) has no parameters."""
     if body <= 0:
         return
-    base = 10 * (body - 1)
+    slot = 0 if bodies[col, 0] == 0 or bodies[col, 0] == body else 1
+    bodies[col, slot] = body
     for k in range(10):
         r, c = _ROW[k], _COL[k]
         value = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
-        B[base + k, col] += sign * value
+        vals[col, slot, k] += sign * value
 
 
 @njit(cache=True)
@@ -99,25 +102,25 @@ def _shared_points(kind, frame, axis):
 
 
 @njit(cache=True)
-def _jng(B, prov, col, joint, parent, child, pts_p, pts_c):
+def _jng(vals, bodies, prov, col, joint, parent, child, pts_p, pts_c):
     """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points."""
     k = pts_c.shape[0]
     for a in range(k):
         for b in range(a, k):
             if a == b:
-                _add_sym(B, col, child, pts_c[a], pts_c[a], 1.0, True)
-                _add_sym(B, col, parent, pts_p[a], pts_p[a], -1.0, True)
+                _add_sym(vals, bodies, col, child, pts_c[a], pts_c[a], 1.0, True)
+                _add_sym(vals, bodies, col, parent, pts_p[a], pts_p[a], -1.0, True)
             else:
-                _add_sym(B, col, child, pts_c[a], pts_c[b], 1.0)
-                _add_sym(B, col, parent, pts_p[a], pts_p[b], -1.0)
+                _add_sym(vals, bodies, col, child, pts_c[a], pts_c[b], 1.0)
+                _add_sym(vals, bodies, col, parent, pts_p[a], pts_p[b], -1.0)
             prov[col, 0], prov[col, 1] = joint, 0 if a == b else 1
             col += 1
     return col
 
 
 @njit(cache=True)
-def _one(B, prov, col, joint, body, a, b, sign, eq):
-    _add_sym(B, col, body, a, b, sign, False)
+def _one(vals, bodies, prov, col, joint, body, a, b, sign, eq):
+    _add_sym(vals, bodies, col, body, a, b, sign, False)
     prov[col, 0], prov[col, 1] = joint, eq
     return col + 1
 
@@ -185,8 +188,9 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
     """DRNG (Algorithm 4). Tree joint i (1..n): type ``kind[i]``, parent body ``parent[i]``, its
     frame at q0 in the world (``frame[i]``, the child's body frame) and its (first) axis in that
     frame; loop l: type, parent and child bodies, its frame at q0 on each side, its axis.
-    Returns B (10 n, K) and the provenance (K, 2): joint (1..n tree, n+1.. loops) and
-    equation code (``EQUATIONS``)."""
+    Returns the K vectors in block form, ``bodies`` (K, 2) and ``vals`` (K, 2, 10) (at most two
+    bodies per vector: O(n) memory, see :func:`dense_basis`), and the provenance (K, 2): joint
+    (1..n tree, n+1.. loops) and equation code (``EQUATIONS``)."""
     n = kind.shape[0] - 1
     axis = np.zeros((n + 1, 3))
     for i in range(1, n + 1):
@@ -198,59 +202,72 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
     is_pr, d_pr = planar_rotations(kind, parent, axis_pr)
     count = _counts(kind, parent, axis_pr, gravity, is_pr, d_pr, lkind)
     total = count.sum()
-    B = np.zeros((10 * n, total))
+    vals = np.zeros((total, 2, 10))
+    bodies = np.zeros((total, 2), dtype=np.int64)
     prov = np.zeros((total, 2), dtype=np.int64)
     no_gravity = np.linalg.norm(gravity) <= _TOL
     col = 0
     for i in range(1, n + 1):
         c, p = kind[i], parent[i]
         pts = _shared_points(c, frame[i], local_axis[i])
-        col = _jng(B, prov, col, i, p, i, pts, pts)  # Principle 1
+        col = _jng(vals, bodies, prov, col, i, p, i, pts, pts)  # Principle 1
         O = _point(frame[i, :3, 3])
         z = _direction(axis[i])
         xd, yd = _perpendicular(axis[i])
         x, y = _direction(xd), _direction(yd)
         if p == 0:  # Principle 2: fixed points
             if (c == U or c == S) and no_gravity:
-                col = _one(B, prov, col, i, i, O, x, 1.0, 2)
-                col = _one(B, prov, col, i, i, O, y, 1.0, 3)
-                col = _one(B, prov, col, i, i, O, z, 1.0, 4)
+                col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 2)
+                col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 3)
+                col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 4)
             elif c == P:
-                col = _one(B, prov, col, i, i, O, x, 1.0, 5)
-                col = _one(B, prov, col, i, i, O, y, 1.0, 6)
-                col = _one(B, prov, col, i, i, O, z, 1.0, 7)
+                col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 5)
+                col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 6)
+                col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 7)
             elif c == R:
                 along = np.linalg.norm(np.cross(axis[i], gravity)) <= _TOL * max(1.0, np.linalg.norm(gravity))
                 if no_gravity or along:
-                    col = _one(B, prov, col, i, i, O, x, 1.0, 8)
-                    col = _one(B, prov, col, i, i, O, y, 1.0, 9)
-                col = _one(B, prov, col, i, i, z, x, 1.0, 10)
-                col = _one(B, prov, col, i, i, z, y, 1.0, 11)
+                    col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 8)
+                    col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 9)
+                col = _one(vals, bodies, prov, col, i, i, z, x, 1.0, 10)
+                col = _one(vals, bodies, prov, col, i, i, z, y, 1.0, 11)
         if is_pr[i]:  # Principle 3: planar rotations about d = d_pr[i]
             if c == R:
                 d = _direction(d_pr[i])
                 ux, uy = _perpendicular(d_pr[i])
                 px, py = _direction(ux), _direction(uy)
-                _add_sym(B, col, i, px, px, 1.0, True)
-                _add_sym(B, col, i, py, py, -1.0, True)
+                _add_sym(vals, bodies, col, i, px, px, 1.0, True)
+                _add_sym(vals, bodies, col, i, py, py, -1.0, True)
                 prov[col, 0], prov[col, 1] = i, 12
                 col += 1
-                col = _one(B, prov, col, i, i, px, py, 1.0, 13)
+                col = _one(vals, bodies, prov, col, i, i, px, py, 1.0, 13)
                 if p != 0:
-                    col = _one(B, prov, col, i, i, d, px, 1.0, 14)
-                    col = _one(B, prov, col, i, i, d, py, 1.0, 15)
+                    col = _one(vals, bodies, prov, col, i, i, d, px, 1.0, 14)
+                    col = _one(vals, bodies, prov, col, i, i, d, py, 1.0, 15)
             elif c == P and p != 0:
                 d = _direction(d_pr[i])
-                col = _one(B, prov, col, i, i, d, O, 1.0, 16)
+                col = _one(vals, bodies, prov, col, i, i, d, O, 1.0, 16)
                 if np.linalg.norm(d_pr[i]) > _TOL and np.linalg.norm(np.cross(d_pr[i], axis[i])) <= _TOL:
                     ux, uy = _perpendicular(d_pr[i])
                     px, py = _direction(ux), _direction(uy)
-                    _add_sym(B, col, i, O, px, 1.0, False)
-                    col = _one(B, prov, col, i, p, O, px, -1.0, 17)
-                    _add_sym(B, col, i, O, py, 1.0, False)
-                    col = _one(B, prov, col, i, p, O, py, -1.0, 18)
+                    _add_sym(vals, bodies, col, i, O, px, 1.0, False)
+                    col = _one(vals, bodies, prov, col, i, p, O, px, -1.0, 17)
+                    _add_sym(vals, bodies, col, i, O, py, 1.0, False)
+                    col = _one(vals, bodies, prov, col, i, p, O, py, -1.0, 18)
     for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
         pts_p = _shared_points(lkind[l], lframe_p[l], laxis[l])
         pts_c = _shared_points(lkind[l], lframe_c[l], laxis[l])
-        col = _jng(B, prov, col, n + 1 + l, lparent[l], lchild[l], pts_p, pts_c)
-    return B, prov
+        col = _jng(vals, bodies, prov, col, n + 1 + l, lparent[l], lchild[l], pts_p, pts_c)
+    return bodies, vals, prov
+
+
+@njit(cache=True)
+def dense_basis(n, bodies, vals):
+    """The basis as a dense (10 n, K) matrix from the kernel's block form."""
+    B = np.zeros((10 * n, bodies.shape[0]))
+    for col in range(bodies.shape[0]):
+        for slot in range(2):
+            b = bodies[col, slot]
+            if b > 0:
+                B[10 * (b - 1):10 * b, col] = vals[col, slot]
+    return B

@@ -12,16 +12,17 @@ Each loop joint between a parent body a and a child body b, with joint frames F_
 * S: the centre is shared, p_b - p_a = 0;
 * U: the centre is shared and the two axes meet there at a right angle: p_b - p_a = 0 and
   (R_a u1) . (R_b u2) = 0 (u1 fixed in a, u2 fixed in b);
-* R: the centre and the axis are shared: p_b - p_a = 0, (R_a u) x (R_b u) = 0;
-* P: the orientation is shared and the offset lies along the axis:
-  1/2 sum_k (R_a e_k) x (R_b e_k) = 0 and (p_b - p_a) x (R_a u) = 0.
+* R: the centre and the axis are shared: p_b - p_a = 0, R_b u - R_a u = 0 (the directions,
+  not only the lines: a cross product would also vanish for a body turned over);
+* P: the orientation is shared and the offset lies along the axis: R_b e_k - R_a e_k = 0
+  (k = 1, 2, 3) and (p_b - p_a) x (R_a u) = 0.
 
 A coupling (URDF ``<mimic>``, URDF+ ``<coupling>``) is q_f - r q_l - c = 0.
 
 Velocities of the points and directions come from the Jacobian lines of the tree (a point p
 on a body moves with dp/dq_k = m_k + d_k x p for every line L_k = (d_k; m_k) on the body's
 path, a direction u with d_k x u), so the constraint Jacobian is exact, and Newton's method
-on q_p converges quadratically. The R and P residuals have 6 rows of rank 5, and planar
+on q_p converges quadratically. The R and P residuals have 6 and 12 rows of rank 5, and planar
 loops are over-constrained in space: least squares handles both.
 
 The regressor with respect to q_a is the projection of the tree regressor: with
@@ -50,7 +51,7 @@ def _cross(a, b):
 
 
 def _rows(kind: str) -> int:
-    return {"S": 3, "U": 4, "R": 6, "P": 6}[kind]
+    return {"S": 3, "U": 4, "R": 6, "P": 12}[kind]
 
 
 class Constraints:
@@ -129,27 +130,21 @@ class Constraints:
                 if motion:
                     bias[row] = motion.dot_acc(ua, ub)
                 row += 1
-            elif lp.type == "R":
+            elif lp.type == "R":  # the axis directions coincide (not only their lines)
                 ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[0]
-                r[row:row + 3] = _cross(ua, ub)
-                J[row:row + 3] = (_cross(self._direction(lp.parent, ua, S), ub)
-                                  + _cross(ua, self._direction(lp.child, ub, S))).T
+                r[row:row + 3] = ub - ua
+                J[row:row + 3] = (self._direction(lp.child, ub, S) - self._direction(lp.parent, ua, S)).T
                 if motion:
-                    bias[row:row + 3] = motion.cross_acc(ua, ub)
+                    bias[row:row + 3] = motion.dir_acc(1, ub) - motion.dir_acc(0, ua)
                 row += 3
-            elif lp.type == "P":
-                r[row:row + 3] = 0.0
-                J[row:row + 3] = 0.0
-                if motion:
-                    bias[row:row + 3] = 0.0
+            elif lp.type == "P":  # the frames have the same orientation, offset along the axis
                 for k in range(3):
                     ea, eb = Fa[:3, k], Fb[:3, k]
-                    r[row:row + 3] += 0.5 * _cross(ea, eb)
-                    J[row:row + 3] += 0.5 * (_cross(self._direction(lp.parent, ea, S), eb)
-                                             + _cross(ea, self._direction(lp.child, eb, S))).T
+                    r[row:row + 3] = eb - ea
+                    J[row:row + 3] = (self._direction(lp.child, eb, S) - self._direction(lp.parent, ea, S)).T
                     if motion:
-                        bias[row:row + 3] += 0.5 * motion.cross_acc(ea, eb)
-                row += 3
+                        bias[row:row + 3] = motion.dir_acc(1, eb) - motion.dir_acc(0, ea)
+                    row += 3
                 u = Fa[:3, :3] @ lp.axes[0]
                 d = pb - pa
                 r[row:row + 3] = _cross(d, u)
@@ -259,10 +254,6 @@ class _Motion:
     def dot_acc(self, ua, ub):
         return (self.dir_acc(0, ua) @ ub + 2 * self.dir_vel(0, ua) @ self.dir_vel(1, ub)
                 + ua @ self.dir_acc(1, ub))
-
-    def cross_acc(self, ua, ub):
-        return (_cross(self.dir_acc(0, ua), ub) + 2 * _cross(self.dir_vel(0, ua), self.dir_vel(1, ub))
-                + _cross(ua, self.dir_acc(1, ub)))
 
 
 def constraints(robot: Robot) -> Constraints:

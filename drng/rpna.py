@@ -1,0 +1,387 @@
+"""The recursive parameter nullspace algorithm (RPNA; Wensing, Niemeyer and Slotine 2024).
+
+Algorithms 1 and 2 of the RPNA paper for kinematic trees, written here in spatial-vector
+algebra (Featherstone's conventions):
+
+* motion vectors v = (omega; v) in body coordinates, v the velocity of the body-frame origin;
+* ``iX_p(0)``, the transform of motion vectors from the parent frame to the joint frame at
+  q = 0, is ``[[E, 0], [-E S(r), E]]`` for the joint frame at position r with rotation E^T in
+  the parent (the journal's eq. 66 prints +E S(r): a typo);
+* the spatial inertia of a body about its frame origin is
+  ``I(phi) = [[Ibar, S(h)], [S(h)^T, m 1]]`` with phi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz,
+  Iyz, Izz] the classical parameters in the body frame (``pga_dyn.tp_regressor.LINK_PARAM_NAMES``,
+  Pinocchio's order; the RPNA text and code use other orders, which only permute the rows).
+
+For body i with joint free modes Phi_i (6 x n_d, constant in the body frame):
+
+    V_{i-1+} = iX_p(0) V_p,          V_{i-} = Ctrb({(phi_ik x)}, V_{i-1+}),   V_i = [V_{i-}  Phi_i]
+    K_{i-1+} = B_i^T K_p,            K_{i-} = Ctrb({A(phi_ik)^T}, K_{i-1+}),  K_i = [K_{i-}  M(V_i, Phi_i)]
+    N_i = [M(V_i, Phi_i)^T ; K_{i-}^T A(phi_i1) ; ... ; K_{i-}^T A(phi_in)]
+
+with B_i = B(iX_p(0)) (Algorithm 2 line 4 prints B_{i-}: it is B_i), the switched controllable
+subspace Ctrb (smallest subspace containing the seed and invariant under every matrix), the
+seed V_0 = spatial gravity acceleration (0; g) in the base frame (empty without gravity: the
+base does not move) and K_0 = 0. The transfer subspace of joint i is T_i = Null(N_i): a change
+r in body i's parameters with -B_i r moved onto its parent. The nullspace is the direct sum of
+the T_i (Theorem 2, Appendix G): the columns of R with R_ii = basis of Null(N_i) and
+R_{p(i), i} = -B_i R_ii. The system descriptor N (rows spanning the identifiable subspace,
+Appendix G) has block row i equal to N_i times the composite transfer B_{i<-j} for every
+descendant j of i, the transfer being pushed to the descendants (the text's "j < i" is a
+typo): a change dphi is in the nullspace iff N_i r_i = 0 for every i, where
+r_i = sum_{j in subtree(i)} B_{i<-j} dphi_j is what the transfers carry across joint i.
+
+Joint types: R (Phi = (a; 0)), P ((0; a)), S ((1; 0), 6 x 3, the child-frame relative angular
+velocity), F (the 6 x 6 identity: a floating base, whose body has T = {0}; gravity then adds
+nothing). A universal joint has no constant free modes in the child frame; it is split into two
+R joints through a massless virtual body, and the nullspace of the real bodies is the part of
+the augmented nullspace with zero change on the virtual bodies (exact: the virtual columns of
+the regressor are simply dropped). The per-body figures of a body behind a U joint are those
+of the augmented chain.
+
+The result's basis is in the parameter coordinates of ``pga_dyn.inertial_parameters`` (the
+spatial assignment, DRNG eq. 97): the link-frame basis is mapped by the linear
+``from_link_parameters`` (N_world = T0 N_link T0^T).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+
+from .result import NullspaceResult
+
+#: Relative tolerance of the rank decisions (columns or rows scaled to unit norm first).
+RTOL = 1e-10
+
+
+# -- spatial algebra ------------------------------------------------------------------------
+
+def skew(v) -> np.ndarray:
+    """S(v), with S(v) y = v x y."""
+    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+
+
+def crm(v) -> np.ndarray:
+    """The spatial cross product (v x) of a motion vector v = (omega; v): [[S(w), 0], [S(v), S(w)]]."""
+    out = np.zeros((6, 6))
+    w = skew(v[:3])
+    out[:3, :3] = w
+    out[3:, 3:] = w
+    out[3:, :3] = skew(v[3:])
+    return out
+
+
+def xform(pose) -> np.ndarray:
+    """The motion-vector transform from a parent frame to a frame with 4x4 ``pose`` in it:
+    [[E, 0], [-E S(r), E]] with E = R^T, r = the frame's origin in the parent (Featherstone)."""
+    pose = np.asarray(pose, dtype=float)
+    E = pose[:3, :3].T
+    X = np.zeros((6, 6))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    X[3:, :3] = -E @ skew(pose[:3, 3])
+    return X
+
+
+def spatial_inertia(phi) -> np.ndarray:
+    """I(phi) about the frame origin for phi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
+    m, h = phi[0], np.asarray(phi[1:4], dtype=float)
+    J = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
+    out = np.empty((6, 6))
+    out[:3, :3] = J
+    out[:3, 3:] = skew(h)
+    out[3:, :3] = skew(h).T
+    out[3:, 3:] = m * np.eye(3)
+    return out
+
+
+def vee(I) -> np.ndarray:
+    """The parameters phi of a spatial inertia (inverse of :func:`spatial_inertia`)."""
+    return np.array([I[3, 3], I[2, 4], I[0, 5], I[1, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
+
+
+#: I(e_k) for the 10 unit parameter vectors.
+_BASIS = np.array([spatial_inertia(e) for e in np.eye(10)])
+_VEE_ROW = np.array([3, 2, 0, 1, 0, 0, 1, 0, 1, 2])
+_VEE_COL = np.array([3, 4, 5, 3, 0, 1, 1, 2, 2, 2])
+
+
+def _vee_all(stack) -> np.ndarray:
+    """vee of each 6x6 matrix in ``stack`` (k, 6, 6), as the columns of a (10, k) matrix."""
+    return stack[:, _VEE_ROW, _VEE_COL].T
+
+
+def B_matrix(X) -> np.ndarray:
+    """B(X) = d/dphi [X^T I(phi) X]^vee (RPNA eq. 39), 10 x 10."""
+    return _vee_all(np.einsum("ai,kab,bj->kij", X, _BASIS, X))
+
+
+def A_matrix(phi_mode) -> np.ndarray:
+    """A(phi) = d/dphi [(phi x)^T I + I (phi x)]^vee (RPNA eq. 40), 10 x 10."""
+    c = crm(phi_mode)
+    prod = _BASIS @ c
+    return _vee_all(prod + prod.transpose(0, 2, 1))
+
+
+def M_matrix(V, Phi) -> np.ndarray:
+    """M(V, Phi) = [d/dphi vec(V^T I(phi) Phi)]^T (RPNA eq. 52), 10 x (cols(V) cols(Phi))."""
+    return np.einsum("al,kab,bj->klj", V, _BASIS, Phi).reshape(10, -1)
+
+
+# -- subspaces ------------------------------------------------------------------------------
+
+def span(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
+    """An orthonormal basis of the column space (nonzero columns scaled to unit norm first)."""
+    rows = matrix.shape[0]
+    if matrix.size == 0:
+        return np.zeros((rows, 0))
+    norms = np.linalg.norm(matrix, axis=0)
+    keep = norms > rtol * max(norms.max(), 1e-300) if norms.max() > 0 else np.zeros_like(norms, bool)
+    if not keep.any():
+        return np.zeros((rows, 0))
+    u, s, _ = np.linalg.svd(matrix[:, keep] / norms[keep], full_matrices=False)
+    return u[:, : int(np.sum(s > rtol * s[0]))]
+
+
+def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
+    """An orthonormal basis (cols x k) of Null(matrix), nonzero rows scaled to unit norm first."""
+    if matrix.size == 0:
+        return np.eye(cols)
+    basis = span(matrix.T, rtol)  # orthonormal basis of the row space
+    if basis.shape[1] == 0:
+        return np.eye(cols)
+    u, _, _ = np.linalg.svd(basis, full_matrices=True)
+    return u[:, basis.shape[1]:]
+
+
+def controllable(matrices, seed: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the switched controllable subspace of the pairs (A_k, seed): the
+    smallest subspace containing Range(seed) and invariant under every A_k (for one matrix, the
+    range of the controllability matrix [seed, A seed, A^2 seed, ...])."""
+    Q = span(seed)
+    while 0 < Q.shape[1] < Q.shape[0]:
+        grown = span(np.hstack([Q] + [A @ Q for A in matrices]))
+        if grown.shape[1] == Q.shape[1]:
+            break
+        Q = grown
+    return Q
+
+
+# -- the algorithm ---------------------------------------------------------------------------
+
+def _free_modes(kind: str, axis) -> np.ndarray:
+    if kind == "R":
+        return np.concatenate([axis, np.zeros(3)])[:, None]
+    if kind == "P":
+        return np.concatenate([np.zeros(3), axis])[:, None]
+    if kind == "S":
+        return np.vstack([np.eye(3), np.zeros((3, 3))])
+    if kind == "F":
+        return np.eye(6)
+    raise PgaDynError(f"RPNA: joint type {kind!r} has no constant free modes")
+
+
+@dataclass
+class _Body:
+    """A body of the (augmented) chain that RPNA runs on."""
+
+    name: str
+    parent: int  # index in the augmented list, -1 for the base
+    X: np.ndarray  # iX_p(0)
+    Phi: np.ndarray  # 6 x n_d
+    real: int  # index of the robot body (1..n), 0 for a virtual body
+
+
+def _chain(robot) -> list:
+    """The bodies in order, with U joints split into two R joints through a virtual body."""
+    bodies, where = [], {0: -1}
+    for i in range(1, robot.n + 1):
+        kind = robot.joint_type[i]
+        p = where[int(robot.parent[i])]
+        name = robot.body_names[i - 1]
+        X = xform(robot.origin[i])
+        if kind == "U":
+            bodies.append(_Body(name + "#U1", p, X, _free_modes("R", robot.axes[i, 0]), 0))
+            bodies.append(_Body(name, len(bodies) - 1, np.eye(6), _free_modes("R", robot.axes[i, 1]), i))
+        else:
+            bodies.append(_Body(name, p, X, _free_modes(kind, robot.axes[i, 0]), i))
+        where[i] = len(bodies) - 1
+    return bodies
+
+
+@dataclass
+class RpnaResult(NullspaceResult):
+    """The RPNA answer: a :class:`NullspaceResult` (basis in the coordinates of
+    ``pga_dyn.inertial_parameters``) plus the RPNA's own quantities, per body of the chain
+    (``bodies``; a U joint adds a virtual body ``name#U1`` before its child):
+
+    * ``dim_V``, ``dim_K``, ``dim_T``: dimensions of the velocity span V_i (with the gravity
+      seed), of the identifiable-coefficient span K_i and of the transfer subspace
+      T_i = Null(N_i) (the per-body figures of the RPNA tables);
+    * ``rank_N``: rank of the descriptor N_i (= 10 - dim T_i, the identifiable combinations
+      the body adds);
+    * ``V``, ``K``, ``N``: orthonormal bases of V_i, K_i and the descriptors N_i (rows);
+    * ``link_basis``: the nullspace basis in link-frame parameters (10 n, dim), body-major,
+      [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body;
+    * ``descriptor``: the system nullspace descriptor N of Appendix G in link-frame parameters:
+      its rows span the identifiable subspace (the row space of the regressor), Null = nullspace.
+
+    The figures are also in ``certificate`` (lists, for code that reads any result).
+    """
+
+    bodies: tuple = ()
+    dim_V: tuple = ()
+    dim_K: tuple = ()
+    dim_T: tuple = ()
+    rank_N: tuple = ()
+    V: tuple = ()
+    K: tuple = ()
+    N: tuple = ()
+    link_basis: np.ndarray = None
+    descriptor: np.ndarray = None
+    transfer_joint: np.ndarray = field(default=None, repr=False)
+
+    @cached_property
+    def provenance(self) -> tuple:
+        """For each basis vector: the joint it transfers across, "rpna", "T_i (Theorem 2)"."""
+        return tuple({"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna",
+                      "equation": "T_i (Theorem 2)"} for j in self.transfer_joint)
+
+    def table(self) -> str:
+        """The per-body figures as a small text table."""
+        width = max(8, *(len(b) for b in self.bodies)) if self.bodies else 8
+        lines = [f"{'body':<{width}}  dim V  dim K  dim T  rank N"]
+        for row in zip(self.bodies, self.dim_V, self.dim_K, self.dim_T, self.rank_N):
+            lines.append(f"{row[0]:<{width}}  {row[1]:5d}  {row[2]:5d}  {row[3]:5d}  {row[4]:6d}")
+        lines.append(f"nullspace {self.dim} of {self.num_parameters}, identifiable {self.num_base_parameters}")
+        return "\n".join(lines)
+
+
+def link_map(robot) -> np.ndarray:
+    """The matrix F (10 n x 10 n, block diagonal) with pi = F phi: ``from_link_parameters``
+    applied to the unit link-parameter vectors (cached on the robot)."""
+    from pga_dyn.tp_regressor import from_link_parameters
+
+    cache = getattr(robot, "_rpna_link_map", None)
+    if cache is not None:
+        return cache
+    n = robot.n
+    F = np.zeros((10 * n, 10 * n))
+    for k in range(10):
+        phi = np.zeros((n, 10))
+        phi[:, k] = 1.0
+        cols = from_link_parameters(robot, phi).reshape(n, 10)
+        for b in range(n):
+            F[10 * b:10 * b + 10, 10 * b + k] = cols[b]
+    robot._rpna_link_map = F
+    return F
+
+
+def _check_tree(robot):
+    if robot.loop_joints or robot.couplings:
+        what = "loop joints" if robot.loop_joints else "coupled coordinates"
+        raise PgaDynError(f"RPNA handles kinematic trees only; robot '{robot.name}' has {what} "
+                          "(use drng.nullspace)")
+
+
+def rpna(robot) -> RpnaResult:
+    """The regressor nullspace of a tree robot by the RPNA (Algorithms 1 and 2 of Wensing,
+    Niemeyer and Slotine 2024), gravity as the seed V_0, floating bases as 6-DoF joints.
+
+    Raises :class:`PgaDynError` for a robot with loop joints or couplings.
+    """
+    _check_tree(robot)
+    start = time.perf_counter()
+    chain = _chain(robot)
+    nb = len(chain)
+    g = np.asarray(robot.gravity, dtype=float)
+    V0 = np.concatenate([np.zeros(3), g])[:, None] if np.any(g != 0) else np.zeros((6, 0))
+    K0 = np.zeros((10, 0))
+    Vs, Ks, Ns, Bs, Rs = [], [], [], [], []
+    for body in chain:
+        Vp = V0 if body.parent < 0 else Vs[body.parent]
+        Kp = K0 if body.parent < 0 else Ks[body.parent]
+        B = B_matrix(body.X)
+        modes = [body.Phi[:, k] for k in range(body.Phi.shape[1])]
+        cross = [crm(mode) for mode in modes]
+        As = [A_matrix(mode) for mode in modes]
+        # transfer across the link, then across the joint
+        V_minus = controllable(cross, body.X @ Vp)
+        K_minus = controllable([A.T for A in As], B.T @ Kp)
+        # the joint's own effect
+        V = span(np.hstack([V_minus, body.Phi]))
+        M = M_matrix(V, body.Phi)
+        K = span(np.hstack([K_minus, M]))
+        N = np.vstack([M.T] + [K_minus.T @ A for A in As])
+        Vs.append(V)
+        Ks.append(K)
+        Ns.append(N)
+        Bs.append(B)
+        Rs.append(null_rows(N, 10))
+    dims_T = [R.shape[1] for R in Rs]
+
+    # nullspace basis R (Appendix G) and system descriptor (rows: N_i B_{i<-j}) on the chain
+    offsets = np.cumsum([0] + dims_T)
+    R = np.zeros((10 * nb, offsets[-1]))
+    transfer = np.zeros(offsets[-1], dtype=np.int64)
+    for b, body in enumerate(chain):
+        cols = slice(offsets[b], offsets[b + 1])
+        R[10 * b:10 * b + 10, cols] = Rs[b]
+        if body.parent >= 0:
+            R[10 * body.parent:10 * body.parent + 10, cols] = -Bs[b] @ Rs[b]
+        transfer[cols] = body.real if body.real else chain[b + 1].real
+    row_off = np.cumsum([0] + [N.shape[0] for N in Ns])
+    D = np.zeros((row_off[-1], 10 * nb))
+    for i in range(nb):
+        # composite transfers from every descendant j of i onto i
+        carried = {i: np.eye(10)}
+        for j in range(i + 1, nb):
+            if chain[j].parent in carried:
+                carried[j] = carried[chain[j].parent] @ Bs[j]
+        for j, Bij in carried.items():
+            D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = Ns[i] @ Bij
+
+    # drop the virtual bodies of U joints: keep the nullspace part with no change on them
+    real = [b for b, body in enumerate(chain) if body.real]
+    if len(real) < nb:
+        virtual_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in range(nb) if not chain[b].real])
+        real_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in real])
+        c = null_rows(R[virtual_rows], R.shape[1])
+        R = R[real_rows] @ c
+        # a column's joint is no longer one transfer: label with the dominant one
+        transfer = transfer[np.argmax(np.abs(c), axis=0)] if c.shape[1] else np.zeros(0, dtype=np.int64)
+        D = D[:, real_rows]
+    link_basis = R
+    F = link_map(robot)
+    basis = F @ link_basis
+    seconds = time.perf_counter() - start
+
+    names = tuple(body.name for body in chain)
+    figures = {
+        "bodies": names,
+        "dim_V": [V.shape[1] for V in Vs],
+        "dim_K": [K.shape[1] for K in Ks],
+        "dim_T": dims_T,
+        "rank_N": [10 - t for t in dims_T],
+        "gravity_seed": bool(V0.shape[1]),
+    }
+    return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
+                      bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
+                      dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
+                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer)
+
+
+# ``drng.rpna`` names both this module and the function: once the module has been imported
+# (``from drng.rpna import ...``), the package attribute is the module, so the module is made
+# callable to keep ``drng.rpna(robot)`` working either way.
+class _CallableModule(__import__("types").ModuleType):
+    def __call__(self, *args, **kwargs):
+        return rpna(*args, **kwargs)
+
+
+__import__("sys").modules[__name__].__class__ = _CallableModule
