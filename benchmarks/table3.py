@@ -1,0 +1,120 @@
+"""Table 3 of the DRNG paper, measured for pga-dyn: nullspace dimension and run time of DRNG, RPNA
+(trees) and the numerical baseline, in one run; then DRNG on serial chains of growing length.
+
+Run: python benchmarks/table3.py [--samples N] [--repeat R]
+
+DRNG is timed warm (after compilation), as the best of R calls of drng.nullspace (block output
+made dense) and of the compiled kernel alone (block form). The numerical baseline draws N valid
+samples, stacks their regressors and takes the SVD (drng.numerical_nullspace).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import drng
+import robots
+from drng.generator import drng_blocks
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
+
+#: The paper's Table 3: (numerical, RPNA, DRNG) dimension and time in seconds (MATLAB R2024a).
+PAPER = {
+    "puma560": ((24, 74.33e-3), (24, 54.47e-3), (24, 0.67e-3)),
+    "go2": ((36, 144.10e-3), (36, 59.96e-3), (36, 1.52e-3)),
+    "2rru_1rrs": ((43, 46.36), None, (45, 1.81e-3)),
+    "2prs_1psr": ((47, 41.79), None, (47, 2.26e-3)),
+}
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def chain(n, seed=0):
+    """A serial chain of n bodies: revolute joints about random axes, random offsets and inertias."""
+    rng = np.random.default_rng(seed)
+    links = [LinkSpec("base")]
+    joints = []
+    for k in range(n):
+        links.append(LinkSpec(f"l{k}", Inertial(1.0, rng.normal(size=3) * 0.1, np.eye(3) * 0.1)))
+        origin = np.eye(4)
+        origin[:3, 3] = rng.normal(size=3) * 0.2
+        joints.append(JointSpec(f"j{k}", "R", links[k].name, f"l{k}", origin, rng.normal(size=(1, 3))))
+    return Robot(f"chain{n}", links, joints)
+
+
+def fmt(seconds):
+    return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} us"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--repeat", type=int, default=200)
+    args = parser.parse_args()
+    has_rpna = hasattr(drng, "rpna") or _importable("drng.rpna")
+    print(f"Table 3 (numerical baseline: {args.samples} valid samples; DRNG: best of {args.repeat} warm calls)")
+    header = ("robot", "DRNG dim", "DRNG", "kernel", "RPNA dim", "RPNA", "numerical dim", "numerical",
+              "num/DRNG", "RPNA/DRNG", "paper DRNG", "paper RPNA", "paper numerical")
+    rows = []
+    for name in PAPER:
+        try:
+            robot = robots.load(name)
+        except ValueError:
+            continue
+        result = drng.nullspace(robot)
+        t_drng = best(lambda: drng.nullspace(robot), args.repeat)
+        t_kernel = best(lambda: drng_blocks(robot), args.repeat)
+        numeric = drng.numerical_nullspace(robot, samples=args.samples)
+        t_num = numeric.seconds
+        rpna_dim, t_rpna = "-", None
+        if has_rpna and not robot.constrained:
+            rp = drng.rpna(robot)
+            t_rpna = best(lambda: drng.rpna(robot), max(3, args.repeat // 20))
+            rpna_dim = rp.dim
+        paper_num, paper_rpna, paper_drng = PAPER[name]
+        rows.append((name, result.dim, fmt(t_drng), fmt(t_kernel), rpna_dim, fmt(t_rpna) if t_rpna else "-",
+                     numeric.dim, fmt(t_num), f"{t_num / t_drng:.0f}x",
+                     f"{t_rpna / t_drng:.0f}x" if t_rpna else "-",
+                     f"{paper_drng[0]} ({fmt(paper_drng[1])})",
+                     f"{paper_rpna[0]} ({fmt(paper_rpna[1])})" if paper_rpna else "-",
+                     f"{paper_num[0]} ({fmt(paper_num[1])})"))
+    _print(header, rows)
+
+    print("\nDRNG on serial chains (revolute joints about random axes), compiled kernel, block output")
+    rows = []
+    for n in (10, 100, 1000, 10000):
+        robot = chain(n)
+        drng_blocks(robot)
+        t = best(lambda: drng_blocks(robot), max(3, args.repeat // (n // 10)))
+        rows.append((n, fmt(t), f"{t / n * 1e9:.0f} ns"))
+    _print(("bodies", "DRNG kernel", "per body"), rows)
+
+
+def _importable(module):
+    try:
+        __import__(module)
+        return True
+    except ImportError:
+        return False
+
+
+def _print(header, rows):
+    cells = [header] + [tuple(str(c) for c in row) for row in rows]
+    widths = [max(len(r[k]) for r in cells) for k in range(len(header))]
+    for k, row in enumerate(cells):
+        print("  ".join(c.rjust(w) for c, w in zip(row, widths)))
+        if k == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+if __name__ == "__main__":
+    main()
