@@ -4,8 +4,10 @@
 * :func:`load_urdf` reads any URDF or URDF+ file, :func:`parse_urdf` reads URDF text.
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
-``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH) and
-``go2`` (Unitree Go2, generated from the public description by :mod:`robots.make_go2`).
+``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
+``go2`` (Unitree Go2, generated from the public description by :mod:`robots.make_go2`), and
+the parallel kinematic machines of the DRNG paper, URDF+ files with loop joints:
+``2rru_1rrs`` (after Xu, Chai and Ding 2023) and ``2prs_1psr`` (after Shi, Zhang and Ding 2023).
 Importing this package compiles nothing.
 """
 
@@ -26,6 +28,8 @@ _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 _BUILTIN = {
     "puma560": ("puma560.urdf", False),
     "go2": ("go2.urdf", True),
+    "2rru_1rrs": ("2rru_1rrs.urdf", False),
+    "2prs_1psr": ("2prs_1psr.urdf", False),
 }
 
 
