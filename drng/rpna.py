@@ -214,7 +214,7 @@ def _chain(robot) -> list:
     return bodies
 
 
-@dataclass
+@dataclass(repr=False)
 class RpnaResult(NullspaceResult):
     """The RPNA answer: a :class:`NullspaceResult` (basis in the coordinates of
     ``pga_dyn.inertial_parameters``) plus the RPNA's own quantities, per body of the chain
@@ -251,6 +251,10 @@ class RpnaResult(NullspaceResult):
         """For each basis vector: the joint it transfers across, "rpna", "T_i (Theorem 2)"."""
         return tuple({"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna",
                       "equation": "T_i (Theorem 2)"} for j in self.transfer_joint)
+
+    def __repr__(self) -> str:
+        return (f"RpnaResult({self.robot_name!r}, dim={self.dim}, parameters={self.num_parameters}, "
+                f"dim_T={self.dim_T})")
 
     def table(self) -> str:
         """The per-body figures as a small text table."""
