@@ -25,9 +25,10 @@ def kernel_arrays(robot):
         lchild = np.array([lp.child for lp in loops], dtype=np.int64)
         lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
         lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
-        laxis = np.array([lp.axes[0] if len(lp.axes) else np.zeros(3) for lp in loops]).reshape(-1, 3)
-        cache = (kind, robot.parent, T0, np.ascontiguousarray(robot.axes[:, 0]), robot.gravity, lkind, lparent,
-                 lchild, lframe_p, lframe_c, laxis)
+        z = np.array([0.0, 0.0, 1.0])  # the frame axis of joints that have none (S, F)
+        laxis = np.array([lp.axes[0] if len(lp.axes) else z for lp in loops]).reshape(-1, 3)
+        axis = np.array([a if np.any(a) else z for a in robot.axes[:, 0]])
+        cache = (kind, robot.parent, T0, axis, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
         robot._drng_arrays = cache
     return cache
 

@@ -58,61 +58,60 @@ def _add_sym(vals, bodies, col, body, a, b, sign, same=False):
         vals[col, slot, k] += sign * value
 
 
-@njit(cache=True)
-def _perpendicular(z):
-    """Two unit directions x, y with (x, y, z) orthonormal and right-handed."""
-    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = np.cross(helper, z)
-    x /= np.linalg.norm(x)
-    y = np.cross(z, x)
-    return x, y
+#: Shared points of each joint type (Table 1), as rows of a joint's point table (O, x, y, z).
+_SHARED = np.array([[0, 3, -1], [1, 2, 3], [0, -1, -1], [0, -1, -1], [-1, -1, -1]])
+_NSHARED = np.array([2, 3, 1, 1, 0])
+
+
+@njit(cache=True, inline="always")
+def _parallel(a, b, tol):
+    """|a x b| <= tol."""
+    c0 = a[1] * b[2] - a[2] * b[1]
+    c1 = a[2] * b[0] - a[0] * b[2]
+    c2 = a[0] * b[1] - a[1] * b[0]
+    return c0 * c0 + c1 * c1 + c2 * c2 <= tol * tol
 
 
 @njit(cache=True)
-def _point(p):
-    return np.array([p[0], p[1], p[2], 1.0])
+def _perpendicular(z, x, y):
+    """Write unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector)."""
+    h0, h1 = (1.0, 0.0) if abs(z[0]) < 0.9 else (0.0, 1.0)
+    # x = h x z with h = (h0, h1, 0)
+    x[0], x[1], x[2] = h1 * z[2], -h0 * z[2], h0 * z[1] - h1 * z[0]
+    norm = np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
+    x[0], x[1], x[2] = x[0] / norm, x[1] / norm, x[2] / norm
+    y[0] = z[1] * x[2] - z[2] * x[1]
+    y[1] = z[2] * x[0] - z[0] * x[2]
+    y[2] = z[0] * x[1] - z[1] * x[0]
 
 
 @njit(cache=True)
-def _direction(d):
-    return np.array([d[0], d[1], d[2], 0.0])
+def _frame_points(frame, axis, out):
+    """SSP (Algorithm 1): the points of a joint whose frame at q0 is ``frame`` (4x4, world) with
+    ``axis`` (unit) in that frame, in homogeneous coordinates: out[0] = O (the origin), out[1],
+    out[2] = x, y (directions perpendicular to the axis), out[3] = z (the axis direction).
+    With the spatial assignment these are their coordinates in every body sharing them."""
+    lx, ly = np.empty(3), np.empty(3)
+    _perpendicular(axis, lx, ly)
+    for r in range(3):
+        out[0, r] = frame[r, 3]
+        out[1, r] = frame[r, 0] * lx[0] + frame[r, 1] * lx[1] + frame[r, 2] * lx[2]
+        out[2, r] = frame[r, 0] * ly[0] + frame[r, 1] * ly[1] + frame[r, 2] * ly[2]
+        out[3, r] = frame[r, 0] * axis[0] + frame[r, 1] * axis[1] + frame[r, 2] * axis[2]
+    out[0, 3] = 1.0
+    out[1, 3] = out[2, 3] = out[3, 3] = 0.0
 
 
 @njit(cache=True)
-def _shared_points(kind, frame, axis):
-    """SSP (Algorithm 1): homogeneous coordinates (k, 4) of the shared points of a joint whose
-    frame at q0 is ``frame`` (4x4, world) with ``axis`` in that frame (Table 1)."""
-    rot = np.ascontiguousarray(frame[:3, :3])
-    if kind == R:
-        out = np.empty((2, 4))
-        out[0] = _point(frame[:3, 3])
-        out[1] = _direction(rot @ axis)
-    elif kind == P:
-        out = np.empty((3, 4))
-        x, y = _perpendicular(axis)
-        out[0] = _direction(rot @ x)
-        out[1] = _direction(rot @ y)
-        out[2] = _direction(rot @ axis)
-    elif kind == U or kind == S:
-        out = np.empty((1, 4))
-        out[0] = _point(frame[:3, 3])
-    else:
-        out = np.empty((0, 4))
-    return out
-
-
-@njit(cache=True)
-def _jng(vals, bodies, prov, col, joint, parent, child, pts_p, pts_c):
-    """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points."""
-    k = pts_c.shape[0]
+def _jng(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c):
+    """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points (Table 1),
+    +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign)."""
+    k = _NSHARED[kind]
     for a in range(k):
         for b in range(a, k):
-            if a == b:
-                _add_sym(vals, bodies, col, child, pts_c[a], pts_c[a], 1.0, True)
-                _add_sym(vals, bodies, col, parent, pts_p[a], pts_p[a], -1.0, True)
-            else:
-                _add_sym(vals, bodies, col, child, pts_c[a], pts_c[b], 1.0)
-                _add_sym(vals, bodies, col, parent, pts_p[a], pts_p[b], -1.0)
+            ia, ib = _SHARED[kind, a], _SHARED[kind, b]
+            _add_sym(vals, bodies, col, child, pts_c[ia], pts_c[ib], 1.0, a == b)
+            _add_sym(vals, bodies, col, parent, pts_p[ia], pts_p[ib], -1.0, a == b)
             prov[col, 0], prov[col, 1] = joint, 0 if a == b else 1
             col += 1
     return col
@@ -129,7 +128,8 @@ def _one(vals, bodies, prov, col, joint, body, a, b, sign, eq):
 def planar_rotations(kind, parent, axis):
     """PRI (Algorithm 2): is_pr[i] and the direction d_pr[i] of the planar rotation of body i.
 
-    ``axis`` holds the direction part of each 1-DoF joint's line at q0 (zero for P joints);
+    ``axis`` holds the direction part of each joint's line at q0 (the axis of an R joint, zero
+    for the others);
     axes are compared with a relative tolerance of 1e-9. Correction to Algorithm 2: the test
     L_d,i x L_d,parent = 0 passes trivially when the parent joint is P (L_d = 0), and would
     mark an R joint about any axis below a slider as planar; the axis must be parallel to the
@@ -141,23 +141,24 @@ def planar_rotations(kind, parent, axis):
         if kind[i] != R and kind[i] != P:
             continue
         p = parent[i]
-        ld = axis[i] if kind[i] == R else np.zeros(3)
+        ld = axis[i]  # zero for a P joint
         if p == 0:
             is_pr[i] = True
             d_pr[i] = ld
         elif is_pr[p]:
             d = axis[p] if kind[p] == R else d_pr[p]
-            if np.linalg.norm(np.cross(ld, d)) <= _TOL:
+            if _parallel(ld, d, _TOL):
                 is_pr[i] = True
-                d_pr[i] = d if np.linalg.norm(d) > _TOL else ld
+                d_pr[i] = d if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL else ld
     return is_pr, d_pr
 
 
 @njit(cache=True)
-def _counts(kind, parent, axis, gravity, is_pr, d_pr, lkind):
+def _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind):
     """Number of vectors of each tree joint (1..n) and each loop joint (n+1..)."""
     n = kind.shape[0] - 1
-    no_gravity = np.linalg.norm(gravity) <= _TOL
+    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
+    no_gravity = g2 <= _TOL * _TOL
     pairs = np.array([3, 6, 1, 1, 0])  # ns (ns + 1) / 2 of R, P, U, S, F
     count = np.zeros(n + 1 + lkind.shape[0], dtype=np.int64)
     for i in range(1, n + 1):
@@ -169,14 +170,16 @@ def _counts(kind, parent, axis, gravity, is_pr, d_pr, lkind):
             elif c == P:
                 m += 3
             elif c == R:
-                along = np.linalg.norm(np.cross(axis[i], gravity)) <= _TOL * max(1.0, np.linalg.norm(gravity))
+                along = _parallel(line_dir[i], gravity, _TOL * max(1.0, np.sqrt(g2)))
                 m += 4 if (no_gravity or along) else 2
         if is_pr[i]:
             if c == R:
                 m += 2 if parent[i] == 0 else 4
             elif c == P and parent[i] != 0:
-                along = np.linalg.norm(np.cross(d_pr[i], axis[i])) <= _TOL
-                m += 3 if along and np.linalg.norm(d_pr[i]) > _TOL else 1
+                d = d_pr[i]
+                translates_along = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL and _parallel(
+                    d, pts[i, 3, :3], _TOL)
+                m += 3 if translates_along else 1
         count[i] = m
     for l in range(lkind.shape[0]):
         count[n + 1 + l] = pairs[lkind[l]]
@@ -190,31 +193,31 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
     frame; loop l: type, parent and child bodies, its frame at q0 on each side, its axis.
     Returns the K vectors in block form, ``bodies`` (K, 2) and ``vals`` (K, 2, 10) (at most two
     bodies per vector: O(n) memory, see :func:`dense_basis`), and the provenance (K, 2): joint
-    (1..n tree, n+1.. loops) and equation code (``EQUATIONS``)."""
+    (1..n tree, n+1.. loops) and equation code (``EQUATIONS``).
+
+    Every joint's work is independent once PRI has run (the paper's O(1) with parallelism):
+    the loops below could run in parallel; serially, the time grows linearly with n."""
     n = kind.shape[0] - 1
-    axis = np.zeros((n + 1, 3))
+    pts = np.zeros((n + 1, 4, 4))  # per joint: O, x, y, z at q0 (homogeneous)
+    line_dir = np.zeros((n + 1, 3))  # direction part of each 1-DoF joint line: R axis, 0 for P
     for i in range(1, n + 1):
-        axis[i] = np.ascontiguousarray(frame[i, :3, :3]) @ local_axis[i]
-    axis_pr = np.zeros((n + 1, 3))
-    for i in range(1, n + 1):
-        if kind[i] == R or kind[i] == P:
-            axis_pr[i] = axis[i]
-    is_pr, d_pr = planar_rotations(kind, parent, axis_pr)
-    count = _counts(kind, parent, axis_pr, gravity, is_pr, d_pr, lkind)
+        _frame_points(frame[i], local_axis[i], pts[i])
+        if kind[i] == R:
+            line_dir[i] = pts[i, 3, :3]
+    is_pr, d_pr = planar_rotations(kind, parent, line_dir)
+    count = _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind)
     total = count.sum()
     vals = np.zeros((total, 2, 10))
     bodies = np.zeros((total, 2), dtype=np.int64)
     prov = np.zeros((total, 2), dtype=np.int64)
-    no_gravity = np.linalg.norm(gravity) <= _TOL
+    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
+    no_gravity = g2 <= _TOL * _TOL
+    planar = np.zeros((4, 4))  # the planar-rotation frame: rows O (unused), x, y, d
     col = 0
     for i in range(1, n + 1):
         c, p = kind[i], parent[i]
-        pts = _shared_points(c, frame[i], local_axis[i])
-        col = _jng(vals, bodies, prov, col, i, p, i, pts, pts)  # Principle 1
-        O = _point(frame[i, :3, 3])
-        z = _direction(axis[i])
-        xd, yd = _perpendicular(axis[i])
-        x, y = _direction(xd), _direction(yd)
+        col = _jng(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i])  # Principle 1
+        O, x, y, z = pts[i, 0], pts[i, 1], pts[i, 2], pts[i, 3]
         if p == 0:  # Principle 2: fixed points
             if (c == U or c == S) and no_gravity:
                 col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 2)
@@ -225,39 +228,41 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
                 col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 6)
                 col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 7)
             elif c == R:
-                along = np.linalg.norm(np.cross(axis[i], gravity)) <= _TOL * max(1.0, np.linalg.norm(gravity))
-                if no_gravity or along:
+                if no_gravity or _parallel(line_dir[i], gravity, _TOL * max(1.0, np.sqrt(g2))):
                     col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 8)
                     col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 9)
                 col = _one(vals, bodies, prov, col, i, i, z, x, 1.0, 10)
                 col = _one(vals, bodies, prov, col, i, i, z, y, 1.0, 11)
-        if is_pr[i]:  # Principle 3: planar rotations about d = d_pr[i]
+        if is_pr[i] and (c == R or p != 0):  # Principle 3: planar rotations about d = d_pr[i]
+            d = d_pr[i]
+            has_d = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL
+            planar[3, :3] = d
+            if has_d:
+                _perpendicular(d, planar[1, :3], planar[2, :3])
+            else:
+                planar[1:3, :3] = 0.0
+            px, py, pd = planar[1], planar[2], planar[3]
             if c == R:
-                d = _direction(d_pr[i])
-                ux, uy = _perpendicular(d_pr[i])
-                px, py = _direction(ux), _direction(uy)
                 _add_sym(vals, bodies, col, i, px, px, 1.0, True)
                 _add_sym(vals, bodies, col, i, py, py, -1.0, True)
                 prov[col, 0], prov[col, 1] = i, 12
                 col += 1
                 col = _one(vals, bodies, prov, col, i, i, px, py, 1.0, 13)
                 if p != 0:
-                    col = _one(vals, bodies, prov, col, i, i, d, px, 1.0, 14)
-                    col = _one(vals, bodies, prov, col, i, i, d, py, 1.0, 15)
-            elif c == P and p != 0:
-                d = _direction(d_pr[i])
-                col = _one(vals, bodies, prov, col, i, i, d, O, 1.0, 16)
-                if np.linalg.norm(d_pr[i]) > _TOL and np.linalg.norm(np.cross(d_pr[i], axis[i])) <= _TOL:
-                    ux, uy = _perpendicular(d_pr[i])
-                    px, py = _direction(ux), _direction(uy)
+                    col = _one(vals, bodies, prov, col, i, i, pd, px, 1.0, 14)
+                    col = _one(vals, bodies, prov, col, i, i, pd, py, 1.0, 15)
+            elif c == P:
+                col = _one(vals, bodies, prov, col, i, i, pd, O, 1.0, 16)
+                if has_d and _parallel(d, z[:3], _TOL):
                     _add_sym(vals, bodies, col, i, O, px, 1.0, False)
                     col = _one(vals, bodies, prov, col, i, p, O, px, -1.0, 17)
                     _add_sym(vals, bodies, col, i, O, py, 1.0, False)
                     col = _one(vals, bodies, prov, col, i, p, O, py, -1.0, 18)
+    pts_p, pts_c = np.zeros((4, 4)), np.zeros((4, 4))
     for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
-        pts_p = _shared_points(lkind[l], lframe_p[l], laxis[l])
-        pts_c = _shared_points(lkind[l], lframe_c[l], laxis[l])
-        col = _jng(vals, bodies, prov, col, n + 1 + l, lparent[l], lchild[l], pts_p, pts_c)
+        _frame_points(lframe_p[l], laxis[l], pts_p)
+        _frame_points(lframe_c[l], laxis[l], pts_c)
+        col = _jng(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c)
     return bodies, vals, prov
 
 

@@ -71,7 +71,7 @@ def go2_source():
 # -- loading --------------------------------------------------------------------------------
 
 def test_available():
-    assert robots.available() == ["go2", "puma560"]
+    assert robots.available() == ["2prs_1psr", "2rru_1rrs", "go2", "puma560"]
     for name in robots.available():
         assert os.path.exists(robots.data_path(name))
 
