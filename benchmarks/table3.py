@@ -60,7 +60,6 @@ def main():
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
-    has_rpna = hasattr(drng, "rpna") or _importable("drng.rpna")
     print(f"Table 3 (numerical baseline: {args.samples} valid samples; DRNG: best of {args.repeat} warm calls)")
     header = ("robot", "DRNG dim", "DRNG", "kernel", "RPNA dim", "RPNA", "numerical dim", "numerical",
               "num/DRNG", "RPNA/DRNG", "paper DRNG", "paper RPNA", "paper numerical")
@@ -76,7 +75,7 @@ def main():
         numeric = drng.numerical_nullspace(robot, samples=args.samples)
         t_num = numeric.seconds
         rpna_dim, t_rpna = "-", None
-        if has_rpna and not robot.constrained:
+        if not robot.constrained:
             rp = drng.rpna(robot)
             t_rpna = best(lambda: drng.rpna(robot), max(3, args.repeat // 20))
             rpna_dim = rp.dim
@@ -97,14 +96,6 @@ def main():
         t = best(lambda: drng_blocks(robot), max(3, args.repeat // (n // 10)))
         rows.append((n, fmt(t), f"{t / n * 1e9:.0f} ns"))
     _print(("bodies", "DRNG kernel", "per body"), rows)
-
-
-def _importable(module):
-    try:
-        __import__(module)
-        return True
-    except ImportError:
-        return False
 
 
 def _print(header, rows):

@@ -4,6 +4,9 @@ the completeness certificate.
 * :func:`nullspace` - the three principles (``drng/principles.py``), optionally certified;
 * :func:`numerical_nullspace` - random valid samples + SVD (Gautier 1991);
 * :func:`verify` - the paper's criteria (101) on any basis;
+* :func:`rpna` - RPNA (Wensing, Niemeyer, Slotine 2024), the peer method for trees;
+* :func:`classify` - per-parameter classification (alone, in combination, unidentifiable);
+* :func:`compare` - DRNG, RPNA and the numerical baseline side by side;
 * :class:`NullspaceResult` - what every method returns.
 """
 
@@ -13,9 +16,9 @@ _LAZY = {
     "certificate": "certify",
     "numerical_nullspace": "numerical",
     "NullspaceResult": "result",
-    "rpna": "rpna",
-    "classify": "classify",
-    "compare": "compare",
+    "rpna": "rpna_algorithms",
+    "classify": "classification",
+    "compare": "comparison",
 }
 
 __all__ = list(_LAZY)

@@ -5,7 +5,6 @@ Each model is checked three ways: the RPNA's figures against the paper, the RPNA
 against the numerical nullspace (random samples + SVD) and against the certified DRNG subspace.
 """
 
-import importlib
 
 import numpy as np
 import pytest
@@ -13,13 +12,13 @@ import pytest
 import drng
 import robots
 import rpna_models as rm
-from drng.classify import ALONE, COMBINATION, UNIDENTIFIABLE, Row
-from drng.compare import ANGLE_TOL, largest_angle
+from drng.classification import ALONE, COMBINATION, UNIDENTIFIABLE, Row
+from drng.comparison import ANGLE_TOL, largest_angle
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 from pga_dyn.tp_regressor import LINK_PARAM_NAMES, from_link_parameters
 
-rpna_module = importlib.import_module("drng.rpna")
+import drng.rpna_algorithms as rpna_module  # noqa: E402
 
 # name -> (builder, identifiable, nullspace)
 MODELS = {
@@ -233,11 +232,11 @@ def test_rejects_loops_and_couplings():
         drng.rpna(coupled)
 
 
-def test_callable_after_module_import():
-    """drng.rpna / classify / compare name a module and a function: both uses must work."""
-    import drng.classify  # noqa: F401
-    import drng.compare  # noqa: F401
-    import drng.rpna  # noqa: F401
+def test_functions_after_module_import():
+    """drng.rpna / classify / compare stay functions when their modules are imported."""
+    import drng.classification  # noqa: F401
+    import drng.comparison  # noqa: F401
+    import drng.rpna_algorithms  # noqa: F401
 
     robot = rm.pendulum()
     assert drng.rpna(robot).dim == 7

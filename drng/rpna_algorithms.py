@@ -378,14 +378,3 @@ def rpna(robot) -> RpnaResult:
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
                       N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer)
-
-
-# ``drng.rpna`` names both this module and the function: once the module has been imported
-# (``from drng.rpna import ...``), the package attribute is the module, so the module is made
-# callable to keep ``drng.rpna(robot)`` working either way.
-class _CallableModule(__import__("types").ModuleType):
-    def __call__(self, *args, **kwargs):
-        return rpna(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule

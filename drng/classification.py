@@ -69,7 +69,7 @@ def _default_result(robot) -> NullspaceResult:
         from .generator import nullspace
 
         return nullspace(robot, certify=True)
-    from .rpna import rpna
+    from .rpna_algorithms import rpna
 
     return rpna(robot)
 
@@ -107,13 +107,3 @@ def table(robot, rows, order=RPNA_TABLE_ORDER) -> str:
     for p in order:
         lines.append(f"{p:<5}" + " ".join(f"{by[(b, p)]:>{width}}" for b in bodies))
     return "\n".join(lines)
-
-
-class _CallableModule(__import__("types").ModuleType):
-    """``drng.classify`` names both this module and the function (see drng/rpna.py)."""
-
-    def __call__(self, *args, **kwargs):
-        return classify(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule

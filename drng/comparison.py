@@ -74,7 +74,7 @@ def compare(robot, samples: int = 200, seed=0) -> Comparison:
         notes.append(f"DRNG's principles fell short; its basis was completed numerically "
                      f"(bodies {', '.join(drng.certificate.get('short', ())) or '?'})")
     if not (robot.loop_joints or robot.couplings):
-        from .rpna import rpna
+        from .rpna_algorithms import rpna
 
         results["rpna"] = rpna(robot)
         seconds["rpna"] = results["rpna"].seconds
@@ -89,13 +89,3 @@ def compare(robot, samples: int = 200, seed=0) -> Comparison:
               for k, a in enumerate(names) for b in names[k + 1:]}
     agree = len(set(dims.values())) == 1 and all(angle < ANGLE_TOL for angle in angles.values())
     return Comparison(robot.name, 10 * robot.n, dims, seconds, angles, agree, notes, results)
-
-
-class _CallableModule(__import__("types").ModuleType):
-    """``drng.compare`` names both this module and the function (see drng/rpna.py)."""
-
-    def __call__(self, *args, **kwargs):
-        return compare(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule
