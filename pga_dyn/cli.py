@@ -1,7 +1,8 @@
 """The ``pga-dyn`` command line.
 
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
-    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify] [--json]
+    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify]
+                    [--per-parameter] [--json]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
@@ -137,7 +138,7 @@ def _cmd_info(args, out) -> int:
     return 0
 
 
-def analyze(robot, certify: bool) -> dict:
+def analyze(robot, certify: bool, per_parameter: bool = False) -> dict:
     """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict."""
     import time
 
@@ -164,6 +165,9 @@ def analyze(robot, certify: bool) -> dict:
         report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
                                  "singular_gap": c["gap"], "residual": c["residual"], "samples": c["samples"],
                                  "short_bodies": list(c["short"])}
+    if per_parameter:
+        report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
+                                   for row in drng.classify(robot, result)]
     return report
 
 
@@ -194,6 +198,15 @@ def analyze_lines(report: dict) -> list:
             for joint, counts in report["vectors_per_joint"].items()]
     lines += ["", "Vectors per joint"]
     lines += _table(("joint", "shared points", "fixed points", "planar rotations", "numerical"), rows)
+    if "per_parameter" in report:
+        from drng.classification import SYMBOL
+
+        bodies = list(dict.fromkeys(row["body"] for row in report["per_parameter"]))
+        names = list(dict.fromkeys(row["parameter"] for row in report["per_parameter"]))
+        cls = {(row["body"], row["parameter"]): SYMBOL[row["class"]] for row in report["per_parameter"]}
+        lines += ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
+                      "x unidentifiable"]
+        lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
     return lines
 
 
@@ -202,7 +215,7 @@ def _cmd_analyze(args, out) -> int:
 
     floating = True if args.floating else (False if args.fixed else None)
     robot = _load(args.robot, floating, tuple(args.gravity))
-    report = analyze(robot, args.certify)
+    report = analyze(robot, args.certify, args.per_parameter)
     if args.json:
         json.dump(report, out, indent=2)
         out.write("\n")
@@ -241,6 +254,9 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser.add_argument("--certify", action="store_true",
                                 help="check against the regressor of random valid samples and complete "
                                      "the basis if the principles fall short")
+    analyze_parser.add_argument("--per-parameter", action="store_true",
+                                help="classify each link-frame parameter [m, mc, I] of each body: "
+                                     "identifiable alone, in combination, or unidentifiable")
     analyze_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     analyze_parser.set_defaults(func=_cmd_analyze)
     return parser

@@ -142,3 +142,18 @@ def test_analyze_text_names_the_short_bodies_without_gravity(capsys):
 def test_analyze_bad_input_exits_2(capsys):
     code, _, err = run_main(["analyze", "no_such_robot"], capsys)
     assert code == 2 and err.startswith("pga-dyn: error:") and "Traceback" not in err
+
+
+def test_analyze_per_parameter(capsys):
+    """Link 1 of the Puma560 turns about the fixed joint-1 axis: only its inertia about that axis
+    (Izz in its frame, whose z is the axis) acts, and only together with other parameters."""
+    import json
+
+    code, out, _ = run_main(["analyze", "puma560", "--per-parameter", "--json"], capsys)
+    rows = json.loads(out)["per_parameter"]
+    link1 = {row["parameter"]: row["class"] for row in rows if row["body"] == "link1"}
+    assert code == 0 and len(rows) == 60
+    assert link1.pop("Izz") == "identifiable in combination"
+    assert set(link1.values()) == {"unidentifiable"}
+    code, out, _ = run_main(["analyze", "puma560", "--per-parameter"], capsys)
+    assert re.search(r"Izz\s+o\s", out) and "x unidentifiable" in out
