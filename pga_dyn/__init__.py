@@ -7,6 +7,8 @@ The public API (imported lazily, so that ``import pga_dyn`` stays cheap):
 * :func:`regressor`, :func:`regressor_tensor`, :func:`inertial_parameters`,
   :func:`from_link_parameters`, :func:`to_link_parameters` (``pga_dyn.tp_regressor``: the TP model);
 * :class:`Kinematics`, :func:`table2` (``pga_dyn.kinematics``);
+* :func:`sample_states` (``pga_dyn.sampling``): valid states, assembled for closed loops
+  (``pga_dyn.loops``);
 * :mod:`pga_dyn.pga`: the PGA operations on kingdon multivectors;
 * :class:`PgaDynError`: the exception raised for every bad input.
 """
@@ -24,6 +26,8 @@ _LAZY = {
     "to_link_parameters": "tp_regressor",
     "Kinematics": "kinematics",
     "table2": "kinematics",
+    "sample_states": "sampling",
+    "States": "sampling",
 }
 
 __all__ = ["PgaDynError", "ModelError", *_LAZY]
