@@ -12,20 +12,11 @@ plot of the figures.
 from __future__ import annotations
 
 import argparse
-import time
 
 import drng
 from drng.generator import drng_blocks
 from table3 import chain
-
-
-def timed(fn, repeat=3):
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from timing import best
 
 
 def main():
@@ -38,9 +29,9 @@ def main():
     for n in sizes:
         robot = chain(n)
         drng_blocks(robot)
-        kernel = timed(lambda: drng_blocks(robot), 20)
-        dense = timed(lambda: drng.nullspace(robot), 3)
-        rpna = timed(lambda: drng.rpna(robot), 2)
+        kernel = best(lambda: drng_blocks(robot), 20)
+        dense = best(lambda: drng.nullspace(robot), 3)
+        rpna = best(lambda: drng.rpna(robot), 2)
         numerical = drng.numerical_nullspace(robot, samples=20).seconds if n <= 200 else float("nan")
         rows.append((n, kernel, dense, rpna, numerical))
         print(f"{n:>6} {kernel * 1e3:>10.3f}ms {dense * 1e3:>9.3f}ms {rpna * 1e3:>8.1f}ms {numerical * 1e3:>8.1f}ms")

@@ -11,7 +11,6 @@ samples, stacks their regressors and takes the SVD (drng.numerical_nullspace).
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
 
@@ -19,6 +18,7 @@ import drng
 import robots
 from drng.generator import drng_blocks
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
+from timing import best
 
 #: The paper's Table 3: (numerical, RPNA, DRNG) dimension and time in seconds (MATLAB R2024a).
 PAPER = {
@@ -27,15 +27,6 @@ PAPER = {
     "2rru_1rrs": ((43, 46.36), None, (45, 1.81e-3)),
     "2prs_1psr": ((47, 41.79), None, (47, 2.26e-3)),
 }
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def chain(n, seed=0):

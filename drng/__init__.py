@@ -10,6 +10,8 @@ the completeness certificate.
 * :class:`NullspaceResult` - what every method returns.
 """
 
+from pga_dyn.lazy import lazy_getattr
+
 _LAZY = {
     "nullspace": "generator",
     "verify": "certify",
@@ -23,12 +25,4 @@ _LAZY = {
 
 __all__ = list(_LAZY)
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'drng' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -14,6 +14,7 @@ The public API (imported lazily, so that ``import pga_dyn`` stays cheap):
 """
 
 from .errors import ModelError, PgaDynError
+from .lazy import lazy_getattr
 
 __version__ = "0.1.0"
 
@@ -32,12 +33,4 @@ _LAZY = {
 
 __all__ = ["PgaDynError", "ModelError", *_LAZY]
 
-
-def __getattr__(name):
-    if name in _LAZY:
-        import importlib
-
-        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'pga_dyn' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -85,19 +85,24 @@ def se3_exp(xi):
     v = xi[3:]
     th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
     th = np.sqrt(th2)
-    if th < 1e-6:  # series of A = (1 - cos)/th^2 and B = (th - sin)/th^3
-        a = 0.5 - th2 / 24.0
-        b = 1.0 / 6.0 - th2 / 120.0
+    # A = (1 - cos th)/th^2 = 1/2 sinc(th/2)^2, free of cancellation; B = (th - sin th)/th^3 by
+    # its series below 1e-2 (the direct form loses digits to cancellation there)
+    half = 0.5 * th
+    sinc = np.sin(half) / half if half > 1e-8 else 1.0 - half * half / 6.0
+    a = 0.5 * sinc * sinc
+    if th < 1e-2:
+        b = 1.0 / 6.0 - th2 / 120.0 + th2 * th2 / 5040.0
     else:
-        a = (1.0 - np.cos(th)) / th2
         b = (th - np.sin(th)) / (th2 * th)
-    wx = np.zeros((3, 3))
-    wx[0, 1], wx[0, 2], wx[1, 2] = -w[2], w[1], -w[0]
-    wx[1, 0], wx[2, 0], wx[2, 1] = w[2], -w[1], w[0]
-    wx2 = wx @ wx
+    # p = (1 + A w^ + B w^ w^) v, written out (numba's matrix product needs SciPy's BLAS)
+    c0 = w[1] * v[2] - w[2] * v[1]
+    c1 = w[2] * v[0] - w[0] * v[2]
+    c2 = w[0] * v[1] - w[1] * v[0]
     t = np.eye(4)
     t[:3, :3] = so3_exp(w)
-    t[:3, 3] = (np.eye(3) + a * wx + b * wx2) @ v
+    t[0, 3] = v[0] + a * c0 + b * (w[1] * c2 - w[2] * c1)
+    t[1, 3] = v[1] + a * c1 + b * (w[2] * c0 - w[0] * c2)
+    t[2, 3] = v[2] + a * c2 + b * (w[0] * c1 - w[1] * c0)
     return t
 
 

@@ -39,32 +39,32 @@ PARAM_NAMES = ("Sxx", "Sxy", "Sxz", "Syy", "Syz", "Szz", "hx", "hy", "hz", "m")
 LINK_PARAM_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
+@njit(cache=True, inline="always")
+def _velocity(d, m, e, euclidean):
+    """The velocity d x e (+ m for a Euclidean point) that the twist or line (d; m) gives to the
+    point with coordinates e (eq. 34, E x V)."""
+    u0 = d[1] * e[2] - d[2] * e[1]
+    u1 = d[2] * e[0] - d[0] * e[2]
+    u2 = d[0] * e[1] - d[1] * e[0]
+    if euclidean:
+        u0 += m[0]
+        u1 += m[1]
+        u2 += m[2]
+    return u0, u1, u2
+
+
 @njit(cache=True)
 def _point_accelerations(D, V, A, E, acc):
-    """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): accelerations a_n (eq. 35)."""
+    """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
+    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G)."""
     w = V[:3]
-    v = V[3:]
-    al = A[:3]
-    av = A[3:]
     for m in range(4):
         for r in range(3):
             E[r, m] = D[r, m]
     for m in range(4):
         e = E[:, m]
-        # velocity of the point: w x e (+ v for the Euclidean point O)
-        vel0 = w[1] * e[2] - w[2] * e[1]
-        vel1 = w[2] * e[0] - w[0] * e[2]
-        vel2 = w[0] * e[1] - w[1] * e[0]
-        a0 = al[1] * e[2] - al[2] * e[1]
-        a1 = al[2] * e[0] - al[0] * e[2]
-        a2 = al[0] * e[1] - al[1] * e[0]
-        if m == 3:
-            vel0 += v[0]
-            vel1 += v[1]
-            vel2 += v[2]
-            a0 += av[0]
-            a1 += av[1]
-            a2 += av[2]
+        vel0, vel1, vel2 = _velocity(w, V[3:], e, m == 3)
+        a0, a1, a2 = _velocity(A[:3], A[3:], e, m == 3)
         acc[0, m] = a0 + w[1] * vel2 - w[2] * vel1
         acc[1, m] = a1 + w[2] * vel0 - w[0] * vel2
         acc[2, m] = a2 + w[0] * vel1 - w[1] * vel0
@@ -72,16 +72,10 @@ def _point_accelerations(D, V, A, E, acc):
 
 @njit(cache=True)
 def _block(L, E, acc, R):
-    """R[m, n] = L ^ (E_m v Edd_n) = u_m . a_n (eq. 49) for one Jacobian line L."""
+    """R[m, n] = L ^ (E_m v Edd_n) = u_m . a_n (eq. 49) for one Jacobian line L, with u_m the
+    velocity that L gives to E_m."""
     for m in range(4):
-        e = E[:, m]
-        u0 = L[1] * e[2] - L[2] * e[1]
-        u1 = L[2] * e[0] - L[0] * e[2]
-        u2 = L[0] * e[1] - L[1] * e[0]
-        if m == 3:
-            u0 += L[3]
-            u1 += L[4]
-            u2 += L[5]
+        u0, u1, u2 = _velocity(L[:3], L[3:], E[:, m], m == 3)
         for k in range(4):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 

@@ -1,6 +1,6 @@
 """Generate pga-dyn's Go2 model, ``robots/data/go2.urdf``, from the public Unitree Go2 description.
 
-    python -m robots.make_go2 /work/shared/models/go2.urdf robots/data/go2.urdf
+    python -m robots.make_go2 ../shared/models/go2.urdf robots/data/go2.urdf
 
 The public file (Unitree Go2, as distributed in example-robot-data) hangs one rotor link on a
 fixed joint next to each leg joint. This script

@@ -168,15 +168,8 @@ class _Reader:
         kind = element.get("type")
         if kind not in _LOOP_TYPES:
             self.fail(element, f"unknown loop joint type '{kind}'")
-        ends = []
-        for tag in ("predecessor", "successor"):
-            sub = element.find(tag)
-            if sub is None:
-                self.fail(element, f"missing <{tag}>")
-            link = sub.get("link")
-            if not link:
-                self.fail(element, f"<{tag}> has no attribute 'link'")
-            ends.append((link, self.origin(sub)))
+        ends = [(self.child_link(element, tag), self.origin(element.find(tag)))
+                for tag in ("predecessor", "successor")]
         ltype = _LOOP_TYPES[kind]
         axes = []
         if ltype in ("R", "P", "U"):

@@ -10,7 +10,7 @@ import pytest
 from pga_dyn.cli import build_parser, main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOUR_BAR = "/work/shared/urdf_plus_examples/four_bar.urdf"
+from paths import FOUR_BAR  # noqa: E402
 
 
 def run_main(argv, capsys):

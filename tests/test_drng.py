@@ -14,7 +14,7 @@ from oracle import Oracle, numerical_rank, random_states
 from pga_dyn import tp_regressor as tp
 from robots.urdf import load_urdf
 
-SHARED = "/work/shared/urdf_plus_examples"
+from paths import URDF_PLUS as SHARED  # noqa: E402
 
 
 def pinocchio_residual(robot, basis, path, samples=40):

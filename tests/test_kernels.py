@@ -128,11 +128,9 @@ def test_se3_exp_is_the_motor_exponential(axis, angle, v):
     np.testing.assert_allclose(kin.se3_exp(xi), exp_matrix(xi[:3], xi[3:]), atol=ATOL)
 
 
-@pytest.mark.xfail(strict=True, reason="kinematics.se3_exp computes (1 - cos th)/th^2 directly just above its "
-                   "series switch at th = 1e-6: cancellation costs ~1e-11 |v| in the translation (the accurate "
-                   "form is 0.5 sinc(th/2)^2, or a switch near 1e-2); harmless for dynamics, reported not fixed")
-@pytest.mark.parametrize("angle", [1.01e-6, 2e-6, 5e-6])
-def test_se3_exp_is_accurate_above_its_series_switch(angle):
+@pytest.mark.parametrize("angle", [1e-9, 1.01e-6, 2e-6, 5e-6, 1e-3, 0.99e-2, 1.01e-2])
+def test_se3_exp_is_accurate_at_small_angles(angle):
+    """No cancellation in (1 - cos th)/th^2 and (th - sin th)/th^3 at small angles."""
     rng = np.random.default_rng(5)
     for _ in range(20):
         xi = np.concatenate([angle * unit(rng.normal(size=3)), 5.0 * rng.normal(size=3)])

@@ -97,7 +97,7 @@ FIXTURE = """<?xml version="1.0"?>
 
 with open(robots.data_path("puma560"), encoding="utf-8") as _handle:
     PUMA = _handle.read()
-FOUR_BAR = "/work/shared/urdf_plus_examples/four_bar.urdf"
+from paths import FOUR_BAR  # noqa: E402
 SOURCES = [FIXTURE, PUMA]
 if os.path.exists(FOUR_BAR):
     with open(FOUR_BAR, encoding="utf-8") as _handle:

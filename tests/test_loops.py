@@ -28,7 +28,7 @@ from pga_dyn.sampling import complete_states, sample_states
 
 pin = pytest.importorskip("pinocchio")
 
-SHARED = "/work/shared/urdf_plus_examples"
+from paths import URDF_PLUS as SHARED  # noqa: E402
 
 
 # -- fixtures ------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
 from robots.urdf import load_urdf, parse_urdf
 
-FOUR_BAR = "/work/shared/urdf_plus_examples/four_bar.urdf"
+from paths import FOUR_BAR  # noqa: E402
 
 
 def chain(types, axes):

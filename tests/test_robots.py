@@ -20,7 +20,7 @@ PUMA = [
     (0.0, 0.0, -np.pi / 2, 0.34, (0, 0, 0), (0.3e-3, 0.4e-3, 0.3e-3)),
     (0.0, 0.0, 0.0, 0.09, (0, 0, 0.032), (0.15e-3, 0.15e-3, 0.04e-3)),
 ]
-GO2_SOURCE = "/work/shared/models/go2.urdf"
+from paths import GO2_SOURCE  # noqa: E402
 
 
 def rz(t):
