@@ -28,7 +28,7 @@ unit3 = hnp.arrays(np.float64, 3, elements=st.floats(-1.0, 1.0)).filter(lambda a
     lambda a: a / np.linalg.norm(a)
 )
 seeds = st.integers(0, 2**32 - 1)
-# Angles of any size; tiny ones reach the series branches of so3_exp (< 1e-14) and se3_exp (< 1e-6).
+# Angles of any size; tiny ones reach the small-angle branches of so3_exp (< 1e-14) and se3_exp.
 angles = st.one_of(
     st.floats(-3 * np.pi, 3 * np.pi),
     st.floats(-1e-5, 1e-5),
