@@ -157,3 +157,15 @@ def test_analyze_per_parameter(capsys):
     assert set(link1.values()) == {"unidentifiable"}
     code, out, _ = run_main(["analyze", "puma560", "--per-parameter"], capsys)
     assert re.search(r"Izz\s+o\s", out) and "x unidentifiable" in out
+
+
+def test_info_parallel_machine_shows_loops_and_conditioning(capsys):
+    """cond(J_p) at q0 as printed equals the figure of the independent check in
+    tests/test_pkm_models.py (its own residual and finite differences): 6.27."""
+    code, out, _ = run_main(["info", "2rru_1rrs"], capsys)
+    assert code == 0
+    assert re.search(r"limb2_U\s+U\s+3 platform\s+5 limb2_link2", out)  # parent < child: ends swapped
+    assert re.search(r"limb3_S\s+S\s+3 platform\s+7 limb3_link2", out)
+    assert "actuated coordinates: limb1_R1 limb2_R1 limb3_R1" in out
+    cond = float(re.search(r"cond\(J_p\) = ([0-9.]+)", out).group(1))
+    assert abs(cond - 6.27) < 0.01

@@ -153,3 +153,27 @@ def test_certified_dimension_equals_pinocchio_rank(case):
     assert result.certified, result.certificate
     assert result.dim + rank == 10 * robot.n, (result.dim, rank, result.certificate)
     assert residual < 1e-9
+
+
+# -- the RPNA paper's examples through the certificate ---------------------------------------------
+
+def _rpna_cases():
+    import rpna_models as rm
+
+    return [  # (model, nullspace dim from the RPNA paper, do the principles alone get it?)
+        ("2R parallel, no gravity", rm.planar_2r, 16, True),
+        ("2R perpendicular, no gravity", rm.perpendicular_2r, 12, True),
+        ("PUMA 560, gravity along joint 1", rm.puma, 24, True),
+        ("PUMA 560, no gravity", lambda: rm.puma(gravity=rm.NO_GRAVITY), 26, False),
+        ("SCARA RRPR", rm.scara, 32, True),
+        ("Cheetah 3 leg, fixed torso", rm.cheetah_leg, 13, True),
+    ]
+
+
+@pytest.mark.parametrize("label,build,expected,geometric", _rpna_cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_rpna_reference_cases_through_the_certificate(label, build, expected, geometric):
+    robot = build()
+    result = drng.nullspace(robot, certify=True)
+    assert result.certified and result.dim == expected
+    assert result.geometric is geometric
+    assert (drng.nullspace(robot).dim == expected) is geometric  # docs/drng.md: principles alone

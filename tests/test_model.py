@@ -78,3 +78,29 @@ def test_state_shape_errors_name_the_argument():
         pga_dyn.regressor(robot, np.array([np.nan, 0]), np.zeros(2), np.zeros(2))
     with pytest.raises(PgaDynError, match="out must be"):
         pga_dyn.regressor(robot, np.zeros(2), np.zeros(2), np.zeros(2), out=np.zeros((2, 10)))
+
+
+def test_loop_with_no_independent_coordinate_is_an_error():
+    text = """<robot name="locked">
+      <link name="b"/><link name="a"/><link name="c"/>
+      <joint name="ja" type="revolute" independent="false"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
+      <joint name="jc" type="revolute" independent="false"><parent link="a"/><child link="c"/>
+        <origin xyz="1 0 0"/><axis xyz="0 0 1"/></joint>
+      <loop name="l" type="revolute"><predecessor link="c"><origin xyz="1 0 0"/></predecessor>
+        <successor link="b"><origin xyz="2 0 0"/></successor><axis xyz="0 0 1"/></loop>
+    </robot>"""
+    with pytest.raises(PgaDynError, match="locked.urdf.*no independent coordinate"):
+        parse_urdf(text, "locked.urdf")
+
+
+def test_loop_ends_are_renumbered_parent_first():
+    """A loop whose predecessor has the larger index is stored with its ends swapped (section 5.1)."""
+    robot = load_urdf(FOUR_BAR)
+    (lp,) = robot.loop_joints
+    assert (lp.parent, lp.child) == (2, 3)
+    text = open(FOUR_BAR).read().replace('<predecessor link="link2">', '<predecessor link="TMP">').replace(
+        '<successor link="link3">', '<successor link="link2">').replace('<predecessor link="TMP">',
+                                                                         '<predecessor link="link3">')
+    swapped = parse_urdf(text, "swapped.urdf").loop_joints[0]
+    assert (swapped.parent, swapped.child) == (2, 3)
+    assert np.allclose(swapped.parent_frame, lp.child_frame) and np.allclose(swapped.child_frame, lp.parent_frame)
