@@ -366,7 +366,7 @@ class Robot:
             return int(self.q_index[k])
 
         for joint in joints:
-            if joint.mimic is not None:
+            if joint.mimic is not None and joint.type != "fixed":  # a fixed joint has nothing to follow with
                 at = f"{where}: joint '{joint.name}' <mimic>"
                 leader, ratio, offset = joint.mimic
                 yield Coupling(joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset))

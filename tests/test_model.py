@@ -104,3 +104,14 @@ def test_loop_ends_are_renumbered_parent_first():
     swapped = parse_urdf(text, "swapped.urdf").loop_joints[0]
     assert (swapped.parent, swapped.child) == (2, 3)
     assert np.allclose(swapped.parent_frame, lp.child_frame) and np.allclose(swapped.child_frame, lp.parent_frame)
+
+
+def test_mimic_on_a_fixed_joint_is_ignored():
+    """Reduced models fix joints but keep their <mimic> tags (example-robot-data's Talos)."""
+    text = """<robot name="reduced">
+      <link name="b"/><link name="a"/><link name="c"/>
+      <joint name="ja" type="revolute"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
+      <joint name="jc" type="fixed"><parent link="a"/><child link="c"/><mimic joint="ja"/></joint>
+    </robot>"""
+    robot = parse_urdf(text, "reduced.urdf")
+    assert robot.couplings == () and not robot.constrained and robot.actuated_names == ("ja",)
