@@ -4,10 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from pga_dyn.errors import PgaDynError
+from pga_dyn.model import check_robot
+
 from .result import NullspaceResult, complement, orthonormal, rank
 
 #: Relative residual ||Y B||_F / ||Y||_F below which a basis is in the nullspace.
 RESIDUAL_TOL = 1e-10
+#: Smallest singular gap of the sampled regressor at which its rank is trusted.
+GAP_MIN = 1e6
+
+
+def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) -> np.ndarray:
+    """A finite 2-D float array with the given number of rows or columns, or a PgaDynError."""
+    from pga_dyn.kinematics import _array
+
+    x = _array(name, value)
+    if x.ndim != 2 or (rows is not None and x.shape[0] != rows) or (cols is not None and x.shape[1] != cols):
+        want = f"({rows if rows is not None else 'k'}, {cols if cols is not None else 'k'})"
+        raise PgaDynError(f"{name} must be a matrix of shape {want}, got shape {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise PgaDynError(f"{name} contains non-finite values")
+    return x
 
 
 def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
@@ -16,9 +34,11 @@ def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
     with Y the stacked regressor of ``samples`` valid states (or the given ``Y``)."""
     from .numerical import stacked_regressor
 
-    if Y is None:
-        Y = stacked_regressor(robot, samples, seed)[0]
-    nparam = 10 * robot.n
+    nparam = 10 * check_robot(robot).n
+    basis = _matrix("basis", basis.basis if isinstance(basis, NullspaceResult) else basis, rows=nparam)
+    Y = stacked_regressor(robot, samples, seed)[0] if Y is None else _matrix("Y", Y, cols=nparam)
+    if not np.any(Y):
+        raise PgaDynError("Y is zero: no regressor rows to verify against")
     residual = np.linalg.norm(Y @ basis) / np.linalg.norm(Y) if basis.size else 0.0
     base = complement(basis, nparam)
     rank_base = rank(base)[0]
@@ -31,12 +51,20 @@ def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0) -> N
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
     they are exact. Otherwise complete the basis with the numerical nullspace directions not
-    in its span, and name the bodies those directions involve."""
+    in its span, and name the bodies those directions involve. The sampled rank is trusted only
+    with a singular gap of at least GAP_MIN, and ``samples`` must give at least 2 rows per
+    parameter."""
+    from pga_dyn.sampling import _count
+
     from .numerical import numerical_nullspace, stacked_regressor
 
+    nparam = 10 * check_robot(robot).n
+    samples = _count("samples", samples)
+    if samples * len(robot.actuated) < 2 * nparam:
+        raise PgaDynError(f"samples={samples} gives {samples * len(robot.actuated)} regressor rows for {nparam} "
+                          f"parameters: a certificate needs at least {-(-2 * nparam // len(robot.actuated))} samples")
     numeric = numerical_nullspace(robot, samples, seed)
     check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1)[0]  # independent samples
-    nparam = 10 * robot.n
     rank_num = numeric.certificate["rank"]
     basis = result.basis
     residual = np.linalg.norm(check_Y @ basis) / np.linalg.norm(check_Y) if basis.size else 0.0
@@ -45,7 +73,8 @@ def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0) -> N
             "residual": float(residual), "samples": numeric.certificate["samples"], "short": ()}
     codes = result.codes if result.codes is not None else np.full((basis.shape[1], 2), -1)
     geometric = result.geometric
-    if residual < RESIDUAL_TOL and dim + rank_num < nparam:
+    clean = numeric.certificate["gap"] >= GAP_MIN  # the sampled rank is unambiguous
+    if clean and residual < RESIDUAL_TOL and dim + rank_num < nparam:
         short, remainder = _remainder(robot, basis, numeric.basis)
         info["short"] = tuple(robot.body_names[b] for b in short)
         basis = np.hstack([basis, remainder])
@@ -55,7 +84,7 @@ def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0) -> N
         info["residual"] = float(residual)
         dim = rank(basis)[0]
     info["rank"] = dim
-    certified = bool(residual < RESIDUAL_TOL and dim + rank_num == nparam)
+    certified = bool(clean and residual < RESIDUAL_TOL and dim + rank_num == nparam)
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
                            geometric, result.seconds)

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pga_dyn.errors import PgaDynError
 from pga_dyn.tp_regressor import LINK_PARAM_NAMES
 
 from .result import NullspaceResult, orthonormal
@@ -58,7 +59,7 @@ def link_nullspace(robot, result: NullspaceResult) -> np.ndarray:
     basis = result.basis
     n = robot.n
     if basis.shape[0] != 10 * n:
-        raise ValueError(f"the result has {basis.shape[0]} parameters, robot '{robot.name}' has {10 * n}")
+        raise PgaDynError(f"the result has {basis.shape[0]} parameters, robot '{robot.name}' has {10 * n}")
     link = np.column_stack([to_link_parameters(robot, basis[:, c]).reshape(-1) for c in range(basis.shape[1])]) \
         if basis.shape[1] else np.zeros((10 * n, 0))
     return orthonormal(link)

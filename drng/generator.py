@@ -7,7 +7,7 @@ import time
 import numpy as np
 
 from pga_dyn.kinematics import initial_poses
-from pga_dyn.model import JOINT_CODE
+from pga_dyn.model import JOINT_CODE, check_robot
 
 from .principles import dense_basis, drng_kernel
 from .result import NullspaceResult
@@ -40,14 +40,21 @@ def drng_blocks(robot):
     return drng_kernel(*kernel_arrays(robot))
 
 
-def nullspace(robot, certify: bool = False, samples: int = 200, seed=0) -> "NullspaceResult":
+def nullspace(robot, certify: bool | None = None, samples: int = 200, seed=0) -> "NullspaceResult":
     """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4).
 
     With ``certify``, the basis is checked against the stacked regressor of valid samples
-    (see :func:`certificate`): certified when rank(DRNG) + numerical rank = 10 n, and, when the
-    principles fall short, completed by the numerical remainder (``geometric`` is then False
-    and ``certificate['short']`` names the bodies involved).
+    (see :func:`drng.certify.certificate`): certified when rank(DRNG) + numerical rank = 10 n,
+    and, when the principles fall short, completed by the numerical remainder (``geometric``
+    is then False and ``certificate['short']`` names the bodies involved). The default,
+    ``None``, certifies robots with couplings (mimic joints, transmissions), which the
+    principles do not model, and no others. Known cases where the principles fall short
+    without couplings (docs/drng.md: no gravity, pure translations, fixed axes away from the
+    base) also need ``certify=True``.
     """
+    check_robot(robot)
+    if certify is None:
+        certify = bool(robot.couplings)
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
     B = dense_basis(robot.n, bodies, vals)

@@ -54,8 +54,10 @@ def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.
     """Null(Y) from the stacked regressor of valid samples: SVD of the column-scaled matrix,
     rank = singular values above ``rtol`` times the largest. The certificate holds the rank,
     the singular gap, the singular values and the base-parameter columns (pivoted QR)."""
+    from pga_dyn.sampling import _count
+
     start = time.perf_counter()
-    Y, states = stacked_regressor(robot, samples, seed, max_cond)
+    Y, states = stacked_regressor(robot, _count("samples", samples), seed, max_cond)
     nparam = 10 * robot.n
     norms = np.linalg.norm(Y, axis=0)
     zero = norms <= RANK_RTOL * max(norms.max(), 1e-300)
@@ -65,7 +67,7 @@ def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.
     reduced = np.linalg.qr(scaled, mode="r") if scaled.shape[0] > scaled.shape[1] else scaled
     _, s, vt = np.linalg.svd(reduced, full_matrices=True)
     r = int(np.sum(s > rtol * s[0]))
-    gap = s[r - 1] / s[r] if r < len(s) else np.inf
+    gap = s[r - 1] / s[r] if r < len(s) and s[r] > 0 else np.inf
     # Y = scaled D with D = diag(scale): the row space of Y is spanned by D v_k (k < r), and
     # Null(Y) is its orthogonal complement
     null = complement(vt[:r].T * scale[:, None], nparam) if r else np.eye(nparam)

@@ -23,7 +23,7 @@ def rank(matrix: np.ndarray, rtol: float = RANK_RTOL):
         return 0, np.inf
     s = np.linalg.svd(matrix[:, keep] / norms[keep], compute_uv=False)
     r = int(np.sum(s > rtol * s[0]))
-    return r, (s[r - 1] / s[r] if r < len(s) else np.inf)
+    return r, (s[r - 1] / s[r] if r < len(s) and s[r] > 0 else np.inf)
 
 
 def orthonormal(matrix: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:

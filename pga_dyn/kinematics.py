@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from .errors import PgaDynError
-from .model import JOINT_CODE, Robot, Table2
+from .model import JOINT_CODE, Robot, Table2, check_robot
 
 
 @njit(cache=True)
@@ -219,9 +219,22 @@ def robot_arrays(robot: Robot):
     return cache
 
 
+def _array(name: str, value) -> np.ndarray:
+    """``value`` as a float array, or a PgaDynError naming the argument."""
+    try:
+        x = np.asarray(value)
+        if np.iscomplexobj(x):
+            raise PgaDynError(f"{name} must be real, got complex values")
+        return np.ascontiguousarray(x, dtype=float)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, PgaDynError):
+            raise
+        raise PgaDynError(f"{name} must be an array of numbers: {exc}") from None
+
+
 def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
-    x = np.ascontiguousarray(value, dtype=float)
-    shape = (x.shape[0] if x.ndim else 0, len(names)) if batch else (len(names),)
+    x = _array(name, value)
+    shape = (x.shape[0] if x.ndim == 2 else "samples", len(names)) if batch else (len(names),)
     if x.shape != shape:
         raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
                           f"(coordinates {list(names)}), got {x.shape}")
@@ -233,8 +246,9 @@ def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
 def states(robot: Robot, q, qd, qdd, actuated: bool = False):
     """Validate a state (1-D arrays) or a batch of states (2-D, one row a sample) of the tree
     coordinates, or of the actuated coordinates q_a when ``actuated``."""
+    check_robot(robot)
     names = robot.actuated_names if actuated else robot.coordinate_names
-    q = np.asarray(q, dtype=float)
+    q = _array("q", q)
     batch = q.ndim == 2
     q = _state(robot, "q", q, batch, names)
     qd = _state(robot, "qd", qd, batch, names)
@@ -255,6 +269,7 @@ def initial_poses(robot: Robot) -> np.ndarray:
         A = np.empty((n + 1, 6))
         z = np.zeros(robot.nq)
         forward(*robot_arrays(robot), robot.q0, z, z, T, S, V, A)
+        T.flags.writeable = False
         cache = robot._initial_poses = T
     return cache
 
@@ -268,6 +283,7 @@ def inverse_initial_poses(robot: Robot) -> np.ndarray:
             cache[i] = np.eye(4)
             cache[i, :3, :3] = t[:3, :3].T
             cache[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+        cache.flags.writeable = False
         robot._initial_inverse = cache
     return cache
 
@@ -323,6 +339,8 @@ class Kinematics:
     def jacobian(self, i: int) -> np.ndarray:
         """The Jacobian lines L_j^i of body i (6 x nq, eq. 98): V_i = J qd."""
         robot = self.robot
+        if not 1 <= i <= robot.n:
+            raise PgaDynError(f"body index i must be in 1..{robot.n}, got {i}")
         jac = np.zeros((6, robot.nq))
         k = i
         while k > 0:

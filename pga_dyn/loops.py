@@ -183,18 +183,16 @@ class Constraints:
         """Solve C(q) = 0 for the passive coordinates by Newton's method (least squares on the
         exact constraint Jacobian), from ``start`` (default: the reference configuration q0).
 
-        Returns (q, cond) with cond = cond(J_p), the distance to a singularity. Raises
+        Returns (q, cond, J) with cond = cond(J_p), the distance to a singularity, and J the
+        constraint Jacobian at q. Raises
         PgaDynError when q_a is outside the workspace (no convergence) or J_p is singular.
         """
         robot = self.robot
         q = robot.q0.copy() if start is None else np.array(start, dtype=float)
         q[self.act] = q_a
-        norm0 = None
         for _ in range(max_iter):
             r, J, _ = self.evaluate(q)
             norm = np.linalg.norm(r)
-            if norm0 is None:
-                norm0 = norm
             if norm < tol:
                 break
             dx = np.linalg.lstsq(J[:, self.pas], -r, rcond=None)[0]
@@ -205,8 +203,7 @@ class Constraints:
         else:
             raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()} "
                               f"(residual {norm:.2e} after {max_iter} Newton steps): outside the workspace")
-        cond = self.condition(J)
-        return q, cond
+        return q, self.condition(J), J
 
     def condition(self, J):
         s = np.linalg.svd(J[:, self.pas], compute_uv=False) if len(self.pas) else np.ones(1)
@@ -214,10 +211,9 @@ class Constraints:
 
     def complete(self, q_a, qd_a, qdd_a, start=None):
         """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_p)."""
-        q, cond = self.assemble(q_a, start)
+        q, cond, J = self.assemble(q_a, start)
         if not np.isfinite(cond):
             raise PgaDynError(f"{self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
-        _, J, _ = self.evaluate(q)
         Jp_pinv = np.linalg.pinv(J[:, self.pas])
         G = np.zeros((self.robot.nq, len(self.act)))
         G[self.act] = np.eye(len(self.act))

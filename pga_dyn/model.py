@@ -250,11 +250,14 @@ class Robot:
         self.name = str(name)
         self.source = source
         where = source or self.name
-        g = np.asarray(gravity, dtype=float)
-        if g.shape != (3,):
+        try:
+            g = np.array(gravity, dtype=float)
+        except (TypeError, ValueError):
+            g = None
+        if g is None or g.shape != (3,):
             raise ModelError(f"{where}: gravity must be a vector of 3 numbers, got {gravity!r}")
         _check_finite(g, "gravity", where)
-        self.gravity = g
+        self._gravity = g
         self.floating_base = bool(floating_base)
         links = list(links)
         joints = list(joints)
@@ -268,6 +271,16 @@ class Robot:
         self.loop_joints = tuple(self._loop_joint(loop, where) for loop in self.loops)
         self.couplings = tuple(self._couplings(joints, couplings, where))
         self._actuation(where)
+        # The model is immutable: the kernels' inputs and every cache derived from them (poses
+        # at q0, constraints, DRNG arrays) stay valid. Load the robot again to change it.
+        for array in (self._gravity, self.parent, self.origin, self.axes, self.q_index, self.actuated, self.passive):
+            array.flags.writeable = False
+
+    @property
+    def gravity(self) -> np.ndarray:
+        """The gravity vector in the world frame (m/s^2), read-only: load the robot with another
+        ``gravity`` to change it."""
+        return self._gravity
 
     # -- validation -----------------------------------------------------------------------
     @staticmethod
@@ -280,7 +293,7 @@ class Robot:
             inertial = link.inertial
             what = f"{where}: link '{link.name}' inertial"
             _check_finite([inertial.mass], "mass", what)
-            _check_finite(inertial.com, "origin", what)
+            _check_finite(inertial.com, "centre of mass (origin)", what)
             _check_finite(inertial.inertia, "inertia", what)
             if inertial.mass < 0:
                 raise ModelError(f"{what}: negative mass {inertial.mass}")
@@ -393,9 +406,10 @@ class Robot:
                                  f"'{followed[coupling.follower]}'")
             followed[coupling.follower] = coupling.name
         for i in range(1, self.n + 1):
-            flag = self.graph.edges[self.body_names[self.parent[i] - 1] if self.parent[i] > 0 else
-                                    self._world, self.body_names[i - 1]]["independent"]
-            if flag is False:
+            if self.tree_joints[i - 1].independent is False:
+                if not self.constrained:
+                    raise ModelError(f"{where}: joint '{self.joint_names[i]}' is marked independent=\"false\" "
+                                     "but no loop joint or coupling determines its coordinate")
                 independent[self.coordinates(i)] = False
         for coupling in self.couplings:
             independent[coupling.follower] = False
@@ -560,3 +574,10 @@ class Robot:
     def __repr__(self) -> str:
         return (f"Robot({self.name!r}, bodies={self.n}, coordinates={self.nq}, "
                 f"loops={len(self.loops)}, floating_base={self.floating_base})")
+
+
+def check_robot(robot) -> Robot:
+    """``robot`` if it is a Robot, else a PgaDynError that says how to get one."""
+    if not isinstance(robot, Robot):
+        raise ModelError(f"expected a pga_dyn Robot (robots.load or robots.load_urdf), got {type(robot).__name__}")
+    return robot

@@ -9,12 +9,14 @@ the projections G = dq/dq_a, so that the regressor of all samples is one compile
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral, Real
 
 import numpy as np
 
 from .errors import PgaDynError
+from .kinematics import _array
 from .loops import constraints
-from .model import Robot
+from .model import Robot, check_robot
 
 
 @dataclass
@@ -80,26 +82,38 @@ def default_bounds(robot: Robot) -> np.ndarray:
     return bounds[robot.actuated]
 
 
+def _count(name: str, value) -> int:
+    """A positive whole number, or a PgaDynError naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise PgaDynError(f"{name} must be a positive whole number, got {value!r}")
+    return int(value)
+
+
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
                   max_draws: int | None = None) -> States:
     """``n`` valid states: q_a uniform in ``bounds`` (n_a x 2, default :func:`default_bounds`),
     qd_a and qdd_a uniform in (-1, 1); each draw is assembled from the reference configuration
     q0 and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than
     ``n`` valid states are found in ``max_draws`` draws (default 100 n)."""
-    if n < 1:
-        raise PgaDynError(f"n must be a positive number of samples, got {n}")
+    check_robot(robot)
+    n = _count("n", n)
     na = len(robot.actuated)
-    box = default_bounds(robot) if bounds is None else np.asarray(bounds, dtype=float)
-    if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] > box[:, 1]):
-        raise PgaDynError(f"bounds must be finite (lower, upper) pairs of shape ({na}, 2) for the actuated "
-                          f"coordinates {list(robot.actuated_names)}, got {np.shape(bounds)}")
-    rng = np.random.default_rng(seed)
-    max_draws = 100 * n if max_draws is None else max_draws
+    box = default_bounds(robot) if bounds is None else _array("bounds", bounds)
+    if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] >= box[:, 1]):
+        raise PgaDynError(f"bounds must be finite (lower, upper) pairs, lower < upper, of shape ({na}, 2) for the "
+                          f"actuated coordinates {list(robot.actuated_names)}, got {box.tolist()}")
+    if not (isinstance(max_cond, Real) and max_cond > 1):
+        raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
+    max_draws = 100 * n if max_draws is None else _count("max_draws", max_draws)
+    try:
+        rng = np.random.default_rng(seed)
+    except (TypeError, ValueError) as exc:
+        raise PgaDynError(f"seed must be None or a non-negative integer: {exc}") from None
     if not robot.constrained:
         q = rng.uniform(box[:, 0], box[:, 1], (n, na))
         qd, qdd = rng.uniform(-1, 1, (2, n, na))
-        G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, na))
-        return States(robot, q, qd, qdd, q, qd, qdd, G, np.ones(n), n, 0)
+        G = np.repeat(np.eye(robot.nq)[None], n, axis=0)
+        return States(robot, q, qd, qdd, q.copy(), qd.copy(), qdd.copy(), G, np.ones(n), n, 0)
     con = constraints(robot)
     kept, drawn = [], 0
     while len(kept) < n and drawn < max_draws:

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .errors import PgaDynError
-from .kinematics import _mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
+from .kinematics import _array, _mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
 from .model import Robot
 
 #: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
@@ -229,9 +229,11 @@ def inertial_parameters(robot: Robot) -> np.ndarray:
 
 
 def _per_body(robot: Robot, x, name: str) -> np.ndarray:
-    x = np.asarray(x, dtype=float)
+    x = _array(name, x)
     if x.shape not in ((10 * robot.n,), (robot.n, 10)):
         raise PgaDynError(f"{name} must have shape ({10 * robot.n},) or ({robot.n}, 10), got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        raise PgaDynError(f"{name} contains non-finite values")
     return x.reshape(robot.n, 10)
 
 

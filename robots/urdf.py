@@ -154,7 +154,7 @@ class _Reader:
                      self.floats(mimic, "offset", 1, (0.0,))[0])
         limits = None
         limit = element.find("limit")
-        if jtype in ("R", "P") and limit is not None and "lower" in limit.attrib and "upper" in limit.attrib:
+        if kind in ("revolute", "prismatic") and limit is not None and "lower" in limit.attrib and "upper" in limit.attrib:
             lower, upper = self.floats(limit, "lower", 1)[0], self.floats(limit, "upper", 1)[0]
             if lower > upper:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")

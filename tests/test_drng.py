@@ -82,21 +82,16 @@ def test_shared_urdf_plus_examples(name, gravity, expected):
 
 @pytest.mark.parametrize("name,expected", [("2rru_1rrs", 45), ("2prs_1psr", 47)])
 def test_table3_parallel_machines(name, expected):
-    try:
-        robot = robots.load(name)
-    except ValueError:
-        pytest.skip(f"{name} is not a built-in robot yet")
+    robot = robots.load(name)
     result = drng.nullspace(robot, certify=True)
-    assert result.certified
-    assert result.dim == result.certificate["rank"] == 70 - result.certificate["rank_numerical"]
+    assert result.certified and result.geometric
     assert result.dim == expected, result.certificate
 
 
 def test_verify_rejects_a_wrong_basis():
     robot = robots.load("puma560")
     basis = drng.nullspace(robot).basis.copy()
-    basis[:, 0] += np.eye(60)[:, 9]  # add the mass of link 1 (identifiable through gravity? no: link 1 rotates about z)
-    basis[:, 1] += np.eye(60)[:, 19]  # the mass of link 2 is identifiable
+    basis[:, 1] += np.eye(60)[:, 19]  # the mass of link 2 (in the spatial assignment) is identifiable
     report = drng.verify(robot, basis)
     assert not report["ok"] and report["residual"] > 1e-6
 
@@ -177,3 +172,33 @@ def test_rpna_reference_cases_through_the_certificate(label, build, expected, ge
     assert result.certified and result.dim == expected
     assert result.geometric is geometric
     assert (drng.nullspace(robot).dim == expected) is geometric  # docs/drng.md: principles alone
+
+
+# -- bad input ------------------------------------------------------------------------------------
+
+def test_bad_arguments_raise_the_project_error():
+    from pga_dyn.errors import PgaDynError
+
+    robot = robots.load("puma560")
+    with pytest.raises(PgaDynError, match="Robot"):
+        drng.nullspace("puma560")
+    with pytest.raises(PgaDynError, match="samples"):
+        drng.nullspace(robot, certify=True, samples=0)
+    with pytest.raises(PgaDynError, match="certificate needs at least 20 samples"):
+        drng.nullspace(robot, certify=True, samples=3)  # 18 rows for 60 parameters
+    with pytest.raises(PgaDynError, match="basis must be a matrix of shape"):
+        drng.verify(robot, np.zeros((59, 3)))
+    with pytest.raises(PgaDynError, match="non-finite"):
+        drng.verify(robot, np.full((60, 1), np.nan))
+    with pytest.raises(PgaDynError, match="samples"):
+        drng.numerical_nullspace(robot, samples=2.5)
+
+
+def test_couplings_are_certified_by_default():
+    """The principles do not model couplings: drng.nullspace certifies (and completes) by default."""
+    text = open(robots.data_path("puma560")).read().replace(
+        '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>')
+    robot = robots.parse_urdf(text, "coupled_puma.urdf")
+    assert robot.couplings
+    result = drng.nullspace(robot)
+    assert result.certified is True and drng.verify(robot, result.basis)["ok"]

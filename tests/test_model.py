@@ -115,3 +115,59 @@ def test_mimic_on_a_fixed_joint_is_ignored():
     </robot>"""
     robot = parse_urdf(text, "reduced.urdf")
     assert robot.couplings == () and not robot.constrained and robot.actuated_names == ("ja",)
+
+
+def test_a_robot_is_immutable():
+    """Arrays the compiled kernels and caches depend on cannot be changed after loading."""
+    import robots
+
+    robot = robots.load("puma560")
+    pga_dyn.regressor(robot, np.zeros(6), np.zeros(6), np.zeros(6))
+    with pytest.raises(AttributeError):
+        robot.gravity = np.array([9.81, 0, 0])
+    for array in (robot.gravity, robot.origin, robot.axes, robot.parent, pga_dyn.kinematics.initial_poses(robot)):
+        with pytest.raises(ValueError, match="read-only"):
+            array[...] = 0
+
+
+def test_independent_false_without_constraint_is_an_error():
+    text = """<robot name="tree"><link name="b"/><link name="a"/>
+      <joint name="ja" type="revolute" independent="false"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
+    </robot>"""
+    with pytest.raises(PgaDynError, match="tree.urdf.*'ja'.*no loop joint or coupling"):
+        parse_urdf(text, "tree.urdf")
+
+
+def test_continuous_joint_limits_are_not_sampling_bounds():
+    text = """<robot name="c"><link name="b"/><link name="a"/>
+      <joint name="ja" type="continuous"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/>
+        <limit lower="0" upper="0" effort="1" velocity="1"/></joint>
+    </robot>"""
+    from pga_dyn.sampling import default_bounds
+
+    assert np.allclose(default_bounds(parse_urdf(text, "c.urdf")), [[-np.pi, np.pi]])
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda r: pga_dyn.regressor(r, "abc", np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
+    (lambda r: pga_dyn.regressor(r, np.zeros(6) + 1j, np.zeros(6), np.zeros(6)), "q must be real"),
+    (lambda r: pga_dyn.regressor(r, [[0, 1], [2]], np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
+    (lambda r: pga_dyn.sample_states(r, 2.5), "n must be a positive whole number"),
+    (lambda r: pga_dyn.sample_states(r, 3, bounds=[[0, 0]] * 6), "lower < upper"),
+    (lambda r: pga_dyn.sample_states(r, 3, max_cond=float("nan")), "max_cond"),
+    (lambda r: pga_dyn.sample_states(r, 3, seed="x"), "seed"),
+    (lambda r: pga_dyn.Kinematics(r, np.zeros(6)).jacobian(7), "body index"),
+    (lambda r: pga_dyn.from_link_parameters(r, np.full(60, np.nan)), "non-finite"),
+])
+def test_bad_arguments_name_the_argument(call, message):
+    import robots
+
+    with pytest.raises(PgaDynError, match=message):
+        call(robots.load("puma560"))
+
+
+def test_gravity_must_be_three_numbers():
+    import robots
+
+    with pytest.raises(PgaDynError, match="gravity must be a vector of 3 numbers"):
+        robots.load("puma560", gravity="abc")
