@@ -38,9 +38,9 @@ def orthonormal(matrix: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
     return u[:, : int(np.sum(s > rtol * s[0]))]
 
 
-def complement(basis: np.ndarray, size: int) -> np.ndarray:
+def complement(basis: np.ndarray, size: int, rtol: float = RANK_RTOL) -> np.ndarray:
     """An orthonormal basis of the orthogonal complement of span(basis) in R^size (eq. 5)."""
-    q = orthonormal(basis) if basis.size else np.zeros((size, 0))
+    q = orthonormal(basis, rtol) if basis.size else np.zeros((size, 0))
     u, _, _ = np.linalg.svd(np.eye(size) - q @ q.T)
     return u[:, : size - q.shape[1]]
 

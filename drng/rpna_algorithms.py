@@ -52,19 +52,15 @@ from functools import cached_property
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
+from pga_dyn.pga import skew
 
-from .result import NullspaceResult
+from .result import NullspaceResult, complement, orthonormal
 
 #: Relative tolerance of the rank decisions (columns or rows scaled to unit norm first).
 RTOL = 1e-10
 
 
 # -- spatial algebra ------------------------------------------------------------------------
-
-def skew(v) -> np.ndarray:
-    """S(v), with S(v) y = v x y."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-
 
 def crm(v) -> np.ndarray:
     """The spatial cross product (v x) of a motion vector v = (omega; v): [[S(w), 0], [S(v), S(w)]]."""
@@ -136,27 +132,13 @@ def M_matrix(V, Phi) -> np.ndarray:
 # -- subspaces ------------------------------------------------------------------------------
 
 def span(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
-    """An orthonormal basis of the column space (nonzero columns scaled to unit norm first)."""
-    rows = matrix.shape[0]
-    if matrix.size == 0:
-        return np.zeros((rows, 0))
-    norms = np.linalg.norm(matrix, axis=0)
-    keep = norms > rtol * max(norms.max(), 1e-300) if norms.max() > 0 else np.zeros_like(norms, bool)
-    if not keep.any():
-        return np.zeros((rows, 0))
-    u, s, _ = np.linalg.svd(matrix[:, keep] / norms[keep], full_matrices=False)
-    return u[:, : int(np.sum(s > rtol * s[0]))]
+    """An orthonormal basis of the column space (see :func:`drng.result.orthonormal`)."""
+    return orthonormal(matrix, rtol)
 
 
 def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
-    """An orthonormal basis (cols x k) of Null(matrix), nonzero rows scaled to unit norm first."""
-    if matrix.size == 0:
-        return np.eye(cols)
-    basis = span(matrix.T, rtol)  # orthonormal basis of the row space
-    if basis.shape[1] == 0:
-        return np.eye(cols)
-    u, _, _ = np.linalg.svd(basis, full_matrices=True)
-    return u[:, basis.shape[1]:]
+    """An orthonormal basis (cols x k) of Null(matrix), the complement of its row space."""
+    return complement(matrix.T, cols, rtol) if matrix.size else np.eye(cols)
 
 
 def controllable(matrices, seed: np.ndarray) -> np.ndarray:
