@@ -158,7 +158,7 @@ def _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind):
     """Number of vectors of each tree joint (1..n) and each loop joint (n+1..)."""
     n = kind.shape[0] - 1
     g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
-    no_gravity = g2 <= _TOL * _TOL
+    no_gravity = g2 == 0.0  # any gravity moves the fixed points (as in RPNA: exact zero)
     pairs = np.array([3, 6, 1, 1, 0])  # ns (ns + 1) / 2 of R, P, U, S, F
     count = np.zeros(n + 1 + lkind.shape[0], dtype=np.int64)
     for i in range(1, n + 1):
@@ -170,7 +170,7 @@ def _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind):
             elif c == P:
                 m += 3
             elif c == R:
-                along = _parallel(line_dir[i], gravity, _TOL * max(1.0, np.sqrt(g2)))
+                along = _parallel(line_dir[i], gravity, _TOL * np.sqrt(g2))
                 m += 4 if (no_gravity or along) else 2
         if is_pr[i]:
             if c == R:
@@ -211,7 +211,7 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
     bodies = np.zeros((total, 2), dtype=np.int64)
     prov = np.zeros((total, 2), dtype=np.int64)
     g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
-    no_gravity = g2 <= _TOL * _TOL
+    no_gravity = g2 == 0.0  # any gravity moves the fixed points (as in RPNA: exact zero)
     planar = np.zeros((4, 4))  # the planar-rotation frame: rows O (unused), x, y, d
     col = 0
     for i in range(1, n + 1):
@@ -228,7 +228,7 @@ def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild
                 col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 6)
                 col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 7)
             elif c == R:
-                if no_gravity or _parallel(line_dir[i], gravity, _TOL * max(1.0, np.sqrt(g2))):
+                if no_gravity or _parallel(line_dir[i], gravity, _TOL * np.sqrt(g2)):
                     col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 8)
                     col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 9)
                 col = _one(vals, bodies, prov, col, i, i, z, x, 1.0, 10)

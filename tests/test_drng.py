@@ -202,3 +202,10 @@ def test_couplings_are_certified_by_default():
     assert robot.couplings
     result = drng.nullspace(robot)
     assert result.certified is True and drng.verify(robot, result.basis)["ok"]
+
+
+@pytest.mark.parametrize("gravity,expected", [((1e-10, 0.0, 0.0), 22), ((0.0, 0.0, -1e-10), 24)])
+def test_tiny_gravity_is_gravity(gravity, expected):
+    """DRNG and RPNA agree on what counts as gravity: any nonzero vector, its direction relative."""
+    robot = robots.load("puma560", gravity=gravity)
+    assert drng.nullspace(robot).dim == drng.rpna(robot).dim == expected
