@@ -258,20 +258,32 @@ def states(robot: Robot, q, qd, qdd, actuated: bool = False):
     return q, qd, qdd, batch
 
 
+def state(robot: Robot, q, qd=None, qdd=None, gravity=None):
+    """Poses T, Jacobian lines S, twists V and accelerations A of one tree state (validated
+    float arrays; qd, qdd default to zero, ``gravity`` to the robot's)."""
+    n, nq = robot.n, robot.nq
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    zero = np.zeros(nq)
+    parent, code, origin, axes, qidx, grav = robot_arrays(robot)
+    forward(parent, code, origin, axes, qidx, grav if gravity is None else gravity, q,
+            zero if qd is None else qd, zero if qdd is None else qdd, T, S, V, A)
+    return T, S, V, A
+
+
+def _initial_state(robot: Robot):
+    """Poses and Jacobian lines at q0, computed once per robot (read-only)."""
+    cache = getattr(robot, "_initial_state", None)
+    if cache is None:
+        T, S, _, _ = state(robot, robot.q0)
+        T.flags.writeable = S.flags.writeable = False
+        cache = robot._initial_state = (T, S)
+    return cache
+
+
 def initial_poses(robot: Robot) -> np.ndarray:
     """Body poses T_i(q0) (n+1, 4, 4) at the initial configuration q0."""
-    cache = getattr(robot, "_initial_poses", None)
-    if cache is None:
-        n = robot.n
-        T = np.empty((n + 1, 4, 4))
-        S = np.zeros((robot.nq, 6))
-        V = np.empty((n + 1, 6))
-        A = np.empty((n + 1, 6))
-        z = np.zeros(robot.nq)
-        forward(*robot_arrays(robot), robot.q0, z, z, T, S, V, A)
-        T.flags.writeable = False
-        cache = robot._initial_poses = T
-    return cache
+    return _initial_state(robot)[0]
 
 
 def inverse_initial_poses(robot: Robot) -> np.ndarray:
@@ -298,11 +310,7 @@ def table2(robot: Robot) -> Table2:
     from . import pga
 
     n = robot.n
-    T0 = initial_poses(robot)
-    S = np.zeros((robot.nq, 6))
-    T, V, A = np.empty((n + 1, 4, 4)), np.empty((n + 1, 6)), np.empty((n + 1, 6))
-    zero = np.zeros(robot.nq)
-    forward(*robot_arrays(robot), robot.q0, zero, zero, T, S, V, A)
+    T0, S = _initial_state(robot)
     L0 = np.zeros((n + 1, 6))
     for i in range(1, n + 1):
         if robot.joint_type[i] in ("R", "P"):
@@ -328,13 +336,8 @@ class Kinematics:
         q, qd, qdd, batch = states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
         if batch:
             raise PgaDynError("Kinematics takes one state; use regressor() for batches")
-        n = robot.n
         self.robot = robot
-        self.T = np.empty((n + 1, 4, 4))
-        self.S = np.zeros((robot.nq, 6))
-        self.V = np.empty((n + 1, 6))
-        self.A = np.empty((n + 1, 6))
-        forward(*robot_arrays(robot), q, qd, qdd, self.T, self.S, self.V, self.A)
+        self.T, self.S, self.V, self.A = state(robot, q, qd, qdd)
 
     def jacobian(self, i: int) -> np.ndarray:
         """The Jacobian lines L_j^i of body i (6 x nq, eq. 98): V_i = J qd."""

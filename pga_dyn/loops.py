@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import PgaDynError
-from .kinematics import forward, robot_arrays, so3_exp
+from .kinematics import so3_exp, state
 from .model import Robot
 from .pga import se3_log
 
@@ -84,15 +84,8 @@ class Constraints:
 
     # -- geometry of one state ----------------------------------------------------------------
     def _kinematics(self, q, qd=None):
-        robot = self.robot
-        n, nq = robot.n, robot.nq
-        T = np.empty((n + 1, 4, 4))
-        S = np.zeros((nq, 6))
-        V = np.empty((n + 1, 6))
-        A = np.empty((n + 1, 6))
-        zero = np.zeros(nq)
-        forward(*robot_arrays(robot)[:5], self._zero_gravity, q, zero if qd is None else qd, zero, T, S, V, A)
-        return T, S, V, A
+        """The tree state at q, qd with qdd = 0 and no gravity (the constraints' bias terms)."""
+        return state(self.robot, q, qd, gravity=self._zero_gravity)
 
     def _point(self, b, p, S):
         """d p / d q (nq x 3) for a point p on body b."""

@@ -33,8 +33,6 @@ from .model import Robot
 
 #: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
 PARAM_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2), (0, 3), (1, 3), (2, 3), (3, 3))
-#: Names of the 10 entries of eq. (97) in the spatial assignment.
-PARAM_NAMES = ("Sxx", "Sxy", "Sxz", "Syy", "Syz", "Szz", "hx", "hy", "hz", "m")
 #: Names of the classical parameters in a link frame, Pinocchio's order.
 LINK_PARAM_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
