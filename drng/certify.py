@@ -17,9 +17,9 @@ GAP_MIN = 1e6
 
 def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) -> np.ndarray:
     """A finite 2-D float array with the given number of rows or columns, or a PgaDynError."""
-    from pga_dyn.kinematics import _array
+    from pga_dyn.kinematics import float_array
 
-    x = _array(name, value)
+    x = float_array(name, value)
     if x.ndim != 2 or (rows is not None and x.shape[0] != rows) or (cols is not None and x.shape[1] != cols):
         want = f"({rows if rows is not None else 'k'}, {cols if cols is not None else 'k'})"
         raise PgaDynError(f"{name} must be a matrix of shape {want}, got shape {x.shape}")
@@ -47,24 +47,25 @@ def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
             "ok": bool(residual < RESIDUAL_TOL and rank_yb == rank_base)}
 
 
-def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0) -> NullspaceResult:
+def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0, bounds=None) -> NullspaceResult:
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
     they are exact. Otherwise complete the basis with the numerical nullspace directions not
     in its span, and name the bodies those directions involve. The sampled rank is trusted only
     with a singular gap of at least GAP_MIN, and ``samples`` must give at least 2 rows per
-    parameter."""
-    from pga_dyn.sampling import _count
+    parameter. ``bounds``: the sampling box of the actuated coordinates
+    (:func:`pga_dyn.sampling.bounds_array`)."""
+    from pga_dyn.sampling import count
 
     from .numerical import numerical_nullspace, stacked_regressor
 
     nparam = 10 * check_robot(robot).n
-    samples = _count("samples", samples)
+    samples = count("samples", samples)
     if samples * len(robot.actuated) < 2 * nparam:
         raise PgaDynError(f"samples={samples} gives {samples * len(robot.actuated)} regressor rows for {nparam} "
                           f"parameters: a certificate needs at least {-(-2 * nparam // len(robot.actuated))} samples")
-    numeric = numerical_nullspace(robot, samples, seed)
-    check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1)[0]  # independent samples
+    numeric = numerical_nullspace(robot, samples, seed, bounds=bounds)
+    check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1, bounds=bounds)[0]  # independent
     rank_num = numeric.certificate["rank"]
     basis = result.basis
     residual = np.linalg.norm(check_Y @ basis) / np.linalg.norm(check_Y) if basis.size else 0.0

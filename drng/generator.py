@@ -40,21 +40,24 @@ def drng_blocks(robot):
     return drng_kernel(*kernel_arrays(robot))
 
 
-def nullspace(robot, certify: bool | None = None, samples: int = 200, seed=0) -> "NullspaceResult":
-    """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4).
+def nullspace(robot, certify: bool = True, samples: int = 200, seed=0, bounds=None) -> "NullspaceResult":
+    """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4),
+    certified by default.
 
-    With ``certify``, the basis is checked against the stacked regressor of valid samples
-    (see :func:`drng.certify.certificate`): certified when rank(DRNG) + numerical rank = 10 n,
-    and, when the principles fall short, completed by the numerical remainder (``geometric``
-    is then False and ``certificate['short']`` names the bodies involved). The default,
-    ``None``, certifies robots with couplings (mimic joints, transmissions), which the
-    principles do not model, and no others. Known cases where the principles fall short
-    without couplings (docs/drng.md: no gravity, pure translations, fixed axes away from the
-    base) also need ``certify=True``.
+    The certificate (see :func:`drng.certify.certificate`) checks the basis against the stacked
+    regressor of ``samples`` valid states (actuated positions in ``bounds``, see
+    :func:`pga_dyn.sampling.bounds_array`): certified when rank(DRNG) + numerical rank = 10 n;
+    when the principles fall short (no gravity, pure translations, fixed axes away from the
+    base, couplings: docs/drng.md), the basis is completed by the numerical remainder
+    (``geometric`` is then False and ``certificate['short']`` names the bodies involved).
+    ``certify=False`` returns the principles' basis alone, in microseconds, marked
+    ``certified=None`` ("not certified" in every output): it can miss directions.
     """
     check_robot(robot)
-    if certify is None:
-        certify = bool(robot.couplings)
+    if robot.loop_joints:
+        from pga_dyn.loops import constraints
+
+        constraints(robot)  # the loops must close at q0's actuated position: a clear error if not
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
     B = dense_basis(robot.n, bodies, vals)
@@ -64,4 +67,4 @@ def nullspace(robot, certify: bool | None = None, samples: int = 200, seed=0) ->
         return result
     from .certify import certificate
 
-    return certificate(robot, result, samples, seed)
+    return certificate(robot, result, samples, seed, bounds)

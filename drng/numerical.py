@@ -18,11 +18,12 @@ import numpy as np
 from .result import RANK_RTOL, NullspaceResult, complement
 
 
-def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0):
-    """The regressors of ``samples`` valid states stacked into (samples * n_a, 10 n), and the states."""
+def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0, bounds=None):
+    """The regressors of ``samples`` valid states (actuated positions in ``bounds``) stacked into
+    (samples * n_a, 10 n), and the states."""
     from pga_dyn.sampling import sample_states
 
-    states = sample_states(robot, samples, seed=seed, max_cond=max_cond)
+    states = sample_states(robot, samples, seed=seed, max_cond=max_cond, bounds=bounds)
     return states.regressor().reshape(-1, 10 * robot.n), states
 
 
@@ -50,14 +51,14 @@ def pivoted_qr_columns(matrix: np.ndarray, rank: int) -> np.ndarray:
 
 
 def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.0,
-                        rtol: float = 1e-8) -> NullspaceResult:
+                        rtol: float = 1e-8, bounds=None) -> NullspaceResult:
     """Null(Y) from the stacked regressor of valid samples: SVD of the column-scaled matrix,
     rank = singular values above ``rtol`` times the largest. The certificate holds the rank,
     the singular gap, the singular values and the base-parameter columns (pivoted QR)."""
-    from pga_dyn.sampling import _count
+    from pga_dyn.sampling import count
 
     start = time.perf_counter()
-    Y, states = stacked_regressor(robot, _count("samples", samples), seed, max_cond)
+    Y, states = stacked_regressor(robot, count("samples", samples), seed, max_cond, bounds)
     nparam = 10 * robot.n
     norms = np.linalg.norm(Y, axis=0)
     zero = norms <= RANK_RTOL * max(norms.max(), 1e-300)

@@ -1,14 +1,15 @@
 """The ``pga-dyn`` command line.
 
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
-    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify]
-                    [--per-parameter] [--json]
+    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--no-certify]
+                    [--bounds JOINT LOWER UPPER ...] [--per-parameter] [--json]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
 ``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
-parameters, the vectors per principle and per joint, and with ``--certify`` the certificate
-against the sampled regressor. ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
+parameters, the vectors per principle and per joint, and the certificate against the sampled
+regressor (exit status 1 when the answer cannot be certified; ``--no-certify`` skips it and
+labels the answer NOT CERTIFIED). ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
 a URDF / URDF+ file.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
@@ -21,8 +22,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
-from .errors import PgaDynError
+from .errors import PgaDynError, PgaDynWarning
 
 PROG = "pga-dyn"
 
@@ -118,14 +120,13 @@ def info_lines(robot) -> list:
 
 def _closure_at_q0(robot) -> str:
     """Whether the loops close at q0, and cond(J_p) there."""
-    import numpy as np
+    from .loops import Constraints
 
-    from .loops import constraints
-
-    con = constraints(robot)
-    residual, J, _ = con.evaluate(robot.q0)
-    if np.linalg.norm(residual) > 1e-9:
-        return f"the loops are open (constraint residual {np.linalg.norm(residual):.3g})"
+    con = Constraints(robot)
+    open_ = [f"'{name}' (residual {residual:.3g})" for name, residual in con.residuals(robot.q0) if residual > 1e-9]
+    if open_:
+        return f"the loops are open: {', '.join(open_)}"
+    _, J, _ = con.evaluate(robot.q0)
     return f"the loops close; cond(J_p) = {_num(con.condition(J))}"
 
 
@@ -136,14 +137,14 @@ def _cmd_info(args, out) -> int:
     return 0
 
 
-def analyze(robot, certify: bool, per_parameter: bool = False) -> dict:
+def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=None) -> dict:
     """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict."""
     import time
 
     import drng
 
     start = time.perf_counter()
-    result = drng.nullspace(robot, certify=certify)
+    result = drng.nullspace(robot, certify=certify, bounds=bounds)
     seconds = time.perf_counter() - start  # with the certificate and the loading of the kernels
     warm = drng.nullspace(robot, certify=False).seconds  # DRNG alone, compiled kernels loaded
     per_joint = {}
@@ -159,6 +160,7 @@ def analyze(robot, certify: bool, per_parameter: bool = False) -> dict:
         "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
         "certified": result.certified, "seconds": seconds, "drng_seconds": warm,
     }
+    report["status"] = {None: "not certified", True: "certified", False: "NOT certified"}[result.certified]
     if certify:
         c = result.certificate
         report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
@@ -181,7 +183,8 @@ def analyze_lines(report: dict) -> list:
             for k, v in report["vectors_per_principle"].items()),
     ]
     if report["certified"] is None:
-        lines.append("certificate:          not asked (use --certify)")
+        lines.append("certificate:          NOT CERTIFIED (--no-certify): the three principles alone, which can "
+                     "miss directions (docs/drng.md)")
     else:
         c = report["certificate"]
         verdict = "certified" if report["certified"] else "NOT certified"
@@ -191,8 +194,11 @@ def analyze_lines(report: dict) -> list:
         if not report["geometric"]:
             lines.append(f"                      the three principles give rank {c['rank_drng']} and miss directions "
                          f"on bodies {', '.join(c['short_bodies'])}: completed numerically")
-    lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
-                 f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
+    if report["certified"] is None:
+        lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
+    else:
+        lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
+                     f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
     rows = [(joint, *(counts.get(k, 0) for k in ("1", "2", "3")), counts.get("numerical", ""))
             for joint, counts in report["vectors_per_joint"].items()]
     lines += ["", "Vectors per joint"]
@@ -204,7 +210,8 @@ def analyze_lines(report: dict) -> list:
         names = list(dict.fromkeys(row["parameter"] for row in report["per_parameter"]))
         cls = {(row["body"], row["parameter"]): SYMBOL[row["class"]] for row in report["per_parameter"]}
         lines += ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
-                      "x unidentifiable"]
+                      "x unidentifiable" + ("" if report["certified"] else
+                                            f" ({report['status'].upper()}: this table can be wrong)")]
         lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
     return lines
 
@@ -214,13 +221,33 @@ def _cmd_analyze(args, out) -> int:
 
     floating = True if args.floating else (False if args.fixed else None)
     robot = _load(args.robot, floating, tuple(args.gravity))
-    report = analyze(robot, args.certify, args.per_parameter)
+    report = analyze(robot, not args.no_certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
         json.dump(report, out, indent=2)
         out.write("\n")
     else:
         print("\n".join(analyze_lines(report)), file=out)
-    return 0 if report["certified"] is not False else 1
+    if report["certified"] is False:
+        c = report["certificate"]
+        reason = ("the sampled regressor has no clean singular gap" if c["singular_gap"] < 1e6 else
+                  "the basis is not in the nullspace of the sampled regressor" if c["residual"] >= 1e-10 else
+                  "the ranks do not add up to the number of parameters")
+        print(f"{PROG}: the answer could not be certified: {reason}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _bounds(triples):
+    """{joint: (lower, upper)} from the --bounds triples, or None."""
+    if not triples:
+        return None
+    out = {}
+    for name, lower, upper in triples:
+        try:
+            out[name] = (float(lower), float(upper))
+        except ValueError:
+            raise PgaDynError(f"--bounds {name} {lower} {upper}: LOWER and UPPER must be numbers") from None
+    return out
 
 
 def _robot_arguments(parser) -> None:
@@ -247,12 +274,19 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser = sub.add_parser(
         "analyze", help="which inertial parameters can be identified (DRNG)",
         description="The nullspace of the dynamics regressor by the three principles of DRNG: its "
-                    "dimension, the base parameters, the vectors per principle and joint. Exit status 1 "
-                    "when --certify finds the answer wrong.")
+                    "dimension, the base parameters, the vectors per principle and joint, certified against "
+                    "the regressor of random valid samples. Exit status 1 when the answer cannot be certified.")
     _robot_arguments(analyze_parser)
-    analyze_parser.add_argument("--certify", action="store_true",
-                                help="check against the regressor of random valid samples and complete "
-                                     "the basis if the principles fall short")
+    certify = analyze_parser.add_mutually_exclusive_group()
+    certify.add_argument("--certify", action="store_true",
+                         help="check against the regressor of random valid samples and complete the basis if the "
+                              "principles fall short (the default)")
+    certify.add_argument("--no-certify", action="store_true",
+                         help="the three principles alone, in microseconds, labelled NOT CERTIFIED: they can miss "
+                              "directions")
+    analyze_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
+                                help="sampling range of an actuated coordinate for the certificate "
+                                                  "(repeat for more; default: the joint limits, or +-pi rad, +-1 m)")
     analyze_parser.add_argument("--per-parameter", action="store_true",
                                 help="classify each link-frame parameter [m, mc, I] of each body: "
                                      "identifiable alone, in combination, or unidentifiable")
@@ -261,12 +295,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, *args, **kwargs) -> None:
+    print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
     """Entry point of the ``pga-dyn`` console script; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.func(args, sys.stdout)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", PgaDynWarning)
+            warnings.showwarning = _show_warning
+            return args.func(args, sys.stdout)
     except PgaDynError as exc:
         message = " ".join(str(exc).split())
         print(f"{PROG}: error: {message}", file=sys.stderr)

@@ -13,3 +13,8 @@ class PgaDynError(ValueError):
 
 class ModelError(PgaDynError):
     """A robot description that cannot form a valid multibody model."""
+
+
+class PgaDynWarning(UserWarning):
+    """An input pga-dyn can use, but not as given (e.g. joint limits replaced for sampling); the
+    message names the file and the element."""

@@ -56,7 +56,7 @@ def rotation(axis, angle):
 
 
 @njit(cache=True, inline="always")
-def _mul_rigid(a, b, out):
+def mul_rigid(a, b, out):
     """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1)."""
     for r in range(3):
         for c in range(3):
@@ -156,38 +156,38 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
         p = parent[i]
         k0 = qidx[i]
         c = code[i]
-        _mul_rigid(T[p], origin[i], frame)
+        mul_rigid(T[p], origin[i], frame)
         pos = frame[:3, 3]
         V[i] = V[p]
         A[i] = A[p]
         if c == 0:  # R
             rotation_into(axes[i, 0], q[k0], rel)
-            _mul_rigid(frame, rel, T[i])
+            mul_rigid(frame, rel, T[i])
             _axis_line(frame, pos, axes[i, 0], False, S[k0])
         elif c == 1:  # P
             for r in range(3):
                 rel[r, 3] = axes[i, 0, r] * q[k0]
-            _mul_rigid(frame, rel, T[i])
+            mul_rigid(frame, rel, T[i])
             for r in range(3):
                 rel[r, 3] = 0.0
             _axis_line(frame, pos, axes[i, 0], True, S[k0])
         elif c == 2:  # U: Rot(a1, q1) Rot(a2, q2)
             rotation_into(axes[i, 0], q[k0], rel)
             _axis_line(frame, pos, axes[i, 0], False, S[k0])
-            _mul_rigid(frame, rel, T[i])
+            mul_rigid(frame, rel, T[i])
             _axis_line(T[i], pos, axes[i, 1], False, S[k0 + 1])
             rotation_into(axes[i, 1], q[k0 + 1], rel)
             frame[:, :] = T[i]
-            _mul_rigid(frame, rel, T[i])
+            mul_rigid(frame, rel, T[i])
         elif c == 3:  # S: rotation vector; velocity = angular velocity in the child frame
             rel[:3, :3] = so3_exp(q[k0:k0 + 3])
-            _mul_rigid(frame, rel, T[i])
+            mul_rigid(frame, rel, T[i])
             for k in range(3):
                 unit[:] = 0.0
                 unit[k] = 1.0
                 _axis_line(T[i], pos, unit, False, S[k0 + k])
         else:  # F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
-            _mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
+            mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
             for k in range(6):
                 S[k0 + k] = 0.0
                 S[k0 + k, k] = 1.0
@@ -219,7 +219,7 @@ def robot_arrays(robot: Robot):
     return cache
 
 
-def _array(name: str, value) -> np.ndarray:
+def float_array(name: str, value) -> np.ndarray:
     """``value`` as a float array, or a PgaDynError naming the argument."""
     try:
         x = np.asarray(value)
@@ -233,7 +233,7 @@ def _array(name: str, value) -> np.ndarray:
 
 
 def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
-    x = _array(name, value)
+    x = float_array(name, value)
     shape = (x.shape[0] if x.ndim == 2 else "samples", len(names)) if batch else (len(names),)
     if x.shape != shape:
         raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
@@ -248,7 +248,7 @@ def states(robot: Robot, q, qd, qdd, actuated: bool = False):
     coordinates, or of the actuated coordinates q_a when ``actuated``."""
     check_robot(robot)
     names = robot.actuated_names if actuated else robot.coordinate_names
-    q = _array("q", q)
+    q = float_array("q", q)
     batch = q.ndim == 2
     q = _state(robot, "q", q, batch, names)
     qd = _state(robot, "qd", qd, batch, names)

@@ -1,253 +1,664 @@
 """Closed loops and couplings: constraints C(q) = 0, assembly, and the projection onto q_a.
 
 A constrained robot is a spanning tree plus loop joints and couplings (DRNG paper section 5.1,
-URDF+). Its configuration is fixed by the actuated coordinates q_a; the passive ones q_p
-follow from the constraints (eq. 91)
+URDF+). Its configuration is fixed by the actuated coordinates q_a; the passive ones follow
+from the constraints (eq. 91)
 
     C(q) = 0,   J_a qd_a + J_p qd_p = 0 (eq. 92),   J qdd + Jd qd = 0.
 
-Each loop joint between a parent body a and a child body b, with joint frames F_a and F_b
-(origins p_a, p_b), states geometrically that the two bodies share points and lines:
+**Couplings** (URDF ``<mimic>``, URDF+ ``<coupling>``) are linear, q_f = r q_l + c, and are
+solved in closed form, never by Newton: substituting them (chains included) gives an affine
+map q = E z + e0 from the free coordinates z = (q_a, q_f), q_f the passive coordinates that
+no coupling determines. A robot with couplings and no loops has q_f empty: q = E q_a + e0 and
+G = dq/dq_a = E is constant, exact at any ratio and over any range.
+
+**Loop joints** between a parent body a and a child body b, with joint frames F_a and F_b
+(origins p_a, p_b), state that the two bodies share points and lines:
 
 * S: the centre is shared, p_b - p_a = 0;
-* U: the centre is shared and the two axes meet there at a right angle: p_b - p_a = 0 and
-  (R_a u1) . (R_b u2) = 0 (u1 fixed in a, u2 fixed in b);
+* U: the centre is shared and the two axes keep the angle they have at q0:
+  p_b - p_a = 0 and (R_a u1) . (R_b u2) = cos(angle at q0) (u1 fixed in a, u2 fixed in b);
 * R: the centre and the axis are shared: p_b - p_a = 0, R_b u - R_a u = 0 (the directions,
   not only the lines: a cross product would also vanish for a body turned over);
 * P: the orientation is shared and the offset lies along the axis: R_b e_k - R_a e_k = 0
   (k = 1, 2, 3) and (p_b - p_a) x (R_a u) = 0.
 
-A coupling (URDF ``<mimic>``, URDF+ ``<coupling>``) is q_f - r q_l - c = 0.
-
 Velocities of the points and directions come from the Jacobian lines of the tree (a point p
 on a body moves with dp/dq_k = m_k + d_k x p for every line L_k = (d_k; m_k) on the body's
-path, a direction u with d_k x u), so the constraint Jacobian is exact, and Newton's method
-on q_p converges quadratically. The R and P residuals have 6 and 12 rows of rank 5, and planar
-loops are over-constrained in space: least squares handles both.
+path, a direction u with d_k x u), so the constraint Jacobian is exact. The R and P residuals
+have 6 and 12 rows of rank 5, and planar loops are over-constrained in space: the Newton
+steps are least-squares solutions (Householder QR), which handles both.
+
+**Assembly** (:meth:`Constraints.assemble`) is compiled (:func:`newton_kernel`): Newton's
+method on q_f along a path of actuated positions from a start that is assembled already (by
+default the reference configuration: q0, with its passive coordinates closed when the file's
+q0 is not assembled), with a predictor step from the tangent dq_f/dq_a. Following the path
+keeps the solution on the assembly branch of the start (the assembly mode of q0);
+a path that leaves the workspace fails, and the draw is rejected; a state whose J_f is
+singular is refused.
 
 The regressor with respect to q_a is the projection of the tree regressor: with
-G = dq/dq_a = [I; -J_p^+ J_a] (rows in tree order), L_j^i = sum_k L_k dq_k/dq_j (eq. 52)
+G = dq/dq_a = E [I; -J_f^+ J_z,a] (rows in tree order), L_j^i = sum_k L_k dq_k/dq_j (eq. 52)
 and Y_a = G^T Y_tree.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from .errors import PgaDynError
-from .kinematics import so3_exp, state
+from .errors import ModelError, PgaDynError
+from .kinematics import forward, robot_arrays, so3_exp
 from .model import Robot
-from .pga import se3_log
+
+#: Codes of the loop-joint types in the compiled kernels, and the rows of their residuals.
+LOOP_CODE = {"R": 0, "P": 1, "U": 2, "S": 3}
+LOOP_ROWS = {"R": 6, "P": 12, "U": 4, "S": 3}
+#: Residual norm below which a loop is closed (m, or unit-vector differences).
+CLOSURE_TOL = 1e-9
+#: Longest step of the actuated coordinates along an assembly path (rad or m).
+PATH_STEP = 0.2
+#: Reciprocal condition (smallest over largest |R_ii| of the QR of J_f) below which the
+#: predictor step of an assembly path is skipped.
+SINGULAR_RCOND = 1e-8
 
 
-def _cross(a, b):
-    """Cross product over the last axis, with broadcasting (numpy's np.cross is slow on
-    small arrays, and the Newton loop calls it thousands of times)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
-    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
-    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+# -- compiled kernels -------------------------------------------------------------------------------
+@njit(cache=True)
+def _point_rows(S, on, b, p, sign, J, row):
+    """J[row:row+3, k] += sign dp/dq_k = sign (m_k + d_k x p) for the coordinates k moving body b."""
+    for k in range(S.shape[0]):
+        if on[b, k]:
+            d = S[k]
+            J[row, k] += sign * (d[3] + d[1] * p[2] - d[2] * p[1])
+            J[row + 1, k] += sign * (d[4] + d[2] * p[0] - d[0] * p[2])
+            J[row + 2, k] += sign * (d[5] + d[0] * p[1] - d[1] * p[0])
+
+
+@njit(cache=True)
+def _direction_rows(S, on, b, u, sign, J, row):
+    """J[row:row+3, k] += sign du/dq_k = sign d_k x u for the coordinates k moving body b."""
+    for k in range(S.shape[0]):
+        if on[b, k]:
+            d = S[k]
+            J[row, k] += sign * (d[1] * u[2] - d[2] * u[1])
+            J[row + 1, k] += sign * (d[2] * u[0] - d[0] * u[2])
+            J[row + 2, k] += sign * (d[0] * u[1] - d[1] * u[0])
+
+
+@njit(cache=True)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def _point_motion(V, A, b, p, vel, acc):
+    """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b."""
+    w = V[b, :3]
+    t = np.empty(3)
+    _cross(w, p, vel)
+    for r in range(3):
+        vel[r] += V[b, 3 + r]
+    _cross(A[b, :3], p, acc)
+    _cross(w, vel, t)
+    for r in range(3):
+        acc[r] += A[b, 3 + r] + t[r]
+
+
+@njit(cache=True)
+def _direction_motion(V, A, b, u, vel, acc):
+    """Velocity w x u and bias acceleration a x u + w x (w x u) of direction u on body b."""
+    t = np.empty(3)
+    _cross(V[b, :3], u, vel)
+    _cross(A[b, :3], u, acc)
+    _cross(V[b, :3], vel, t)
+    for r in range(3):
+        acc[r] += t[r]
+
+
+@njit(cache=True)
+def _frame(T, F, R, p):
+    """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = T[r, 0] * F[0, c] + T[r, 1] * F[1, c] + T[r, 2] * F[2, c]
+        p[r] = T[r, 0] * F[0, 3] + T[r, 1] * F[1, 3] + T[r, 2] * F[2, 3] + T[r, 3]
+
+
+@njit(cache=True)
+def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias):
+    """Residual r (m,), Jacobian J (m, nq) and, ``with_bias``, the bias Jd qd (m,) of the loop
+    joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
+    accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`."""
+    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
+    pa, pb = np.empty(3), np.empty(3)
+    ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
+    va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    J[:, :] = 0.0
+    row = 0
+    for l in range(kind.shape[0]):
+        a, b, c = lpar[l], lchi[l], kind[l]
+        _frame(T[a], Fp[l], Ra, pa)
+        _frame(T[b], Fc[l], Rb, pb)
+        if c != 1:  # R, U, S: the centre is shared
+            for k in range(3):
+                r[row + k] = pb[k] - pa[k]
+            _point_rows(S, on, b, pb, 1.0, J, row)
+            _point_rows(S, on, a, pa, -1.0, J, row)
+            if with_bias:
+                _point_motion(V, A, b, pb, vb, ab)
+                _point_motion(V, A, a, pa, va, aa)
+                for k in range(3):
+                    bias[row + k] = ab[k] - aa[k]
+            row += 3
+        if c == 0:  # R: the axis directions coincide
+            for k in range(3):
+                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
+                ub[k] = Rb[k, 0] * axes[l, 0, 0] + Rb[k, 1] * axes[l, 0, 1] + Rb[k, 2] * axes[l, 0, 2]
+                r[row + k] = ub[k] - ua[k]
+            _direction_rows(S, on, b, ub, 1.0, J, row)
+            _direction_rows(S, on, a, ua, -1.0, J, row)
+            if with_bias:
+                _direction_motion(V, A, b, ub, vb, ab)
+                _direction_motion(V, A, a, ua, va, aa)
+                for k in range(3):
+                    bias[row + k] = ab[k] - aa[k]
+            row += 3
+        elif c == 2:  # U: the axes keep their angle, (R_a u1) . (R_b u2) = cos0
+            for k in range(3):
+                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
+                ub[k] = Rb[k, 0] * axes[l, 1, 0] + Rb[k, 1] * axes[l, 1, 1] + Rb[k, 2] * axes[l, 1, 2]
+            r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
+            _cross(ua, ub, t)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
+            for k in range(S.shape[0]):
+                s = S[k, 0] * t[0] + S[k, 1] * t[1] + S[k, 2] * t[2]
+                if on[a, k]:
+                    J[row, k] += s
+                if on[b, k]:
+                    J[row, k] -= s
+            if with_bias:
+                _direction_motion(V, A, a, ua, va, aa)
+                _direction_motion(V, A, b, ub, vb, ab)
+                bias[row] = (aa[0] * ub[0] + aa[1] * ub[1] + aa[2] * ub[2]
+                             + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
+                             + ua[0] * ab[0] + ua[1] * ab[1] + ua[2] * ab[2])
+            row += 1
+        elif c == 1:  # P: same orientation, offset along the axis
+            for e in range(3):
+                for k in range(3):
+                    ua[k] = Ra[k, e]
+                    ub[k] = Rb[k, e]
+                    r[row + k] = ub[k] - ua[k]
+                _direction_rows(S, on, b, ub, 1.0, J, row)
+                _direction_rows(S, on, a, ua, -1.0, J, row)
+                if with_bias:
+                    _direction_motion(V, A, b, ub, vb, ab)
+                    _direction_motion(V, A, a, ua, va, aa)
+                    for k in range(3):
+                        bias[row + k] = ab[k] - aa[k]
+                row += 3
+            for k in range(3):
+                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
+                t[k] = pb[k] - pa[k]
+            _cross(t, ua, ub)
+            for k in range(3):
+                r[row + k] = ub[k]
+            dd, du, x = np.empty(3), np.empty(3), np.empty(3)
+            for k in range(S.shape[0]):  # d(d x u) = dd x u + d x du, du = w_k x u on a's path
+                d = S[k]
+                for s in range(3):
+                    dd[s] = 0.0
+                    du[s] = 0.0
+                if on[b, k]:
+                    dd[0] += d[3] + d[1] * pb[2] - d[2] * pb[1]
+                    dd[1] += d[4] + d[2] * pb[0] - d[0] * pb[2]
+                    dd[2] += d[5] + d[0] * pb[1] - d[1] * pb[0]
+                if on[a, k]:
+                    dd[0] -= d[3] + d[1] * pa[2] - d[2] * pa[1]
+                    dd[1] -= d[4] + d[2] * pa[0] - d[0] * pa[2]
+                    dd[2] -= d[5] + d[0] * pa[1] - d[1] * pa[0]
+                    _cross(d[:3], ua, du)
+                _cross(dd, ua, x)
+                _cross(t, du, ub)
+                for s in range(3):
+                    J[row + s, k] = x[s] + ub[s]
+            if with_bias:  # (d x u)'' = d'' x u + 2 d' x u' + d x u''
+                _point_motion(V, A, b, pb, vb, ab)
+                _point_motion(V, A, a, pa, va, aa)
+                for k in range(3):
+                    vb[k] -= va[k]
+                    ab[k] -= aa[k]
+                _direction_motion(V, A, a, ua, wa, xa)
+                _cross(ab, ua, x)
+                _cross(vb, wa, wb)
+                _cross(t, xa, xb)
+                for k in range(3):
+                    bias[row + k] = x[k] + 2.0 * wb[k] + xb[k]
+            row += 3
+    return row
+
+
+@njit(cache=True)
+def qr_solve(M, B, X):
+    """Least-squares solution X (k, c) of M X = B for M (m, k), m >= k, by Householder QR (M and B
+    are overwritten). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
+    zero column: an estimate of the reciprocal condition number (0: no solution was written)."""
+    m, k = M.shape
+    if m < k:
+        return 0.0
+    v = np.empty(m)
+    for j in range(k):
+        norm = 0.0
+        for i in range(j, m):
+            norm += M[i, j] * M[i, j]
+        norm = np.sqrt(norm)
+        if norm == 0.0:
+            return 0.0
+        alpha = -norm if M[j, j] >= 0.0 else norm
+        vnorm = 0.0
+        for i in range(j, m):
+            v[i] = M[i, j]
+        v[j] -= alpha
+        for i in range(j, m):
+            vnorm += v[i] * v[i]
+        if vnorm > 0.0:
+            for c in range(j, k):  # M <- (I - 2 v v^T / v^T v) M, and B likewise
+                s = 0.0
+                for i in range(j, m):
+                    s += v[i] * M[i, c]
+                s *= 2.0 / vnorm
+                for i in range(j, m):
+                    M[i, c] -= s * v[i]
+            for c in range(B.shape[1]):
+                s = 0.0
+                for i in range(j, m):
+                    s += v[i] * B[i, c]
+                s *= 2.0 / vnorm
+                for i in range(j, m):
+                    B[i, c] -= s * v[i]
+    big, small = 0.0, np.inf
+    for j in range(k):
+        big = max(big, abs(M[j, j]))
+        small = min(small, abs(M[j, j]))
+    if small == 0.0:
+        return 0.0
+    for c in range(B.shape[1]):  # back substitution R X = Q^T B
+        for j in range(k - 1, -1, -1):
+            s = B[j, c]
+            for i in range(j + 1, k):
+                s -= M[j, i] * X[i, c]
+            X[j, c] = s / M[j, j]
+    return small / big
+
+
+@njit(cache=True)
+def so3_log(R):
+    """The rotation vector r with so3_exp(r) = R, |r| <= pi (from the unit quaternion, stable at
+    every angle)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    q = np.empty(4)
+    if tr > max(R[0, 0], R[1, 1], R[2, 2]):
+        s = 2.0 * np.sqrt(1.0 + tr)
+        q[0], q[1], q[2], q[3] = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q[0], q[1], q[2], q[3] = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] >= R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q[0], q[1], q[2], q[3] = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q[0], q[1], q[2], q[3] = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
+    if q[0] < 0.0:
+        for k in range(4):
+            q[k] = -q[k]
+    sin_half = np.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    half = np.arctan2(sin_half, q[0])
+    scale = 2.0 * half / sin_half if sin_half > 1e-12 else 2.0 / q[0]
+    out = np.empty(3)
+    for k in range(3):
+        out[k] = scale * q[k + 1]
     return out
 
 
-def _rows(kind: str) -> int:
-    return {"S": 3, "U": 4, "R": 6, "P": 12}[kind]
+@njit(cache=True)
+def _coordinates(E, e0, z, q):
+    """q = E z + e0: the tree coordinates of the free coordinates z."""
+    for i in range(q.shape[0]):
+        s = e0[i]
+        for j in range(z.shape[0]):
+            s += E[i, j] * z[j]
+        q[i] = s
+
+
+@njit(cache=True)
+def _update(z, dx, na, spherical, scale):
+    """z_f += scale dx; a spherical joint's rotation is composed, exp(r'^) = exp(r^) exp(dw^)."""
+    for j in range(dx.shape[0]):
+        z[na + j] += scale * dx[j]
+    for s in range(spherical.shape[0]):
+        k = spherical[s]  # its three free coordinates start at z[k]
+        r = z[k:k + 3].copy()
+        for c in range(3):
+            r[c] -= scale * dx[k - na + c]
+        Ra = so3_exp(r)
+        Rb = so3_exp(scale * dx[k - na:k - na + 3])
+        R = np.empty((3, 3))
+        for i in range(3):
+            for c in range(3):
+                R[i, c] = Ra[i, 0] * Rb[0, c] + Ra[i, 1] * Rb[1, c] + Ra[i, 2] * Rb[2, c]
+        z[k:k + 3] = so3_log(R)
+
+
+@njit(cache=True)
+def _jacobian_free(J, E, na, rows, out):
+    """out (rows, nz) = J[:rows] E: the constraint Jacobian in the free coordinates."""
+    for i in range(rows):
+        for j in range(E.shape[1]):
+            s = 0.0
+            for k in range(E.shape[0]):
+                s += J[i, k] * E[k, j]
+            out[i, j] = s
+
+
+@njit(cache=True)
+def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
+                  E, e0, na, spherical, z, target, tol, max_iter):
+    """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path in
+    steps of at most PATH_STEP, solving the loop constraints for the free passive part z[na:] by
+    Newton's method on the exact Jacobian J_f = J E[:, na:] at every step, with a tangent
+    predictor dz_f = -J_f^+ J_a dq_a (skipped where J_f is singular). The Newton steps are
+    Levenberg-Marquardt steps, min |J_f dx + r|^2 + mu^2 |dx|^2 with mu = |r| (Yamashita and
+    Fukushima: quadratic convergence at regular solutions, progress from singular starts such
+    as a flat linkage), at most 0.5 long. z is updated in place. Returns (status, residual):
+    status 0 assembled, 1 no convergence (the path leaves the workspace)."""
+    nq, nz = E.shape
+    nf = nz - na
+    n = parent.shape[0] - 1
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
+    zero, grav, q = np.zeros(nq), np.zeros(3), np.empty(nq)
+    m = 0
+    for l in range(kind.shape[0]):
+        m += 6 if kind[l] == 0 else (12 if kind[l] == 1 else (4 if kind[l] == 2 else 3))
+    r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
+    Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
+    start = z[:na].copy()
+    big = 0.0
+    for j in range(na):
+        big = max(big, abs(target[j] - start[j]))
+    steps = max(1, int(np.ceil(big / PATH_STEP)))
+    norm = np.inf
+    for step in range(1, steps + 1):
+        t = step / steps
+        if step > 1:  # predictor from the tangent at the last converged point (J, Jz hold it)
+            for i in range(m):
+                s = 0.0
+                for j in range(na):
+                    s += Jz[i, j] * (target[j] - start[j]) / steps
+                B[i, 0] = -s
+                for j in range(nf):
+                    M[i, j] = Jz[i, na + j]
+            for i in range(m, m + nf):
+                B[i, 0] = 0.0
+                for j in range(nf):
+                    M[i, j] = 0.0
+            if qr_solve(M, B, X) >= SINGULAR_RCOND:
+                _update(z, X[:, 0], na, spherical, 1.0)
+        for j in range(na):
+            z[j] = start[j] + t * (target[j] - start[j])
+        converged = False
+        for _ in range(max_iter):
+            _coordinates(E, e0, z, q)
+            forward(parent, code, origin, axes, qidx, grav, q, zero, zero, T, S, V, A)
+            loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, False, r, J, bias)
+            _jacobian_free(J, E, na, m, Jz)
+            norm = 0.0
+            for i in range(m):
+                norm += r[i] * r[i]
+            norm = np.sqrt(norm)
+            if norm < (tol if step == steps else 1e-8):
+                converged = True
+                break
+            for i in range(m):
+                B[i, 0] = -r[i]
+                for j in range(nf):
+                    M[i, j] = Jz[i, na + j]
+            for i in range(nf):  # the damping rows mu I
+                B[m + i, 0] = 0.0
+                for j in range(nf):
+                    M[m + i, j] = norm if i == j else 0.0
+            qr_solve(M, B, X)
+            big = 0.0
+            for j in range(nf):
+                big = max(big, abs(X[j, 0]))
+            _update(z, X[:, 0], na, spherical, min(1.0, 0.5 / big) if big > 0.0 else 1.0)
+        if not converged:
+            return 1, norm
+    return 0, norm
+
+
+@njit(cache=True)
+def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, q, qd):
+    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd)."""
+    n = parent.shape[0] - 1
+    nq = q.shape[0]
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    forward(parent, code, origin, axes, qidx, np.zeros(3), q, qd, np.zeros(nq), T, S, V, A)
+    m = 0
+    for l in range(kind.shape[0]):
+        m += 6 if kind[l] == 0 else (12 if kind[l] == 1 else (4 if kind[l] == 2 else 3))
+    r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(m)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, True, r, J, bias)
+    return r, J, bias
+
+
+# -- the constraints of a robot ---------------------------------------------------------------------
+def coupling_map(robot: Robot):
+    """The affine map q = E z + e0 (E: (nq, nz), e0: (nq,)) that solves the couplings, with the free
+    coordinates z = (q_a, q_f): the actuated coordinates, then the passive ones that no coupling
+    determines, in tree order; and the indices of z in q (nz,). Chains of couplings are
+    substituted (a follower of a follower); a cycle of couplings is a ModelError."""
+    nq = robot.nq
+    follow = {c.follower: c for c in robot.couplings}
+    free = [k for k in range(nq) if k not in follow]
+    column = {k: j for j, k in enumerate(sorted(free, key=lambda k: (k not in set(robot.actuated), k)))}
+    z_index = np.array(sorted(column, key=column.get), dtype=np.int64)
+    E, e0 = np.zeros((nq, len(column))), np.zeros(nq)
+    state = {}
+
+    def solve(k, chain):
+        if k in column:
+            row = np.zeros(len(column))
+            row[column[k]] = 1.0
+            return row, 0.0
+        if k in state:
+            return state[k]
+        if k in chain:
+            names = [robot.coordinate_names[c] for c in chain]
+            raise ModelError(f"{robot.source or robot.name}: the couplings form a cycle through joints {names}")
+        c = follow[k]
+        row, offset = solve(c.leader, chain + (k,))
+        state[k] = (c.ratio * row, c.ratio * offset + c.offset)
+        return state[k]
+
+    for k in range(nq):
+        E[k], e0[k] = solve(k, ())
+    return E, e0, z_index
 
 
 class Constraints:
-    """The loop and coupling constraints of a robot, evaluated at tree states."""
+    """The loop and coupling constraints of a robot: assembly and projection onto q_a."""
 
     def __init__(self, robot: Robot):
         self.robot = robot
         n, nq = robot.n, robot.nq
-        # on_path[b, k]: tree coordinate k moves body b
-        self.on_path = np.zeros((n + 1, nq), dtype=bool)
+        where = robot.source or robot.name
+        # on[b, k]: tree coordinate k moves body b
+        on = np.zeros((n + 1, nq), dtype=np.bool_)
         for b in range(1, n + 1):
             k = b
             while k > 0:
-                self.on_path[b, robot.coordinates(k)] = True
+                on[b, robot.coordinates(k)] = True
                 k = robot.parent[k]
-        self.loops = robot.loop_joints
-        self.couplings = robot.couplings
-        self.m = sum(_rows(lp.type) for lp in self.loops) + len(self.couplings)
         self.act, self.pas = robot.actuated, robot.passive
-        # passive spherical joints: (slice of q, slice of the passive coordinates)
-        self.spherical = []
-        position = {k: j for j, k in enumerate(self.pas)}
+        self.E, self.e0, self.z_index = coupling_map(robot)
+        self.na = len(self.act)
+        self.nf = self.E.shape[1] - self.na
+        spherical = []
+        column = {k: j for j, k in enumerate(self.z_index)}
         for i in range(1, n + 1):
-            sl = robot.coordinates(i)
-            if sl.start in position and robot.joint_type[i] == "S":
-                self.spherical.append((sl, slice(position[sl.start], position[sl.start] + 3)))
-            if sl.start in position and robot.joint_type[i] == "F":
-                raise PgaDynError(f"{robot.name}: the floating base '{robot.joint_names[i]}' cannot be passive")
-        self._zero_gravity = np.zeros(3)
+            first = robot.coordinates(i).start
+            if first in column and column[first] >= self.na and robot.joint_type[i] in ("S", "F"):
+                if robot.joint_type[i] == "F":
+                    raise PgaDynError(f"{where}: the floating base '{robot.joint_names[i]}' cannot be passive")
+                spherical.append(column[first])
+        self.spherical = np.array(spherical, dtype=np.int64)
+        loops = robot.loop_joints
+        self.m = sum(LOOP_ROWS[lp.type] for lp in loops)
+        if self.nf > 0 and self.m < self.nf:
+            raise ModelError(f"{where}: the loop joints give {self.m} equations for {self.nf} passive coordinates "
+                             f"{[robot.coordinate_names[k] for k in self.z_index[self.na:]]}: the model is "
+                             "under-determined")
+        kind = np.array([LOOP_CODE[lp.type] for lp in loops], dtype=np.int64)
+        lpar = np.array([lp.parent for lp in loops], dtype=np.int64)
+        lchi = np.array([lp.child for lp in loops], dtype=np.int64)
+        Fp = np.array([lp.parent_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
+        Fc = np.array([lp.child_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
+        laxes = np.zeros((len(loops), 2, 3))
+        for l, lp in enumerate(loops):
+            laxes[l, :len(lp.axes)] = lp.axes
+        parent, code, origin, axes, qidx, _ = robot_arrays(robot)
+        self._args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes)
+        self.cos0 = np.zeros(len(loops))
+        if loops:
+            self.cos0 = self._angles_at_q0()
+        self.args = self._args + (self.cos0,)
+
+    def _angles_at_q0(self):
+        """cos of the angle between the two axes of each U loop joint at q0, its constant angle."""
+        T = np.empty((self.robot.n + 1, 4, 4))
+        nq = self.robot.nq
+        parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes = self._args
+        forward(parent, code, origin, axes, qidx, np.zeros(3), np.zeros(nq), np.zeros(nq), np.zeros(nq), T,
+                np.zeros((nq, 6)), np.empty((self.robot.n + 1, 6)), np.empty((self.robot.n + 1, 6)))
+        cos0 = np.zeros(len(kind))
+        for l in range(len(kind)):
+            if kind[l] == LOOP_CODE["U"]:
+                ua = T[lpar[l], :3, :3] @ Fp[l, :3, :3] @ laxes[l, 0]
+                ub = T[lchi[l], :3, :3] @ Fc[l, :3, :3] @ laxes[l, 1]
+                cos0[l] = ua @ ub
+        return cos0
 
     # -- geometry of one state ----------------------------------------------------------------
-    def _kinematics(self, q, qd=None):
-        """The tree state at q, qd with qdd = 0 and no gravity (the constraints' bias terms)."""
-        return state(self.robot, q, qd, gravity=self._zero_gravity)
-
-    def _point(self, b, p, S):
-        """d p / d q (nq x 3) for a point p on body b."""
-        J = S[:, 3:] + _cross(S[:, :3], p)
-        J[~self.on_path[b]] = 0.0
-        return J
-
-    def _direction(self, b, u, S):
-        J = _cross(S[:, :3], u)
-        J[~self.on_path[b]] = 0.0
-        return J
-
     def evaluate(self, q, qd=None):
-        """Residual r (m,), Jacobian J (m, nq) and, when qd is given, the bias Jd qd (m,)."""
-        nq = self.robot.nq
-        T, S, V, A = self._kinematics(q, qd)
-        r = np.empty(self.m)
-        J = np.empty((self.m, nq))
-        bias = np.empty(self.m) if qd is not None else None
-        row = 0
-        for lp in self.loops:
-            Fa, Fb = T[lp.parent] @ lp.parent_frame, T[lp.child] @ lp.child_frame
-            pa, pb = Fa[:3, 3], Fb[:3, 3]
-            motion = _Motion(V, A, lp.parent, lp.child) if qd is not None else None
-            if lp.type in ("S", "U", "R"):
-                r[row:row + 3] = pb - pa
-                J[row:row + 3] = (self._point(lp.child, pb, S) - self._point(lp.parent, pa, S)).T
-                if motion:
-                    bias[row:row + 3] = motion.point_acc(1, pb) - motion.point_acc(0, pa)
-                row += 3
-            if lp.type == "U":
-                ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[1]
-                r[row] = ua @ ub
-                J[row] = self._direction(lp.parent, ua, S) @ ub + self._direction(lp.child, ub, S) @ ua
-                if motion:
-                    bias[row] = motion.dot_acc(ua, ub)
-                row += 1
-            elif lp.type == "R":  # the axis directions coincide (not only their lines)
-                ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[0]
-                r[row:row + 3] = ub - ua
-                J[row:row + 3] = (self._direction(lp.child, ub, S) - self._direction(lp.parent, ua, S)).T
-                if motion:
-                    bias[row:row + 3] = motion.dir_acc(1, ub) - motion.dir_acc(0, ua)
-                row += 3
-            elif lp.type == "P":  # the frames have the same orientation, offset along the axis
-                for k in range(3):
-                    ea, eb = Fa[:3, k], Fb[:3, k]
-                    r[row:row + 3] = eb - ea
-                    J[row:row + 3] = (self._direction(lp.child, eb, S) - self._direction(lp.parent, ea, S)).T
-                    if motion:
-                        bias[row:row + 3] = motion.dir_acc(1, eb) - motion.dir_acc(0, ea)
-                    row += 3
-                u = Fa[:3, :3] @ lp.axes[0]
-                d = pb - pa
-                r[row:row + 3] = _cross(d, u)
-                J[row:row + 3] = (_cross(self._point(lp.child, pb, S) - self._point(lp.parent, pa, S), u)
-                                  + _cross(d, self._direction(lp.parent, u, S))).T
-                if motion:
-                    dd = motion.point_vel(1, pb) - motion.point_vel(0, pa)
-                    ddd = motion.point_acc(1, pb) - motion.point_acc(0, pa)
-                    du, ddu = motion.dir_vel(0, u), motion.dir_acc(0, u)
-                    bias[row:row + 3] = _cross(ddd, u) + 2 * _cross(dd, du) + _cross(d, ddu)
-                row += 3
-        for c in self.couplings:
-            r[row] = q[c.follower] - c.ratio * q[c.leader] - c.offset
-            J[row] = 0.0
-            J[row, c.follower] = 1.0
-            J[row, c.leader] -= c.ratio
-            if bias is not None:
-                bias[row] = 0.0
-            row += 1
-        return r, J, bias
-
-    # -- assembly -----------------------------------------------------------------------------
-    def _step(self, q, dx):
-        """q with the passive coordinates moved by dx (velocity coordinates): added, except for
-        a spherical joint, whose rotation is composed, exp(r'^) = exp(r^) exp(dw^) (dw is an
-        angular velocity in the child frame)."""
-        moved = q.copy()
-        moved[self.pas] += dx
-        for qs, ds in self.spherical:
-            rotation = np.eye(4)
-            rotation[:3, :3] = so3_exp(q[qs]) @ so3_exp(dx[ds])
-            moved[qs] = se3_log(rotation)[:3]
-        return moved
-
-    def assemble(self, q_a, start=None, tol=1e-12, max_iter=50):
-        """Solve C(q) = 0 for the passive coordinates by Newton's method (least squares on the
-        exact constraint Jacobian), from ``start`` (default: the reference configuration q0).
-
-        Returns (q, cond, J) with cond = cond(J_p), the distance to a singularity, and J the
-        constraint Jacobian at q. Raises
-        PgaDynError when q_a is outside the workspace (no convergence) or J_p is singular.
-        """
+        """Loop residual r (m,), Jacobian J (m, nq) and the bias Jd qd (m,) (None without qd),
+        followed by one row per coupling, q_f - r q_l - c (bias 0)."""
         robot = self.robot
-        q = robot.q0.copy() if start is None else np.array(start, dtype=float)
-        q[self.act] = q_a
-        for _ in range(max_iter):
-            r, J, _ = self.evaluate(q)
-            norm = np.linalg.norm(r)
-            if norm < tol:
-                break
-            dx = np.linalg.lstsq(J[:, self.pas], -r, rcond=None)[0]
-            big = np.abs(dx).max()
-            if big > 0.5:  # damp long steps: keep Newton on the branch of the start
-                dx *= 0.5 / big
-            q = self._step(q, dx)
-        else:
-            raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()} "
-                              f"(residual {norm:.2e} after {max_iter} Newton steps): outside the workspace")
-        return q, self.condition(J), J
+        q = np.ascontiguousarray(q, dtype=float)
+        r, J, bias = motion_kernel(*self.args, q, np.zeros(robot.nq) if qd is None else np.asarray(qd, float))
+        rows_r, rows_J = [r], [J]
+        for c in robot.couplings:
+            row = np.zeros(robot.nq)
+            row[c.follower] += 1.0
+            row[c.leader] -= c.ratio
+            rows_r.append([q[c.follower] - c.ratio * q[c.leader] - c.offset])
+            rows_J.append(row[None])
+        r, J = np.concatenate(rows_r), np.vstack(rows_J)
+        return r, J, (np.concatenate([bias, np.zeros(len(robot.couplings))]) if qd is not None else None)
+
+    def residuals(self, q) -> list:
+        """(loop name, residual norm) of each loop joint at tree configuration q."""
+        r, _, _ = motion_kernel(*self.args, np.ascontiguousarray(q, dtype=float), np.zeros(self.robot.nq))
+        out, row = [], 0
+        for lp in self.robot.loop_joints:
+            rows = LOOP_ROWS[lp.type]
+            out.append((lp.name, float(np.linalg.norm(r[row:row + rows]))))
+            row += rows
+        return out
+
+    def close_reference(self) -> None:
+        """Assemble the reference configuration: q0 with its passive coordinates solved by Newton
+        (q0 itself when its loops close, as DRNG's Table 2 assumes); every assembly path starts
+        there. Raise a ModelError naming the loop joints when they cannot be closed at the
+        actuated position of q0."""
+        z = np.zeros(self.E.shape[1])
+        if self.nf:
+            status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
+                                      z[:self.na].copy(), 1e-12, 200)
+            if status:
+                open_ = [(name, res) for name, res in self.residuals(self.robot.q0) if res > CLOSURE_TOL]
+                listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
+                raise ModelError(f"{self.robot.source or self.robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
+                                 f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
+                                 "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
+        self.z_ref = z
 
     def condition(self, J):
-        s = np.linalg.svd(J[:, self.pas], compute_uv=False) if len(self.pas) else np.ones(1)
-        return np.inf if s[-1] <= 1e-12 * max(s[0], 1.0) else s[0] / s[-1]
+        """cond(J_f) for the constraint Jacobian J (rows of the loops, then of the couplings) in the
+        tree coordinates; inf when J_f has fewer independent rows than columns."""
+        Jf = J[:self.m] @ self.E[:, self.na:]
+        if Jf.shape[1] == 0:
+            return 1.0
+        s = np.linalg.svd(Jf, compute_uv=False)
+        if len(s) < Jf.shape[1] or s[-1] <= 1e-12 * max(s[0], 1.0):
+            return np.inf
+        return float(s[0] / s[-1])
+
+    # -- assembly -----------------------------------------------------------------------------
+    def free(self, q) -> np.ndarray:
+        """The free coordinates z of a tree configuration that satisfies the couplings."""
+        return np.asarray(q, dtype=float)[self.z_index].copy()
+
+    def assemble(self, q_a, start=None, tol=1e-12, max_iter=30):
+        """Solve the constraints for the passive coordinates at actuated position q_a, following
+        a path from ``start`` (an assembled tree configuration; default: the reference
+        configuration, q0 closed; see :meth:`close_reference`).
+
+        Returns (q, z): the tree configuration and its free coordinates. Raises PgaDynError when
+        the path leaves the workspace or meets a singularity."""
+        robot = self.robot
+        q_a = np.ascontiguousarray(q_a, dtype=float)
+        z = self.z_ref.copy() if start is None else self.free(start)
+        if self.nf:
+            status, norm = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na,
+                                         self.spherical, z, q_a, tol, max_iter)
+            if status:
+                raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
+                                  f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
+        else:
+            z[:self.na] = q_a
+        return self.E @ z + self.e0, z
 
     def complete(self, q_a, qd_a, qdd_a, start=None):
-        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_p)."""
-        q, cond, J = self.assemble(q_a, start)
-        if not np.isfinite(cond):
+        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_f)."""
+        q, _ = self.assemble(q_a, start)
+        Ea, Ef = self.E[:, :self.na], self.E[:, self.na:]
+        if not self.nf:
+            return q, Ea @ qd_a, Ea @ qdd_a, Ea.copy(), 1.0
+        _, J, _ = motion_kernel(*self.args, q, np.zeros(self.robot.nq))
+        Jf, Ja = J @ Ef, J @ Ea
+        u, s, vt = np.linalg.svd(Jf, full_matrices=False)
+        if len(s) < self.nf or s[-1] <= 1e-12 * max(s[0], 1.0):
             raise PgaDynError(f"{self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
-        Jp_pinv = np.linalg.pinv(J[:, self.pas])
-        G = np.zeros((self.robot.nq, len(self.act)))
-        G[self.act] = np.eye(len(self.act))
-        G[self.pas] = -Jp_pinv @ J[:, self.act]
+        pinv = (vt.T / s) @ u.T
+        Gf = -pinv @ Ja
+        G = Ea + Ef @ Gf
         qd = G @ qd_a
-        _, _, bias = self.evaluate(q, qd)
-        qdd = G @ qdd_a
-        qdd[self.pas] -= Jp_pinv @ bias
-        return q, qd, qdd, G, cond
-
-
-class _Motion:
-    """Velocities and accelerations (with qdd = 0, no gravity) of points and directions of two
-    bodies: the bias terms Jd qd of the constraints."""
-
-    def __init__(self, V, A, a, b):
-        self.V, self.A = (V[a], V[b]), (A[a], A[b])
-
-    def point_vel(self, side, p):
-        V = self.V[side]
-        return V[3:] + _cross(V[:3], p)
-
-    def point_acc(self, side, p):
-        V, A = self.V[side], self.A[side]
-        return A[3:] + _cross(A[:3], p) + _cross(V[:3], self.point_vel(side, p))
-
-    def dir_vel(self, side, u):
-        return _cross(self.V[side][:3], u)
-
-    def dir_acc(self, side, u):
-        V, A = self.V[side], self.A[side]
-        return _cross(A[:3], u) + _cross(V[:3], _cross(V[:3], u))
-
-    def dot_acc(self, ua, ub):
-        return (self.dir_acc(0, ua) @ ub + 2 * self.dir_vel(0, ua) @ self.dir_vel(1, ub)
-                + ua @ self.dir_acc(1, ub))
+        _, _, bias = motion_kernel(*self.args, q, qd)
+        qdd = G @ qdd_a - Ef @ (pinv @ bias)
+        return q, qd, qdd, G, float(s[0] / s[-1])
 
 
 def constraints(robot: Robot) -> Constraints:
-    """The (cached) constraints of a robot."""
+    """The (cached) constraints of a robot; its loops must close at the actuated position of q0."""
     cache = getattr(robot, "_constraints", None)
     if cache is None:
-        cache = robot._constraints = Constraints(robot)
+        cache = Constraints(robot)
+        cache.close_reference()
+        robot._constraints = cache
     return cache

@@ -369,8 +369,14 @@ class Robot:
         return LoopJoint(loop.name, loop.type, a, b, fa, fb, axes)
 
     def _couplings(self, joints, couplings, where):
-        """Mimic joints and URDF+ couplings as linear constraints between coordinates."""
+        """Mimic joints and URDF+ couplings as linear constraints q[follower] = ratio q[leader] + offset.
+
+        A ``<mimic>`` joint follows its leader. A URDF+ coupling says that the successor turns
+        ``ratio`` times as fast as the predecessor; the successor follows, unless it is marked
+        ``independent="true"`` and the predecessor ``independent="false"``: then the coupling
+        determines the predecessor, q_p = q_s / ratio (a rotor that drives its link)."""
         index = {name: k for k, name in enumerate(self.joint_names) if k > 0}
+        flag = {joint.name: joint.independent for joint in joints}
 
         def coordinate(joint_name, at):
             k = index.get(joint_name)
@@ -392,11 +398,19 @@ class Robot:
             ends = [parent_joint.get(link) for link in (c.predecessor, c.successor)]
             if None in ends:
                 raise ModelError(f"{at}: its links must be the children of tree joints")
-            yield Coupling(c.name, coordinate(ends[1], at), coordinate(ends[0], at), float(c.ratio), 0.0)
+            if not np.isfinite(c.ratio) or c.ratio == 0.0:
+                raise ModelError(f"{at}: the ratio must be a finite nonzero number, got {c.ratio}")
+            predecessor, successor = (coordinate(end, at) for end in ends)
+            if flag[ends[1]] is True and flag[ends[0]] is False:  # the rotor drives its link
+                yield Coupling(c.name, predecessor, successor, 1.0 / float(c.ratio), 0.0)
+            else:
+                yield Coupling(c.name, successor, predecessor, float(c.ratio), 0.0)
 
     def _actuation(self, where):
         """Actuated (independent) coordinates: all of a tree, else those of joints marked
-        ``independent`` (absent = true), less the followers of couplings."""
+        ``independent`` (absent = true), less the followers of couplings. A passive coordinate
+        that no coupling determines must be moved by a loop (it lies on the path of one of
+        its bodies); the loops decide the rest (:mod:`pga_dyn.loops`)."""
         independent = np.ones(self.nq, dtype=bool)
         followed = {}
         for coupling in self.couplings:
@@ -407,9 +421,6 @@ class Robot:
             followed[coupling.follower] = coupling.name
         for i in range(1, self.n + 1):
             if self.tree_joints[i - 1].independent is False:
-                if not self.constrained:
-                    raise ModelError(f"{where}: joint '{self.joint_names[i]}' is marked independent=\"false\" "
-                                     "but no loop joint or coupling determines its coordinate")
                 independent[self.coordinates(i)] = False
         for coupling in self.couplings:
             independent[coupling.follower] = False
@@ -417,6 +428,30 @@ class Robot:
             raise ModelError(f"{where}: no independent coordinate: mark the actuated joints independent=\"true\"")
         self.actuated = np.flatnonzero(independent)
         self.passive = np.flatnonzero(~independent)
+        self._check_determined(followed, where)
+
+    def _check_determined(self, followed, where):
+        """Every passive coordinate is determined: by a coupling, or by a loop whose end bodies it
+        moves. A passive joint that nothing moves would leave the model under-determined (and
+        its configuration, velocity and acceleration arbitrary)."""
+        moved = set()
+        for lp in self.loop_joints:
+            for body in (lp.parent, lp.child):
+                while body > 0:
+                    moved.update(range(*self.coordinates(body).indices(self.nq)))
+                    body = int(self.parent[body])
+        for k in self.passive:
+            if k in followed or k in moved:
+                continue
+            name = self.coordinate_names[k]
+            ties = [c.name for c in self.couplings if c.leader == k]
+            tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
+                   f"make{'' if len(ties) > 1 else 's'} other joints follow it, but nothing determines it"
+                   ) if ties else ""
+            raise ModelError(f"{where}: joint '{name}' is marked independent=\"false\" but no loop joint "
+                             f"moves it and no coupling determines its coordinate{tie} (mark it independent, "
+                             "or add the <loop> or <coupling> that drives it; a differential or other "
+                             "transmission between several joints is not supported)")
 
     # -- construction ---------------------------------------------------------------------
     def _build(self, root, by_name, joints, children, where):

@@ -8,13 +8,15 @@ the projections G = dq/dq_a, so that the regressor of all samples is one compile
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
 
 from .errors import PgaDynError
-from .kinematics import _array
+from .errors import PgaDynWarning
+from .kinematics import float_array
 from .loops import constraints
 from .model import Robot, check_robot
 
@@ -54,35 +56,82 @@ class States:
 
 
 def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
-    """Assemble each actuated state (rows of 2-D arrays) into a full tree state. Raises
-    PgaDynError for a state outside the workspace or at a singularity."""
+    """Assemble each actuated state (rows of 2-D arrays) into a full tree state, each along a
+    path from ``start`` (default q0; see :mod:`pga_dyn.loops`). Raises PgaDynError for a state
+    outside the workspace or at a singularity."""
     ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
+    con = constraints(robot)
+    if not con.nf:  # couplings only: q = E q_a + e0 in closed form
+        Ea = con.E[:, :na]
+        G = np.repeat(Ea[None], ns, axis=0)
+        return States(robot, q_a @ Ea.T + con.e0, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, G, np.ones(ns), ns, 0)
     Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
     G, cond = np.empty((ns, nq, na)), np.empty(ns)
-    con = constraints(robot)
     for s in range(ns):
         Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], start)
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
 
 
+#: Default sampling range of a coordinate without limits: rotations (rad), translations (m).
+DEFAULT_RANGE = {"rotation": (-np.pi, np.pi), "translation": (-1.0, 1.0)}
+#: Joint limits narrower than this (rad or m) are not a sampling box: they would sample the
+#: joint as frozen, and the sampled rank would be that of another robot.
+MIN_RANGE = 1e-3
+
+
 def default_bounds(robot: Robot) -> np.ndarray:
     """Sampling box of the actuated coordinates (n_a, 2): the joint limits of the model file
-    when it gives them, else (-pi, pi) for rotations and (-1, 1) (m) for translations;
-    exponential coordinates of spherical and floating joints in (-1, 1)."""
+    when they are usable, else (-pi, pi) for rotations and (-1, 1) (m) for translations;
+    exponential coordinates of spherical and floating joints in (-1, 1).
+
+    Limits with lower >= upper - MIN_RANGE (e.g. the 0/0 limits of CAD exports) are replaced by
+    the default range with a warning that names the joints (:class:`PgaDynWarning`): the rank
+    of the regressor is structural (the same on any open set of configurations), so the box
+    only has to be a wide enough part of the workspace."""
     bounds = np.empty((robot.nq, 2))
+    bad = []
     for i in range(1, robot.n + 1):
         sl = robot.coordinates(i)
         joint = robot.tree_joints[i - 1]
-        if joint.limits is not None:
+        default = DEFAULT_RANGE["rotation" if joint.type in ("R", "U") else "translation"]
+        if joint.limits is not None and joint.limits[1] - joint.limits[0] >= MIN_RANGE:
             bounds[sl] = joint.limits
-        elif joint.type in ("R", "U"):
-            bounds[sl] = (-np.pi, np.pi)
         else:
-            bounds[sl] = (-1.0, 1.0)
+            bounds[sl] = default
+            if joint.limits is not None and sl.start in set(robot.actuated):
+                bad.append(f"'{joint.name}' {list(joint.limits)}")
+    if bad:
+        warnings.warn(f"{robot.source or robot.name}: joint limits narrower than {MIN_RANGE} ignored for sampling, "
+                      f"the default range used instead: {', '.join(bad)}", PgaDynWarning, stacklevel=3)
     return bounds[robot.actuated]
 
 
-def _count(name: str, value) -> int:
+def bounds_array(robot: Robot, bounds) -> np.ndarray:
+    """The sampling box (n_a, 2) from ``bounds``: None (:func:`default_bounds`), an array (n_a, 2),
+    or a dict {actuated coordinate name: (lower, upper)} that overrides the default box."""
+    na = len(robot.actuated)
+    if bounds is None:
+        return default_bounds(robot)
+    if isinstance(bounds, dict):
+        box = default_bounds(robot).copy()
+        names = list(robot.actuated_names)
+        for name, pair in bounds.items():
+            if name not in names:
+                raise PgaDynError(f"bounds: '{name}' is not an actuated coordinate of '{robot.name}' "
+                                  f"(actuated: {names})")
+            pair = float_array(f"bounds['{name}']", pair)
+            if pair.shape != (2,):
+                raise PgaDynError(f"bounds['{name}'] must be a (lower, upper) pair, got shape {pair.shape}")
+            box[names.index(name)] = pair
+    else:
+        box = float_array("bounds", bounds)
+    if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] >= box[:, 1]):
+        raise PgaDynError(f"bounds must be finite (lower, upper) pairs, lower < upper, of shape ({na}, 2) for the "
+                          f"actuated coordinates {list(robot.actuated_names)}, got {box.tolist()}")
+    return box
+
+
+def count(name: str, value) -> int:
     """A positive whole number, or a PgaDynError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise PgaDynError(f"{name} must be a positive whole number, got {value!r}")
@@ -91,29 +140,32 @@ def _count(name: str, value) -> int:
 
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
                   max_draws: int | None = None) -> States:
-    """``n`` valid states: q_a uniform in ``bounds`` (n_a x 2, default :func:`default_bounds`),
-    qd_a and qdd_a uniform in (-1, 1); each draw is assembled from the reference configuration
-    q0 and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than
-    ``n`` valid states are found in ``max_draws`` draws (default 100 n)."""
+    """``n`` valid states: q_a uniform in ``bounds`` (see :func:`bounds_array`; default
+    :func:`default_bounds`), qd_a and qdd_a uniform in (-1, 1).
+
+    A robot with couplings only is solved in closed form: no draw is rejected. With loop
+    joints, each draw is assembled along the straight path from q0 in q_a (as
+    :func:`pga_dyn.regressor` does, so that a state is a function of q_a), which keeps every
+    sample on the assembly branch of q0, and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than ``n`` valid states are
+    found in ``max_draws`` draws (default 100 n)."""
     check_robot(robot)
-    n = _count("n", n)
+    n = count("n", n)
     na = len(robot.actuated)
-    box = default_bounds(robot) if bounds is None else _array("bounds", bounds)
-    if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] >= box[:, 1]):
-        raise PgaDynError(f"bounds must be finite (lower, upper) pairs, lower < upper, of shape ({na}, 2) for the "
-                          f"actuated coordinates {list(robot.actuated_names)}, got {box.tolist()}")
+    box = bounds_array(robot, bounds)
     if not (isinstance(max_cond, Real) and max_cond > 1):
         raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
-    max_draws = 100 * n if max_draws is None else _count("max_draws", max_draws)
+    max_draws = 100 * n if max_draws is None else count("max_draws", max_draws)
     try:
         rng = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
         raise PgaDynError(f"seed must be None or a non-negative integer: {exc}") from None
-    if not robot.constrained:
-        q = rng.uniform(box[:, 0], box[:, 1], (n, na))
-        qd, qdd = rng.uniform(-1, 1, (2, n, na))
-        G = np.repeat(np.eye(robot.nq)[None], n, axis=0)
-        return States(robot, q, qd, qdd, q.copy(), qd.copy(), qdd.copy(), G, np.ones(n), n, 0)
+    if not robot.constrained or not constraints(robot).nf:
+        q_a = rng.uniform(box[:, 0], box[:, 1], (n, na))
+        qd_a, qdd_a = rng.uniform(-1, 1, (2, n, na))
+        if not robot.constrained:
+            G = np.repeat(np.eye(robot.nq)[None], n, axis=0)
+            return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
+        return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
     kept, drawn = [], 0
     while len(kept) < n and drawn < max_draws:

@@ -28,7 +28,7 @@ import numpy as np
 from numba import njit
 
 from .errors import PgaDynError
-from .kinematics import _array, _mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
+from .kinematics import float_array, mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
 from .model import Robot
 
 #: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
@@ -97,7 +97,7 @@ def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor,
         Ys = Y[s]
         Ys[:, :] = 0.0
         for i in range(1, n + 1):
-            _mul_rigid(T[i], T0inv[i], D)
+            mul_rigid(T[i], T0inv[i], D)
             _point_accelerations(D, V[i], A[i], E, acc)
             c = 10 * (i - 1)
             k = i
@@ -227,7 +227,7 @@ def inertial_parameters(robot: Robot) -> np.ndarray:
 
 
 def _per_body(robot: Robot, x, name: str) -> np.ndarray:
-    x = _array(name, x)
+    x = float_array(name, x)
     if x.shape not in ((10 * robot.n,), (robot.n, 10)):
         raise PgaDynError(f"{name} must have shape ({10 * robot.n},) or ({robot.n}, 10), got {x.shape}")
     if not np.all(np.isfinite(x)):

@@ -144,7 +144,7 @@ def test_mul_rigid_is_the_matrix_product(seed):
     rng = np.random.default_rng(seed)
     a, b = random_rigid(rng), random_rigid(rng)
     out = np.full((4, 4), np.nan)
-    kin._mul_rigid(a, b, out)
+    kin.mul_rigid(a, b, out)
     np.testing.assert_allclose(out, a @ b, atol=ATOL)
     # and it composes rigid motions as motors do: T(M_b M_a) = T_a T_b (pga: left factor acts first)
     M = pga.motor_from_matrix(b) * pga.motor_from_matrix(a)

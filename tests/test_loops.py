@@ -20,6 +20,7 @@ import os
 import numpy as np
 import pytest
 
+import drng
 import robots
 from oracle import TreeOracle, numerical_rank
 from pga_dyn import PgaDynError
@@ -405,12 +406,15 @@ def test_unreachable_actuated_position_raises():
 
 
 def test_loop_that_never_closes():
+    """A loop that cannot close at q0's actuated position is refused first, naming the loop."""
     robot = robots.parse_urdf(SHORT_FOUR_BAR, where="short_four_bar")
     for angle in (0.0, 1.0, np.pi):
-        with pytest.raises(PgaDynError, match="do not close"):
+        with pytest.raises(PgaDynError, match="short_four_bar: the loop joint 'close' .*cannot be closed"):
             tp.regressor(robot, [angle], [0.0], [0.0])
-    with pytest.raises(PgaDynError, match="valid"):
+    with pytest.raises(PgaDynError, match="'close'"):
         sample_states(robot, 2, seed=0, max_draws=20)
+    with pytest.raises(PgaDynError, match="'close'"):
+        drng.nullspace(robot, certify=False)
 
 
 @pytest.mark.parametrize("bounds", [np.zeros((1, 3)), np.zeros(2), np.zeros((2, 2)),

@@ -134,7 +134,7 @@ def test_independent_false_without_constraint_is_an_error():
     text = """<robot name="tree"><link name="b"/><link name="a"/>
       <joint name="ja" type="revolute" independent="false"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
     </robot>"""
-    with pytest.raises(PgaDynError, match="tree.urdf.*'ja'.*no loop joint or coupling"):
+    with pytest.raises(PgaDynError, match="tree.urdf.*'ja'.*no loop joint moves it and no coupling"):
         parse_urdf(text, "tree.urdf")
 
 
