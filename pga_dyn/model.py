@@ -419,6 +419,10 @@ class Robot:
                                  f"'{self.coordinate_names[coupling.follower]}' already follows "
                                  f"'{followed[coupling.follower]}'")
             followed[coupling.follower] = coupling.name
+        chain = nx.DiGraph((c.leader, c.follower) for c in self.couplings)
+        if not nx.is_directed_acyclic_graph(chain):
+            cycle = [self.coordinate_names[edge[0]] for edge in nx.find_cycle(chain)]
+            raise ModelError(f"{where}: the couplings form a cycle through joints {cycle}")
         for i in range(1, self.n + 1):
             if self.tree_joints[i - 1].independent is False:
                 independent[self.coordinates(i)] = False

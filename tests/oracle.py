@@ -167,6 +167,15 @@ class TreeOracle:
                                                      np.asarray(inertial.inertia, dtype=float)), pin.SE3.Identity())
         assert model.nv == robot.nq
         self.model, self.data = model, model.createData()
+        # a universal loop joint keeps the angle between its axes that it has at q0
+        pin.forwardKinematics(model, self.data, self.configuration(np.zeros(robot.nq)))
+        self.cos0 = [self._axes(lp)[0] @ self._axes(lp)[1] if lp.type == "U" else 0.0 for lp in robot.loop_joints]
+
+    def _axes(self, lp):
+        """The two axes of a U loop joint in the world, from Pinocchio's current kinematics."""
+        Ra = self.data.oMi[lp.parent].homogeneous[:3, :3] @ lp.parent_frame[:3, :3]
+        Rb = self.data.oMi[lp.child].homogeneous[:3, :3] @ lp.child_frame[:3, :3]
+        return Ra @ lp.axes[0], Rb @ lp.axes[1]
 
     def configuration(self, q) -> np.ndarray:
         """Pinocchio's q of pga-dyn's tree coordinates q (velocities need no conversion)."""
@@ -203,20 +212,20 @@ class TreeOracle:
     # -- loop constraints from Pinocchio's kinematics -------------------------------------------
     def residual(self, qp) -> np.ndarray:
         """Closure residual at Pinocchio configuration qp, written independently of pga-dyn's:
-        S: p_b - p_a; U: p_b - p_a and (R_a u1).(R_b u2); R: p_b - p_a and R_b u - R_a u (6 rows
+        S: p_b - p_a; U: p_b - p_a and (R_a u1).(R_b u2) - (the same at q0); R: p_b - p_a and R_b u - R_a u (6 rows
         of rank 5; zero only when the axes point the same way: a revolute joint cannot flip its
         axis); P: log(R_a^T R_b) and p_b - p_a projected on two normals of R_a u (5 rows, zero
         only for the same orientation). Couplings: q_f - r q_l - c."""
         pin.forwardKinematics(self.model, self.data, qp)
         rows = []
-        for lp in self.robot.loop_joints:
+        for lp, cos0 in zip(self.robot.loop_joints, self.cos0):
             Fa = self.data.oMi[lp.parent].homogeneous @ lp.parent_frame
             Fb = self.data.oMi[lp.child].homogeneous @ lp.child_frame
             Ra, Rb, d = Fa[:3, :3], Fb[:3, :3], Fb[:3, 3] - Fa[:3, 3]
             if lp.type in ("S", "U", "R"):
                 rows.append(d)
             if lp.type == "U":
-                rows.append([(Ra @ lp.axes[0]) @ (Rb @ lp.axes[1])])
+                rows.append([(Ra @ lp.axes[0]) @ (Rb @ lp.axes[1]) - cos0])
             elif lp.type == "R":
                 rows.append(Rb @ lp.axes[0] - Ra @ lp.axes[0])  # the same direction, not just parallel
             elif lp.type == "P":

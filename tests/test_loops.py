@@ -88,6 +88,11 @@ RSUR = robot_xml(
     loop("coupler_rocker", "universal", "coupler", "0.7 0 0.8", "rocker", "0 0 0.6", "0 1 0", "1 0 0"),
 )
 
+# The R-S-U-R four-bar with a universal loop joint whose axes meet at 60 degrees, not 90: the
+# constraint keeps the angle of q0 (cos = 0.5).
+RSUR_SKEW = RSUR.replace('name="rsur"', 'name="rsur_skew"').replace(
+    '<axis xyz="0 1 0"/><axis2 xyz="1 0 0"/></loop>', '<axis xyz="0 1 0"/><axis2 xyz="0.8660254037844386 0.5 0"/></loop>')
+
 # R-U-S-R: the same geometry with the universal joint in the tree and the spherical one cut.
 RUSR = robot_xml(
     "rusr",
@@ -137,7 +142,7 @@ COUPLED_ARM = robot_xml(
     '<ratio value="6.0"/></coupling>',
 )
 
-FIXTURES = {"rsur": RSUR, "rusr": RUSR, "slider": SLIDER}
+FIXTURES = {"rsur": RSUR, "rsur_skew": RSUR_SKEW, "rusr": RUSR, "slider": SLIDER}
 SHARED_FILES = {"four_bar": "four_bar.urdf", "six_bar": "six_bar.urdf"}
 BUILTIN_PKMS = ("2rru_1rrs", "2prs_1psr")
 
@@ -207,7 +212,7 @@ def test_tree_builder_spherical_and_universal_kinematics():
 
 
 # -- 2. loops: the assembled states against Pinocchio's kinematics and dynamics --------------------
-LOOP_ROBOTS = ["four_bar", "six_bar", "rsur", "rusr", "slider", *BUILTIN_PKMS]
+LOOP_ROBOTS = ["four_bar", "six_bar", "rsur", "rsur_skew", "rusr", "slider", *BUILTIN_PKMS]
 BOUNDS = {"slider": [[-2.8, 2.8]]}
 
 
