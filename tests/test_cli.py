@@ -1,5 +1,6 @@
 """The pga-dyn command line."""
 
+import json
 import os
 import re
 import subprocess
@@ -169,3 +170,34 @@ def test_info_parallel_machine_shows_loops_and_conditioning(capsys):
     assert "actuated coordinates: limb1_R1 limb2_R1 limb3_R1" in out
     cond = float(re.search(r"cond\(J_p\) = ([0-9.]+)", out).group(1))
     assert abs(cond - 6.27) < 0.01
+
+
+def test_analyze_certifies_by_default(capsys):
+    """No flag: the certified answer (Puma560 without gravity: the principles alone give 24, the
+    certificate completes to 26, the figure of the RPNA paper)."""
+    code, out, err = run_main(["analyze", "puma560", "--gravity", "0", "0", "0"], capsys)
+    assert code == 0, err
+    assert field(out, "nullspace dimension") == 26
+    assert "certificate:          certified" in out
+
+
+def test_no_certify_is_labelled_loudly(capsys):
+    code, out, _ = run_main(["analyze", "puma560", "--gravity", "0", "0", "0", "--no-certify", "--per-parameter"],
+                            capsys)
+    assert code == 0
+    assert field(out, "nullspace dimension") == 24
+    assert "NOT CERTIFIED (--no-certify)" in out and "this table can be wrong" in out
+    assert "with the certificate" not in out
+    code, out, _ = run_main(["analyze", "puma560", "--no-certify", "--json"], capsys)
+    report = json.loads(out)
+    assert report["certified"] is None and report["status"] == "not certified"
+
+
+def test_bounds_option(capsys):
+    code, out, err = run_main(["analyze", "puma560", "--bounds", "joint2", "-0.5", "0.5", "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["certified"] is True
+    code, _, err = run_main(["analyze", "puma560", "--bounds", "nojoint", "-0.5", "0.5"], capsys)
+    assert code == 2 and "'nojoint' is not an actuated coordinate" in err and "Traceback" not in err
+    code, _, err = run_main(["analyze", "puma560", "--bounds", "joint2", "a", "0.5"], capsys)
+    assert code == 2 and "must be numbers" in err

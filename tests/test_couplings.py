@@ -124,3 +124,21 @@ def test_a_cycle_of_couplings_is_refused():
 def test_zero_ratio_is_refused():
     with pytest.raises(PgaDynError, match="coupling 'gear1'.*ratio"):
         robots.parse_urdf(rotor_chain(0.0), where="rotor_chain.urdf")
+
+
+# -- limits that are no sampling box ---------------------------------------------------------------
+@pytest.mark.parametrize("limits", ["0 0", "-1e-9 1e-9", "0 1e-12"])
+def test_degenerate_limits_fall_back_with_a_warning(limits):
+    """0/0 limits (a CAD-export artefact) or a range of 1e-9 would sample the joint as frozen and
+    certify another robot: the default range is used, with a warning naming the joint."""
+    from pga_dyn.errors import PgaDynWarning
+
+    text = rotor_chain(6.0).replace('<joint name="j2" type="continuous"', '<joint name="j2" type="revolute"').replace(
+        '<axis xyz="0 1 0"/></joint>\n  <joint name="jr2"',
+        f'<axis xyz="0 1 0"/><limit lower="{limits.split()[0]}" upper="{limits.split()[1]}"/></joint>\n'
+        '  <joint name="jr2"', 1)
+    robot = robots.parse_urdf(text, where="limits.urdf")
+    reference = robots.parse_urdf(rotor_chain(6.0), where="reference.urdf")
+    with pytest.warns(PgaDynWarning, match="limits.urdf.*'j2'"):
+        result = drng.nullspace(robot)
+    assert result.certified and result.dim == drng.nullspace(reference).dim
