@@ -3,12 +3,16 @@
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
     pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify]
                     [--per-parameter] [--json]
+    pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
+                 [--json] [--csv FILE]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
 ``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
 parameters, the vectors per principle and per joint, and with ``--certify`` the certificate
-against the sampled regressor. ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
+against the sampled regressor. ``base`` prints the base parameters (``drng.base_parameters``):
+each regrouped combination, its expression in the link-frame parameters and its value for the
+model's own inertias. ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
 a URDF / URDF+ file.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
@@ -223,6 +227,62 @@ def _cmd_analyze(args, out) -> int:
     return 0 if report["certified"] is not False else 1
 
 
+def base_report(robot, keep=()) -> dict:
+    """What ``pga-dyn base`` prints, as a JSON-ready dict: ``BaseParameters.to_dict()`` (K, names,
+    expressions, ...) with the count, and ``values``, beta for the model's own inertias."""
+    import drng
+
+    from .tp_regressor import inertial_parameters, to_link_parameters
+
+    bp = drng.base_parameters(robot, keep=tuple(keep))
+    report = bp.to_dict()
+    report["parameters"] = robot.num_parameters
+    report["base_parameters"] = bp.num_base_parameters
+    report["values"] = bp.values(to_link_parameters(robot, inertial_parameters(robot))).tolist()
+    return report
+
+
+def base_lines(report: dict) -> list:
+    """The lines ``pga-dyn base`` prints for a :func:`base_report`."""
+    bodies = report["bodies"]
+    lines = [
+        f"robot:                {report['robot']}",
+        f"parameters:           {report['parameters']} (10 per body, {len(bodies)} bodies: m, mcx, mcy, mcz, "
+        f"Ixx, Ixy, Iyy, Ixz, Iyz, Izz in each body's frame, inertia about its origin; name + body number)",
+        f"base parameters:      {report['base_parameters']} (suffix R: other parameters regrouped into it; "
+        f"value: for the model's own inertias)",
+        "",
+    ]
+    rows = [(name, bodies[k // 10], _num(value), expression)
+            for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
+                                                  report["expressions"])]
+    lines += _table(("base parameter", "body", "value", "expression"), rows)
+    return lines
+
+
+def _cmd_base(args, out) -> int:
+    import csv
+    import json
+
+    floating = True if args.floating else (False if args.fixed else None)
+    robot = _load(args.robot, floating, tuple(args.gravity))
+    report = base_report(robot, args.keep)
+    if args.csv:
+        with open(args.csv, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(("name", "leading", "body", "value", "expression"))
+            for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
+                                                  report["expressions"]):
+                writer.writerow((name, report["parameter_names"][k], report["bodies"][k // 10], repr(value),
+                                 expression))
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    else:
+        print("\n".join(base_lines(report)), file=out)
+    return 0
+
+
 def _robot_arguments(parser) -> None:
     parser.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
     base = parser.add_mutually_exclusive_group()
@@ -258,6 +318,17 @@ def build_parser() -> argparse.ArgumentParser:
                                      "identifiable alone, in combination, or unidentifiable")
     analyze_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     analyze_parser.set_defaults(func=_cmd_analyze)
+
+    base_parser = sub.add_parser(
+        "base", help="the base parameters: regrouped combinations, expressions, values",
+        description="The base inertial parameters beta = K phi of the certified nullspace, each named after its "
+                    "leading link-frame parameter, with its expression and its value for the model's inertias.")
+    _robot_arguments(base_parser)
+    base_parser.add_argument("--keep", nargs="+", default=[], metavar="NAME",
+                             help="link-frame parameters to keep as leading parameters (e.g. m6 Izz2)")
+    base_parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
+    base_parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
+    base_parser.set_defaults(func=_cmd_base)
     return parser
 
 
