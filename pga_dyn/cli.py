@@ -171,7 +171,24 @@ def analyze(robot, certify: bool, per_parameter: bool = False) -> dict:
     if per_parameter:
         report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
                                    for row in drng.classify(robot, result)]
+        report["regrouped_into"] = regrouped_into(robot, result)
     return report
+
+
+def regrouped_into(robot, result) -> dict:
+    """Each regrouped link-frame parameter (``Iyy2``: name + body number) -> the names of the base
+    parameters of ``drng.base_parameters(robot, result)`` it enters."""
+    import drng
+
+    return {p.name: list(p.base) for p in drng.base_parameters(robot, result).parameters if p.role == "regrouped"}
+
+
+def regrouped_lines(report: dict) -> list:
+    """The lines of ``analyze --per-parameter`` that point each regrouped parameter to its base
+    parameters."""
+    rows = [(name, ", ".join(base)) for name, base in report["regrouped_into"].items()]
+    return ["", "Regrouped parameters (name + body number; see pga-dyn base)"] + \
+        _table(("parameter", "regrouped into"), rows)
 
 
 def analyze_lines(report: dict) -> list:
@@ -210,6 +227,7 @@ def analyze_lines(report: dict) -> list:
         lines += ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
                       "x unidentifiable"]
         lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
+        lines += regrouped_lines(report)
     return lines
 
 

@@ -255,3 +255,13 @@ def test_cli_base_parallel_machine(capsys):
     out = capsys.readouterr().out
     assert "base parameters:      25" in out
     assert out.count(" = ") == 25
+
+
+def test_cli_analyze_points_regrouped_parameters_to_base_parameters(capsys):
+    assert main(["analyze", "puma560", "--per-parameter", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["regrouped_into"]["Iyy6"] == ["Ixx5R", "Izz5R", "Ixx6R"]
+    assert report["regrouped_into"]["mcz6"] == ["mcy5R"]
+    assert "m1" not in report["regrouped_into"]  # unidentifiable, not regrouped
+    assert main(["analyze", "puma560", "--per-parameter"]) == 0
+    assert "Iyy2       Izz1R, Ixx2R" in capsys.readouterr().out
