@@ -186,6 +186,8 @@ def test_against_pivoted_qr_of_pinocchio(path):
     bp = drng.base_parameters(robot)
     assert Kqr.shape == bp.K.shape
     assert largest_angle(Kqr.T, bp.K.T) < 1e-9
+    # Pinocchio's regressor is in the link-frame coordinates of K: its Y_b gives it back
+    assert np.abs(bp.regressor(W) @ bp.K - W).max() < 1e-10 * np.abs(W).max()
     # A row is fixed by its leading parameter and the eliminated set: where both methods lead
     # with the same parameter and regroup into it only parameters that both eliminate, the
     # expressions agree.
@@ -202,6 +204,20 @@ def test_against_pivoted_qr_of_pinocchio(path):
     kept = drng.base_parameters(robot, keep=[names[k] for k in lead_qr])
     assert np.array_equal(kept.leading, lead_qr)
     assert np.abs(kept.K - Kqr).max() < 1e-9
+
+
+@pytest.mark.parametrize("make", [rpna_models.puma, lambda: robots.load("2rru_1rrs")], ids=["rpna_puma", "2rru_1rrs"])
+def test_same_base_parameters_from_every_method(make):
+    robot = make()
+    reference = drng.base_parameters(robot)
+    results = [drng.numerical_nullspace(robot), drng.nullspace(robot, certify=False)]
+    if not robot.constrained:
+        results.append(drng.rpna(robot))
+    for result in results:
+        bp = drng.base_parameters(robot, result)
+        assert np.array_equal(bp.leading, reference.leading), result.method
+        assert np.abs(bp.K - reference.K).max() < 1e-10, result.method
+        assert bp.expressions == reference.expressions, result.method
 
 
 # -- options and errors -----------------------------------------------------------------------
