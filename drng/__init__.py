@@ -5,6 +5,7 @@ the completeness certificate.
 * :func:`numerical_nullspace` - random valid samples + SVD (Gautier 1991);
 * :func:`verify` - the paper's criteria (101) on any basis;
 * :func:`rpna` - RPNA (Wensing, Niemeyer, Slotine 2024), the peer method for trees;
+* :func:`base_parameters` - the base parameters: names, expressions, K, the base regressor;
 * :func:`classify` - per-parameter classification (alone, in combination, unidentifiable);
 * :func:`compare` - DRNG, RPNA and the numerical baseline side by side;
 * :class:`NullspaceResult` - what every method returns.
@@ -20,6 +21,7 @@ _LAZY = {
     "NullspaceResult": "result",
     "rpna": "rpna_algorithms",
     "classify": "classification",
+    "base_parameters": "base_parameters",
     "compare": "comparison",
 }
 

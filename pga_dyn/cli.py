@@ -3,13 +3,18 @@
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
     pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--no-certify]
                     [--bounds JOINT LOWER UPPER ...] [--per-parameter] [--json]
+    pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
+                 [--json] [--csv FILE]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
 ``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
 parameters, the vectors per principle and per joint, and the certificate against the sampled
 regressor (exit status 1 when the answer cannot be certified; ``--no-certify`` skips it and
-labels the answer NOT CERTIFIED). ROBOT_OR_PATH is a built-in robot (``robots.available()``) or
+labels the answer NOT CERTIFIED). ``base`` prints the base parameters
+(``drng.base_parameters``): each regrouped combination, its expression in the link-frame
+parameters and its value for the model's own inertias. ROBOT_OR_PATH is a built-in robot
+(``robots.available()``) or
 a URDF / URDF+ file.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
@@ -169,7 +174,24 @@ def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=Non
     if per_parameter:
         report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
                                    for row in drng.classify(robot, result)]
+        report["regrouped_into"] = regrouped_into(robot, result)
     return report
+
+
+def regrouped_into(robot, result) -> dict:
+    """Each regrouped link-frame parameter (``Iyy2``: name + body number) -> the names of the base
+    parameters of ``drng.base_parameters(robot, result)`` it enters."""
+    import drng
+
+    return {p.name: list(p.base) for p in drng.base_parameters(robot, result).parameters if p.role == "regrouped"}
+
+
+def regrouped_lines(report: dict) -> list:
+    """The lines of ``analyze --per-parameter`` that point each regrouped parameter to its base
+    parameters."""
+    rows = [(name, ", ".join(base)) for name, base in report["regrouped_into"].items()]
+    return ["", "Regrouped parameters (name + body number; see pga-dyn base)"] + \
+        _table(("parameter", "regrouped into"), rows)
 
 
 def analyze_lines(report: dict) -> list:
@@ -213,6 +235,7 @@ def analyze_lines(report: dict) -> list:
                       "x unidentifiable" + ("" if report["certified"] else
                                             f" ({report['status'].upper()}: this table can be wrong)")]
         lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
+        lines += regrouped_lines(report)
     return lines
 
 
@@ -248,6 +271,68 @@ def _bounds(triples):
         except ValueError:
             raise PgaDynError(f"--bounds {name} {lower} {upper}: LOWER and UPPER must be numbers") from None
     return out
+
+
+def base_report(robot, keep=()) -> dict:
+    """What ``pga-dyn base`` prints, as a JSON-ready dict: ``BaseParameters.to_dict()`` (K, names,
+    expressions, ...) with the count, and ``values``, beta for the model's own inertias."""
+    import drng
+
+    from .tp_regressor import inertial_parameters, to_link_parameters
+
+    result = drng.nullspace(robot)
+    bp = drng.base_parameters(robot, result, keep=tuple(keep))
+    report = bp.to_dict()
+    report["certified"] = result.certified
+    report["parameters"] = robot.num_parameters
+    report["base_parameters"] = bp.num_base_parameters
+    report["values"] = bp.values(to_link_parameters(robot, inertial_parameters(robot))).tolist()
+    return report
+
+
+def base_lines(report: dict) -> list:
+    """The lines ``pga-dyn base`` prints for a :func:`base_report`."""
+    bodies = report["bodies"]
+    lines = [
+        f"robot:                {report['robot']}",
+        f"parameters:           {report['parameters']} (10 per body, {len(bodies)} bodies: m, mcx, mcy, mcz, "
+        f"Ixx, Ixy, Iyy, Ixz, Iyz, Izz in each body's frame, inertia about its origin; name + body number)",
+        f"base parameters:      {report['base_parameters']} (suffix R: other parameters regrouped into it; "
+        f"value: for the model's own inertias)",
+        "",
+    ]
+    rows = [(name, bodies[k // 10], _num(value), expression)
+            for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
+                                                  report["expressions"])]
+    lines += _table(("base parameter", "body", "value", "expression"), rows)
+    return lines
+
+
+def _cmd_base(args, out) -> int:
+    import csv
+    import json
+
+    floating = True if args.floating else (False if args.fixed else None)
+    robot = _load(args.robot, floating, tuple(args.gravity))
+    report = base_report(robot, args.keep)
+    if args.csv:
+        with open(args.csv, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(("name", "leading", "body", "value", "expression"))
+            for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
+                                                  report["expressions"]):
+                writer.writerow((name, report["parameter_names"][k], report["bodies"][k // 10], repr(value),
+                                 expression))
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+    else:
+        print("\n".join(base_lines(report)), file=out)
+    if not report["certified"]:
+        print(f"{PROG}: the nullspace behind these base parameters could not be certified (pga-dyn analyze "
+              "says why): they can be wrong", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _robot_arguments(parser) -> None:
@@ -292,6 +377,17 @@ def build_parser() -> argparse.ArgumentParser:
                                      "identifiable alone, in combination, or unidentifiable")
     analyze_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     analyze_parser.set_defaults(func=_cmd_analyze)
+
+    base_parser = sub.add_parser(
+        "base", help="the base parameters: regrouped combinations, expressions, values",
+        description="The base inertial parameters beta = K phi of the certified nullspace, each named after its "
+                    "leading link-frame parameter, with its expression and its value for the model's inertias.")
+    _robot_arguments(base_parser)
+    base_parser.add_argument("--keep", nargs="+", default=[], metavar="NAME",
+                             help="link-frame parameters to keep as leading parameters (e.g. m6 Izz2)")
+    base_parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
+    base_parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
+    base_parser.set_defaults(func=_cmd_base)
     return parser
 
 
