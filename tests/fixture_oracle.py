@@ -31,8 +31,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from oracle import TreeOracle, numerical_rank, pin  # noqa: E402
-
-FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+from paths import FIXTURES  # noqa: E402
 
 
 def fixture(name: str) -> str:
