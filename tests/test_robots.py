@@ -10,7 +10,7 @@ from pga_dyn.errors import PgaDynError
 
 pin = pytest.importorskip("pinocchio")
 
-# Corke and Armstrong-Helouvry (1994), standard DH (reference README section 3):
+# Corke and Armstrong-Helouvry (1994), standard DH (their consensus table; docs/robots.md):
 # d, a, alpha, mass, COM in DH frame {i}, principal inertias about the COM.
 PUMA = [
     (0.6718, 0.0, np.pi / 2, 0.0, (0, 0, 0), (0, 0.35, 0)),
