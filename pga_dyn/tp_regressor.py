@@ -4,7 +4,7 @@ Tetrahedral points in the spatial assignment (section 5.2): every body carries t
 points x, y, z (ideal) and O (Euclidean) that coincide with the world frame
 e032, e013, e021, e123 when the robot is at its initial configuration q0. At q they are the
 columns of D_i = T_i(q) T_i(q0)^-1. Their accelerations follow eq. (35) with gravity,
-Edd = E x A_i + Ed x V_i, with A_i = dV_i/dt + G (reference README section 6: the printed
+Edd = E x A_i + Ed x V_i, with A_i = dV_i/dt + G (docs/drng.md, corrections to the DRNG paper: the printed
 Algorithm 5 line 8 is wrong).
 
 The regressor coefficient of coordinate j, body i and points m, n is (eq. 49)

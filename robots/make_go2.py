@@ -1,6 +1,6 @@
 """Generate pga-dyn's Go2 model, ``robots/data/go2.urdf``, from the public Unitree Go2 description.
 
-    python -m robots.make_go2 ../shared/models/go2.urdf robots/data/go2.urdf
+    python -m robots.make_go2 <example-robot-data>/robots/go2_description/urdf/go2.urdf robots/data/go2.urdf
 
 The public file (Unitree Go2, as distributed in example-robot-data) hangs one rotor link on a
 fixed joint next to each leg joint. This script
@@ -28,8 +28,8 @@ import numpy as np
 HEADER = """\
   Unitree Go2 quadruped: links, joints and inertial parameters, for pga-dyn.
 
-  Source: the Unitree Go2 description (go2_description, Unitree Robotics, BSD-3-Clause as
-  recorded in the pga-dyn reference notes; example-robot-data's go2_description/README.md
+  Source: the Unitree Go2 description (go2_description, Unitree Robotics, BSD per its package.xml
+  in unitreerobotics/unitree_ros; example-robot-data's go2_description/README.md
   gives its licence as MPL-2.0), as distributed in the example-robot-data package
   (robots/go2_description/urdf/go2.urdf), from unitreerobotics/unitree_ros.
 

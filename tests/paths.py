@@ -1,12 +1,12 @@
-"""Where the tests find the shared material: ``shared/`` beside the checkout (as on CI), or the
-folder named by the environment variable PGA_DYN_SHARED."""
+"""The robot files of the tests: tests/fixtures/, URDF+ files written for pga-dyn's tests
+(each file's header describes its geometry)."""
 
-import os
 import pathlib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SHARED = pathlib.Path(os.environ.get("PGA_DYN_SHARED", ROOT.parent / "shared"))
-URDF_PLUS = SHARED / "urdf_plus_examples"
-FOUR_BAR = str(URDF_PLUS / "four_bar.urdf")
-SIX_BAR = str(URDF_PLUS / "six_bar.urdf")
-GO2_SOURCE = str(SHARED / "models" / "go2.urdf")
+FIXTURES = pathlib.Path(__file__).resolve().parent / "fixtures"
+FOUR_BAR = str(FIXTURES / "four_bar.urdf")
+SIX_BAR = str(FIXTURES / "six_bar.urdf")
+LEG_LINKAGE = str(FIXTURES / "leg_linkage.urdf")
+FIVE_BAR_SPHERICAL = str(FIXTURES / "five_bar_spherical.urdf")
+ROTOR_CHAIN_6 = str(FIXTURES / "rotor_chain_6.urdf")
+ROTOR_CHAIN_50 = str(FIXTURES / "rotor_chain_50.urdf")

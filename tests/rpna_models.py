@@ -1,6 +1,6 @@
 """The models of the RPNA paper's examples (Wensing, Niemeyer, Slotine 2024), built as pga-dyn robots.
 
-Kinematics from the reference README, section 2: Craig's modified DH (alpha_{i-1}, a_{i-1}, d_i),
+Kinematics of the RPNA paper's examples: Craig's modified DH (alpha_{i-1}, a_{i-1}, d_i),
 every joint about z of its frame, and the joint frame placed in its parent by
 X_tree = xlt([0,0,d]) * xlt([a,0,0]) * rotx(alpha), i.e. the pose Rx(alpha) Tx(a) Tz(d).
 The inertial parameters are random but physically valid (positive mass, positive definite

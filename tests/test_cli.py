@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from pga_dyn.cli import build_parser, main
@@ -62,19 +63,29 @@ def test_info_urdf_path_floating(capsys):
     assert "base_link_floating" in out
 
 
-@pytest.mark.skipif(not os.path.exists(FOUR_BAR), reason="the shared URDF+ examples are not here")
 def test_info_four_bar_lists_loop(capsys):
     code, out, _ = run_main(["info", FOUR_BAR], capsys)
     assert code == 0
     assert field(out, "loop joints") == 1 and field(out, "bodies") == 3 and field(out, "parameters") == 30
     loops = out.split("Loop joints", 1)[1]
-    assert re.search(r"loop1\s+R\s+2 link2\s+3 link3", loops), out
-    assert "actuated coordinates: joint1" in out and "passive coordinates:  joint2 joint3" in out
-    # q = 0 of the shared four-bar is closed but flat (all links on one line): J_p is singular there
-    assert "the loops close; cond(J_p) = inf" in out
+    assert re.search(r"coupler_rocker\s+R\s+2 coupler\s+3 rocker", loops), out
+    assert "actuated coordinates: crank_joint" in out and "passive coordinates:  coupler_joint rocker_joint" in out
     # URDF+ independent flags of the tree joints.
-    assert re.search(r"joint1\s+R\s.*\byes$", out, flags=re.M)
-    assert re.search(r"joint2\s+R\s.*\bno$", out, flags=re.M)
+    assert re.search(r"crank_joint\s+R\s.*\byes$", out, flags=re.M)
+    assert re.search(r"coupler_joint\s+R\s.*\bno$", out, flags=re.M)
+    # q = 0 of the fixture four-bar is closed and regular: cond(J_p) as Pinocchio's constraint
+    # Jacobian gives it (tests/fixture_oracle.py)
+    pytest.importorskip("pinocchio")
+    import robots
+    from fixture_oracle import TreeOracle, constraint_jacobian
+
+    robot = robots.load_urdf(FOUR_BAR)
+    oracle = TreeOracle(robot)
+    s = np.linalg.svd(constraint_jacobian(oracle, oracle.configuration(robot.q0))[:, list(robot.passive)],
+                      compute_uv=False)
+    match = re.search(r"the loops close; cond\(J_p\) = (\S+)$", out, flags=re.M)
+    assert match, out
+    assert float(match.group(1)) == pytest.approx(s[0] / s[-1], rel=1e-4)
 
 
 def test_errors_in_process(capsys, tmp_path):

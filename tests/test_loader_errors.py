@@ -2,7 +2,6 @@
 valid files either load or raise PgaDynError, never anything else."""
 
 import copy
-import os
 import re
 import xml.etree.ElementTree as ET
 
@@ -97,10 +96,10 @@ FIXTURE = """<?xml version="1.0"?>
 
 with open(robots.data_path("puma560"), encoding="utf-8") as _handle:
     PUMA = _handle.read()
-from paths import FOUR_BAR  # noqa: E402
+from paths import FIVE_BAR_SPHERICAL, FOUR_BAR, ROTOR_CHAIN_6  # noqa: E402
 SOURCES = [FIXTURE, PUMA]
-if os.path.exists(FOUR_BAR):
-    with open(FOUR_BAR, encoding="utf-8") as _handle:
+for _path in (FOUR_BAR, FIVE_BAR_SPHERICAL, ROTOR_CHAIN_6):  # URDF+ loops (R and S) and couplings
+    with open(_path, encoding="utf-8") as _handle:
         SOURCES.append(_handle.read())
 
 

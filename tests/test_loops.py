@@ -12,10 +12,8 @@ differentiated by finite differences. At the valid states that pga-dyn assembles
   nullspace), and Y_a pi = G^T rnea_pin(q, qd, qdd).
 
 Couplings (URDF <mimic>, URDF+ <coupling>) are checked against a G written from the file.
-Then the nullspace dimensions of the shared URDF+ examples, and bad input.
+Then the nullspace dimensions of the URDF+ fixtures (tests/fixtures/), and bad input.
 """
-
-import os
 
 import numpy as np
 import pytest
@@ -29,7 +27,7 @@ from pga_dyn.sampling import complete_states, sample_states
 
 pin = pytest.importorskip("pinocchio")
 
-from paths import URDF_PLUS as SHARED  # noqa: E402
+from paths import LEG_LINKAGE, FOUR_BAR, SIX_BAR  # noqa: E402
 
 
 # -- fixtures ------------------------------------------------------------------------------------
@@ -117,7 +115,7 @@ SLIDER = robot_xml(
     loop("slide", "prismatic", "block", "0 0 0", "base", "0 0 0", "1 0 0"),
 )
 
-# The four-bar of four_bar.urdf with links too short to close anywhere: 0.2 + 0.3 + 0.3 < 1.
+# A four-bar with links too short to close anywhere: 0.2 + 0.3 + 0.3 < 1.
 SHORT_FOUR_BAR = robot_xml(
     "short_four_bar",
     link("base"), link("a", 1.0, (0.1, 0, 0)), link("b", 1.0, (0.15, 0, 0)), link("c", 1.0, (0.15, 0, 0)),
@@ -143,24 +141,18 @@ COUPLED_ARM = robot_xml(
 )
 
 FIXTURES = {"rsur": RSUR, "rsur_skew": RSUR_SKEW, "rusr": RUSR, "slider": SLIDER}
-SHARED_FILES = {"four_bar": "four_bar.urdf", "six_bar": "six_bar.urdf"}
+FILES = {"four_bar": FOUR_BAR, "six_bar": SIX_BAR, "leg_linkage": LEG_LINKAGE}
 BUILTIN_PKMS = ("2rru_1rrs", "2prs_1psr")
 
 
 def load(name, gravity=(0.0, 0.0, -9.81)):
-    """A closed-loop robot by name: a shared URDF+ example, a fixture, or a built-in PKM (skipped
-    until it exists)."""
-    if name in SHARED_FILES:
-        path = os.path.join(SHARED, SHARED_FILES[name])
-        if not os.path.exists(path):
-            pytest.skip(f"{path} does not exist")
-        return robots.load_urdf(path, gravity=gravity)
+    """A closed-loop robot by name: a URDF+ file of tests/fixtures/, a fixture of this module,
+    or a built-in PKM (a loader error fails the test)."""
+    if name in FILES:
+        return robots.load_urdf(FILES[name], gravity=gravity)
     if name in FIXTURES:
         return robots.parse_urdf(FIXTURES[name], where=name, gravity=gravity)
-    try:
-        return robots.load(name, gravity=gravity)
-    except PgaDynError as exc:
-        pytest.skip(f"built-in robot {name} is not available yet: {exc}")
+    return robots.load(name, gravity=gravity)
 
 
 def relative(a, b):
@@ -212,7 +204,7 @@ def test_tree_builder_spherical_and_universal_kinematics():
 
 
 # -- 2. loops: the assembled states against Pinocchio's kinematics and dynamics --------------------
-LOOP_ROBOTS = ["four_bar", "six_bar", "rsur", "rsur_skew", "rusr", "slider", *BUILTIN_PKMS]
+LOOP_ROBOTS = ["four_bar", "six_bar", "leg_linkage", "rsur", "rsur_skew", "rusr", "slider", *BUILTIN_PKMS]
 BOUNDS = {"slider": [[-2.8, 2.8]]}
 
 
@@ -252,7 +244,7 @@ def test_velocities_and_accelerations_satisfy_the_constraints(assembled):
         # without the bias term -J_p^+ Jd qd, the passive accelerations violate the constraint
         naive = states.G[s] @ states.qdd_a[s]
         worst_naive = max(worst_naive, np.abs(oracle.second_derivative(qp, qd, naive)).max())
-    # ... unless G is constant (the parallelogram four_bar: q2 = -q1, q3 = q1), where Jd qd = 0
+    # ... unless G is constant (as for a parallelogram four-bar: q2 = -q1, q3 = q1), where Jd qd = 0
     if not np.allclose(states.G, states.G[0], atol=1e-9):
         assert worst_naive > 1e-3, worst_naive
 
@@ -367,12 +359,19 @@ def test_mimic_and_rolling_coupling_against_pinocchio():
     assert np.allclose(states.q, states.q_a @ G.T + offset)
 
 
-# -- 4. nullspace dimensions of the shared examples ------------------------------------------------
+# -- 4. nullspace dimensions of the URDF+ fixtures -------------------------------------------------
+# The expected figures are Pinocchio's, from rest states that Pinocchio's own kinematics closes
+# (tests/fixture_oracle.py, which uses nothing of pga-dyn's kinematics or regressor), printed by
+#     PYTHONPATH=. python tests/fixture_oracle.py
+# test_drng.py::test_urdf_plus_fixtures computes them again. The four-bar and six-bar turn about
+# z (gravity along the axes, or in the plane); the leg linkage turns about y.
 @pytest.mark.parametrize("name,gravity,nullity", [
     ("four_bar", (0.0, 0.0, -9.81), 26),
     ("four_bar", (0.0, -9.81, 0.0), 22),
-    ("six_bar", (0.0, 0.0, -9.81), 40),
-    ("six_bar", (0.0, -9.81, 0.0), 36),
+    ("six_bar", (0.0, 0.0, -9.81), 43),
+    ("six_bar", (0.0, -9.81, 0.0), 37),
+    ("leg_linkage", (0.0, 0.0, -9.81), 29),
+    ("leg_linkage", (0.0, -9.81, 0.0), 33),
 ])
 def test_nullspace_dimension(name, gravity, nullity):
     robot = load(name, gravity)
@@ -399,15 +398,37 @@ def test_nullspace_dimension(name, gravity, nullity):
 
 
 # -- 5. bad input ----------------------------------------------------------------------------------
+def six_bar_output_gap(crank):
+    """The Watt six-bar of tests/fixtures/six_bar.urdf by plane geometry: for the crank angle,
+    |EF| - (EG + GF) on both assembly branches of the first loop (positive: the output dyad
+    E-G-F cannot reach, the second loop cannot close)."""
+    def turn(t, v):
+        return np.array([np.cos(t) * v[0] - np.sin(t) * v[1], np.sin(t) * v[0] + np.cos(t) * v[1]])
+    B0, C0, D, E0, F = map(np.array, ([0.1, 0.2], [0.6, 0.5], [0.8, 0.0], [1.1, 0.45], [1.6, 0.0]))
+    bc, dc = np.linalg.norm(C0 - B0), np.linalg.norm(C0 - D)
+    reach = np.hypot(0.4, 0.15) + np.hypot(0.1, 0.6)  # EG + GF
+    B = turn(crank, B0)
+    d = np.linalg.norm(D - B)
+    u = (D - B) / d
+    a = (bc ** 2 - dc ** 2 + d * d) / (2 * d)
+    gaps = []
+    for side in (1, -1):
+        C = B + a * u + side * np.sqrt(bc ** 2 - a * a) * np.array([-u[1], u[0]])
+        swing = np.arctan2(*(C - D)[::-1]) - np.arctan2(*(C0 - D)[::-1])
+        gaps.append(np.linalg.norm(F - D - turn(swing, E0 - D)) - reach)
+    return gaps
+
+
 def test_unreachable_actuated_position_raises():
-    """six_bar: with q_a = (0, 0, pi) the free end of link3 is at the origin, closer than the
-    0.1 m that the two-link chain 0.4 / 0.5 can reach."""
+    """six_bar: with the crank at pi the first loop closes, but E is farther from F than the
+    output dyad E-G-F reaches, on either branch."""
+    assert min(six_bar_output_gap(np.pi)) > 0.005 and min(six_bar_output_gap(0.0)) < 0  # q0 closes
     robot = load("six_bar")
     with pytest.raises(PgaDynError, match="workspace"):
-        tp.regressor(robot, [0.0, 0.0, np.pi], np.zeros(3), np.zeros(3))
+        tp.regressor(robot, [np.pi], np.zeros(1), np.zeros(1))
     with np.errstate(all="raise"):  # no NaN produced on the way, either
         with pytest.raises(PgaDynError):
-            tp.regressor(robot, [0.0, 0.0, np.pi], np.ones(3), np.ones(3))
+            tp.regressor(robot, [np.pi], np.ones(1), np.ones(1))
 
 
 def test_loop_that_never_closes():
@@ -426,11 +447,11 @@ def test_loop_that_never_closes():
                                     [[1.0, -1.0]], [[0.0, np.nan]]])
 def test_sample_states_bad_bounds(bounds):
     robot = load("four_bar")
-    with pytest.raises(PgaDynError, match="joint1"):
+    with pytest.raises(PgaDynError, match="crank_joint"):
         sample_states(robot, 2, seed=0, bounds=bounds)
 
 
-@pytest.mark.parametrize("name", ["four_bar", "six_bar"])
+@pytest.mark.parametrize("name", ["four_bar", "six_bar", "leg_linkage"])
 def test_tree_sized_state_names_the_actuated_coordinates(name):
     robot = load(name)
     z = np.zeros(robot.nq)

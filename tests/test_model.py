@@ -60,12 +60,13 @@ def test_table2_of_the_four_bar():
     t = pga_dyn.table2(robot)
     assert t.n == 3 and t.nl == 1 and t.ltype == ("R",)
     assert list(t.parent) == [-1, 0, 1, 0]
-    # joint3 turns about z through (1, 0, 0): the line (0, 0, 1; p x s) = (0, 0, 1; 0, -1, 0)
-    assert np.allclose(t.L0[3], [0, 0, 1, 0, -1, 0])
+    # rocker_joint turns about z through D = (0.8, 0, 0) (tests/fixtures/four_bar.urdf): the
+    # line (0, 0, 1; p x s) = (0, 0, 1; 0, -0.8, 0)
+    assert np.allclose(t.L0[3], [0, 0, 1, 0, -0.8, 0])
     assert np.allclose(t.g, [0, 0, 0, 0, 0, 9.81])
-    for i in range(t.n + 1):
+    for i in range(t.n + 1):  # link frames at the pivots A, A, B, D, parallel to the world
         expected = np.eye(4)
-        expected[0, 3] = {0: 0.0, 1: 0.0, 2: 0.5, 3: 1.0}[i]
+        expected[:3, 3] = {0: (0, 0, 0), 1: (0, 0, 0), 2: (0.1, 0.2, 0), 3: (0.8, 0, 0)}[i]
         assert np.allclose(pga.matrix_from_motor(pga.motor(t.M0[i])), expected)
     assert t.lparent[0] > 0 and t.lchild[0] > 0
 
@@ -98,9 +99,11 @@ def test_loop_ends_are_renumbered_parent_first():
     robot = load_urdf(FOUR_BAR)
     (lp,) = robot.loop_joints
     assert (lp.parent, lp.child) == (2, 3)
-    text = open(FOUR_BAR).read().replace('<predecessor link="link2">', '<predecessor link="TMP">').replace(
-        '<successor link="link3">', '<successor link="link2">').replace('<predecessor link="TMP">',
-                                                                         '<predecessor link="link3">')
+    text = open(FOUR_BAR).read()
+    assert text.count('<predecessor link="coupler">') == text.count('<successor link="rocker">') == 1
+    text = text.replace('<predecessor link="coupler">', '<predecessor link="TMP">').replace(
+        '<successor link="rocker">', '<successor link="coupler">').replace('<predecessor link="TMP">',
+                                                                          '<predecessor link="rocker">')
     swapped = parse_urdf(text, "swapped.urdf").loop_joints[0]
     assert (swapped.parent, swapped.child) == (2, 3)
     assert np.allclose(swapped.parent_frame, lp.child_frame) and np.allclose(swapped.child_frame, lp.parent_frame)

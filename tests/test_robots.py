@@ -10,7 +10,7 @@ from pga_dyn.errors import PgaDynError
 
 pin = pytest.importorskip("pinocchio")
 
-# Corke and Armstrong-Helouvry (1994), standard DH (reference README section 3):
+# Corke and Armstrong-Helouvry (1994), standard DH (their consensus table; docs/robots.md):
 # d, a, alpha, mass, COM in DH frame {i}, principal inertias about the COM.
 PUMA = [
     (0.6718, 0.0, np.pi / 2, 0.0, (0, 0, 0), (0, 0.35, 0)),
@@ -20,7 +20,6 @@ PUMA = [
     (0.0, 0.0, -np.pi / 2, 0.34, (0, 0, 0), (0.3e-3, 0.4e-3, 0.3e-3)),
     (0.0, 0.0, 0.0, 0.09, (0, 0, 0.032), (0.15e-3, 0.15e-3, 0.04e-3)),
 ]
-from paths import GO2_SOURCE  # noqa: E402
 
 
 def rz(t):
@@ -62,8 +61,7 @@ def se3(m):
 
 
 def go2_source():
-    if os.path.exists(GO2_SOURCE):
-        return GO2_SOURCE
+    """The public Go2 description of example-robot-data, which robots/make_go2.py converts."""
     from oracle import erd_path
     return erd_path("go2_description/urdf/go2.urdf")
 

@@ -1,6 +1,6 @@
 """RPNA (drng.rpna), the per-parameter classes (drng.classify) and the comparison (drng.compare).
 
-Reference numbers: reference README section 2 (the RPNA paper's examples and measured values).
+Reference numbers: the RPNA paper's examples (Wensing, Niemeyer, Slotine 2024) and its figures.
 Each model is checked three ways: the RPNA's figures against the paper, the RPNA subspace
 against the numerical nullspace (random samples + SVD) and against the certified DRNG subspace.
 """
