@@ -40,11 +40,12 @@ def drng_blocks(robot):
     return drng_kernel(*kernel_arrays(robot))
 
 
-def nullspace(robot, certify: bool | None = None, samples: int = 200, seed=0) -> "NullspaceResult":
+def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0) -> "NullspaceResult":
     """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4).
 
     With ``certify``, the basis is checked against the stacked regressor of valid samples
-    (see :func:`drng.certify.certificate`): certified when rank(DRNG) + numerical rank = 10 n,
+    (see :func:`drng.certify.certificate`; ``samples`` valid states, default 3 rows per
+    parameter): certified when rank(DRNG) + numerical rank = 10 n with a clean singular gap,
     and, when the principles fall short, completed by the numerical remainder (``geometric``
     is then False and ``certificate['short']`` names the bodies involved). The default,
     ``None``, certifies robots with couplings (mimic joints, transmissions), which the
