@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from functools import cached_property, wraps
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 #: Relative tolerance of the rank of a basis (columns scaled to unit norm).
 RANK_RTOL = 1e-9
@@ -58,6 +57,8 @@ def one_blas_thread(func):
 
     @wraps(func)
     def limited(*args, **kwargs):
+        from threadpoolctl import threadpool_limits  # imported on first use (14 ms)
+
         with threadpool_limits(limits=1, user_api="blas"):
             return func(*args, **kwargs)
 
