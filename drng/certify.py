@@ -7,12 +7,11 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import check_robot
 
-from .result import NullspaceResult, complement, orthonormal, rank
+from .numerical import GAP_MIN  # noqa: F401  (re-exported: the gap a certificate needs)
+from .result import NullspaceResult, complement, one_blas_thread, orthonormal, rank
 
 #: Relative residual ||Y B||_F / ||Y||_F below which a basis is in the nullspace.
 RESIDUAL_TOL = 1e-10
-#: Smallest singular gap of the sampled regressor at which its rank is trusted.
-GAP_MIN = 1e6
 
 
 def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) -> np.ndarray:
@@ -28,6 +27,7 @@ def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) 
     return x
 
 
+@one_blas_thread
 def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
     """The paper's criteria (101) on a nullspace basis: the relative residual
     ||Y B_null||_F / ||Y||_F and rank(Y B) = rank(B) for B the complement of span(B_null),
@@ -47,36 +47,56 @@ def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
             "ok": bool(residual < RESIDUAL_TOL and rank_yb == rank_base)}
 
 
-def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0, bounds=None) -> NullspaceResult:
+def default_samples(robot) -> int:
+    """Samples of a certificate when none is given: enough for 3 regressor rows per parameter,
+    ceil(30 n / n_a) (a tree with n_a = n: 30)."""
+    return max(1, -(-30 * robot.n // max(len(robot.actuated), 1)))
+
+
+@one_blas_thread
+def certificate(robot, result: NullspaceResult, samples: int | None = None, seed=0, bounds=None) -> NullspaceResult:
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
-    they are exact. Otherwise complete the basis with the numerical nullspace directions not
-    in its span, and name the bodies those directions involve. The sampled rank is trusted only
-    with a singular gap of at least GAP_MIN, and ``samples`` must give at least 2 rows per
-    parameter. ``bounds``: the sampling box of the actuated coordinates
-    (:func:`pga_dyn.sampling.bounds_array`)."""
+    they are exact.
+
+    Y (samples n_a, 10 n) is the stacked regressor of ``samples`` valid states (default
+    :func:`default_samples`; at least 2 rows per parameter); its rank r is read at the largest
+    singular gap of the column-scaled Y (:func:`drng.numerical.rank_at_gap`) and trusted only
+    when clean (gap >= GAP_MIN with the threshold inside it). The basis B is checked on an
+    independent Y': ||Y' B||_F / ||Y'||_F < RESIDUAL_TOL. When rank(B) + r < 10 n, B is
+    completed with the directions of Null(Y) not in span(B), localised on the fewest bodies a
+    greedy pass finds (:func:`_remainder`), which ``certificate["short"]`` names. Certified when
+    the (completed) basis passes the residual test and rank(B) + r = 10 n with a clean gap.
+    ``certificate`` holds rank, rank_drng, rank_numerical, gap, threshold, smallest_kept,
+    largest_dropped, clean, residual, samples, short. ``bounds``: the sampling box of the
+    actuated coordinates (:func:`pga_dyn.sampling.bounds_array`)."""
     from pga_dyn.sampling import count
 
-    from .numerical import numerical_nullspace, stacked_regressor
+    from .numerical import sampled_nullspace, stacked_regressor
 
     nparam = 10 * check_robot(robot).n
-    samples = count("samples", samples)
-    if samples * len(robot.actuated) < 2 * nparam:
-        raise PgaDynError(f"samples={samples} gives {samples * len(robot.actuated)} regressor rows for {nparam} "
-                          f"parameters: a certificate needs at least {-(-2 * nparam // len(robot.actuated))} samples")
-    numeric = numerical_nullspace(robot, samples, seed, bounds=bounds)
+    if nparam == 0:
+        raise PgaDynError(f"{robot.name} has no moving body: there are no inertial parameters to certify")
+    na = len(robot.actuated)
+    samples = default_samples(robot) if samples is None else count("samples", samples)
+    if samples * na < 2 * nparam:
+        raise PgaDynError(f"samples={samples} gives {samples * na} regressor rows for {nparam} "
+                          f"parameters: a certificate needs at least {-(-2 * nparam // max(na, 1))} samples")
+    Y, states = stacked_regressor(robot, samples, seed, bounds=bounds)
+    null, decision, _, _ = sampled_nullspace(Y)
     check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1, bounds=bounds)[0]  # independent
-    rank_num = numeric.certificate["rank"]
+    rank_num = decision["rank"]
     basis = result.basis
     residual = np.linalg.norm(check_Y @ basis) / np.linalg.norm(check_Y) if basis.size else 0.0
     dim = result.dim
-    info = {"rank_drng": dim, "rank_numerical": rank_num, "gap": numeric.certificate["gap"],
-            "residual": float(residual), "samples": numeric.certificate["samples"], "short": ()}
+    info = {"rank_drng": dim, "rank_numerical": rank_num, "gap": decision["gap"],
+            "threshold": decision["threshold"], "smallest_kept": decision["smallest_kept"],
+            "largest_dropped": decision["largest_dropped"], "clean": decision["clean"],
+            "residual": float(residual), "samples": len(states), "short": ()}
     codes = result.codes if result.codes is not None else np.full((basis.shape[1], 2), -1)
     geometric = result.geometric
-    clean = numeric.certificate["gap"] >= GAP_MIN  # the sampled rank is unambiguous
-    if clean and residual < RESIDUAL_TOL and dim + rank_num < nparam:
-        short, remainder = _remainder(robot, basis, numeric.basis)
+    if decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num < nparam:
+        short, remainder = _remainder(robot, basis, null, nparam - rank_num - dim)
         info["short"] = tuple(robot.body_names[b] for b in short)
         basis = np.hstack([basis, remainder])
         codes = np.vstack([codes, np.full((remainder.shape[1], 2), -1)])
@@ -85,36 +105,56 @@ def certificate(robot, result: NullspaceResult, samples: int = 200, seed=0, boun
         info["residual"] = float(residual)
         dim = rank(basis)[0]
     info["rank"] = dim
-    certified = bool(clean and residual < RESIDUAL_TOL and dim + rank_num == nparam)
+    certified = bool(decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num == nparam)
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
                            geometric, result.seconds)
 
 
-def _blocks(robot, bodies) -> np.ndarray:
-    """The parameter directions of the given bodies (columns of the identity)."""
-    cols = [10 * b + k for b in bodies for k in range(10)]
-    return np.eye(10 * robot.n)[:, cols]
+#: Tolerance of the localisation in :func:`_remainder`, on orthonormal bases (entries <= 1).
+LOCAL_TOL = 1e-8
 
 
-def _remainder(robot, basis, null):
+def _remainder(robot, basis: np.ndarray, null: np.ndarray, missing: int):
     """The bodies whose parameters the principles miss, and nullspace vectors supported on them.
 
-    Greedy: drop a body when the numerical nullspace still lies in span(basis) plus the parameter
-    directions of the remaining bodies. The remainder is then the part on those bodies of the
-    vectors of that intersection (null vectors, independent of span(basis))."""
-    target = rank(np.hstack([basis, null]))[0]
-    short = list(range(robot.n))
+    ``basis`` (10 n, k) spans a subspace of Null(Y), ``null`` (10 n, d) is an orthonormal basis
+    of Null(Y) and ``missing`` = d - rank(basis) > 0. With Q an orthonormal basis of
+    span(basis), M (10 n, missing) spans the part of Null(Y) orthogonal to Q (the leading left
+    singular vectors of (I - Q Q^T) null). A set S of bodies can carry the missing directions
+    when M = Q beta + E with E supported on S, i.e. when M_T = Q_T beta on the rows T of the
+    other bodies. Greedy, in body order: a body joins T when the system stays consistent;
+    the solutions beta = beta_0 + K z (K an orthonormal basis of Null(Q_T)) are updated with
+    the 10 rows of each body, so the pass costs O(n k^2). The completion is E = M - Q beta
+    on the rows of S, beta the least-squares solution on T. Returns (S, an orthonormal basis
+    (10 n, missing) of span(E)); raises PgaDynError when the completion does not vanish on T
+    or does not have rank ``missing``."""
+    q = orthonormal(basis) if basis.size else np.zeros((basis.shape[0], 0))
+    u, s, _ = np.linalg.svd(null - q @ (q.T @ null), full_matrices=False)
+    m = u[:, :missing]
+    beta, K = np.zeros((q.shape[1], missing)), np.eye(q.shape[1])
+    short = []
     for b in range(robot.n):
-        trial = [k for k in short if k != b]
-        if rank(np.hstack([basis, _blocks(robot, trial)]))[0] == rank(np.hstack([basis, _blocks(robot, trial), null]))[0]:
-            short = trial
-    E = _blocks(robot, short)
-    # null a = basis b + E e  ->  E e is a nullspace vector supported on the short bodies
-    _, s, vt = np.linalg.svd(np.hstack([null, -basis, -E]))
-    kernel = vt[int(np.sum(s > 1e-9 * s[0])):].T
-    remainder = orthonormal(E @ kernel[null.shape[1] + basis.shape[1]:])
-    q = orthonormal(basis)
-    remainder = orthonormal(remainder - q @ (q.T @ remainder))
-    assert rank(np.hstack([basis, remainder]))[0] == target
+        rows = slice(10 * b, 10 * b + 10)
+        A, rhs = q[rows] @ K, m[rows] - q[rows] @ beta
+        ua, sa, vta = np.linalg.svd(A, full_matrices=True)
+        r = int(np.sum(sa > LOCAL_TOL))
+        z = vta[:r].T @ ((ua[:, :r].T @ rhs) / sa[:r, None])
+        if np.linalg.norm(rhs - A @ z) <= LOCAL_TOL:  # the body's rows follow: it is not needed
+            beta, K = beta + K @ z, K @ vta[r:].T
+        else:
+            short.append(b)
+    on_short = np.zeros(q.shape[0], dtype=bool)
+    for b in short:
+        on_short[10 * b:10 * b + 10] = True
+    if q.shape[1] and (~on_short).any():
+        beta = np.linalg.lstsq(q[~on_short], m[~on_short], rcond=None)[0]
+    E = m - q @ beta
+    off = np.linalg.norm(E[~on_short])
+    E[~on_short] = 0.0
+    remainder = orthonormal(E)
+    if off > np.sqrt(LOCAL_TOL) or remainder.shape[1] != missing:
+        raise PgaDynError(f"{robot.name}: the numerical completion of the nullspace could not be localised on "
+                          f"bodies {[robot.body_names[b] for b in short]} (residual {off:.1e} on the other "
+                          f"bodies, rank {remainder.shape[1]} of {missing}); the sampled rank may be wrong")
     return short, remainder

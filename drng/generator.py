@@ -40,18 +40,19 @@ def drng_blocks(robot):
     return drng_kernel(*kernel_arrays(robot))
 
 
-def nullspace(robot, certify: bool = True, samples: int = 200, seed=0, bounds=None) -> "NullspaceResult":
+def nullspace(robot, certify: bool = True, samples: int | None = None, seed=0, bounds=None) -> "NullspaceResult":
     """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4),
     certified by default.
 
     The certificate (see :func:`drng.certify.certificate`) checks the basis against the stacked
-    regressor of ``samples`` valid states (actuated positions in ``bounds``, see
-    :func:`pga_dyn.sampling.bounds_array`): certified when rank(DRNG) + numerical rank = 10 n;
-    when the principles fall short (no gravity, pure translations, fixed axes away from the
-    base, couplings: docs/drng.md), the basis is completed by the numerical remainder
-    (``geometric`` is then False and ``certificate['short']`` names the bodies involved).
-    ``certify=False`` returns the principles' basis alone, in microseconds, marked
-    ``certified=None`` ("not certified" in every output): it can miss directions.
+    regressor of ``samples`` valid states (default 3 rows per parameter; actuated positions in
+    ``bounds``, see :func:`pga_dyn.sampling.bounds_array`): certified when rank(DRNG) +
+    numerical rank = 10 n with a clean singular gap; when the principles fall short (no
+    gravity, pure translations, fixed axes away from the base, couplings: docs/drng.md), the
+    basis is completed by the numerical remainder (``geometric`` is then False and
+    ``certificate['short']`` names the bodies involved). ``certify=False`` returns the
+    principles' basis alone, in microseconds, marked ``certified=None`` ("not certified" in
+    every output): it can miss directions.
     """
     check_robot(robot)
     if robot.loop_joints:

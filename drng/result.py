@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, wraps
 
 import numpy as np
 
@@ -39,10 +39,30 @@ def orthonormal(matrix: np.ndarray, rtol: float = RANK_RTOL) -> np.ndarray:
 
 
 def complement(basis: np.ndarray, size: int, rtol: float = RANK_RTOL) -> np.ndarray:
-    """An orthonormal basis of the orthogonal complement of span(basis) in R^size (eq. 5)."""
+    """An orthonormal basis (size, size - k) of the orthogonal complement of span(basis) in
+    R^size (eq. 5), k = rank(basis): with Q (size, k) an orthonormal basis of span(basis), the
+    last size - k columns of the complete QR factor of Q (Q has orthonormal columns, so its
+    Householder QR is exact to round-off)."""
     q = orthonormal(basis, rtol) if basis.size else np.zeros((size, 0))
-    u, _, _ = np.linalg.svd(np.eye(size) - q @ q.T)
-    return u[:, : size - q.shape[1]]
+    if q.shape[1] == 0:
+        return np.eye(size)
+    return np.linalg.qr(q, mode="complete")[0][:, q.shape[1]:]
+
+
+def one_blas_thread(func):
+    """Run ``func`` with BLAS limited to one thread. The matrices of the certificate are small
+    (at most a few thousand rows); on the project's 2-core machine OpenBLAS's default 2 threads
+    made a 1200 x 60 QR 14 times slower and a 3000 x 1000 QR 7 times slower than one thread
+    (docs/performance.md). The previous limit is restored on return."""
+
+    @wraps(func)
+    def limited(*args, **kwargs):
+        from threadpoolctl import threadpool_limits  # imported on first use (14 ms)
+
+        with threadpool_limits(limits=1, user_api="blas"):
+            return func(*args, **kwargs)
+
+    return limited
 
 
 @dataclass

@@ -169,7 +169,9 @@ def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=Non
     if certify:
         c = result.certificate
         report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
-                                 "singular_gap": c["gap"], "residual": c["residual"], "samples": c["samples"],
+                                 "singular_gap": c["gap"], "threshold": c["threshold"],
+                                 "smallest_kept": c["smallest_kept"], "largest_dropped": c["largest_dropped"],
+                                 "clean_gap": c["clean"], "residual": c["residual"], "samples": c["samples"],
                                  "short_bodies": list(c["short"])}
     if per_parameter:
         report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
@@ -213,6 +215,10 @@ def analyze_lines(report: dict) -> list:
         lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
                      f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
                      f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)")
+        lines.append(f"                      column-scaled sampled regressor, relative to its largest singular value: "
+                     f"smallest kept {c['smallest_kept']:.1e}, largest dropped {c['largest_dropped']:.1e}, "
+                     f"threshold {c['threshold']:.0e}: " + ("a clean gap" if c["clean_gap"] else
+                                                             "NOT a clean gap (needs >= 1e6 with the threshold inside)"))
         if not report["geometric"]:
             lines.append(f"                      the three principles give rank {c['rank_drng']} and miss directions "
                          f"on bodies {', '.join(c['short_bodies'])}: completed numerically")

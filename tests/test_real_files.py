@@ -1,0 +1,54 @@
+"""The certificate on example-robot-data tree files against Pinocchio: the certified nullspace
+dimension is 10 n minus the rank of Pinocchio's joint-torque regressor stacked over random
+states, and the certified basis is in the nullspace of Pinocchio's regressor."""
+
+import numpy as np
+import pytest
+
+import drng
+from oracle import Oracle, erd_path, numerical_rank, random_states
+from pga_dyn import tp_regressor as tp
+from robots.urdf import load_urdf
+
+# file, floating base, whether the three principles alone give the certified dimension
+FILES = [
+    ("ur_description/urdf/ur5_robot.urdf", False, True),
+    ("kinova_description/robots/kinova.urdf", False, True),
+    ("solo_description/robots/solo12.urdf", True, True),
+    ("anymal_b_simple_description/robots/anymal.urdf", True, True),
+    ("tiago_description/robots/tiago_no_hand.urdf", False, False),  # principles: 58 of 62
+    ("romeo_description/urdf/romeo_small.urdf", False, False),  # principles: 115 of 117
+    ("talos_data/robots/talos_reduced.urdf", False, True),
+]
+
+
+def pinocchio_figures(robot, path, basis):
+    """Rank and gap of Pinocchio's stacked regressor (3 rows per parameter) and the relative
+    residual ||Y B||_F / ||Y||_F of ``basis`` in pga-dyn's parameters (Y_pga = Y_pin C^-1,
+    C the link-to-eq.(97) parameter map)."""
+    oracle = Oracle(robot, path)
+    samples = -(-30 * robot.n // robot.nq)
+    Q, QD, QDD = random_states(robot, samples, seed=5)
+    Y = np.vstack([oracle.regressor(Q[s], QD[s], QDD[s]) for s in range(samples)])
+    C = np.column_stack([tp.from_link_parameters(robot, e) for e in np.eye(10 * robot.n)])
+    rank, gap = numerical_rank(Y)
+    Y_pga = np.linalg.solve(C.T, Y.T).T
+    return rank, gap, np.linalg.norm(Y_pga @ basis) / np.linalg.norm(Y_pga)
+
+
+@pytest.mark.parametrize("relative,floating,geometric", FILES, ids=[f[0].split("/")[-1] for f in FILES])
+def test_certified_dimension_equals_pinocchio(relative, floating, geometric):
+    path = erd_path(relative)
+    robot = load_urdf(path, floating_base=floating)
+    assert not robot.couplings
+    result = drng.nullspace(robot, certify=True)
+    c = result.certificate
+    assert result.certified and c["clean"] and c["gap"] >= 1e6
+    assert c["largest_dropped"] < c["threshold"] < c["smallest_kept"]
+    rank, gap, residual = pinocchio_figures(robot, path, result.basis)
+    assert gap > 1e6
+    assert result.dim == 10 * robot.n - rank
+    assert residual < 1e-10
+    assert result.geometric is geometric
+    assert (drng.nullspace(robot, certify=False).dim == result.dim) is geometric
+    assert bool(c["short"]) is not geometric
