@@ -69,8 +69,7 @@ def _coordinates(robot, i: int) -> str:
 def info_lines(robot) -> list:
     """The lines ``pga-dyn info`` prints for ``robot``."""
     graph = robot.graph
-    base = next(name for name, data in graph.nodes(data=True) if data["index"] == 0)
-    names = [base, *robot.body_names]
+    names = [robot.graph_name(i) for i in range(robot.n + 1)]
     g = robot.gravity
     lines = [
         f"robot:       {robot.name}",
@@ -96,8 +95,7 @@ def info_lines(robot) -> list:
     rows = []
     for i in range(1, robot.n + 1):
         child = names[i]
-        (_, _, edge), = graph.in_edges(child, data=True)
-        independent = edge.get("independent")
+        independent = graph.edges[names[robot.parent[i]], child, robot.joint_names[i]]["independent"]
         rows.append((i, robot.joint_names[i], robot.joint_type[i], f"{robot.parent[i]} {names[robot.parent[i]]}",
                      f"{i} {child}", _coordinates(robot, i),
                      "-" if independent is None else ("yes" if independent else "no")))

@@ -14,11 +14,11 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .errors import PgaDynError
-from .errors import PgaDynWarning
+from .errors import PgaDynError, PgaDynWarning
 from .kinematics import float_array
 from .loops import constraints
 from .model import Robot, check_robot
+from .tp_regressor import actuated_regressor
 
 
 @dataclass
@@ -44,32 +44,17 @@ class States:
         return self.q.shape[0]
 
     def regressor(self, out=None) -> np.ndarray:
-        """The regressor of every sample, (samples, n_a, 10 n), without assembling again."""
-        from .tp_regressor import _output, tree_regressor
-
-        robot = self.robot
-        result = _output((len(self), len(robot.actuated), 10 * robot.n), out)
-        if not robot.constrained:
-            return tree_regressor(robot, self.q, self.qd, self.qdd, out=result)
-        tree = tree_regressor(robot, self.q, self.qd, self.qdd)
-        return np.einsum("skj,skc->sjc", self.G, tree, out=result)
+        """The regressor of every sample, (samples, n_a, 10 n), without assembling again
+        (:func:`pga_dyn.tp_regressor.actuated_regressor`); ``out`` as in :func:`pga_dyn.regressor`."""
+        return actuated_regressor(self.robot, self.q, self.qd, self.qdd, self.G, out=out)
 
 
 def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
     """Assemble each actuated state (rows of 2-D arrays) into a full tree state, each along a
     path from ``start`` (default q0; see :mod:`pga_dyn.loops`). Raises PgaDynError for a state
     outside the workspace or at a singularity."""
-    ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
-    con = constraints(robot)
-    if not con.nf:  # couplings only: q = E q_a + e0 in closed form
-        Ea = con.E[:, :na]
-        G = np.repeat(Ea[None], ns, axis=0)
-        return States(robot, q_a @ Ea.T + con.e0, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, G, np.ones(ns), ns, 0)
-    Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
-    G, cond = np.empty((ns, nq, na)), np.empty(ns)
-    for s in range(ns):
-        Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], start)
-    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
+    Q, QD, QDD, G, cond = constraints(robot).complete_all(q_a, qd_a, qdd_a, start)
+    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, q_a.shape[0], 0)
 
 
 #: Default sampling range of a coordinate without limits: rotations (rad), translations (m).

@@ -26,8 +26,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.model import (DEFAULT_GRAVITY, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec,
-                           Robot)
+from pga_dyn.conventions import DEFAULT_GRAVITY, rpy_rotation
+from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 _JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
                 "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
@@ -70,16 +70,13 @@ class _Reader:
         return values
 
     def origin(self, element) -> np.ndarray:
-        """4x4 pose of an ``<origin xyz rpy>`` child (identity when absent). URDF rpy: R = Rz Ry Rx."""
+        """4x4 pose of an ``<origin xyz rpy>`` child (identity when absent); rpy as in
+        :func:`pga_dyn.conventions.rpy_rotation`."""
         o = element.find("origin")
         xyz = self.floats(o, "xyz", 3, (0, 0, 0), element)
         rpy = self.floats(o, "rpy", 3, (0, 0, 0), element)
-        r, p, y = rpy
-        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
         t = np.eye(4)
-        t[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]]
+        t[:3, :3] = rpy_rotation(rpy)
         t[:3, 3] = xyz
         return t
 

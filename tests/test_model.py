@@ -38,7 +38,8 @@ def test_depth_first_numbering_and_tree_arrays():
     assert robot.body_index("f") == 2 and np.allclose(robot.link_pose("f")[:3, 3], [0, 0, 1])
     assert all(robot.parent[i] < i for i in range(1, robot.n + 1))
     assert set(robot.graph.nodes) == {"b", "a1", "a2", "c1"}
-    assert robot.graph.edges["a1", "a2"]["type"] == "U"
+    assert robot.graph.edges["a1", "a2", "ja2"]["type"] == "U"
+    assert [robot.graph.nodes[name]["index"] for name in ("b", "a1", "a2", "c1")] == [0, 1, 2, 3]
 
 
 def test_lumped_inertia_of_merged_links_is_the_sum():
@@ -55,20 +56,25 @@ def test_lumped_inertia_of_merged_links_is_the_sum():
     assert np.allclose(body.inertia, np.diag([2.0, 2.0, 0.0]))  # two masses at distance 1 from the COM
 
 
-def test_table2_of_the_four_bar():
+def test_reference_configuration_of_the_four_bar():
+    """The robot attributes of the DRNG paper's Table 2 for the four-bar: parents, the motors of the
+    body frames at q0, the joint lines at q0, the gravity seed, the loop joint's bodies."""
+    from pga_dyn.conventions import gravity_seed
+    from pga_dyn.kinematics import Kinematics, initial_poses
+
     robot = load_urdf(FOUR_BAR)
-    t = pga_dyn.table2(robot)
-    assert t.n == 3 and t.nl == 1 and t.ltype == ("R",)
-    assert list(t.parent) == [-1, 0, 1, 0]
+    assert robot.n == 3 and len(robot.loop_joints) == 1 and robot.loop_joints[0].type == "R"
+    assert list(robot.parent) == [-1, 0, 1, 0]
     # rocker_joint turns about z through D = (0.8, 0, 0) (tests/fixtures/four_bar.urdf): the
     # line (0, 0, 1; p x s) = (0, 0, 1; 0, -0.8, 0)
-    assert np.allclose(t.L0[3], [0, 0, 1, 0, -0.8, 0])
-    assert np.allclose(t.g, [0, 0, 0, 0, 0, 9.81])
-    for i in range(t.n + 1):  # link frames at the pivots A, A, B, D, parallel to the world
+    assert np.allclose(Kinematics(robot, robot.q0).S[robot.q_index[3]], [0, 0, 1, 0, -0.8, 0])
+    assert np.allclose(gravity_seed(robot.gravity), [0, 0, 0, 0, 0, 9.81])
+    T0 = initial_poses(robot)
+    for i in range(robot.n + 1):  # link frames at the pivots A, A, B, D, parallel to the world
         expected = np.eye(4)
         expected[:3, 3] = {0: (0, 0, 0), 1: (0, 0, 0), 2: (0.1, 0.2, 0), 3: (0.8, 0, 0)}[i]
-        assert np.allclose(pga.matrix_from_motor(pga.motor(t.M0[i])), expected)
-    assert t.lparent[0] > 0 and t.lchild[0] > 0
+        assert np.allclose(pga.matrix_from_motor(pga.motor_from_matrix(T0[i])), expected)
+    assert robot.loop_joints[0].parent > 0 and robot.loop_joints[0].child > 0
 
 
 def test_state_shape_errors_name_the_argument():

@@ -16,7 +16,8 @@ from drng.classification import ALONE, COMBINATION, UNIDENTIFIABLE, Row
 from drng.comparison import ANGLE_TOL, largest_angle
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES, from_link_parameters
+from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.tp_regressor import from_link_parameters
 
 import drng.rpna_algorithms as rpna_module  # noqa: E402
 
