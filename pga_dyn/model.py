@@ -192,6 +192,15 @@ def _rigid(origin, where: str) -> np.ndarray:
     return t
 
 
+def _read_only(value) -> None:
+    """Make ``value``, an array or a tuple of them (nested), read-only; other values are left alone."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _read_only(item)
+
+
 def lump(inertials) -> Inertial:
     """The Inertial of rigidly joined links: the sum of their pseudo-inertias (eq. 44), each
     ``(inertial, pose)`` with ``pose`` (4, 4) the link frame in the body frame."""
@@ -352,14 +361,15 @@ class Robot:
         """``build(self)``, computed on the first call and kept: the one cache of everything
         derived from the model (kernel arrays, poses at q0, constraints, DRNG arrays, the
         link-parameter map), keyed by the function that computes it. The robot is frozen, so a
-        derived value cannot go stale; arrays in it (alone or in a tuple) are made read-only."""
+        derived value cannot go stale; its arrays (the value, in tuples, or attributes of the
+        object returned) are made read-only, so no caller can change it either."""
         try:
             return self._derived[build]
         except KeyError:
             value = build(self)
-            for array in (value if isinstance(value, tuple) else (value,)):
-                if isinstance(array, np.ndarray):
-                    array.flags.writeable = False
+            _read_only(value)
+            for attribute in getattr(value, "__dict__", {}).values():
+                _read_only(attribute)
             self._derived[build] = value
             return value
 

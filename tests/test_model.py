@@ -126,19 +126,6 @@ def test_mimic_on_a_fixed_joint_is_ignored():
     assert robot.couplings == () and not robot.constrained and robot.actuated_names == ("ja",)
 
 
-def test_a_robot_is_immutable():
-    """Arrays the compiled kernels and caches depend on cannot be changed after loading."""
-    import robots
-
-    robot = robots.load("puma560")
-    pga_dyn.regressor(robot, np.zeros(6), np.zeros(6), np.zeros(6))
-    with pytest.raises(AttributeError):
-        robot.gravity = np.array([9.81, 0, 0])
-    for array in (robot.gravity, robot.origin, robot.axes, robot.parent, pga_dyn.kinematics.initial_poses(robot)):
-        with pytest.raises(ValueError, match="read-only"):
-            array[...] = 0
-
-
 def test_independent_false_without_constraint_is_an_error():
     text = """<robot name="tree"><link name="b"/><link name="a"/>
       <joint name="ja" type="revolute" independent="false"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
