@@ -29,6 +29,7 @@ import os
 import sys
 import warnings
 
+from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
 
 PROG = "pga-dyn"
@@ -344,8 +345,9 @@ def _robot_arguments(parser) -> None:
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=[0.0, 0.0, -9.81],
-                        help="gravity vector in the world frame, m/s^2 (default: 0 0 -9.81)")
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=list(DEFAULT_GRAVITY),
+                        help="gravity vector in the world frame, m/s^2 (default: {})".format(
+                            " ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
 
 
 def build_parser() -> argparse.ArgumentParser:

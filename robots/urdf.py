@@ -26,7 +26,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.conventions import DEFAULT_GRAVITY, rpy_rotation
+from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
 from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 _JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
@@ -80,6 +80,16 @@ class _Reader:
         t[:3, 3] = xyz
         return t
 
+    def axes(self, element, joint_type: str) -> np.ndarray:
+        """The axes (k, 3) a joint of ``joint_type`` takes (:data:`pga_dyn.conventions.JOINT_AXES`):
+        ``<axis xyz>`` (default 1 0 0, as in URDF), then ``<axis2 xyz>`` (no default)."""
+        axes = [self.floats(element.find(tag), "xyz", 3, default, element)
+                for tag, default in (("axis", (1, 0, 0)), ("axis2", None))[:JOINT_AXES[joint_type]]]
+        for axis in axes:
+            if np.max(np.abs(axis)) < 1e-12:
+                self.fail(element, "axis is zero")
+        return np.array(axes).reshape(-1, 3)
+
     def name(self, element) -> str:
         name = element.get("name")
         if not name:
@@ -131,17 +141,9 @@ class _Reader:
         if kind not in _JOINT_TYPES:
             self.fail(element, f"unknown joint type '{kind}'")
         jtype = _JOINT_TYPES[kind]
-        axes = []
-        if jtype in ("R", "P", "U"):
-            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
-        if jtype == "U":
-            second = element.find("axis2")
-            if second is None:
-                self.fail(element, "a universal joint needs <axis2 xyz=.../>")
-            axes.append(self.floats(second, "xyz", 3, None, element))
-        for axis in axes:
-            if np.max(np.abs(axis)) < 1e-12:
-                self.fail(element, "axis is zero")
+        if jtype == "U" and element.find("axis2") is None:
+            self.fail(element, "a universal joint needs <axis2 xyz=.../>")
+        axes = self.axes(element, jtype)
         mimic = element.find("mimic")
         if mimic is not None:
             leader = mimic.get("joint")
@@ -157,7 +159,7 @@ class _Reader:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
             limits = (float(lower), float(upper))
         return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
-                         self.origin(element), np.array(axes).reshape(-1, 3),
+                         self.origin(element), axes,
                          self.bool(element, "independent"), mimic, limits)
 
     def loop(self, element) -> LoopSpec:
@@ -168,15 +170,7 @@ class _Reader:
         ends = [(self.child_link(element, tag), self.origin(element.find(tag)))
                 for tag in ("predecessor", "successor")]
         ltype = _LOOP_TYPES[kind]
-        axes = []
-        if ltype in ("R", "P", "U"):
-            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
-        if ltype == "U":
-            axes.append(self.floats(element.find("axis2"), "xyz", 3, None, element))
-        for axis in axes:
-            if np.max(np.abs(axis)) < 1e-12:
-                self.fail(element, "axis is zero")
-        return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], np.array(axes).reshape(-1, 3))
+        return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], self.axes(element, ltype))
 
     def coupling(self, element) -> CouplingSpec:
         ratio = element.find("ratio")
