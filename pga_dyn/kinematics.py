@@ -308,8 +308,24 @@ def inverse_initial_poses(robot: Robot) -> np.ndarray:
 
 
 class Kinematics:
-    """Kinematics of a robot at one state: poses ``T``, Jacobian lines ``S`` (one per
-    coordinate), twists ``V`` and accelerations-with-gravity ``A`` of every body."""
+    """Kinematics of a robot at one state of its tree coordinates.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (nq,)
+    qd, qdd : array_like (nq,), optional
+        Velocity and acceleration coordinates (default zero).
+
+    Attributes
+    ----------
+    T : ndarray (n + 1, 4, 4)
+        Body poses (body 0 the base).
+    S : ndarray (nq, 6)
+        The world Jacobian line (d; m) of each coordinate (eq. 47).
+    V, A : ndarray (n + 1, 6)
+        Spatial twists (omega; v) and accelerations plus the gravity seed, A = dV/dt + G (eq. 70).
+    """
 
     def __init__(self, robot: Robot, q, qd=None, qdd=None):
         zeros = np.zeros(robot.nq)
@@ -320,7 +336,7 @@ class Kinematics:
         self.T, self.S, self.V, self.A = tree_state(robot, q, qd, qdd)
 
     def jacobian(self, i: int) -> np.ndarray:
-        """The Jacobian lines L_j^i of body i (6 x nq, eq. 98): V_i = J qd."""
+        """The Jacobian lines L_j^i of body ``i`` (1..n) as a (6, nq) matrix J (eq. 98): V_i = J qd."""
         robot = self.robot
         if not 1 <= i <= robot.n:
             raise PgaDynError(f"body index i must be in 1..{robot.n}, got {i}")

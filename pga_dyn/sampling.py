@@ -23,10 +23,22 @@ from .tp_regressor import actuated_regressor
 
 @dataclass
 class States:
-    """Samples of a robot's state. ``q, qd, qdd`` (samples, nq) are tree coordinates;
-    ``q_a, qd_a, qdd_a`` (samples, n_a) the actuated ones; ``G`` (samples, nq, n_a) is dq/dq_a;
-    ``cond`` the condition number of J_p of each sample (1 for a tree); ``drawn`` and
-    ``rejected`` count the draws (rejected: out of the workspace or too close to a singularity)."""
+    """Samples of a robot's state (what :func:`sample_states` returns).
+
+    Attributes
+    ----------
+    robot : Robot
+    q, qd, qdd : ndarray (samples, nq)
+        Tree coordinates.
+    q_a, qd_a, qdd_a : ndarray (samples, n_a)
+        Actuated coordinates.
+    G : ndarray (samples, nq, n_a)
+        dq/dq_a of each sample.
+    cond : ndarray (samples,)
+        cond(J_p) of each sample (1 for a tree).
+    drawn, rejected : int
+        Draws made, and those rejected (out of the workspace or too close to a singularity).
+    """
 
     robot: Robot
     q: np.ndarray
@@ -125,14 +137,32 @@ def count(name: str, value) -> int:
 
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
                   max_draws: int | None = None) -> States:
-    """``n`` valid states: q_a uniform in ``bounds`` (see :func:`bounds_array`; default
-    :func:`default_bounds`), qd_a and qdd_a uniform in (-1, 1).
+    """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
     joints, each draw is assembled along the straight path from q0 in q_a (as
     :func:`pga_dyn.regressor` does, so that a state is a function of q_a), which keeps every
-    sample on the assembly branch of q0, and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than ``n`` valid states are
-    found in ``max_draws`` draws (default 100 n)."""
+    sample on the assembly branch of q0, and kept when it closes and cond(J_p) < ``max_cond``.
+
+    Parameters
+    ----------
+    robot : Robot
+    n : int
+        Number of states.
+    seed : int or None
+        Seed of numpy's random generator.
+    bounds : None, array_like (n_a, 2) or dict
+        The box of q_a (:func:`bounds_array`; default :func:`default_bounds`).
+    max_cond : float
+        Largest accepted cond(J_p).
+    max_draws : int, optional
+        Draws allowed (default 100 n); PgaDynError when fewer than ``n`` valid states are found.
+
+    Returns
+    -------
+    States
+        ``n`` samples: tree states (n, nq), actuated states (n, n_a), G (n, nq, n_a).
+    """
     check_robot(robot)
     n = count("n", n)
     na = len(robot.actuated)

@@ -212,34 +212,56 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
 def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
     """The TP dynamics regressor R[j, i, m, n] = L_j^i ^ (E_m^i v Edd_n^i) (eq. 49, Algorithm 5).
 
-    Shape (n_a, n, 4, 4) for one state, (samples, n_a, n, 4, 4) for 2-D inputs. Body i of the
-    paper is index i - 1 here. tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n] (eq. 50).
-    For a robot with loops or couplings, q, qd, qdd are the actuated coordinates (see
-    :func:`regressor`).
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (n_a,) or (samples, n_a)
+        Positions, velocity and acceleration coordinates of the actuated coordinates
+        (``robot.actuated_names``; all tree coordinates for a tree), one state or a batch.
+
+    Returns
+    -------
+    ndarray (n_a, n, 4, 4), or (samples, n_a, n, 4, 4) for a batch
+        Body i of the paper is index i - 1 here; tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n]
+        (eq. 50). Constrained robots as in :func:`regressor`.
     """
     return _run(robot, q, qd, qdd, True)
 
 
 def regressor(robot: Robot, q, qd, qdd, out=None) -> np.ndarray:
-    """The matrix regressor Y (n_a, 10 n) with Y @ inertial_parameters(robot) = tau.
+    """The matrix regressor Y with Y @ inertial_parameters(robot) = tau (eq. 50).
 
-    Columns of body i are the bar operator of eq. (100) applied to R[:, i]. 2-D inputs
-    (one row a sample) give a batch (samples, n_a, 10 n), computed in one compiled loop.
-    ``out``, a C-contiguous float64 array of the result's shape, is filled and returned
-    instead of a new array (reusing it saves the cost of fresh memory on large batches).
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (n_a,) or (samples, n_a)
+        The actuated coordinates q_a (``robot.actuated_names``) and their velocity and
+        acceleration coordinates: one state, or a batch (one row a sample) computed in one
+        compiled loop. For a tree, q_a = q.
+    out : ndarray, optional
+        A C-contiguous float64 array of the result's shape, filled and returned instead of a
+        new array (reusing it saves the cost of fresh memory on large batches).
 
-    For a robot with loop joints or couplings, q, qd, qdd are the actuated coordinates q_a
-    (``robot.actuated_names``): each state is assembled (see :mod:`pga_dyn.loops`) and the
-    rows are the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52). A
-    tree is the case without constraints, where q_a = q.
+    Returns
+    -------
+    ndarray (n_a, 10 n), or (samples, n_a, 10 n) for a batch
+        Columns of body i are the bar operator of eq. (100) applied to R[:, i]. For a robot with
+        loop joints or couplings each state is assembled (:mod:`pga_dyn.loops`) and the rows are
+        the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52).
     """
     return _run(robot, q, qd, qdd, False, out)
 
 
 def inertial_parameters(robot: Robot) -> np.ndarray:
-    """The 10 n vector pi of eq. (97): for each body (in ``robot.body_names`` order) the entries
-    [N11, N12, N13, N22, N23, N33, N14, N24, N34, N44] of its pseudo-inertia in the spatial
-    assignment (the body at q0, in world coordinates)."""
+    """The inertial parameters pi of the model, eq. (97).
+
+    Returns
+    -------
+    ndarray (10 n,)
+        For each body (``robot.body_names`` order) the entries [N11, N12, N13, N22, N23, N33,
+        N14, N24, N34, N44] of its pseudo-inertia in the spatial assignment (the body at q0, in
+        world coordinates; :data:`pga_dyn.conventions.PARAM_INDEX`).
+    """
     T0 = initial_poses(robot)
     return np.concatenate([
         pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T)
@@ -256,9 +278,19 @@ def _per_body(robot: Robot, x, name: str) -> np.ndarray:
 
 
 def from_link_parameters(robot: Robot, phi) -> np.ndarray:
-    """pi (10 n, eq. 97) from per-body classical parameters in the body (link) frames,
-    phi (n, 10) = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] with the inertia about the
-    frame origin (Pinocchio's dynamic-parameter order). N_world = T0 N_link T0^T."""
+    """pi of eq. (97) from classical parameters in the body (link) frames: N_world = T0 N_link T0^T.
+
+    Parameters
+    ----------
+    robot : Robot
+    phi : array_like (n, 10) or (10 n,)
+        Per body [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], the inertia about the frame
+        origin (Pinocchio's order, :data:`pga_dyn.conventions.LINK_PARAM_NAMES`).
+
+    Returns
+    -------
+    ndarray (10 n,)
+    """
     phi = _per_body(robot, phi, "phi")
     T0 = initial_poses(robot)
     return np.concatenate([pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
@@ -266,7 +298,19 @@ def from_link_parameters(robot: Robot, phi) -> np.ndarray:
 
 
 def to_link_parameters(robot: Robot, pi) -> np.ndarray:
-    """Inverse of :func:`from_link_parameters`: phi (n, 10) in the body frames from pi."""
+    """The inverse of :func:`from_link_parameters`.
+
+    Parameters
+    ----------
+    robot : Robot
+    pi : array_like (10 n,) or (n, 10)
+        Parameters of eq. (97).
+
+    Returns
+    -------
+    ndarray (n, 10)
+        phi in the body frames, Pinocchio's order.
+    """
     pi = _per_body(robot, pi, "pi")
     inv = inverse_initial_poses(robot)
     return np.array([pseudo_to_link(inv[i + 1] @ vector_to_pseudo(x) @ inv[i + 1].T)

@@ -52,11 +52,17 @@ def data_path(name: str) -> str:
 
 
 def load(name: str, floating_base: bool | None = None, gravity=DEFAULT_GRAVITY):
-    """Build the built-in robot ``name`` (case-insensitive) as a :class:`~pga_dyn.model.Robot`.
+    """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
-    ``floating_base=None`` takes the model's default: floating for ``go2``, fixed for the
-    others. ``gravity`` is the gravity vector in the world frame (m/s^2). An unknown name
-    raises :class:`~pga_dyn.errors.PgaDynError` listing the available robots.
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case-insensitive); another name raises
+        :class:`~pga_dyn.errors.PgaDynError` listing them.
+    floating_base : bool or None
+        None takes the model's default: floating for ``go2``, fixed for the others.
+    gravity : array_like (3,)
+        The gravity vector in the world frame (m/s^2).
     """
     filename, floating_default = _entry(name)
     floating = floating_default if floating_base is None else bool(floating_base)

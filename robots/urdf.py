@@ -201,8 +201,13 @@ def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
 def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
     """Read a URDF or URDF+ file into a :class:`~pga_dyn.model.Robot`.
 
-    ``floating_base`` adds a floating (F) joint between the world and the root link;
-    ``gravity`` is the gravity vector in the world frame (m/s^2).
+    Parameters
+    ----------
+    path : str or os.PathLike
+    floating_base : bool
+        Add a floating (F) joint between the world and the root link.
+    gravity : array_like (3,)
+        The gravity vector in the world frame (m/s^2).
     """
     path = os.fspath(path)
     try:
