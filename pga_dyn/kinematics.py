@@ -35,7 +35,8 @@ from .model import Robot, check_robot
 
 @njit(cache=True)
 def rotation_into(axis, angle, r):
-    """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``."""
+    """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``; twin: the
+    matrix of ``pga.motor_exp(pga.twist(angle * axis, 0))`` (eq. 102)."""
     c, s = np.cos(angle), np.sin(angle)
     x, y, z = axis[0], axis[1], axis[2]
     t = 1.0 - c
@@ -52,7 +53,7 @@ def rotation_into(axis, angle, r):
 
 @njit(cache=True)
 def rotation(axis, angle):
-    """Rodrigues' rotation matrix about the unit ``axis`` by ``angle``."""
+    """Rodrigues' rotation matrix (3, 3) about the unit ``axis`` by ``angle`` (twin as :func:`rotation_into`)."""
     r = np.empty((3, 3))
     rotation_into(axis, angle, r)
     return r
@@ -60,7 +61,8 @@ def rotation(axis, angle):
 
 @njit(cache=True, inline="always")
 def mul_rigid(a, b, out):
-    """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1)."""
+    """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1); twin: the motor product
+    M_b M_a (eq. 27: the left factor acts first)."""
     for r in range(3):
         for c in range(3):
             out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
@@ -71,7 +73,8 @@ def mul_rigid(a, b, out):
 
 @njit(cache=True)
 def so3_exp(r):
-    """Rotation matrix exp(r^) of a rotation vector ``r``."""
+    """Rotation matrix exp(r^) (3, 3) of a rotation vector ``r`` (3,); twin: ``pga.motor_exp``
+    of the twist (r; 0), and below |r| = 1e-14 the commutator with it (eq. 34)."""
     angle = np.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
     if angle < 1e-14:
         out = np.eye(3)
@@ -83,7 +86,8 @@ def so3_exp(r):
 
 @njit(cache=True)
 def se3_exp(xi):
-    """Homogeneous matrix exp(xi^) of a spatial twist xi = (omega; v) (paper eq. 102)."""
+    """Homogeneous matrix exp(xi^) (4, 4) of a spatial twist xi = (omega; v) (6,) (paper eq. 102);
+    twin: the matrix of ``pga.motor_exp(pga.twist(omega, v))``."""
     w = xi[:3]
     v = xi[3:]
     th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -111,7 +115,8 @@ def se3_exp(xi):
 
 @njit(cache=True)
 def _axis_line(rot, pos, axis, prismatic, line):
-    """World line of ``axis`` given in a frame with rotation ``rot[:3, :3]`` and origin ``pos``:
+    """World line of ``axis`` given in a frame with rotation ``rot[:3, :3]`` and origin ``pos``
+    (twin: the join of the origin and the axis direction, eq. 18; the ideal line for a translation):
     (s; pos x s) for a rotation axis, the ideal line (0; s) for a translation."""
     for r in range(3):
         line[r] = rot[r, 0] * axis[0] + rot[r, 1] * axis[1] + rot[r, 2] * axis[2]
@@ -127,7 +132,8 @@ def _axis_line(rot, pos, axis, prismatic, line):
 
 @njit(cache=True, inline="always")
 def _line_rate(w, line, qd, out):
-    """out += [W, L] qd: the rate of change of line L carried by a body with twist W."""
+    """out += [W, L] qd: the rate of change of line L carried by a body with twist W; twin: the
+    commutator L x W (eq. 28)."""
     out[0] += (w[1] * line[2] - w[2] * line[1]) * qd
     out[1] += (w[2] * line[0] - w[0] * line[2]) * qd
     out[2] += (w[0] * line[1] - w[1] * line[0]) * qd

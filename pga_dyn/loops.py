@@ -312,7 +312,7 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
 @njit(cache=True)
 def qr_solve(M, B, X):
     """Least-squares solution X (k, c) of M X = B for M (m, k), m >= k, by Householder QR (M and B
-    are overwritten). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
+    are overwritten; twin: ``numpy.linalg.lstsq``). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
     zero column: an estimate of the reciprocal condition number (0: no solution was written)."""
     m, k = M.shape
     if m < k:
@@ -365,7 +365,7 @@ def qr_solve(M, B, X):
 @njit(cache=True)
 def so3_log(R):
     """The rotation vector r with so3_exp(r) = R, |r| <= pi (from the unit quaternion, stable at
-    every angle)."""
+    every angle); twin: the rotation part of ``pga.motor_log`` (``pga.se3_log``)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
     q = np.empty(4)
     if tr > max(R[0, 0], R[1, 1], R[2, 2]):
@@ -442,7 +442,9 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     Levenberg-Marquardt steps, min |J_f dx + r|^2 + mu^2 |dx|^2 with mu = |r| (Yamashita and
     Fukushima: quadratic convergence at regular solutions, progress from singular starts such
     as a flat linkage), at most 0.5 long. z is updated in place. Returns (status, residual):
-    status 0 assembled, 1 no convergence (the path leaves the workspace)."""
+    status 0 assembled, 1 no convergence (the path leaves the workspace). A numerical method, not
+    a PGA expression: its geometry is :func:`loop_kernel` (twin :func:`loop_pga`); the tests
+    check what it returns, a closed configuration on the branch of the start."""
     nq, nz = E.shape
     nf = nz - na
     n = parent.shape[0] - 1
@@ -511,7 +513,9 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
 
 @njit(cache=True)
 def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, q, qd):
-    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd)."""
+    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd): :func:`loop_kernel`
+    on :func:`pga_dyn.kinematics.forward`; twin: :func:`loop_pga` on
+    :func:`pga_dyn.kinematics.forward_pga`."""
     n = parent.shape[0] - 1
     nq = q.shape[0]
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))

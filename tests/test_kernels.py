@@ -467,3 +467,33 @@ def test_loop_kernel_is_its_pga_twin(seed, types):
         twin = loops.loop_pga(T, S, V, A, *con.args[5:])
         for got, expected in zip(loops.motion_kernel(*con.args, q, qd), twin):
             np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+@SETTINGS
+@given(seeds, st.integers(1, 6), st.integers(0, 4), st.integers(1, 3))
+def test_qr_solve_is_least_squares(seed, k, extra, columns):
+    """loops.qr_solve against numpy's least squares, and its reciprocal condition estimate."""
+    rng = np.random.default_rng(seed)
+    M, B = rng.normal(size=(k + extra, k)), rng.normal(size=(k + extra, columns))
+    X = np.full((k, columns), np.nan)
+    rcond = loops.qr_solve(M.copy(), B.copy(), X)
+    np.testing.assert_allclose(X, np.linalg.lstsq(M, B, rcond=None)[0], atol=1e-8 * (1 + np.abs(X).max()))
+    s = np.linalg.svd(M, compute_uv=False)
+    # sigma_min <= min |R_ii| and max |R_ii| <= sigma_max: the estimate is at least 1 / cond(M)
+    assert s[-1] / s[0] * (1 - 1e-9) <= rcond <= 1.0
+    singular = M.copy()
+    singular[:, 0] = 0.0
+    assert loops.qr_solve(singular, B.copy(), X) == 0.0
+
+
+@SETTINGS
+@given(unit3, st.one_of(st.floats(0.0, np.pi), st.sampled_from([0.0, 1e-13, np.pi - 1e-9, np.pi])))
+def test_so3_log_is_the_motor_logarithm(axis, angle):
+    """loops.so3_log inverts so3_exp and agrees with the rotation part of pga.motor_log."""
+    R = exp_matrix(angle * axis)[:3, :3]
+    r = loops.so3_log(np.ascontiguousarray(R))
+    np.testing.assert_allclose(kin.so3_exp(r), R, atol=1e-9)
+    M = pga.motor_from_matrix(exp_matrix(angle * axis))
+    expected = pga.line_coords(pga.motor_log(M))[:3]
+    if angle < np.pi - 1e-6:  # at pi, r and -r are the same rotation
+        np.testing.assert_allclose(r, expected, atol=1e-9)
