@@ -17,8 +17,8 @@ A robot description (from :mod:`robots`, or built by hand from :class:`LinkSpec`
 :attr:`Robot.graph` is that model: a :class:`networkx.MultiDiGraph` whose nodes are the bodies
 and whose edges are the tree joints (parent -> child) and the loop joints (parent -> child), each
 edge keyed by its joint's name. The arrays the kernels take (``parent``, ``origin``, ``axes``,
-``q_index``) are read from it once. Loop clusters (the bodies that loops tie together) are its
-connected components once the tree paths between loop ends are joined.
+``q_index``) are filled edge by edge in the same traversal that builds it. Loop clusters (the
+bodies that loops tie together) are the connected components of the loops' cycles.
 
 A Robot is **frozen**: setting an attribute raises, arrays are read-only, the graph and its
 attribute dicts refuse changes, and every record it holds is a frozen dataclass. Everything
