@@ -167,3 +167,34 @@ def test_gravity_must_be_three_numbers():
 
     with pytest.raises(PgaDynError, match="gravity must be a vector of 3 numbers"):
         robots.load("puma560", gravity="abc")
+
+
+TRUNK = """<robot name="trunk">
+  <link name="base"/><link name="trunk"/><link name="a"/><link name="b"/><link name="c"/>
+  <joint name="jt" type="revolute" independent="{trunk}"><parent link="base"/><child link="trunk"/><axis xyz="0 0 1"/></joint>
+  <joint name="ja" type="revolute"><parent link="trunk"/><child link="a"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/></joint>
+  <joint name="jb" type="revolute" independent="false"><parent link="a"/><child link="b"/><origin xyz="1 0 0"/>
+    <axis xyz="0 0 1"/></joint>
+  <joint name="jc" type="revolute" independent="false"><parent link="trunk"/><child link="c"/><origin xyz="0 1 0"/>
+    <axis xyz="0 0 1"/></joint>
+  <loop name="close" type="revolute"><predecessor link="b"><origin xyz="1 0 0"/></predecessor>
+    <successor link="c"><origin xyz="2 -1 0"/></successor><axis xyz="0 0 1"/></loop>
+</robot>"""
+
+
+def test_loop_clusters_are_the_cycles_of_the_loops():
+    """A loop between b (on trunk-a-b) and c (on trunk-c) ties a, b and c together: the trunk
+    moves both ends alike, so it is outside the cluster (networkx components of the cycles)."""
+    robot = parse_urdf(TRUNK.format(trunk="true"), "trunk.urdf")
+    assert robot.body_names == ("trunk", "a", "b", "c")
+    assert robot.loop_clusters == ((2, 3, 4),)
+    assert robot.graph.edges["b", "c", "close"]["kind"] == "loop"
+    assert load_urdf(FOUR_BAR).loop_clusters == ((1, 2, 3),)
+    assert parse_urdf(TRUNK.format(trunk="true").replace("<loop", "<!--").replace("</loop>", "-->")
+                      .replace('independent="false"', ""), "tree.urdf").loop_clusters == ()
+
+
+def test_a_passive_joint_outside_every_loop_cluster_is_an_error():
+    """A passive trunk joint moves both ends of the loop alike: the loop cannot determine it."""
+    with pytest.raises(PgaDynError, match="trunk.urdf.*'jt'.*no loop joint moves it"):
+        parse_urdf(TRUNK.format(trunk="false"), "trunk.urdf")
