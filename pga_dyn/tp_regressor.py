@@ -56,7 +56,8 @@ def _velocity(d, m, e, euclidean):
 @njit(cache=True)
 def _point_accelerations(D, V, A, E, acc):
     """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
-    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G)."""
+    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G); twin: ``pga.acceleration`` of
+    the world frame points moved by D (as in :func:`tp_tensor_pga`)."""
     w = V[:3]
     for m in range(4):
         for r in range(3):
@@ -73,7 +74,7 @@ def _point_accelerations(D, V, A, E, acc):
 @njit(cache=True)
 def _block(L, E, acc, R):
     """R[m, n] = L ^ (E_m v Edd_n) = u_m . a_n (eq. 49) for one Jacobian line L, with u_m the
-    velocity that L gives to E_m."""
+    velocity that L gives to E_m; twin: ``pga.power(pga.join(E_m, Edd_n), L)``."""
     for m in range(4):
         u0, u1, u2 = _velocity(L[:3], L[3:], E[:, m], m == 3)
         for k in range(4):
