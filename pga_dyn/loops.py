@@ -608,6 +608,8 @@ class Constraints:
         if loops:
             self.cos0 = self._angles_at_q0()
         self.args = self._args + (self.cos0,)
+        for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
+            array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
 
     def _angles_at_q0(self):
         """cos of the angle between the two axes of each U loop joint at q0, its constant angle."""
