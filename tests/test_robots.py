@@ -181,8 +181,8 @@ def test_puma560_regressor_equals_pinocchio(gravity):
 
 def make_go2():
     """The generator script beside the data file (robots/data/make_go2.py, not installed)."""
-    spec = importlib.util.spec_from_file_location("make_go2", os.path.join(os.path.dirname(robots.data_path("go2")),
-                                                                           "make_go2.py"))
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots", "data", "make_go2.py")
+    spec = importlib.util.spec_from_file_location("make_go2", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
