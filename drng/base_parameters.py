@@ -4,8 +4,8 @@ names and expressions, and the base regressor Y_b with Y phi = Y_b beta.
 Coordinates. phi (10 n) are the classical parameters of every body in its own (link, joint)
 frame, Pinocchio's order and ``robot.body_names`` order: per body
 [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], the inertia about the frame origin
-(``pga_dyn.tp_regressor.LINK_PARAM_NAMES``). pga-dyn's own vector pi of eq. (97) (spatial
-assignment) is pi = F phi with F = ``drng.rpna_algorithms.link_map(robot)``, so the link-frame
+(``pga_dyn.conventions.LINK_PARAM_NAMES``). pga-dyn's own vector pi of eq. (97) (spatial
+assignment) is pi = F phi with F = ``pga_dyn.tp_regressor.link_map(robot)``, so the link-frame
 regressor is Y_link = Y F and its nullspace is F^-1 Null(Y) (``drng.classification.link_nullspace``).
 
 Elimination. Let N (10 n x d) be an orthonormal basis of the link-frame nullspace. Choose d
@@ -40,7 +40,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.tp_regressor import link_map
 
 from .classification import ALONE, COMBINATION, UNIDENTIFIABLE, link_nullspace
 from .result import NullspaceResult
@@ -219,8 +220,6 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
     keep as leading parameters; PgaDynError if one cannot be (it is unidentifiable, or its
     regressor column is a combination of those of the other kept parameters). ``tol``: the
     pivot tolerance of the elimination (see the module docstring)."""
-    from .rpna_algorithms import link_map
-
     if isinstance(keep, str):
         raise PgaDynError(f"keep must be a sequence of parameter names, got the string '{keep}'")
     if not tol > 0:

@@ -29,9 +29,24 @@ def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) 
 
 @one_blas_thread
 def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
-    """The paper's criteria (101) on a nullspace basis: the relative residual
-    ||Y B_null||_F / ||Y||_F and rank(Y B) = rank(B) for B the complement of span(B_null),
-    with Y the stacked regressor of ``samples`` valid states (or the given ``Y``)."""
+    """The paper's criteria (101) on a nullspace basis.
+
+    Parameters
+    ----------
+    robot : Robot
+    basis : NullspaceResult or array_like (10 n, k)
+        B_null, in the parameters of ``pga_dyn.inertial_parameters``.
+    samples, seed :
+        The valid states of the stacked regressor Y (unless ``Y`` is given).
+    Y : array_like (rows, 10 n), optional
+
+    Returns
+    -------
+    dict
+        ``residual`` ||Y B_null||_F / ||Y||_F, ``rank_base`` rank(B) and ``rank_YB`` rank(Y B)
+        for B the complement of span(B_null), and ``ok``: residual < RESIDUAL_TOL and the ranks
+        agree.
+    """
     from .numerical import stacked_regressor
 
     nparam = 10 * check_robot(robot).n

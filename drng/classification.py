@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
 
 from .result import NullspaceResult, orthonormal
 

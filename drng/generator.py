@@ -6,31 +6,32 @@ import time
 
 import numpy as np
 
+from pga_dyn.conventions import JOINT_CODE
 from pga_dyn.kinematics import initial_poses
-from pga_dyn.model import JOINT_CODE, check_robot
+from pga_dyn.model import check_robot
 
 from .principles import dense_basis, drng_kernel
 from .result import NullspaceResult
 
 
 def kernel_arrays(robot):
-    """The DRNG kernel's inputs from the robot's Table 2 (cached on the robot)."""
-    cache = getattr(robot, "_drng_arrays", None)
-    if cache is None:
-        T0 = initial_poses(robot)
-        kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
-        loops = robot.loop_joints
-        lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
-        lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
-        lchild = np.array([lp.child for lp in loops], dtype=np.int64)
-        lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
-        lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
-        z = np.array([0.0, 0.0, 1.0])  # the frame axis of joints that have none (S, F)
-        laxis = np.array([lp.axes[0] if len(lp.axes) else z for lp in loops]).reshape(-1, 3)
-        axis = np.array([a if np.any(a) else z for a in robot.axes[:, 0]])
-        cache = (kind, robot.parent, T0, axis, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
-        robot._drng_arrays = cache
-    return cache
+    """The DRNG kernel's inputs from the robot's Table 2 (computed once: ``robot.derived``)."""
+    return robot.derived(_kernel_arrays)
+
+
+def _kernel_arrays(robot):
+    T0 = initial_poses(robot)
+    kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+    loops = robot.loop_joints
+    lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
+    lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
+    lchild = np.array([lp.child for lp in loops], dtype=np.int64)
+    lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
+    lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
+    z = np.array([0.0, 0.0, 1.0])  # the frame axis of joints that have none (S, F)
+    laxis = np.array([lp.axes[0] if len(lp.axes) else z for lp in loops]).reshape(-1, 3)
+    axis = np.array([a if np.any(a) else z for a in robot.axes[:, 0]])
+    return (kind, robot.parent, T0, axis, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
 
 
 def drng_blocks(robot):

@@ -70,8 +70,9 @@ class NullspaceResult:
     """A basis of the regressor nullspace Null(Y) (eq. 4) in the parameter coordinates of
     ``pga_dyn.inertial_parameters`` (10 per body, eq. 97).
 
-    ``basis`` (10 n, k) may hold dependent vectors: ``dim`` is its rank. ``base_basis`` is an
-    orthonormal basis of the complement, the identifiable (base-parameter) directions (eq. 5).
+    ``basis`` (10 n, k) may hold dependent vectors: ``dim`` is its rank. ``base_basis``
+    (10 n, 10 n - dim) is an orthonormal basis of the complement, the identifiable
+    (base-parameter) directions (eq. 5); ``nullspace`` (10 n, dim) an orthonormal basis of span(basis).
     ``provenance`` gives, for each column, the joint, the principle (1, 2, 3, or "numerical")
     and the paper equation; it is built on first access from ``codes`` (k, 2): the index in
     ``joint_names`` and the index in ``drng.principles.EQUATIONS`` (-1: a numerical vector). ``certified`` is None when no certificate was asked, else whether

@@ -53,6 +53,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.pga import skew
+from pga_dyn.tp_regressor import link_map
 
 from .result import NullspaceResult, complement, orthonormal
 
@@ -246,26 +247,6 @@ class RpnaResult(NullspaceResult):
             lines.append(f"{row[0]:<{width}}  {row[1]:5d}  {row[2]:5d}  {row[3]:5d}  {row[4]:6d}")
         lines.append(f"nullspace {self.dim} of {self.num_parameters}, identifiable {self.num_base_parameters}")
         return "\n".join(lines)
-
-
-def link_map(robot) -> np.ndarray:
-    """The matrix F (10 n x 10 n, block diagonal) with pi = F phi: ``from_link_parameters``
-    applied to the unit link-parameter vectors (cached on the robot)."""
-    from pga_dyn.tp_regressor import from_link_parameters
-
-    cache = getattr(robot, "_rpna_link_map", None)
-    if cache is not None:
-        return cache
-    n = robot.n
-    F = np.zeros((10 * n, 10 * n))
-    for k in range(10):
-        phi = np.zeros((n, 10))
-        phi[:, k] = 1.0
-        cols = from_link_parameters(robot, phi).reshape(n, 10)
-        for b in range(n):
-            F[10 * b:10 * b + 10, 10 * b + k] = cols[b]
-    robot._rpna_link_map = F
-    return F
 
 
 def _check_tree(robot):

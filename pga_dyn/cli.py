@@ -29,6 +29,7 @@ import os
 import sys
 import warnings
 
+from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
 
 PROG = "pga-dyn"
@@ -69,8 +70,7 @@ def _coordinates(robot, i: int) -> str:
 def info_lines(robot) -> list:
     """The lines ``pga-dyn info`` prints for ``robot``."""
     graph = robot.graph
-    base = next(name for name, data in graph.nodes(data=True) if data["index"] == 0)
-    names = [base, *robot.body_names]
+    names = [robot.graph_name(i) for i in range(robot.n + 1)]
     g = robot.gravity
     lines = [
         f"robot:       {robot.name}",
@@ -96,8 +96,7 @@ def info_lines(robot) -> list:
     rows = []
     for i in range(1, robot.n + 1):
         child = names[i]
-        (_, _, edge), = graph.in_edges(child, data=True)
-        independent = edge.get("independent")
+        independent = graph.edges[names[robot.parent[i]], child, robot.joint_names[i]]["independent"]
         rows.append((i, robot.joint_names[i], robot.joint_type[i], f"{robot.parent[i]} {names[robot.parent[i]]}",
                      f"{i} {child}", _coordinates(robot, i),
                      "-" if independent is None else ("yes" if independent else "no")))
@@ -346,8 +345,9 @@ def _robot_arguments(parser) -> None:
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=[0.0, 0.0, -9.81],
-                        help="gravity vector in the world frame, m/s^2 (default: 0 0 -9.81)")
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=list(DEFAULT_GRAVITY),
+                        help="gravity vector in the world frame, m/s^2 (default: {})".format(
+                            " ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
 
 
 def build_parser() -> argparse.ArgumentParser:

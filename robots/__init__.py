@@ -5,7 +5,8 @@
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
-``go2`` (Unitree Go2, generated from the public description by :mod:`robots.make_go2`), and
+``go2`` (Unitree Go2, generated from the public description by ``robots/data/make_go2.py``, a
+maintainer's script that is not installed; its licence text is ``robots/data/go2.LICENSE``), and
 the parallel kinematic machines of the DRNG paper, URDF+ files with loop joints:
 ``2rru_1rrs`` (after Xu, Chai and Ding 2023) and ``2prs_1psr`` (after Shi, Zhang and Ding 2023).
 Importing this package compiles nothing.
@@ -16,7 +17,7 @@ from __future__ import annotations
 import os
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.model import DEFAULT_GRAVITY
+from pga_dyn.conventions import DEFAULT_GRAVITY
 
 from .urdf import load_urdf, parse_urdf
 
@@ -51,11 +52,17 @@ def data_path(name: str) -> str:
 
 
 def load(name: str, floating_base: bool | None = None, gravity=DEFAULT_GRAVITY):
-    """Build the built-in robot ``name`` (case-insensitive) as a :class:`~pga_dyn.model.Robot`.
+    """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
-    ``floating_base=None`` takes the model's default: floating for ``go2``, fixed for the
-    others. ``gravity`` is the gravity vector in the world frame (m/s^2). An unknown name
-    raises :class:`~pga_dyn.errors.PgaDynError` listing the available robots.
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case-insensitive); another name raises
+        :class:`~pga_dyn.errors.PgaDynError` listing them.
+    floating_base : bool or None
+        None takes the model's default: floating for ``go2``, fixed for the others.
+    gravity : array_like (3,)
+        The gravity vector in the world frame (m/s^2).
     """
     filename, floating_default = _entry(name)
     floating = floating_default if floating_base is None else bool(floating_base)

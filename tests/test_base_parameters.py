@@ -16,7 +16,7 @@ from drng.result import complement
 from oracle import Oracle, erd_path, random_states
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
 from robots.urdf import load_urdf
 
 ERD_ARMS = ["ur_description/urdf/ur5_robot.urdf", "z1_description/urdf/z1.urdf",
