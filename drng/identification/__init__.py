@@ -7,7 +7,7 @@ parameters, for serial arms and parallel kinematic machines (docs/identification
 * :func:`simulate` - the forces of the model along a trajectory, with friction and noise
   (:mod:`.simulation`);
 * :func:`trajectory`, :func:`read_trajectory`, :class:`Trajectory` - measurements from arrays,
-  CSV or NPZ files, derivatives by zero-phase filtering (:mod:`.trajectory`);
+  CSV or NPZ files, derivatives by zero-phase filtering (:mod:`.data`);
 * :func:`identification_model` - base inertial parameters with friction and armature, their
   identifiability decided together (:mod:`.model`);
 * :func:`identify`, :func:`map_estimate` - OLS / WLS with standard deviations, MAP with a
@@ -17,6 +17,9 @@ parameters, for serial arms and parallel kinematic machines (docs/identification
 * :func:`write_urdf`, :func:`report` - results out (:mod:`.results`).
 """
 
+import importlib
+
+from pga_dyn.errors import PgaDynError
 from pga_dyn.lazy import lazy_getattr
 
 _LAZY = {
@@ -24,9 +27,9 @@ _LAZY = {
     "random_excitation": "excitation",
     "limits": "excitation",
     "simulate": "simulation",
-    "trajectory": "trajectory",
-    "read_trajectory": "trajectory",
-    "Trajectory": "trajectory",
+    "trajectory": "data",
+    "read_trajectory": "data",
+    "Trajectory": "data",
     "identification_model": "model",
     "identify": "estimation",
     "map_estimate": "estimation",
@@ -41,3 +44,12 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
+
+
+def optional(module: str, what: str, extra: str = "identify"):
+    """Import ``module`` (an optional dependency), or a PgaDynError saying that ``what`` needs it
+    and which extra of pga-dyn installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise PgaDynError(f"{what} needs {module.split('.')[0]}: pip install 'pga-dyn[{extra}]'") from None

@@ -137,11 +137,9 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
     -ACCEPT_TOL."""
     from .estimation import FullEstimate, check_prior, default_prior
 
-    try:
-        import cvxpy as cp
-    except ImportError:
-        raise PgaDynError("the physically consistent estimate needs cvxpy with the Clarabel solver: "
-                          "pip install 'pga-dyn[identify]'") from None
+    from . import optional
+
+    cp = optional("cvxpy", "the physically consistent estimate")
     model = est.model
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
     nphi, K = model.base.K.shape[1], model.K

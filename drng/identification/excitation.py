@@ -36,7 +36,7 @@ from pga_dyn.errors import PgaDynError
 from ..result import one_blas_thread
 
 from .model import identification_model
-from .trajectory import Trajectory
+from .data import Trajectory
 
 #: Limits are kept within this fraction.
 MARGIN = 0.01
@@ -257,9 +257,11 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
     ``model``) over one period at ``points`` instants (default: 20 per harmonic, at least 4
     regressor rows per parameter). For closed loops every sample assembles with cond(J_p) <
     ``max_cond``. ``progress(iteration, iterations, cond)`` is called after each iteration."""
-    from scipy.optimize import minimize
-
     from pga_dyn.sampling import count
+
+    from . import optional
+
+    minimize = optional("scipy.optimize", "the optimisation of an exciting trajectory").minimize
 
     iterations = count("iterations", iterations)
     harmonics, t, box, model = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,

@@ -108,13 +108,10 @@ def plot(est, path, data=None) -> str:
     """Measured and predicted forces of every actuated coordinate against time on ``data``
     (default the identification data), saved to ``path`` (PNG, SVG or PDF by its extension).
     Needs matplotlib (the optional extra ``pga-dyn[plot]``)."""
-    try:
-        import matplotlib
+    from . import optional
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise PgaDynError("the plot needs matplotlib: pip install 'pga-dyn[plot]'") from None
+    optional("matplotlib", "the plot", "plot").use("Agg")
+    plt = optional("matplotlib.pyplot", "the plot", "plot")
     data = est.data if data is None else data
     predicted = est.predict(data)
     na = len(data.names)
