@@ -144,7 +144,7 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
     nphi, K = model.base.K.shape[1], model.K
     # theta = theta_0 + sigma_0 z; the data term through the Cholesky factor of the information
-    L = np.linalg.cholesky(est.information).T
+    L = np.linalg.cholesky(est.information()).T
     M = L @ (K * sigma0)
     d = L @ (est.beta - K @ theta0)
     z = cp.Variable(theta0.size)

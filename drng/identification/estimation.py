@@ -20,7 +20,9 @@ Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
                 = (K^T A K + P_0)^-1 (K^T A beta_hat + P_0 theta_0),   P_0 = diag(sigma_0^-2),
 
   with posterior covariance (K^T A K + P_0)^-1. The data decide the identifiable
-  combinations; the prior, the directions the data do not see.
+  combinations; the prior, the directions the data do not see. In A the noise standard
+  deviation of each coordinate is at least :data:`NOISE_FLOOR` times its RMS force (active for
+  noise-free simulated data only).
 * **Physically consistent** (:mod:`drng.identification.consistency`): the same objective with
   every pseudo-inertia positive semidefinite.
 
@@ -50,6 +52,11 @@ MIN_RCOND = 1e-10
 #: carry some of the noise of the others.
 WLS_ITERATIONS = 10
 WLS_RTOL = 1e-3
+#: The MAP and consistent estimates weigh the data with noise standard deviations of at least
+#: NOISE_FLOOR times the RMS force of each coordinate: a closer fit (noise-free simulated data)
+#: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
+#: decide in floating point (and the convex solver nothing it can solve).
+NOISE_FLOOR = 1e-6
 #: Kinds of link-frame parameters that share a prior floor: masses, first moments, inertias.
 KIND_OF = (0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
 #: The prior floor of a kind: this fraction of the largest |theta_0| of that kind in the robot.
@@ -60,7 +67,9 @@ PRIOR_FLOOR = 0.1
 class Estimate:
     """An estimate of beta from one trajectory of measurements.
 
-    ``beta``, ``std`` (p,), ``covariance`` (p, p) and its inverse ``information``; ``method`` (``ols`` or ``wls``);
+    ``beta``, ``std`` (p,), ``covariance`` (p, p); ``gram`` (n_a, p, p) the Gram matrices
+    W_j^T W_j of the rows of each actuated coordinate and ``variances`` (n_a,) the noise
+    variances they are weighted with, Cov(beta)^-1 = sum_j W_j^T W_j / variances_j (``ols`` or ``wls``);
     ``sigma`` (n_a,) the noise standard deviation of each actuated coordinate estimated from
     the residuals; ``residuals`` (ns, n_a) = tau - W beta; ``cond`` the condition number of
     the column-scaled stacked W; ``rows``; ``scale`` the residual variance factor s^2 (1 for
@@ -71,7 +80,8 @@ class Estimate:
     beta: np.ndarray
     std: np.ndarray
     covariance: np.ndarray
-    information: np.ndarray
+    gram: np.ndarray
+    variances: np.ndarray
     method: str
     sigma: np.ndarray
     residuals: np.ndarray
@@ -82,6 +92,13 @@ class Estimate:
     @property
     def names(self) -> tuple:
         return self.model.names
+
+    def information(self, floor: float = NOISE_FLOOR) -> np.ndarray:
+        """A = sum_j W_j^T W_j / v_j (p, p), the information of beta, with each coordinate's noise
+        variance v_j taken at least (``floor`` times the RMS of its forces)^2 (module docstring)."""
+        rms2 = np.mean(self.data.tau ** 2, axis=0)
+        v = np.maximum(self.variances, floor ** 2 * rms2)
+        return np.einsum("jkl,j->kl", self.gram, 1.0 / v)
 
     @property
     def relative_std(self) -> np.ndarray:
@@ -173,10 +190,10 @@ def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimat
         previous, sigma = sigma, np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
             break
-    Ww = (Wt * weights[None, :, None]).reshape(-1, p)
     scale = float(np.sum((residuals * weights) ** 2) / (ns * na - p))
-    return Estimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse, Ww.T @ Ww / scale,
-                    method, sigma, residuals, cond, scale, float(states.cond.max()))
+    gram = np.einsum("sjk,sjl->jkl", Wt, Wt)
+    return Estimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse, gram,
+                    scale / weights ** 2, method, sigma, residuals, cond, scale, float(states.cond.max()))
 
 
 def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
@@ -275,7 +292,7 @@ def map_estimate(est: Estimate, prior=None) -> FullEstimate:
 
     model = est.model
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
-    K, A = model.K, est.information
+    K, A = model.K, est.information()
     P = K.T @ A @ K + np.diag(sigma0 ** -2)
     cov = np.linalg.inv(P)
     cov = 0.5 * (cov + cov.T)
