@@ -18,7 +18,7 @@ The consistent estimate (:func:`consistent_estimate`) is the MAP estimate of
 viscous and Coulomb friction and the armature >= 0:
 
     min_theta (K theta - beta_hat)^T A (K theta - beta_hat) + ||(theta - theta_0) / sigma_0||^2
-    s.t.      N_b(phi) >= 0 (b = 1..n),  fv, fc, Ia >= 0,
+    s.t.      N_b(phi) >= PSD_MARGIN 1 (b = 1..n),  fv, fc, Ia >= 0,
 
 a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved with
 cvxpy (Clarabel): the optional extra ``pga-dyn[identify]``. Its base values K theta fit the data
@@ -40,6 +40,9 @@ from .model import NONNEGATIVE
 #: Eigenvalues of a pseudo-inertia above -PSD_TOL times its largest |eigenvalue| count as >= 0
 #: in :func:`violations` (round-off of the conversions).
 PSD_TOL = 1e-12
+#: The consistent estimate asks N_b - PSD_MARGIN 1 >= 0: a body on the boundary of the cone (a flat
+#: or massless body) then passes :func:`violations` despite the solver's round-off (about 1e-12).
+PSD_MARGIN = 1e-9
 #: The consistent estimate is accepted when every pseudo-inertia's smallest eigenvalue is at
 #: least -ACCEPT_TOL (kg m^2); the solver's answer is checked, never repaired.
 ACCEPT_TOL = 1e-9
@@ -154,7 +157,7 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
         cols = slice(10 * b, 10 * b + 10)
         N = pseudo_inertia(theta0[cols]) + sum(sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k]
                                                for k in range(10))
-        constraints.append(N >> 0)
+        constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
     for k, (term, _) in enumerate(model.extras):
         if term in NONNEGATIVE:
             constraints.append(theta[nphi + k] >= 0)
