@@ -180,12 +180,15 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
 
     The extras' identifiability is decided on ``samples`` random valid states (default: 4 rows
     per parameter), see the module docstring; PgaDynError when the sampled rank is not clean."""
+    import drng
     from pga_dyn.sampling import count, sample_states
 
-    from ..base_parameters import base_parameters, regroup
+    # drng.base_parameters (the function) before the module drng.base_parameters: importing the
+    # module first would make the package attribute drng.base_parameters the module
+    base = drng.base_parameters(robot) if base is None else base
+    from ..base_parameters import regroup
     from ..numerical import GAP_MIN, sampled_nullspace
 
-    base = base_parameters(robot) if base is None else base
     terms = friction_terms(friction) + (("armature",) if armature else ())
     na, nphi = len(robot.actuated), base.K.shape[1]
     extras = tuple((term, j) for term in terms for j in range(na))
