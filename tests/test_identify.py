@@ -134,6 +134,23 @@ def test_noise_free_recovery(name):
     assert np.abs(est.residuals).max() < 1e-9 * np.abs(est.data.tau).max()
 
 
+def test_floating_base_go2():
+    """A floating base: random states (arrays, no trajectory needed), Pinocchio's generalized forces
+    (the free-flyer's rows included): beta to 1e-9; friction only on the 12 leg joints."""
+    robot = robots.load("go2")
+    oracle = Oracle(robot, robots.data_path("go2"))
+    model = identification_model(robot, friction=True)
+    assert len(model.extras) == 24 and all(robot.actuated_names[j].endswith("_joint") for _, j in model.extras)
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, 100, robot.nq))
+    tau = np.array([oracle.rnea(*state) for state in zip(q, qd, qdd)])
+    assert robot.joint_type[1] == "F" and set(robot.joint_type[2:]) == {"R"}  # q[6:]: the leg joints
+    tau[:, 6:] += 0.4 * qd[:, 6:] + 0.9 * np.sign(qd[:, 6:])
+    est = estimate(model, trajectory(robot, np.arange(100) * 0.01, q, qd, qdd, tau))
+    truth = model.values(model.theta(oracle.link_parameters().reshape(-1), {"viscous": 0.4, "coulomb": 0.9}))
+    assert np.linalg.norm(est.beta - truth) <= 1e-9 * np.linalg.norm(truth)
+
+
 def test_armature_and_offset_regrouped():
     """The armature of a joint whose body turns about a fixed axis joins its inertia (Izz1 of the Puma's
     vertical joint 1; Izz2 of joint 2, perpendicular to joint 1: the inertia about the vertical of body 2

@@ -35,7 +35,7 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-from .model import identification_model
+from .model import identification_model, joint_kinds
 from .data import Trajectory
 
 #: Limits are kept within this fraction.
@@ -93,16 +93,13 @@ def _per_coordinate(robot, name: str, value, default: dict) -> np.ndarray:
     """(n_a,) positive limits from None (``default`` by joint kind), a number, (n_a,) numbers
     or {coordinate name: number}."""
     names = list(robot.actuated_names)
-    kinds = []
-    for k in robot.actuated:
-        joint = int(np.searchsorted(robot.q_index, k, side="right") - 1)
-        kind = robot.joint_type[joint]
+    kinds = joint_kinds(robot)
+    for name, kind in zip(names, kinds):
         if kind not in ("R", "P", "U"):
-            raise PgaDynError(f"{robot.name}: actuated coordinate '{robot.coordinate_names[k]}' belongs to a joint of "
-                              f"type {kind}; exciting trajectories are made for revolute, prismatic and universal "
-                              "joints (not floating bases or spherical joints)")
-        kinds.append("translation" if kind == "P" else "rotation")
-    out = np.array([default[kind] for kind in kinds])
+            raise PgaDynError(f"{robot.name}: actuated coordinate '{name}' belongs to a joint of type {kind}; "
+                              "exciting trajectories are made for revolute, prismatic and universal joints (not "
+                              "floating bases or spherical joints)")
+    out = np.array([default["translation" if kind == "P" else "rotation"] for kind in kinds])
     if isinstance(value, dict):
         for key, v in value.items():
             if key not in names:

@@ -16,6 +16,9 @@ coordinate, ``fv_joint``):
   coordinate (a rotor of inertia I_r behind a gear of ratio r gives Ia = r^2 I_r). A rotor
   modelled as a body of its own (a URDF+ ``<coupling>`` with its ratio) is part of phi instead.
 
+Only the coordinates of revolute, prismatic and universal joints get extra terms (not those of
+a floating base or a spherical joint).
+
 With theta = (phi, x) and the base parameters beta_b = K phi of :func:`drng.base_parameters`,
 tau = Y_b beta_b + D x. An extra column may be a combination of the base regressor's columns
 (the armature of a joint whose first body turns about a fixed axis: Ia_1 moves with Izz1 of a
@@ -45,8 +48,16 @@ from ..result import one_blas_thread
 EXTRA_TERMS = {"viscous": "fv", "coulomb": "fc", "offset": "f0", "armature": "Ia"}
 #: Friction terms of ``--friction`` without arguments and of ``friction=True``.
 DEFAULT_FRICTION = ("viscous", "coulomb")
+#: Joint types whose actuated coordinates get the extra terms (not the exponential coordinates
+#: of a floating base or a spherical joint).
+JOINTS_WITH_EXTRAS = ("R", "P", "U")
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
 NONNEGATIVE = ("viscous", "coulomb", "armature")
+
+
+def joint_kinds(robot) -> tuple:
+    """The type (R, P, U, S, F) of the joint of each actuated coordinate of ``robot``."""
+    return tuple(robot.joint_type[int(np.searchsorted(robot.q_index, k, side="right") - 1)] for k in robot.actuated)
 
 
 def friction_terms(friction) -> tuple:
@@ -191,7 +202,8 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
 
     terms = friction_terms(friction) + (("armature",) if armature else ())
     na, nphi = len(robot.actuated), base.K.shape[1]
-    extras = tuple((term, j) for term in terms for j in range(na))
+    kinds = joint_kinds(robot)
+    extras = tuple((term, j) for term in terms for j in range(na) if kinds[j] in JOINTS_WITH_EXTRAS)
     r, ne = base.num_base_parameters, len(extras)
     if not ne:
         return IdentificationModel(robot, base, (), base.K, base.leading, {})
