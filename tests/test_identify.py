@@ -483,6 +483,10 @@ def test_cli_whole_job(tmp_path, capsys):
     assert pin.buildModelFromUrdf(str(urdf)).nv == 6
     code, out, _ = run(["identify", "puma560", data, "--friction"], capsys)
     assert code == 0 and "Identified parameters" in out and "fv_joint1" in out
+    code, out, _ = run(["identify", "puma560", test, "--friction", "--ols", "--map", "--json"], capsys)
+    result = json.loads(out)
+    assert code == 0 and result["method"] == "ols" and result["full"]["method"] == "map"
+    assert all(p["std"] > 0 for p in result["full"]["parameters"])
 
 
 def test_cli_simulate_against_pinocchio(tmp_path, capsys, ur5):

@@ -167,15 +167,20 @@ def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimat
     ns, na = data.tau.shape
     if ns * na <= p:
         raise PgaDynError(f"{data.source}: {ns} samples of {na} forces give {ns * na} equations for {p} parameters: "
-                          f"too few samples (need more than {p // na + 1})")
+                          f"too few samples (need at least {p // na + 1})")
     states = states_of(robot, data)
     Wt = model.regressor(states)
-    W, tau = Wt.reshape(-1, p), data.tau.reshape(-1)
-    beta, inverse, cond = _solve(W, tau)
-    if beta is None:
-        raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
-                          f"column-scaled regressor {cond:.2e}); {_unexcited(model, W)}: use an exciting "
-                          f"trajectory (pga-dyn excite)")
+
+    def solve(weights):
+        W = (Wt * weights[None, :, None]).reshape(-1, p)
+        beta, inverse, cond = _solve(W, (data.tau * weights).reshape(-1))
+        if beta is None:
+            raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
+                              f"column-scaled regressor {cond:.2e}); {_unexcited(model, W)}: use an exciting "
+                              f"trajectory (pga-dyn excite)")
+        return beta, inverse, cond
+
+    beta, inverse, cond = solve(np.ones(na))
     residuals = data.tau - Wt @ beta
     dof = ns - p / na
     sigma = np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
@@ -185,7 +190,7 @@ def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimat
             raise PgaDynError(f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
                               "are fitted exactly: the noise cannot be weighted (use ordinary least squares)")
         method, weights = "wls", 1.0 / sigma
-        beta, inverse, cond = _solve((Wt * weights[None, :, None]).reshape(-1, p), (data.tau * weights).reshape(-1))
+        beta, inverse, cond = solve(weights)
         residuals = data.tau - Wt @ beta
         previous, sigma = sigma, np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
