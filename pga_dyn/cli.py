@@ -415,8 +415,7 @@ def _progress(label: str):
 
     def show(done, total, value):
         filled = int(30 * min(done, total) / total)
-        end = "\n" if done >= total else ""
-        print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}  cond {value:.4g}", end=end,
+        print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}  cond {value:.4g}", end="",
               file=sys.stderr, flush=True)
 
     return show
@@ -470,10 +469,13 @@ def _cmd_excite(args, out) -> int:
     from drng.identification import excite
 
     robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    progress = _progress("optimising")
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
                         velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
-                        max_cond=args.max_cond, iterations=args.iterations, progress=_progress("optimising"))
+                        max_cond=args.max_cond, iterations=args.iterations, progress=progress)
+    if progress is not None:  # the optimiser may stop before the last iteration: end the bar's line
+        print(file=sys.stderr)
     excitation.trajectory.write(_new_file(args.output, robot.source))
     report = excite_report(robot, excitation, args.output)
     if args.json:

@@ -210,12 +210,11 @@ def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitat
 
 
 def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond, tries: int = 50):
-    """A random raw start x and its cond; a start whose trajectory is not valid is drawn again."""
+    """A random raw start x; a start whose trajectory is not valid at ``t_opt`` is drawn again."""
     for _ in range(tries):
         x = rng.standard_normal((na, 2 * harmonics)) / np.tile(np.arange(1, harmonics + 1), 2)
-        cond, _ = _condition(model, fit(x, box, frequency), t_opt, max_cond)
-        if np.isfinite(cond):
-            return x, cond
+        if np.isfinite(_condition(model, fit(x, box, frequency), t_opt, max_cond)[0]):
+            return x
     raise PgaDynError(f"{model.robot.name}: no valid random trajectory in {tries} draws (every one leaves the "
                       f"workspace or has cond(J_p) >= {max_cond:g}); narrow the position box (bounds)")
 
@@ -236,7 +235,7 @@ def random_excitation(robot, duration: float = 20.0, rate: float = 200.0, period
                                       velocity, acceleration, model)
     rng = np.random.default_rng(seed)
     t_opt = _opt_times(model, harmonics, 1 / period, None)
-    x, _ = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
+    x = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
     fourier = fit(x, box, 1 / period)
     return _finish(model, fourier, t, box, max_cond, None, 0)
 
@@ -265,7 +264,7 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
                                       velocity, acceleration, model)
     frequency, na = 1 / period, len(robot.actuated)
     t_opt = _opt_times(model, harmonics, frequency, points if points is None else count("points", points))
-    x0, _ = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
+    x0 = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
     cond_start = _condition(model, fit(x0, box, frequency), t, max_cond)[0]
 
     def cost(x):
