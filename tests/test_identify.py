@@ -82,7 +82,7 @@ def ur5_model(ur5):
 @pytest.fixture(scope="module")
 def ur5_excitation(ur5, ur5_model):
     """The optimised 20 s trajectory at 200 Hz."""
-    return excite(ur5.robot, model=ur5_model, seed=0, iterations=40)
+    return excite(ur5.robot, model=ur5_model, seed=0, iterations=20)
 
 
 def noisy(setup, traj, extras, seed):
@@ -116,7 +116,7 @@ def pkm_model(pkm):
 
 @pytest.fixture(scope="module")
 def pkm_excitation(pkm, pkm_model):
-    return excite(pkm.robot, model=pkm_model, seed=0, iterations=15, **PKM_LIMITS)
+    return excite(pkm.robot, model=pkm_model, seed=0, iterations=15, points=48, **PKM_LIMITS)
 
 
 # -- noise-free data: the parameters exactly ---------------------------------------------------------------
