@@ -5,6 +5,13 @@
                     [--bounds JOINT LOWER UPPER ...] [--per-parameter] [--json]
     pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
                  [--json] [--csv FILE]
+    pga-dyn excite ROBOT_OR_PATH -o TRAJECTORY [--duration S] [--rate HZ] [--period S] [--harmonics L]
+                   [--velocity V] [--acceleration A] [--bounds JOINT LOWER UPPER ...] [--friction [TERM ...]]
+                   [--armature] [--iterations N] [--seed N] [--json]
+    pga-dyn simulate ROBOT_OR_PATH TRAJECTORY -o DATA [--noise FRACTION] [--viscous X] [--coulomb X]
+                     [--offset X] [--armature X] [--seed N]
+    pga-dyn identify ROBOT_OR_PATH DATA [--friction [TERM ...]] [--armature] [--ols] [--consistent | --map]
+                     [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
@@ -13,9 +20,10 @@ parameters, the vectors per principle and per joint, and the certificate against
 regressor (exit status 1 when the answer cannot be certified; ``--no-certify`` skips it and
 labels the answer NOT CERTIFIED). ``base`` prints the base parameters
 (``drng.base_parameters``): each regrouped combination, its expression in the link-frame
-parameters and its value for the model's own inertias. ROBOT_OR_PATH is a built-in robot
-(``robots.available()``) or
-a URDF / URDF+ file.
+parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
+carry an identification from an exciting trajectory to identified parameters
+(``drng.identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
+(``robots.available()``) or a URDF / URDF+ file.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
@@ -394,7 +402,259 @@ def build_parser() -> argparse.ArgumentParser:
     base_parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
     base_parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
     base_parser.set_defaults(func=_cmd_base)
+    _identification_parsers(sub)
     return parser
+
+
+# -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------
+def _progress(label: str):
+    """A progress callback (done, total, value) drawing a bar on stderr when it is a terminal; None
+    otherwise (a log file gets no bar)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done, total, value):
+        filled = int(30 * min(done, total) / total)
+        print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}  cond {value:.4g}", end="",
+              file=sys.stderr, flush=True)
+
+    return show
+
+
+def _friction(values):
+    """The friction terms of --friction: None when absent, DEFAULT_FRICTION when bare."""
+    from drng.identification.model import DEFAULT_FRICTION
+
+    if values is None:
+        return ()
+    return tuple(values) or DEFAULT_FRICTION
+
+
+def _new_file(path: str, *inputs: str) -> str:
+    """``path`` unless it is one of the input files (which pga-dyn never overwrites)."""
+    for source in inputs:
+        if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
+            raise PgaDynError(f"{path}: this is an input file; write the output to a new file")
+    return path
+
+
+def _warn_model(robot) -> None:
+    """A warning naming every body whose parameters in the model file are not physical."""
+    from drng.identification import model_violations
+
+    bad = model_violations(robot)
+    if bad:
+        warnings.warn(f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
+                      + "; ".join(str(v) for v in bad), PgaDynWarning, stacklevel=2)
+
+
+def excite_report(robot, excitation, path) -> dict:
+    """What ``pga-dyn excite`` prints, as a JSON-ready dict."""
+    box = excitation.limits
+    traj = excitation.trajectory
+    rate = 1 / float(traj.t[1] - traj.t[0])
+    return {"robot": robot.name, "file": path, "samples": len(traj), "duration": len(traj) / rate,
+            "rate": rate, "period": float(1 / excitation.fourier.frequency),
+            "harmonics": excitation.fourier.a.shape[1], "coordinates": list(traj.names),
+            "parameters": list(excitation.model.names), "condition_number": excitation.cond,
+            "condition_number_start": excitation.cond_start, "iterations": excitation.iterations,
+            "max_cond_jp": excitation.max_cond_jp,
+            "limits": {"position": box.position.tolist(), "velocity": box.velocity.tolist(),
+                       "acceleration": box.acceleration.tolist()}}
+
+
+def _cmd_excite(args, out) -> int:
+    import json
+
+    from drng.identification import excite
+
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    progress = _progress("optimising")
+    excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
+                        friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
+                        velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
+                        max_cond=args.max_cond, iterations=args.iterations, progress=progress)
+    if progress is not None:  # the optimiser may stop before the last iteration: end the bar's line
+        print(file=sys.stderr)
+    excitation.trajectory.write(_new_file(args.output, robot.source))
+    report = excite_report(robot, excitation, args.output)
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+        return 0
+    lines = [f"robot:            {robot.name}",
+             f"trajectory:       {report['file']}: {report['samples']} samples, {report['duration']:g} s at "
+             f"{report['rate']:g} Hz; Fourier series, period {report['period']:g} s, {report['harmonics']} harmonics",
+             f"condition number: {report['condition_number']:.4g} (column-scaled regressor of {len(report['parameters'])} "
+             f"parameters; random start {report['condition_number_start']:.4g}, {report['iterations']} iterations)"]
+    if robot.constrained:
+        lines.append(f"assembly:         every sample assembled, cond(J_p) <= {report['max_cond_jp']:.3g} "
+                     f"(limit {args.max_cond:g})")
+    rows = [(name, f"[{lo:.4g}, {hi:.4g}]", _num(v), _num(a)) for name, (lo, hi), v, a in
+            zip(report["coordinates"], report["limits"]["position"], report["limits"]["velocity"],
+                report["limits"]["acceleration"])]
+    lines += ["", "Limits (respected at every sample)"]
+    lines += _table(("coordinate", "position", "velocity", "acceleration"), rows)
+    print("\n".join(lines), file=out)
+    return 0
+
+
+def _cmd_simulate(args, out) -> int:
+    from drng.identification import read_trajectory, simulate
+
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    _warn_model(robot)
+    traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
+    extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
+                                              ("offset", args.offset), ("armature", args.armature)) if value}
+    data, sigma = simulate(robot, traj, extras=extras, noise=args.noise, seed=args.seed)
+    data.write(_new_file(args.output, args.trajectory, robot.source))
+    print(f"robot:    {robot.name}", file=out)
+    print(f"data:     {args.output}: {len(data)} samples of {', '.join(data.names)} (tau: the model's forces"
+          f"{', ' + ', '.join(f'{k} {v:g}' for k, v in extras.items()) if extras else ''})", file=out)
+    print(f"noise:    {args.noise:g} of each force's RMS: standard deviation " +
+          ", ".join(f"{s:.4g}" for s in sigma), file=out)
+    return 0
+
+
+def identify_lines(report: dict) -> list:
+    """The lines ``pga-dyn identify`` prints for a :func:`drng.identification.report`."""
+    lines = [f"robot:            {report['robot']}",
+             f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
+             f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
+             f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
+             f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
+             "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+             "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
+    if "held_out" in report:
+        lines.append(f"held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
+                     + f" ({report['held_out']['data']})")
+    rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
+             _num(p["model_value"])) for p in report["base"]]
+    lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
+    lines += _table(("parameter", "estimate", "std", "std %", "model"), rows)
+    full = report.get("full")
+    if full:
+        label = {"consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
+                 "map": "MAP estimate"}[full["method"]]
+        lines += ["", f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: " +
+                  ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items())]
+        if full["violations"]:
+            lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
+        if "held_out_residual_rms" in full:
+            lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
+        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-") for p in full["parameters"]]
+        lines += _table(("parameter", "value", "std"), rows)
+    return lines
+
+
+def _cmd_identify(args, out) -> int:
+    import json
+
+    from drng.identification import (consistent_estimate, default_prior, identify, map_estimate,
+                                     read_trajectory, report, write_urdf)
+    from drng.identification.results import plot
+
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    if args.output and not (args.consistent or args.map):
+        raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
+    _warn_model(robot)
+    data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
+    test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
+    est = identify(robot, data, friction=_friction(args.friction), armature=args.armature, weighted=not args.ols)
+    full = None
+    if args.consistent or args.map:
+        prior = default_prior(est.model, data, relative=args.prior_std)
+        full = consistent_estimate(est, prior) if args.consistent else map_estimate(est, prior)
+    result = report(est, full, test)
+    if args.output:
+        result["urdf"] = write_urdf(robot, full.phi, _new_file(args.output, robot.source, args.data))
+    if args.plot:
+        result["plot"] = plot(est, args.plot, test)
+    if args.json:
+        json.dump(result, out, indent=2)
+        out.write("\n")
+    else:
+        lines = identify_lines(result)
+        lines += [f"written:          {result[k]}" for k in ("urdf", "plot") if k in result]
+        print("\n".join(lines), file=out)
+    return 0
+
+
+def _identification_parsers(sub) -> None:
+    """The subcommands excite, simulate and identify."""
+    excite_parser = sub.add_parser(
+        "excite", help="an exciting trajectory (Fourier series, optimised condition number)",
+        description="A periodic trajectory of the actuated coordinates (finite Fourier series) inside position, "
+                    "velocity and acceleration limits, optimised to minimise the condition number of the "
+                    "column-scaled regressor of the base parameters (and friction/armature columns); for closed "
+                    "loops every sample assembles. Writes t, q_NAME, qd_NAME, qdd_NAME as CSV or NPZ.")
+    _robot_arguments(excite_parser)
+    excite_parser.add_argument("-o", "--output", required=True, metavar="FILE", help="trajectory file (.csv or .npz)")
+    excite_parser.add_argument("--duration", type=float, default=20.0, help="seconds (default 20)")
+    excite_parser.add_argument("--rate", type=float, default=200.0, help="samples per second (default 200)")
+    excite_parser.add_argument("--period", type=float, default=10.0, help="period of the series, s (default 10)")
+    excite_parser.add_argument("--harmonics", type=int, default=5, help="harmonics per coordinate (default 5)")
+    excite_parser.add_argument("--velocity", type=float, help="velocity limit, rad/s or m/s (default 1 and 0.25)")
+    excite_parser.add_argument("--acceleration", type=float,
+                               help="acceleration limit, rad/s^2 or m/s^2 (default 5 and 1)")
+    excite_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
+                               help="position range of an actuated coordinate (default: the joint limits)")
+    excite_parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
+    excite_parser.add_argument("--max-cond", type=float, default=30.0, help="cond(J_p) limit of closed loops")
+    excite_parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
+    _identification_terms(excite_parser)
+    excite_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    excite_parser.set_defaults(func=_cmd_excite)
+
+    simulate_parser = sub.add_parser(
+        "simulate", help="forces of the model along a trajectory, with friction and noise",
+        description="The generalized forces of the actuated coordinates along a trajectory file (pga-dyn's TP "
+                    "model with the model file's inertias), plus friction, armature and Gaussian noise: data for "
+                    "pga-dyn identify without a robot.")
+    _robot_arguments(simulate_parser)
+    simulate_parser.add_argument("trajectory", metavar="TRAJECTORY", help="trajectory file (.csv or .npz)")
+    simulate_parser.add_argument("-o", "--output", required=True, metavar="FILE", help="data file (.csv or .npz)")
+    simulate_parser.add_argument("--noise", type=float, default=0.0,
+                                 help="noise standard deviation as a fraction of each force's RMS (0.01: 1 %%)")
+    for term, unit in (("viscous", "N m s/rad or N s/m"), ("coulomb", "N m or N"), ("offset", "N m or N"),
+                       ("armature", "kg m^2 or kg")):
+        simulate_parser.add_argument(f"--{term}", type=float, default=0.0, help=f"{term} term of every actuated "
+                                                                                 f"coordinate ({unit})")
+    simulate_parser.add_argument("--cutoff", type=float, help="filter cutoff (Hz) when qd, qdd are not in the file")
+    simulate_parser.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    simulate_parser.set_defaults(func=_cmd_simulate)
+
+    identify_parser = sub.add_parser(
+        "identify", help="identify the parameters from measured forces",
+        description="Least squares (weighted by default) on the base parameters, with optional friction and "
+                    "armature, standard deviations, residuals; optionally the physically consistent full "
+                    "parameters (LMI; needs the extra pga-dyn[identify]) written to a new URDF file.")
+    _robot_arguments(identify_parser)
+    identify_parser.add_argument("data", metavar="DATA", help="measurements (.csv or .npz): t, q_NAME, tau_NAME, "
+                                                              "optionally qd_NAME, qdd_NAME")
+    _identification_terms(identify_parser)
+    identify_parser.add_argument("--ols", action="store_true", help="ordinary least squares (default: weighted)")
+    identify_parser.add_argument("--cutoff", type=float, help="filter cutoff, Hz, when qd, qdd are derived from q "
+                                                              "(default: 0.05 times the sample rate)")
+    full = identify_parser.add_mutually_exclusive_group()
+    full.add_argument("--consistent", action="store_true",
+                      help="full parameters with positive semidefinite pseudo-inertias, closest to the prior")
+    full.add_argument("--map", action="store_true", help="full parameters: the MAP estimate with the prior")
+    identify_parser.add_argument("--prior-std", type=float, default=0.5,
+                                 help="prior standard deviation relative to the model file's values (default 0.5)")
+    identify_parser.add_argument("--test", metavar="FILE", help="held-out measurements to predict")
+    identify_parser.add_argument("-o", "--output", metavar="URDF", help="write the identified model to this new file")
+    identify_parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
+    identify_parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    identify_parser.set_defaults(func=_cmd_identify)
+
+
+def _identification_terms(parser) -> None:
+    parser.add_argument("--friction", nargs="*", choices=("viscous", "coulomb", "offset"), metavar="TERM",
+                        help="friction columns per actuated coordinate: viscous, coulomb, offset "
+                             "(bare --friction: viscous coulomb)")
+    parser.add_argument("--armature", action="store_true", help="a rotor inertia column per actuated coordinate")
 
 
 def _show_warning(message, category, *args, **kwargs) -> None:
