@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pga_dyn.conventions import link_inertia, link_to_pseudo
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
@@ -48,27 +49,17 @@ PSD_MARGIN = 1e-9
 ACCEPT_TOL = 1e-9
 
 
-def _inertia(phi_b) -> np.ndarray:
-    """The rotational inertia J (3, 3) about the frame origin of link-frame parameters phi_b."""
-    return np.array([[phi_b[4], phi_b[5], phi_b[7]], [phi_b[5], phi_b[6], phi_b[8]], [phi_b[7], phi_b[8], phi_b[9]]])
-
-
 def mass_properties(phi_b):
     """(m, c, I_c) of one body's link-frame parameters phi_b (10,): the mass, the centre of mass
     c = h / m and the inertia (3, 3) about it; for m <= 0, c = 0 and the inertia about the origin."""
-    m, J = float(phi_b[0]), _inertia(phi_b)
+    m, J = float(phi_b[0]), link_inertia(phi_b)
     c = np.asarray(phi_b[1:4], dtype=float) / m if m > 0 else np.zeros(3)
     return m, c, J - m * (c @ c * np.eye(3) - np.outer(c, c))
 
 
 def pseudo_inertia(phi_b) -> np.ndarray:
-    """The pseudo-inertia N (4, 4) of one body's link-frame parameters phi_b (10,)."""
-    m, h, J = phi_b[0], phi_b[1:4], _inertia(phi_b)
-    N = np.empty((4, 4))
-    N[:3, :3] = 0.5 * np.trace(J) * np.eye(3) - J
-    N[:3, 3] = N[3, :3] = h
-    N[3, 3] = m
-    return N
+    """The pseudo-inertia N (4, 4) of one body's link-frame parameters phi_b (10,) (eq. 44)."""
+    return link_to_pseudo(np.asarray(phi_b, dtype=float))
 
 
 #: N = sum_k phi_b[k] PSEUDO_BASIS[k]: the pseudo-inertia is linear in phi_b.
