@@ -21,7 +21,7 @@ _LAZY = {
     "NullspaceResult": "result",
     "rpna": "rpna_algorithms",
     "classify": "classification",
-    "base_parameters": "base_parameters",
+    "base_parameters": "regrouping",
     "compare": "comparison",
 }
 

@@ -5,7 +5,7 @@ The model of the generalized forces of the actuated coordinates is
 
     tau = Y_link(q, qd, qdd) phi + D(qd, qdd) x,
 
-phi (10 n) the link-frame inertial parameters (:mod:`drng.base_parameters`) and x (n_e) the
+phi (10 n) the link-frame inertial parameters (:mod:`drng.regrouping`) and x (n_e) the
 *extra* terms, per actuated coordinate j (``EXTRA_TERMS``, named with their prefix and the
 coordinate, ``fv_joint``):
 
@@ -23,7 +23,7 @@ With theta = (phi, x) and the base parameters beta_b = K phi of :func:`drng.base
 tau = Y_b beta_b + D x. An extra column may be a combination of the base regressor's columns
 (the armature of a joint whose first body turns about a fixed axis: Ia_1 moves with Izz1 of a
 vertical first joint) or of the other extras; then it is regrouped, by the same elimination as
-the base parameters (:func:`drng.base_parameters.regroup`), the extras offered first:
+the base parameters (:func:`drng.regrouping.regroup`), the extras offered first:
 
     tau = W(q, qd, qdd) beta,   beta = K theta (p),   W = [Y_link, D][:, leading].
 
@@ -80,7 +80,7 @@ def friction_terms(friction) -> tuple:
 class IdentificationModel:
     """The parameters of an identification of ``robot`` (see the module docstring).
 
-    ``base``: the :class:`drng.base_parameters.BaseParameters` of the inertial parameters;
+    ``base``: the :class:`drng.regrouping.BaseParameters` of the inertial parameters;
     ``extras``: the extra terms as (term, actuated index) pairs, in theta order after phi;
     ``K`` (p, 10 n + n_e) with beta = K theta; ``leading`` (p,): the column of theta each
     parameter is named after (K[:, leading] = identity); ``decision``: the rank decision on
@@ -114,7 +114,7 @@ class IdentificationModel:
     @cached_property
     def expressions(self) -> tuple:
         """``name = leading + c*other + ...`` for each parameter of beta."""
-        from drng.base_parameters import expression
+        from drng.regrouping import expression
 
         return tuple(expression(name, row, k, self.parameter_names)
                      for name, row, k in zip(self.names, self.K, self.leading))
@@ -194,10 +194,8 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     import drng
     from pga_dyn.sampling import count, sample_states
 
-    # drng.base_parameters (the function) before the module drng.base_parameters: importing the
-    # module first would make the package attribute drng.base_parameters the module
     base = drng.base_parameters(robot) if base is None else base
-    from ..base_parameters import regroup
+    from ..regrouping import regroup
     from ..numerical import GAP_MIN, sampled_nullspace
 
     terms = friction_terms(friction) + (("armature",) if armature else ())
