@@ -108,7 +108,7 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     certified = bool(decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num == nparam)
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
-                           geometric, result.seconds)
+                           geometric, result.seconds, result.proven and geometric)
 
 
 #: Tolerance of the localisation in :func:`_remainder`, on orthonormal bases (entries <= 1).
