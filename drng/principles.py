@@ -29,8 +29,8 @@ names them with the paper's principle and equation where they coincide):
 
 * R, axis through O along z. Shared points (Principle 1, eqs. 60, 62): sym(O), sym(O, z),
   sym(z). Fixed direction, z ∈ F_p: sym(x) - sym(y), sym(x, y) (83a, 83b). Then, if the axis
-  is in IL_p: sym(x, O), sym(y, O), sym(x, z), sym(y, z) (on the base 74a-d, else the new rule
-  AXIS_LINE); else if F_p ∩ axis is the direction z: sym(x, z), sym(y, z) (74c, 74d on the
+  is in IL_p: sym(x, O), sym(y, O), sym(x, z), sym(y, z) (on the base 74a-d; off it the new
+  rule AXIS_LINE and 83c, 83d); else if F_p ∩ axis is the direction z: sym(x, z), sym(y, z) (74c, 74d on the
   base, 83c, 83d off it); else if it is a Euclidean point P: sym(x, P), sym(y, P) (new rule
   AXIS_POINT). 3, 5, 7 or 9 vectors.
 * P along z. Shared points: sym(e_a, e_b), a <= b, for the directions x, y, z (6). If z ∈ F_p:
@@ -87,7 +87,6 @@ RULES = (
     Rule("fixed directions", 3, "84"), Rule("fixed directions", 3, "89"), Rule("fixed directions", 3, "90"),
     Rule("fixed point on the axis", "generalized", None), Rule("fixed point on the axis", "generalized", None),
     Rule("fixed axis line", "generalized", None), Rule("fixed axis line", "generalized", None),
-    Rule("fixed axis line", "generalized", None), Rule("fixed axis line", "generalized", None),
     Rule("translating parent", "generalized", None), Rule("translating parent", "generalized", None),
     Rule("translating parent", "generalized", None),
     Rule("fixed centre", "generalized", None), Rule("fixed centre", "generalized", None),
@@ -104,10 +103,10 @@ PLANAR = 14  # 83a, 83b: sym(x) - sym(y), sym(x, y), z ∈ F_p
 AXIS_DIRECTION = 16  # 83c, 83d: sym(x, z), sym(y, z), F_p ∩ axis = {z}, off the base
 SLIDER_TURNING = 18  # 84 sym(O, w), and 89, 90 sym(O, x), sym(O, y) when w = z
 AXIS_POINT = 21  # new (F1): sym(x, P), sym(y, P), F_p ∩ axis = {P} Euclidean
-AXIS_LINE = 23  # new (F3): as 74a-d for an invariant axis off the base
-TRANSLATING = 27  # new (F2): sym(O, z), sym(O, x), sym(O, y), a P joint on a body that only translates
-CENTRE = 30  # new (F5): sym(O, x), sym(O, y), sym(O, z), S or U centre fixed off the base
-FIRST_AXIS = 33  # new (F4): sym(O, a2), U whose first axis line is invariant
+AXIS_LINE = 23  # new (F3): sym(x, O), sym(y, O) for an invariant axis off the base (with 83c, 83d)
+TRANSLATING = 25  # new (F2): sym(O, z), sym(O, x), sym(O, y), a P joint on a body that only translates
+CENTRE = 28  # new (F5): sym(O, x), sym(O, y), sym(O, z), S or U centre fixed off the base
+FIRST_AXIS = 31  # new (F4): sym(O, a2), U whose first axis line is invariant
 
 #: Most vectors of one tree joint (R, P: 9) and of one loop joint (P: 6 shared pairs).
 MAX_TREE, MAX_LOOP = 9, 6
@@ -372,12 +371,13 @@ def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild
                 _add_sym(vals, bodies, col - 1, i, y, y, -1.0, True)  # sym(x) - sym(y)
                 _add_sym(vals, bodies, col - 1, p, y, y, 1.0, True)
                 col = _transfer(vals, bodies, prov, col, i, PLANAR + 1, i, p, x, y, False)
-            if ikind[i] == IL_LINE:  # the axis is an invariant line of the parent
+            if ikind[i] == IL_LINE:  # the axis is an invariant line of the parent (74a-d on the base)
                 rule = AXIS_LINE_BASE if p == 0 else AXIS_LINE
                 col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, O, False)
                 col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, O, False)
-                col = _transfer(vals, bodies, prov, col, i, rule + 2, i, p, x, z, False)
-                col = _transfer(vals, bodies, prov, col, i, rule + 3, i, p, y, z, False)
+                rule = AXIS_LINE_BASE + 2 if p == 0 else AXIS_DIRECTION
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, False)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, False)
             elif fkind[i] == F_DIRECTION:  # the axis direction is fixed
                 rule = AXIS_DIRECTION_BASE if p == 0 else AXIS_DIRECTION
                 col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, False)

@@ -226,6 +226,10 @@ class RpnaResult(NullspaceResult):
       T_i = Null(N_i) (the per-body figures of the RPNA tables);
     * ``rank_N``: rank of the descriptor N_i (= 10 - dim T_i, the identifiable combinations
       the body adds);
+    * ``joint_dim_T``: per robot joint 1..n, the dimension of its transfer space, dim T_i, or
+      for a U joint dim(T_v ∩ T_i) = 10 - rank [N_v; N_i] (a transfer across both R joints of
+      the split, v the virtual body: the transfers are direct, so a transfer across the U joint
+      is one across each);
     * ``V``, ``K``, ``N``: orthonormal bases of V_i, K_i and the descriptors N_i (rows);
     * ``link_basis``: the nullspace basis in link-frame parameters (10 n, dim), body-major,
       [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body;
@@ -246,6 +250,7 @@ class RpnaResult(NullspaceResult):
     link_basis: np.ndarray = None
     descriptor: np.ndarray = None
     transfer_joint: np.ndarray = field(default=None, repr=False)
+    joint_dim_T: tuple = ()
 
     @cached_property
     def provenance(self) -> tuple:
@@ -329,6 +334,8 @@ def rpna(robot) -> RpnaResult:
         Bs.append(B)
         Rs.append(null_rows(N, 10))
     dims_T = [R.shape[1] for R in Rs]
+    joint_dim_T = tuple(null_rows(np.vstack([Ns[b - 1], Ns[b]]), 10).shape[1] if b and not chain[b - 1].real
+                        else dims_T[b] for b, body in enumerate(chain) if body.real)
 
     # nullspace basis R (Appendix G) and system descriptor (rows: N_i B_{i<-j}) on the chain
     offsets = np.cumsum([0] + dims_T)
@@ -378,4 +385,5 @@ def rpna(robot) -> RpnaResult:
     return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer)
+                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer,
+                      joint_dim_T=joint_dim_T)

@@ -160,9 +160,10 @@ def rule_vectors(robot) -> list:
                 out.append((i, pr.PLANAR, i, p, sym(x, x) / 2 - sym(y, y) / 2))
                 add(pr.PLANAR + 1, x, y)
             if invariant(Vp, O, z):
-                first = pr.AXIS_LINE_BASE if p == 0 else pr.AXIS_LINE
-                for k, (a, b) in enumerate(((x, O), (y, O), (x, z), (y, z))):
-                    add(first + k, a, b)
+                codes = range(pr.AXIS_LINE_BASE, pr.AXIS_LINE_BASE + 4) if p == 0 else (
+                    pr.AXIS_LINE, pr.AXIS_LINE + 1, pr.AXIS_DIRECTION, pr.AXIS_DIRECTION + 1)
+                for code, (a, b) in zip(codes, ((x, O), (y, O), (x, z), (y, z))):
+                    add(code, a, b)
             elif on_axis.shape[1] == 1:
                 fixed = on_axis[:, 0]
                 if abs(fixed[3]) > RTOL:  # a Euclidean point
