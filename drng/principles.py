@@ -82,7 +82,7 @@ RULES = (
     Rule("fixed axis line", 2, "74a"), Rule("fixed axis line", 2, "74b"),
     Rule("fixed axis line", 2, "74c"), Rule("fixed axis line", 2, "74d"),
     Rule("fixed axis direction", 2, "74c"), Rule("fixed axis direction", 2, "74d"),
-    Rule("fixed direction", 3, "83a"), Rule("fixed direction", 3, "83b"),
+    Rule("planar rotation", 3, "83a"), Rule("planar rotation", 3, "83b"),
     Rule("fixed axis direction", 3, "83c"), Rule("fixed axis direction", 3, "83d"),
     Rule("fixed directions", 3, "84"), Rule("fixed directions", 3, "89"), Rule("fixed directions", 3, "90"),
     Rule("fixed point on the axis", "generalized", None), Rule("fixed point on the axis", "generalized", None),
@@ -108,8 +108,6 @@ TRANSLATING = 25  # new (F2): sym(O, z), sym(O, x), sym(O, y), a P joint on a bo
 CENTRE = 28  # new (F5): sym(O, x), sym(O, y), sym(O, z), S or U centre fixed off the base
 FIRST_AXIS = 31  # new (F4): sym(O, a2), U whose first axis line is invariant
 
-#: Most vectors of one tree joint (R, P: 9) and of one loop joint (P: 6 shared pairs).
-MAX_TREE, MAX_LOOP = 9, 6
 #: Relative tolerance of the geometric tests: unit directions, and lengths over the robot's size.
 TOL = 1e-9
 #: Index pairs (row, column) of eq. (97).
@@ -140,37 +138,36 @@ def _parallel(a, b):
 @njit(cache=True, inline="always")
 def _on_line(c, o, d, tol):
     """The point c lies on the line through o along the unit d: |(c - o) x d| <= tol."""
-    e = np.empty(3)
-    for k in range(3):
-        e[k] = c[k] - o[k]
-    return _cross_norm2(e, d) <= tol * tol
+    e0, e1, e2 = c[0] - o[0], c[1] - o[1], c[2] - o[2]
+    c0 = e1 * d[2] - e2 * d[1]
+    c1 = e2 * d[0] - e0 * d[2]
+    c2 = e0 * d[1] - e1 * d[0]
+    return c0 * c0 + c1 * c1 + c2 * c2 <= tol * tol
 
 
-@njit(cache=True)
-def _perpendicular(z, x, y):
-    """Write unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector)."""
+@njit(cache=True, inline="always")
+def _perpendicular(z):
+    """Unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector), as
+    the tuple (x0, x1, x2, y0, y1, y2)."""
     h0, h1 = (1.0, 0.0) if abs(z[0]) < 0.9 else (0.0, 1.0)
     # x = h x z with h = (h0, h1, 0)
-    x[0], x[1], x[2] = h1 * z[2], -h0 * z[2], h0 * z[1] - h1 * z[0]
-    norm = np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
-    x[0], x[1], x[2] = x[0] / norm, x[1] / norm, x[2] / norm
-    y[0] = z[1] * x[2] - z[2] * x[1]
-    y[1] = z[2] * x[0] - z[0] * x[2]
-    y[2] = z[0] * x[1] - z[1] * x[0]
+    x0, x1, x2 = h1 * z[2], -h0 * z[2], h0 * z[1] - h1 * z[0]
+    norm = np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    x0, x1, x2 = x0 / norm, x1 / norm, x2 / norm
+    return x0, x1, x2, z[1] * x2 - z[2] * x1, z[2] * x0 - z[0] * x2, z[0] * x1 - z[1] * x0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def joint_points(frame, axis, out):
     """SSP (Algorithm 1): the points of a joint whose frame at q0 is ``frame`` (4x4, world) with
     ``axis`` (unit) in that frame, in homogeneous coordinates: out[0] = O (the origin), out[1],
     out[2] = x, y (directions perpendicular to the axis), out[3] = z (the axis direction).
     With the spatial assignment these are their coordinates in every body sharing them."""
-    lx, ly = np.empty(3), np.empty(3)
-    _perpendicular(axis, lx, ly)
+    x0, x1, x2, y0, y1, y2 = _perpendicular(axis)
     for r in range(3):
         out[0, r] = frame[r, 3]
-        out[1, r] = frame[r, 0] * lx[0] + frame[r, 1] * lx[1] + frame[r, 2] * lx[2]
-        out[2, r] = frame[r, 0] * ly[0] + frame[r, 1] * ly[1] + frame[r, 2] * ly[2]
+        out[1, r] = frame[r, 0] * x0 + frame[r, 1] * x1 + frame[r, 2] * x2
+        out[2, r] = frame[r, 0] * y0 + frame[r, 1] * y1 + frame[r, 2] * y2
         out[3, r] = frame[r, 0] * axis[0] + frame[r, 1] * axis[1] + frame[r, 2] * axis[2]
     out[0, 3] = 1.0
     out[1, 3] = out[2, 3] = out[3, 3] = 0.0
@@ -179,7 +176,7 @@ def joint_points(frame, axis, out):
 # -- fixed points and invariant lines -------------------------------------------------------------
 # A set is (kind, point, direction); the point and direction (3) are used by the kinds that have them.
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
     """F ∩ the line through o along z (an R joint): its kind, written to out_p / out_d."""
     out_p[:] = o[:3]
@@ -215,7 +212,7 @@ def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
     return F_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fixed_ideal(kind, fp, fd, out_p, out_d):
     """F ∩ the ideal plane (a P joint, or gravity)."""
     out_p[:] = fp
@@ -227,7 +224,7 @@ def _fixed_ideal(kind, fp, fd, out_p, out_d):
     return F_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fixed_at(kind, fp, fd, o, tol, out_p, out_d):
     """F ∩ {o} (an S or U joint centred at o)."""
     out_p[:] = o[:3]
@@ -237,14 +234,12 @@ def _fixed_at(kind, fp, fd, o, tol, out_p, out_d):
     if kind == F_LINE:
         return F_POINT if _on_line(o, fp, fd, tol) else F_NONE
     if kind == F_POINT:
-        e = np.empty(3)
-        for k in range(3):
-            e[k] = o[k] - fp[k]
-        return F_POINT if e[0] * e[0] + e[1] * e[1] + e[2] * e[2] <= tol * tol else F_NONE
+        e0, e1, e2 = o[0] - fp[0], o[1] - fp[1], o[2] - fp[2]
+        return F_POINT if e0 * e0 + e1 * e1 + e2 * e2 <= tol * tol else F_NONE
     return F_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _invariant_line(kind, ip, idir, o, z, tol, out_p, out_d):
     """IL ∩ {the line through o along z} (an R joint, or the first axis of a U joint)."""
     out_p[:] = o[:3]
@@ -258,7 +253,7 @@ def _invariant_line(kind, ip, idir, o, z, tol, out_p, out_d):
     return IL_NONE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
     """IL ∩ {the lines parallel to d} (a P joint along d, or gravity)."""
     out_p[:] = ip
@@ -274,51 +269,174 @@ def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
 # -- writing vectors -----------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
-def _add_sym(vals, bodies, col, body, a, b, sign, same):
-    """Vector ``col``, block of ``body``: += sign * hat(a b^T + b a^T), or hat(a a^T) when
-    ``same`` (eq. 97). A vector touches at most two bodies: slots 0 and 1 of ``vals`` (K, 2, 10)
-    and ``bodies`` (K, 2); body 0 (the fixed base) has no parameters."""
-    if body <= 0:
-        return
-    slot = 0 if bodies[col, 0] == 0 or bodies[col, 0] == body else 1
-    bodies[col, slot] = body
+def _sym(a, b, same, out):
+    """out = hat(a b^T + b a^T), or hat(a a^T) when ``same`` (eq. 97)."""
     for k in range(10):
         r, c = _ROW[k], _COL[k]
-        value = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
-        vals[col, slot, k] += sign * value
+        out[k] = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
 
 
-@njit(cache=True)
-def _transfer(vals, bodies, prov, col, joint, rule, child, parent, a, b, same):
-    """Write vector ``col``: +sym(a, b) on ``child`` and -sym(a, b) on ``parent`` (sym(a) when
-    ``same``), provenance (joint, rule). Returns the next column; raises IndexError rather than
+@njit(cache=True, inline="always")
+def _emit(vals, bodies, prov, col, joint, rule, child, parent, v_child, v_parent, write):
+    """Vector ``col``: +v_child on ``child`` (slot 0) and -v_parent on ``parent`` (slot 1; none
+    when the parent is the fixed base, body 0, which has no parameters), provenance (joint,
+    rule); written only when ``write``. Returns the next column; raises IndexError rather than
     write past the arrays (numba does not check bounds)."""
-    if col >= vals.shape[0]:
-        raise IndexError("drng_kernel: more vectors than allocated")
-    _add_sym(vals, bodies, col, child, a, b, 1.0, same)
-    _add_sym(vals, bodies, col, parent, a, b, -1.0, same)
-    prov[col, 0], prov[col, 1] = joint, rule
+    if write:
+        if col >= vals.shape[0]:
+            raise IndexError("drng_kernel: more vectors than counted")
+        bodies[col, 0], bodies[col, 1] = child, max(parent, 0)
+        sign = -1.0 if parent > 0 else 0.0
+        for k in range(10):
+            vals[col, 0, k] = v_child[k]
+            vals[col, 1, k] = sign * v_parent[k]
+        prov[col, 0], prov[col, 1] = joint, rule
     return col + 1
 
 
-@njit(cache=True)
-def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c):
+@njit(cache=True, inline="always")
+def _transfer(vals, bodies, prov, col, joint, rule, child, parent, a, b, v, write):
+    """The transfer of sym(a, b) across a tree joint (``v``: a scratch 10-vector)."""
+    if write:
+        _sym(a, b, False, v)
+    return _emit(vals, bodies, prov, col, joint, rule, child, parent, v, v, write)
+
+
+@njit(cache=True, inline="always")
+def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c, tree, v_c, v_p, write):
     """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points (Table 1),
-    +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign)."""
+    +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign); the
+    points as the child (``pts_c``) and the parent (``pts_p``) carry them (the same points for
+    a tree joint, ``tree``)."""
     k = _NSHARED[kind]
     for a in range(k):
         for b in range(a, k):
-            if col >= vals.shape[0]:
-                raise IndexError("drng_kernel: more vectors than allocated")
             ia, ib = _SHARED[kind, a], _SHARED[kind, b]
-            _add_sym(vals, bodies, col, child, pts_c[ia], pts_c[ib], 1.0, a == b)
-            _add_sym(vals, bodies, col, parent, pts_p[ia], pts_p[ib], -1.0, a == b)
-            prov[col, 0], prov[col, 1] = joint, SHARED_SELF if a == b else SHARED_PAIR
-            col += 1
+            if write:
+                _sym(pts_c[ia], pts_c[ib], a == b, v_c)
+                if not tree:
+                    _sym(pts_p[ia], pts_p[ib], a == b, v_p)
+            col = _emit(vals, bodies, prov, col, joint, SHARED_SELF if a == b else SHARED_PAIR, child, parent, v_c,
+                        v_c if tree else v_p, write)
     return col
 
 
 # -- the kernel ----------------------------------------------------------------------------------
+
+@njit(cache=True)
+def fixed_elements(kind, parent, frame, local_axes, gravity):
+    """The SSP points of every tree joint and the fixed points and invariant lines of every body.
+
+    Returns ``pts`` (n + 1, 4, 4): O, x, y, z of joint i at q0 (:func:`joint_points`); ``kinds``
+    (n + 1, 2): the kind of F_b (F_*) and of IL_b (IL_*), body 0 the base with gravity as a
+    slider along g; ``geo`` (4, n + 1, 3): the point and direction of F_b, then of IL_b (where
+    the kind has them); and the length tolerance (TOL times the robot's size, at least 1 m)."""
+    n = kind.shape[0] - 1
+    scale = 1.0
+    for i in range(1, n + 1):
+        for r in range(3):
+            scale = max(scale, abs(frame[i, r, 3]))
+    tol = TOL * scale
+    pts = np.zeros((n + 1, 4, 4))
+    kinds = np.empty((n + 1, 2), dtype=np.int64)
+    geo = np.zeros((4, n + 1, 3))
+    fpt, fdir, ipt, idir = geo[0], geo[1], geo[2], geo[3]
+    kinds[0, 0], kinds[0, 1] = F_ALL, IL_ALL
+    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
+    if g2 > 0.0:  # gravity, a slider along g, moves every Euclidean point (as in RPNA: exact zero)
+        kinds[0, 0], kinds[0, 1] = F_IDEAL_PLANE, IL_PARALLEL  # all ∩ ideal plane, all ∩ lines parallel to g
+        for r in range(3):
+            idir[0, r] = gravity[r] / np.sqrt(g2)
+    for i in range(1, n + 1):
+        c, p = kind[i], parent[i]
+        joint_points(frame[i], local_axes[i, 0], pts[i])
+        O, z = pts[i, 0], pts[i, 3]
+        fk, ik = kinds[p, 0], kinds[p, 1]
+        if c == R:
+            kinds[i, 0] = _fixed_on_line(fk, fpt[p], fdir[p], O, z, tol, fpt[i], fdir[i])
+            kinds[i, 1] = _invariant_line(ik, ipt[p], idir[p], O, z, tol, ipt[i], idir[i])
+        elif c == P:
+            kinds[i, 0] = _fixed_ideal(fk, fpt[p], fdir[p], fpt[i], fdir[i])
+            kinds[i, 1] = _invariant_parallel(ik, ipt[p], idir[p], z, ipt[i], idir[i])
+        elif c == U or c == S:
+            kinds[i, 0] = _fixed_at(fk, fpt[p], fdir[p], O, tol, fpt[i], fdir[i])
+            kinds[i, 1] = IL_NONE
+        else:  # floating
+            kinds[i, 0], kinds[i, 1] = F_NONE, IL_NONE
+    return pts, kinds, geo, tol
+
+
+@njit(cache=True)
+def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis,
+           work, vals, bodies, prov, write):
+    """The vectors of the rules (module docstring), joint by joint: their number, and with
+    ``write`` the vectors themselves in ``vals``, ``bodies``, ``prov`` (one code counts and
+    writes them). Tree joint i reads its points ``pts[i]``, the fixed points and invariant lines
+    of its parent p (``kinds[p]``, ``geo[:, p]``) and of its own body (F_i = F_p ∩ Fix(joint i)).
+    ``work`` (14, 10) is scratch space."""
+    n = kind.shape[0] - 1
+    fpt, fdir, ipt, idir = geo[0], geo[1], geo[2], geo[3]
+    v, u = work[0], work[1]  # the 10-vectors being written
+    point, a2, spare = work[2, :4], work[3, :4], work[4:6, :3]  # a fixed point or direction; U's a2; scratch
+    pts_p, pts_c = work[6:10, :4], work[10:14, :4]  # a loop joint's points on either side
+    col = 0
+    for i in range(1, n + 1):
+        c, p = kind[i], parent[i]
+        O, x, y, z = pts[i, 0], pts[i, 1], pts[i, 2], pts[i, 3]
+        fk, fi, ii = kinds[p, 0], kinds[i, 0], kinds[i, 1]
+        col = _shared(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i], True, v, u, write)  # Principle 1
+        if c == R:
+            if fi == F_LINE or fi == F_DIRECTION:  # z ∈ F_p: 83a, 83b
+                if write:
+                    _sym(x, x, True, v)
+                    _sym(y, y, True, u)
+                    for k in range(10):
+                        v[k] -= u[k]  # sym(x) - sym(y)
+                col = _emit(vals, bodies, prov, col, i, PLANAR, i, p, v, v, write)
+                col = _transfer(vals, bodies, prov, col, i, PLANAR + 1, i, p, x, y, v, write)
+            if ii == IL_LINE:  # the axis is an invariant line of the parent (74a-d on the base)
+                rule = AXIS_LINE_BASE if p == 0 else AXIS_LINE
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, O, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, O, v, write)
+                rule = AXIS_LINE_BASE + 2 if p == 0 else AXIS_DIRECTION
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, v, write)
+            elif fi == F_DIRECTION:  # the axis direction is fixed
+                rule = AXIS_DIRECTION_BASE if p == 0 else AXIS_DIRECTION
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, v, write)
+            elif fi == F_POINT:  # a Euclidean point of the axis is fixed
+                point[:3], point[3] = fpt[i], 1.0
+                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT, i, p, x, point, v, write)
+                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT + 1, i, p, y, point, v, write)
+            elif fi == F_LINE:
+                raise ValueError("drng_kernel: a fixed axis that is not an invariant line")
+        elif c == P:
+            if p == 0 or fk == F_IDEAL_PLANE or ((fk == F_LINE or fk == F_DIRECTION) and _parallel(fdir[p], z)):
+                first = SLIDER_BASE if p == 0 else (TRANSLATING if fk == F_IDEAL_PLANE else SLIDER_TURNING)
+                order = (3, 1, 2) if first != SLIDER_BASE else (1, 2, 3)  # 84 = sym(O, z) first
+                for k in range(3):
+                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, order[k]], v, write)
+            elif fk == F_LINE or fk == F_DIRECTION:  # the parent turns about one direction w only
+                point[:3], point[3] = fdir[p], 0.0
+                col = _transfer(vals, bodies, prov, col, i, SLIDER_TURNING, i, p, O, point, v, write)
+        elif c == U or c == S:
+            if fi == F_POINT:  # the centre is fixed
+                first = CENTRE_BASE if p == 0 else CENTRE
+                for k in range(3):
+                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, 1 + k], v, write)
+            elif c == U and _invariant_line(kinds[p, 1], ipt[p], idir[p], O, z, tol, spare[0], spare[1]) == IL_LINE:
+                for r in range(3):
+                    a2[r] = frame[i, r, 0] * local_axes[i, 1, 0] + frame[i, r, 1] * local_axes[i, 1, 1] \
+                        + frame[i, r, 2] * local_axes[i, 1, 2]
+                col = _transfer(vals, bodies, prov, col, i, FIRST_AXIS, i, p, O, a2, v, write)
+    for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
+        if write:
+            joint_points(lframe_p[l], laxis[l], pts_p)
+            joint_points(lframe_c[l], laxis[l], pts_c)
+        col = _shared(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c, False, v, u, write)
+    return col
+
 
 @njit(cache=True)
 def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis):
@@ -330,97 +448,19 @@ def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild
     (3); loop l: type, parent and child bodies, its frame at q0 on each side, its (first) axis.
     Returns the K vectors in block form, ``bodies`` (K, 2) and ``vals`` (K, 2, 10) (at most two
     bodies per vector: O(n) memory, see :func:`dense_basis`), and the provenance (K, 2): joint
-    (1..n tree, n+1.. loops) and rule code (an index of ``RULES``). The output size is the
-    number of vectors written (at most MAX_TREE per tree joint and MAX_LOOP per loop joint are
-    allocated; every write is checked against that)."""
-    n = kind.shape[0] - 1
-    capacity = MAX_TREE * n + MAX_LOOP * lkind.shape[0]
-    vals = np.zeros((capacity, 2, 10))
-    bodies = np.zeros((capacity, 2), dtype=np.int64)
-    prov = np.zeros((capacity, 2), dtype=np.int64)
-    scale = 1.0
-    for i in range(1, n + 1):
-        for r in range(3):
-            scale = max(scale, abs(frame[i, r, 3]))
-    tol = TOL * scale  # lengths
-    # fixed points and invariant lines of every body; body 0 is the base, gravity a slider along g
-    fkind = np.empty(n + 1, dtype=np.int64)
-    ikind = np.empty(n + 1, dtype=np.int64)
-    fpt, fdir, ipt, idir = np.zeros((n + 1, 3)), np.zeros((n + 1, 3)), np.zeros((n + 1, 3)), np.zeros((n + 1, 3))
-    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
-    fkind[0], ikind[0] = F_ALL, IL_ALL
-    if g2 > 0.0:  # any gravity moves every Euclidean point (as in RPNA: exact zero)
-        gdir = gravity / np.sqrt(g2)
-        fkind[0] = _fixed_ideal(F_ALL, fpt[0], fdir[0], fpt[0], fdir[0])
-        ikind[0] = _invariant_parallel(IL_ALL, ipt[0], idir[0], gdir, ipt[0], idir[0])
-    pts = np.zeros((4, 4))  # O, x, y, z of the joint
-    a2 = np.zeros(4)  # second axis of a U joint (ideal point)
-    scratch = np.zeros((2, 3))
-    col = 0
-    for i in range(1, n + 1):
-        c, p = kind[i], parent[i]
-        joint_points(frame[i], local_axes[i, 0], pts)
-        O, x, y, z = pts[0], pts[1], pts[2], pts[3]
-        col = _shared(vals, bodies, prov, col, i, c, p, i, pts, pts)  # Principle 1
-        fk, ik = fkind[p], ikind[p]
-        if c == R:
-            fkind[i] = _fixed_on_line(fk, fpt[p], fdir[p], O, z, tol, fpt[i], fdir[i])
-            ikind[i] = _invariant_line(ik, ipt[p], idir[p], O, z, tol, ipt[i], idir[i])
-            if fkind[i] == F_LINE or fkind[i] == F_DIRECTION:  # z ∈ F_p: 83a, 83b
-                col = _transfer(vals, bodies, prov, col, i, PLANAR, i, p, x, x, True)
-                _add_sym(vals, bodies, col - 1, i, y, y, -1.0, True)  # sym(x) - sym(y)
-                _add_sym(vals, bodies, col - 1, p, y, y, 1.0, True)
-                col = _transfer(vals, bodies, prov, col, i, PLANAR + 1, i, p, x, y, False)
-            if ikind[i] == IL_LINE:  # the axis is an invariant line of the parent (74a-d on the base)
-                rule = AXIS_LINE_BASE if p == 0 else AXIS_LINE
-                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, O, False)
-                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, O, False)
-                rule = AXIS_LINE_BASE + 2 if p == 0 else AXIS_DIRECTION
-                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, False)
-                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, False)
-            elif fkind[i] == F_DIRECTION:  # the axis direction is fixed
-                rule = AXIS_DIRECTION_BASE if p == 0 else AXIS_DIRECTION
-                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, False)
-                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, False)
-            elif fkind[i] == F_POINT:  # a Euclidean point of the axis is fixed
-                fixed = np.ones(4)
-                fixed[:3] = fpt[i]
-                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT, i, p, x, fixed, False)
-                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT + 1, i, p, y, fixed, False)
-            elif fkind[i] == F_LINE:
-                raise ValueError("drng_kernel: a fixed axis that is not an invariant line")
-        elif c == P:
-            fkind[i] = _fixed_ideal(fk, fpt[p], fdir[p], fpt[i], fdir[i])
-            ikind[i] = _invariant_parallel(ik, ipt[p], idir[p], z, ipt[i], idir[i])
-            if p == 0 or fk == F_IDEAL_PLANE or ((fk == F_LINE or fk == F_DIRECTION) and _parallel(fdir[p], z)):
-                first = SLIDER_BASE if p == 0 else (TRANSLATING if fk == F_IDEAL_PLANE else SLIDER_TURNING)
-                order = (3, 1, 2) if first != SLIDER_BASE else (1, 2, 3)  # 84 = sym(O, z) first
-                for k in range(3):
-                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[order[k]], False)
-            elif fk == F_LINE or fk == F_DIRECTION:  # the parent turns about one direction w only
-                w = np.zeros(4)
-                w[:3] = fdir[p]
-                col = _transfer(vals, bodies, prov, col, i, SLIDER_TURNING, i, p, O, w, False)
-        elif c == U or c == S:
-            fkind[i] = _fixed_at(fk, fpt[p], fdir[p], O, tol, fpt[i], fdir[i])
-            ikind[i] = IL_NONE
-            if fkind[i] == F_POINT:  # the centre is fixed
-                first = CENTRE_BASE if p == 0 else CENTRE
-                for k in range(3):
-                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[1 + k], False)
-            elif c == U and _invariant_line(ik, ipt[p], idir[p], O, z, tol, scratch[0], scratch[1]) == IL_LINE:
-                for r in range(3):
-                    a2[r] = frame[i, r, 0] * local_axes[i, 1, 0] + frame[i, r, 1] * local_axes[i, 1, 1] \
-                        + frame[i, r, 2] * local_axes[i, 1, 2]
-                col = _transfer(vals, bodies, prov, col, i, FIRST_AXIS, i, p, O, a2, False)
-        else:  # floating
-            fkind[i], ikind[i] = F_NONE, IL_NONE
-    pts_p, pts_c = np.zeros((4, 4)), np.zeros((4, 4))
-    for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
-        joint_points(lframe_p[l], laxis[l], pts_p)
-        joint_points(lframe_c[l], laxis[l], pts_c)
-        col = _shared(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c)
-    return bodies[:col].copy(), vals[:col].copy(), prov[:col].copy()
+    (1..n tree, n+1.. loops) and rule code (an index of ``RULES``). Three passes, each O(n):
+    :func:`fixed_elements`, then :func:`_rules` counts the vectors and, on arrays of that size,
+    writes them (every write is checked against the size)."""
+    pts, kinds, geo, tol = fixed_elements(kind, parent, frame, local_axes, gravity)
+    args = (kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
+    work = np.zeros((14, 10))
+    bodies = np.empty((0, 2), dtype=np.int64)
+    count = _rules(*args, work, np.empty((0, 2, 10)), bodies, bodies, False)
+    vals = np.empty((count, 2, 10))
+    bodies = np.empty((count, 2), dtype=np.int64)
+    prov = np.empty((count, 2), dtype=np.int64)
+    _rules(*args, work, vals, bodies, prov, True)
+    return bodies, vals, prov
 
 
 @njit(cache=True)

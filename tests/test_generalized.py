@@ -211,3 +211,17 @@ def test_parallelogram_four_bar_is_certified_through_the_completion(gravity, tru
     assert rules.dim == rules.basis.shape[1] == {29: 26, 27: 22}[truth]
     result = drng.nullspace(robot)
     assert result.certified and not result.geometric and result.dim == truth and result.status == "certified"
+
+
+def test_rule_codes_name_their_rules():
+    """The named codes of drng.principles point at the rules and equations they stand for."""
+    expected = {pr.SHARED_SELF: ("shared points", "60"), pr.SHARED_PAIR: ("shared points", "62"),
+                pr.CENTRE_BASE: ("fixed centre", "72a"), pr.SLIDER_BASE: ("fixed directions", "73a"),
+                pr.AXIS_LINE_BASE: ("fixed axis line", "74a"), pr.AXIS_DIRECTION_BASE: ("fixed axis direction", "74c"),
+                pr.PLANAR: ("planar rotation", "83a"), pr.AXIS_DIRECTION: ("fixed axis direction", "83c"),
+                pr.SLIDER_TURNING: ("fixed directions", "84"), pr.AXIS_POINT: ("fixed point on the axis", None),
+                pr.AXIS_LINE: ("fixed axis line", None), pr.TRANSLATING: ("translating parent", None),
+                pr.CENTRE: ("fixed centre", None), pr.FIRST_AXIS: ("fixed first axis", None)}
+    assert {code: (pr.RULES[code].name, pr.RULES[code].equation) for code in expected} == expected
+    assert pr.RULES[pr.SLIDER_TURNING + 2].equation == "90" and len(pr.RULES) == pr.FIRST_AXIS + 1
+    assert all((rule.equation is None) == (rule.principle == "generalized") for rule in pr.RULES)
