@@ -10,7 +10,7 @@ import numpy as np
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import JOINT_CODE, check_robot
 
-from .principles import dense_basis, drng_kernel
+from .principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
 
@@ -38,34 +38,16 @@ def kernel_arrays(robot):
 
 
 def drng_blocks(robot):
-    """The raw output of the compiled DRNG in block form: ``bodies`` (K, 2), ``vals`` (K, 2, 10)
-    and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`). Memory O(n):
-    use it for very large robots, whose dense basis would not fit."""
-    return drng_kernel(*kernel_arrays(robot))
-
-
-#: Relative tolerance of :func:`independent_columns` (columns scaled to unit norm).
-DEPENDENT_RTOL = 1e-9
-
-
-def independent_columns(B: np.ndarray, first: int) -> np.ndarray:
-    """Indices of the columns of ``B`` (10 n, K) that form a basis of its span: the first
-    ``first`` columns (the tree joints' vectors, independent by construction: a direct sum of
-    transfer spaces), then each later column (a loop joint's shared-point vector) whose part
-    orthogonal to the columns kept has a norm above DEPENDENT_RTOL times its own (Gram-Schmidt,
-    applied twice). A loop joint can share points with the tree's own transfers (the four-bar's
-    fourth axis is parallel to the other three): its vectors then add nothing."""
-    Q = np.linalg.qr(B[:, :first])[0] if first else np.zeros((B.shape[0], 0))
-    keep = list(range(first))
-    for c in range(first, B.shape[1]):
-        v = B[:, c] / np.linalg.norm(B[:, c])
-        for _ in range(2):
-            v = v - Q @ (Q.T @ v)
-        norm = np.linalg.norm(v)
-        if norm > DEPENDENT_RTOL:
-            Q = np.column_stack([Q, v / norm])
-            keep.append(c)
-    return np.array(keep, dtype=np.int64)
+    """The output of the compiled DRNG in block form, a basis: ``bodies`` (K, 2), ``vals``
+    (K, 2, 10) and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`), less
+    the loop joints' vectors that repeat others (:func:`drng.principles.independent_loop_vectors`,
+    run only when there are loop joints). Memory O(n): use it for very large robots, whose
+    dense basis would not fit."""
+    bodies, vals, prov = drng_kernel(*kernel_arrays(robot))
+    if robot.loop_joints:
+        keep = independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
+        bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
+    return bodies, vals, prov
 
 
 def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,
@@ -94,9 +76,6 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
     B = dense_basis(robot.n, bodies, vals)
-    if robot.loop_joints:
-        keep = independent_columns(B, int(np.sum(prov[:, 0] <= robot.n)))
-        B, prov = B[:, keep], prov[keep]
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     proven = not robot.constrained
     result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start, proven=proven)

@@ -28,11 +28,11 @@ The rules (vectors of joint i, parent p; the rule codes are the constants below,
 names them with the paper's principle and equation where they coincide):
 
 * R, axis through O along z. Shared points (Principle 1, eqs. 60, 62): sym(O), sym(O, z),
-  sym(z). Fixed direction, z ∈ F_p: sym(x) - sym(y), sym(x, y) (83a, 83b). Then, if the axis
+  sym(z). Planar rotation, z ∈ F_p: sym(x) - sym(y), sym(x, y) (83a, 83b). Then, if the axis
   is in IL_p: sym(x, O), sym(y, O), sym(x, z), sym(y, z) (on the base 74a-d; off it the new
-  rule AXIS_LINE and 83c, 83d); else if F_p ∩ axis is the direction z: sym(x, z), sym(y, z) (74c, 74d on the
-  base, 83c, 83d off it); else if it is a Euclidean point P: sym(x, P), sym(y, P) (new rule
-  AXIS_POINT). 3, 5, 7 or 9 vectors.
+  rule AXIS_LINE and 83c, 83d); else if F_p ∩ axis is the direction z: sym(x, z), sym(y, z)
+  (74c, 74d on the base, 83c, 83d off it); else if it is a Euclidean point P: sym(x, P),
+  sym(y, P) (new rule AXIS_POINT). 3, 5, 7 or 9 vectors.
 * P along z. Shared points: sym(e_a, e_b), a <= b, for the directions x, y, z (6). If z ∈ F_p:
   sym(O, z), sym(O, x), sym(O, y) (73a-c on the base; 84, 89, 90 when the parent turns about z;
   the new rule TRANSLATING when it only translates); else if F_p holds one direction w:
@@ -43,8 +43,9 @@ names them with the paper's principle and equation where they coincide):
   (O, a1) is in IL_p: sym(O, a2) (new rule FIRST_AXIS). 1, 2 or 4 vectors.
 * F: none. Loop joints: the shared points of their type (Algorithm 4, lines 46-51).
 
-The vectors are independent (a basis of the direct sum): count = rank. A readable twin of
-these rules, which derives F_p and IL_p from the velocity spans themselves rather than by
+The vectors of the tree joints are independent (a basis of the direct sum): count = rank. The
+derivation and its tests are in docs/drng.md. A readable twin of these rules, in numpy, which
+derives F_p and the invariant axes from the velocity spans themselves rather than by
 propagation, is :mod:`drng.rules`; the tests compare the two rule by rule.
 """
 
@@ -110,6 +111,9 @@ FIRST_AXIS = 31  # new (F4): sym(O, a2), U whose first axis line is invariant
 
 #: Relative tolerance of the geometric tests: unit directions, and lengths over the robot's size.
 TOL = 1e-9
+#: Relative tolerance of :func:`independent_loop_vectors` (a loop vector's part outside the span
+#: of the others, over its norm; the vectors have entries of the robot's size squared at most).
+DEPENDENT_RTOL = 1e-9
 #: Index pairs (row, column) of eq. (97).
 _ROW = np.array([0, 0, 0, 1, 1, 2, 0, 1, 2, 3])
 _COL = np.array([0, 1, 2, 1, 2, 2, 3, 3, 3, 3])
@@ -450,7 +454,8 @@ def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild
     bodies per vector: O(n) memory, see :func:`dense_basis`), and the provenance (K, 2): joint
     (1..n tree, n+1.. loops) and rule code (an index of ``RULES``). Three passes, each O(n):
     :func:`fixed_elements`, then :func:`_rules` counts the vectors and, on arrays of that size,
-    writes them (every write is checked against the size)."""
+    writes them (every write is checked against the size). The tree joints' vectors are a
+    basis; a loop joint's can repeat them (see :func:`independent_loop_vectors`)."""
     pts, kinds, geo, tol = fixed_elements(kind, parent, frame, local_axes, gravity)
     args = (kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
     work = np.zeros((14, 10))
@@ -461,6 +466,95 @@ def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild
     prov = np.empty((count, 2), dtype=np.int64)
     _rules(*args, work, vals, bodies, prov, True)
     return bodies, vals, prov
+
+
+@njit(cache=True, inline="always")
+def _norm(v):
+    total = 0.0
+    for r in range(v.shape[0]):
+        total += v[r] * v[r]
+    return np.sqrt(total)
+
+
+@njit(cache=True, inline="always")
+def _reduce(v, basis, k, passes):
+    """Modified Gram-Schmidt: v -= its components along the first k rows of ``basis``
+    (orthonormal), ``passes`` times; returns |v| after."""
+    for _ in range(passes):
+        for j in range(k):
+            d = 0.0
+            for r in range(v.shape[0]):
+                d += basis[j, r] * v[r]
+            for r in range(v.shape[0]):
+                v[r] -= d * basis[j, r]
+    return _norm(v)
+
+
+@njit(cache=True)
+def independent_loop_vectors(parent, bodies, vals, prov, tol):
+    """Which vectors of the kernel's output to keep so that they form a basis: every tree
+    joint's vector, and each loop joint's vector that is not in the span of the tree's and of
+    the loop vectors kept before it.
+
+    In the coordinates r_j = the sum of a vector's blocks over the subtree of body j (a
+    triangular change of coordinates), a transfer +t on body i, -t on its parent is t in block
+    i alone: the tree vectors span ⊕_i T_i with T_i spanned by joint i's child blocks. A loop
+    vector with blocks w_b on body b and w_a on body a has r_j = w_b on the path from b up to
+    their common ancestor c, w_a on the path from a up to c, w_a + w_b from c up (zero for shared
+    points, up to round-off). Its part outside ⊕ T_i is r_j minus its projection on T_j, joint
+    by joint; the loop vectors are kept greedily while these parts are independent (norm above
+    ``tol`` times the vector's). O(n + loop paths): only the joints on a loop's paths matter; the
+    tree vectors of one joint are independent and orthonormalized in one pass."""
+    n, K = parent.shape[0] - 1, prov.shape[0]
+    keep = np.ones(K, dtype=np.bool_)
+    on_path = np.zeros(n + 1, dtype=np.bool_)  # the joints on the path of a loop vector's body
+    loops = 0
+    for c in range(K):
+        if prov[c, 0] > n:
+            loops += 1
+            for slot in range(2):
+                j = bodies[c, slot]
+                while j > 0 and not on_path[j]:
+                    on_path[j] = True
+                    j = parent[j]
+    # an orthonormal basis of T_i (rows) for the joints on the paths, from joint i's child blocks
+    basis = np.zeros((n + 1, 10, 10))
+    rank = np.zeros(n + 1, dtype=np.int64)
+    v = np.empty(10)
+    for c in range(K):
+        i = prov[c, 0]
+        if i <= n and on_path[i]:
+            v[:] = vals[c, 0]
+            left = _reduce(v, basis[i], rank[i], 1)
+            for r in range(10):
+                basis[i, rank[i], r] = v[r] / left
+            rank[i] += 1
+    kept = np.zeros((loops, 10 * (n + 1)))  # the parts outside ⊕ T_i of the loop vectors kept
+    count = 0
+    r = np.empty(10 * (n + 1))  # r-coordinates, block j for body j (block 0 unused)
+    for c in range(K):
+        if prov[c, 0] <= n:
+            continue
+        r[:] = 0.0
+        for slot in range(2):
+            j = bodies[c, slot]
+            while j > 0:
+                for k in range(10):
+                    r[10 * j + k] += vals[c, slot, k]
+                j = parent[j]
+        size = _norm(r)
+        for slot in range(2):  # the blocks on this vector's paths (the others are zero)
+            j = bodies[c, slot]
+            while j > 0:
+                _reduce(r[10 * j:10 * j + 10], basis[j], rank[j], 1)
+                j = parent[j]
+        left = _reduce(r, kept, count, 2)
+        if left > tol * size:
+            kept[count] = r / left
+            count += 1
+        else:
+            keep[c] = False
+    return keep
 
 
 @njit(cache=True)

@@ -225,3 +225,19 @@ def test_rule_codes_name_their_rules():
     assert {code: (pr.RULES[code].name, pr.RULES[code].equation) for code in expected} == expected
     assert pr.RULES[pr.SLIDER_TURNING + 2].equation == "90" and len(pr.RULES) == pr.FIRST_AXIS + 1
     assert all((rule.equation is None) == (rule.principle == "generalized") for rule in pr.RULES)
+
+
+def test_loop_vectors_that_repeat_the_tree_are_dropped():
+    """The fixture four-bar turns about parallel axes: its loop joint's sym(z) and sym(O, z)
+    transfers are sums of the tree's (28 vectors of rank 26); the output keeps a basis."""
+    from drng.generator import kernel_arrays
+    from drng.principles import dense_basis, drng_kernel
+    from paths import FOUR_BAR
+
+    robot = robots.load_urdf(FOUR_BAR)
+    bodies, vals, _ = drng_kernel(*kernel_arrays(robot))
+    raw = dense_basis(robot.n, bodies, vals)
+    assert raw.shape[1] == 28 and np.linalg.matrix_rank(raw, tol=1e-9 * np.abs(raw).max()) == 26
+    result = drng.nullspace(robot, certify=False)
+    assert result.basis.shape[1] == result.dim == 26
+    assert np.linalg.matrix_rank(np.hstack([raw, result.basis]), tol=1e-9 * np.abs(raw).max()) == 26
