@@ -46,7 +46,8 @@ def drng_blocks(robot):
     bodies, vals, prov = drng_kernel(*kernel_arrays(robot))
     if robot.loop_joints:
         keep = independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
-        bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
+        if not keep.all():
+            bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
     return bodies, vals, prov
 
 
