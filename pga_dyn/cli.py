@@ -166,7 +166,7 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
         "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
         "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,
         "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
-        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=str)},
+        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=lambda item: str(item[0]))},
         "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
         "proven": result.proven, "certified": result.certified, "status": result.status,
         "trusted": result.trusted, "seconds": seconds, "drng_seconds": warm,

@@ -153,6 +153,7 @@ def test_analyze_certify_adds_the_check_to_a_proven_answer(capsys):
     assert "certified: nullspace rank 26 + sampled regressor rank 34 = 60 of 60" in out
     assert "miss directions" not in out
     assert re.search(r"joint2\s+3\s+0\s+0\s+2", out)  # 3 shared points, 2 by a generalized rule
+    assert "vectors per principle: shared points 18, fixed points 4, planar rotations 2, generalized rules 2" in out
 
 
 def test_analyze_bad_input_exits_2(capsys):
