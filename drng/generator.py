@@ -8,9 +8,9 @@ import time
 import numpy as np
 
 from pga_dyn.kinematics import initial_poses
-from pga_dyn.model import JOINT_CODE, check_robot
+from pga_dyn.model import check_robot
 
-from .principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
+from .principles import DEPENDENT_RTOL, JOINT_TYPES, dense_basis, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
 
@@ -21,9 +21,9 @@ def kernel_arrays(robot):
     cache = getattr(robot, "_drng_arrays", None)
     if cache is None:
         T0 = initial_poses(robot)
-        kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+        kind = np.array([-1] + [JOINT_TYPES[t] for t in robot.joint_type[1:]], dtype=np.int64)
         loops = robot.loop_joints
-        lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
+        lkind = np.array([JOINT_TYPES[lp.type] for lp in loops], dtype=np.int64)
         lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
         lchild = np.array([lp.child for lp in loops], dtype=np.int64)
         lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)

@@ -56,8 +56,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-#: Joint type codes (as pga_dyn.model.JOINT_CODE).
+#: Joint type codes of the kernel, and the code of each joint type name of pga_dyn.model.
 R, P, U, S, F = 0, 1, 2, 3, 4
+JOINT_TYPES = {"R": R, "P": P, "U": U, "S": S, "F": F}
 
 #: Kinds of the fixed-point set F_b (a projective subspace of R^4).
 F_ALL, F_IDEAL_PLANE, F_LINE, F_POINT, F_DIRECTION, F_NONE = 0, 1, 2, 3, 4, 5
