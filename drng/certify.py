@@ -84,7 +84,9 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     the (completed) basis passes the residual test and rank(B) + r = 10 n with a clean gap.
     ``certificate`` holds rank, rank_drng, rank_numerical, gap, threshold, smallest_kept,
     largest_dropped, clean, residual, samples, short. ``bounds``: the sampling box of the
-    actuated coordinates (:func:`pga_dyn.sampling.bounds_array`)."""
+    actuated coordinates (:func:`pga_dyn.sampling.bounds_array`). A proven result stays proven
+    unless the completion adds vectors (the proof would then be contradicted: ``proven`` False,
+    and the status says what the sampling found)."""
     from pga_dyn.sampling import count
 
     from .numerical import sampled_nullspace, stacked_regressor
@@ -123,7 +125,7 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     certified = bool(decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num == nparam)
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
-                           geometric, result.seconds)
+                           geometric, result.seconds, result.proven and geometric)
 
 
 #: Tolerance of the localisation in :func:`_remainder`, on orthonormal bases (entries <= 1).

@@ -16,9 +16,11 @@
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
 ``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
-parameters, the vectors per principle and per joint, and the certificate against the sampled
-regressor (exit status 1 when the answer cannot be certified; ``--no-certify`` skips it and
-labels the answer NOT CERTIFIED). ``base`` prints the base parameters
+parameters, the vectors per principle and per joint, and the status of the answer: proven (a
+tree: the generalized principles are complete, no sampling), or certified against the sampled
+regressor (loops and couplings; ``--certify`` adds the check to a proven answer; exit status 1
+when the answer cannot be certified; ``--no-certify`` skips it and labels an answer that is not
+proven NOT CERTIFIED). ``base`` prints the base parameters
 (``drng.base_parameters``): each regrouped combination, its expression in the link-frame
 parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
 carry an identification from an exciting trajectory to identified parameters
@@ -41,6 +43,8 @@ from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
 
 PROG = "pga-dyn"
+#: Column names of the principles in the vector counts (drng.principles.RULES).
+PRINCIPLE_NAMES = {"1": "shared points", "2": "fixed points", "3": "planar rotations", "generalized": "generalized rules"}
 
 
 def _load(target: str, floating, gravity):
@@ -149,8 +153,9 @@ def _cmd_info(args, out) -> int:
     return 0
 
 
-def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=None) -> dict:
-    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict."""
+def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bounds=None) -> dict:
+    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict (``certify`` as in
+    :func:`drng.nullspace`: None samples only an answer that is not proven)."""
     import time
 
     import drng
@@ -168,12 +173,12 @@ def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=Non
         "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
         "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,
         "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
-        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=str)},
+        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=lambda item: str(item[0]))},
         "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
-        "certified": result.certified, "seconds": seconds, "drng_seconds": warm,
+        "proven": result.proven, "certified": result.certified, "status": result.status,
+        "trusted": result.trusted, "seconds": seconds, "drng_seconds": warm,
     }
-    report["status"] = {None: "not certified", True: "certified", False: "NOT certified"}[result.certified]
-    if certify:
+    if result.certified is not None:
         c = result.certificate
         report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
                                  "singular_gap": c["gap"], "threshold": c["threshold"],
@@ -210,13 +215,15 @@ def analyze_lines(report: dict) -> list:
         f"nullspace dimension:  {report['nullspace_dimension']} (unidentifiable directions)",
         f"base parameters:      {report['base_parameters']} (identifiable combinations)",
         "vectors per principle: " + ", ".join(
-            f"{ {'1': 'shared points', '2': 'fixed points', '3': 'planar rotations'}.get(k, k)} {v}"
-            for k, v in report["vectors_per_principle"].items()),
+            f"{PRINCIPLE_NAMES.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
     ]
-    if report["certified"] is None:
-        lines.append("certificate:          NOT CERTIFIED (--no-certify): the three principles alone, which can "
-                     "miss directions (docs/drng.md)")
-    else:
+    if report["proven"]:
+        lines.append(f"status:               {report['status']}: the generalized principles are complete on a "
+                     "tree (docs/drng.md)" + ("" if report["certified"] is not None else ", no sampling"))
+    if report["certified"] is None and not report["proven"]:
+        lines.append("certificate:          NOT CERTIFIED (--no-certify): the principles alone, which can "
+                     "miss directions on loops and couplings (docs/drng.md)")
+    elif report["certified"] is not None:
         c = report["certificate"]
         verdict = "certified" if report["certified"] else "NOT certified"
         lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
@@ -227,17 +234,17 @@ def analyze_lines(report: dict) -> list:
                      f"threshold {c['threshold']:.0e}: " + ("a clean gap" if c["clean_gap"] else
                                                              "NOT a clean gap (needs >= 1e6 with the threshold inside)"))
         if not report["geometric"]:
-            lines.append(f"                      the three principles give rank {c['rank_drng']} and miss directions "
+            lines.append(f"                      the principles give rank {c['rank_drng']} and miss directions "
                          f"on bodies {', '.join(c['short_bodies'])}: completed numerically")
     if report["certified"] is None:
         lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
     else:
         lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
                      f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
-    rows = [(joint, *(counts.get(k, 0) for k in ("1", "2", "3")), counts.get("numerical", ""))
+    rows = [(joint, *(counts.get(k, 0) for k in PRINCIPLE_NAMES), counts.get("numerical", ""))
             for joint, counts in report["vectors_per_joint"].items()]
     lines += ["", "Vectors per joint"]
-    lines += _table(("joint", "shared points", "fixed points", "planar rotations", "numerical"), rows)
+    lines += _table(("joint", *PRINCIPLE_NAMES.values(), "numerical"), rows)
     if "per_parameter" in report:
         from drng.classification import SYMBOL
 
@@ -245,7 +252,7 @@ def analyze_lines(report: dict) -> list:
         names = list(dict.fromkeys(row["parameter"] for row in report["per_parameter"]))
         cls = {(row["body"], row["parameter"]): SYMBOL[row["class"]] for row in report["per_parameter"]}
         lines += ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
-                      "x unidentifiable" + ("" if report["certified"] else
+                      "x unidentifiable" + ("" if report["trusted"] else
                                             f" ({report['status'].upper()}: this table can be wrong)")]
         lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
         lines += regrouped_lines(report)
@@ -257,7 +264,8 @@ def _cmd_analyze(args, out) -> int:
 
     floating = True if args.floating else (False if args.fixed else None)
     robot = _load(args.robot, floating, tuple(args.gravity))
-    report = analyze(robot, not args.no_certify, args.per_parameter, _bounds(args.bounds))
+    certify = False if args.no_certify else (True if args.certify or args.bounds else None)
+    report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
         json.dump(report, out, indent=2)
         out.write("\n")
@@ -297,6 +305,8 @@ def base_report(robot, keep=()) -> dict:
     bp = drng.base_parameters(robot, result, keep=tuple(keep))
     report = bp.to_dict()
     report["certified"] = result.certified
+    report["status"] = result.status
+    report["trusted"] = result.trusted
     report["parameters"] = robot.num_parameters
     report["base_parameters"] = bp.num_base_parameters
     report["values"] = bp.values(to_link_parameters(robot, inertial_parameters(robot))).tolist()
@@ -341,7 +351,7 @@ def _cmd_base(args, out) -> int:
         out.write("\n")
     else:
         print("\n".join(base_lines(report)), file=out)
-    if not report["certified"]:
+    if not report["trusted"]:
         print(f"{PROG}: the nullspace behind these base parameters could not be certified (pga-dyn analyze "
               "says why): they can be wrong", file=sys.stderr)
         return 1
@@ -372,19 +382,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     analyze_parser = sub.add_parser(
         "analyze", help="which inertial parameters can be identified (DRNG)",
-        description="The nullspace of the dynamics regressor by the three principles of DRNG: its "
-                    "dimension, the base parameters, the vectors per principle and joint, certified against "
-                    "the regressor of random valid samples. Exit status 1 when the answer cannot be certified.")
+        description="The nullspace of the dynamics regressor by the generalized principles of DRNG: its "
+                    "dimension, the base parameters, the vectors per principle and joint; proven on a tree, "
+                    "certified against the regressor of random valid samples on loops and couplings. Exit "
+                    "status 1 when the answer cannot be certified.")
     _robot_arguments(analyze_parser)
     certify = analyze_parser.add_mutually_exclusive_group()
     certify.add_argument("--certify", action="store_true",
                          help="check against the regressor of random valid samples and complete the basis if the "
-                              "principles fall short (the default)")
+                              "principles fall short (the default on loops and couplings; a tree's answer is proven, "
+                              "this adds the check)")
     certify.add_argument("--no-certify", action="store_true",
-                         help="the three principles alone, in microseconds, labelled NOT CERTIFIED: they can miss "
-                              "directions")
+                         help="the principles alone, in microseconds: proven on a tree, else labelled NOT CERTIFIED "
+                              "(they can miss directions on loops and couplings)")
     analyze_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
-                                help="sampling range of an actuated coordinate for the certificate "
+                                help="sampling range of an actuated coordinate for the certificate (implies --certify) "
                                                   "(repeat for more; default: the joint limits, or +-pi rad, +-1 m)")
     analyze_parser.add_argument("--per-parameter", action="store_true",
                                 help="classify each link-frame parameter [m, mc, I] of each body: "

@@ -70,6 +70,9 @@ def gravity_seed(gravity) -> np.ndarray:
 
 #: Row, column of the pseudo-inertia N for each entry of the 10-vector of eq. (97) (0-based).
 PARAM_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2), (0, 3), (1, 3), (2, 3), (3, 3))
+#: The rows and the columns of PARAM_INDEX as arrays (10,), for the compiled kernels.
+PARAM_ROW = np.array([r for r, _ in PARAM_INDEX], dtype=np.int64)
+PARAM_COL = np.array([c for _, c in PARAM_INDEX], dtype=np.int64)
 #: Names of the entries of eq. (97): N = [[Sigma, h], [h^T, m]] with Sigma = int p p^T dm, h = m c.
 PARAM_NAMES = ("Sxx", "Sxy", "Sxz", "Syy", "Syz", "Szz", "hx", "hy", "hz", "m")
 #: Names of the classical parameters of a body in its own (link) frame, Pinocchio's order; the

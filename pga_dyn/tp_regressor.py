@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .conventions import PARAM_INDEX, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
+from .conventions import PARAM_COL, PARAM_INDEX, PARAM_ROW, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
 from .errors import PgaDynError
 from .kinematics import (check_states, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
                          robot_arrays)
@@ -35,8 +35,6 @@ from .loops import constraints
 from .model import Robot
 
 #: Row and column of the pseudo-inertia N of each entry of the 10-vector of eq. (97), for the kernel.
-_ROW = np.array([r for r, _ in PARAM_INDEX])
-_COL = np.array([c for _, c in PARAM_INDEX])
 
 
 @njit(cache=True, inline="always")
@@ -111,7 +109,7 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
                     if want_tensor:
                         tensor[s, j, i - 1] = R
                     for p in range(10):  # the bar operator of eq. (100)
-                        r, col = _ROW[p], _COL[p]
+                        r, col = PARAM_ROW[p], PARAM_COL[p]
                         Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
                 k = parent[k]
 
