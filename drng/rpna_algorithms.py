@@ -21,7 +21,8 @@ For body i with joint free modes Phi_i (6 x n_d, constant in the body frame):
 with B_i = B(iX_p(0)) (Algorithm 2 line 4 prints B_{i-}: it is B_i), the switched controllable
 subspace Ctrb (smallest subspace containing the seed and invariant under every matrix), the
 seed V_0 = the spatial gravity acceleration (0; -g) of ``pga_dyn.conventions.gravity_seed``
-in the base frame (empty without gravity: the base does not move) and K_0 = 0. The transfer subspace of joint i is T_i = Null(N_i): a change
+in the base frame (empty without gravity: the base does not move) and K_0 = 0. The transfer subspace of
+joint i is T_i = Null(N_i): a change
 r in body i's parameters with -B_i r moved onto its parent. The nullspace is the direct sum of
 the T_i (Theorem 2, Appendix G): the columns of R with R_ii = basis of Null(N_i) and
 R_{p(i), i} = -B_i R_ii. The system descriptor N (rows spanning the identifiable subspace,
