@@ -217,7 +217,8 @@ def _elimination_order(n: int, keep) -> list:
 
 def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: float = PIVOT_TOL) -> BaseParameters:
     """The base parameters of ``robot`` from the nullspace ``result`` (any method: DRNG,
-    certified, RPNA, numerical; default ``drng.nullspace(robot, certify=True)``).
+    certified, RPNA, numerical; default ``drng.nullspace(robot)``: proven on trees, certified on
+    loops and couplings).
 
     ``keep``: names of link-frame parameters (``m6``, ``Izz2``, see :func:`parameter_names`) to
     keep as leading parameters; PgaDynError if one cannot be (it is unidentifiable, or its
@@ -230,7 +231,7 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
     if result is None:
         from .generator import nullspace
 
-        result = nullspace(robot, certify=True)
+        result = nullspace(robot)
     N = link_nullspace(robot, result)  # (10 n, d), orthonormal
     n = robot.n
     names = parameter_names(n)
