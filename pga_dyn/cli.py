@@ -47,14 +47,15 @@ PROG = "pga-dyn"
 PRINCIPLE_NAMES = {"1": "shared points", "2": "fixed points", "3": "planar rotations", "generalized": "generalized rules"}
 
 
-def _load(target: str, floating, gravity):
-    """A built-in robot (by name, before any file of that name) or a URDF file, as a Robot."""
+def _load(target: str, floating, gravity, yaml=None):
+    """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
     import robots
 
     if target.lower() in robots.available():
         return robots.load(target, floating_base=floating, gravity=gravity)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        return robots.load_urdf(target, floating_base=bool(floating), gravity=gravity)
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
                       f"(built-in: {', '.join(robots.available())})")
 
@@ -148,7 +149,7 @@ def _closure_at_q0(robot) -> str:
 
 def _cmd_info(args, out) -> int:
     floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
     print("\n".join(info_lines(robot)), file=out)
     return 0
 
@@ -263,7 +264,7 @@ def _cmd_analyze(args, out) -> int:
     import json
 
     floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
     certify = False if args.no_certify else (True if args.certify or args.bounds else None)
     report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
@@ -336,7 +337,7 @@ def _cmd_base(args, out) -> int:
     import json
 
     floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
     report = base_report(robot, args.keep)
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as handle:
@@ -359,7 +360,11 @@ def _cmd_base(args, out) -> int:
 
 
 def _robot_arguments(parser) -> None:
-    parser.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH",
+                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF")
+    parser.add_argument("--yaml", metavar="PATH", default=None,
+                        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
+                             "beside the URDF, if there is one)")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
@@ -480,7 +485,7 @@ def _cmd_excite(args, out) -> int:
 
     from drng.identification import excite
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
     progress = _progress("optimising")
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
@@ -514,7 +519,7 @@ def _cmd_excite(args, out) -> int:
 def _cmd_simulate(args, out) -> int:
     from drng.identification import read_trajectory, simulate
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
     _warn_model(robot)
     traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
     extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
@@ -567,7 +572,7 @@ def _cmd_identify(args, out) -> int:
                                      read_trajectory, report, write_urdf)
     from drng.identification.results import plot
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
     if args.output and not (args.consistent or args.map):
         raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
     _warn_model(robot)
