@@ -39,6 +39,7 @@ import os
 import sys
 import warnings
 
+from . import __version__
 from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
 
@@ -377,6 +378,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Rigid-body dynamics in projective geometric algebra: robot models "
                                "and the identifiability of their inertial parameters.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     info = sub.add_parser("info", help="show the bodies, joints and parameters of a robot",
