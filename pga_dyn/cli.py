@@ -43,6 +43,7 @@ import warnings
 from . import __version__
 from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
+from .progress import reporting
 
 PROG = "pga-dyn"
 #: Column names of the principles in the vector counts (drng.principles.RULES).
@@ -375,6 +376,8 @@ def _cmd_base(args, out) -> int:
 def _robot_arguments(parser) -> None:
     parser.add_argument("robot", metavar="ROBOT_OR_PATH",
                         help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (they are drawn on stderr only when it is a terminal)")
     parser.add_argument("--yaml", metavar="PATH", default=None,
                         help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
                              "beside the URDF, if there is one)")
@@ -453,18 +456,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------
-def _progress(label: str):
-    """A progress callback (done, total, value) drawing a bar on stderr when it is a terminal; None
-    otherwise (a log file gets no bar)."""
-    if not sys.stderr.isatty():
+def _draw(label: str, done: int, total: int, extra: str = "") -> None:
+    """One progress bar on stderr, redrawn in place."""
+    filled = int(30 * min(done, total) / max(total, 1))
+    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}{extra}", end="", file=sys.stderr,
+          flush=True)
+
+
+def _bars(quiet: bool):
+    """The listener of pga_dyn.progress for the command: a bar per step on stderr, its line ended
+    when the step is done; None (silent) with --quiet or when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
         return None
 
-    def show(done, total, value):
-        filled = int(30 * min(done, total) / total)
-        print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}  cond {value:.4g}", end="",
-              file=sys.stderr, flush=True)
+    def show(step, done, total):
+        _draw(step, done, total)
+        if done >= total:
+            print(file=sys.stderr)
 
     return show
+
+
+def _progress(label: str, quiet: bool = False):
+    """A progress callback (done, total, value) of the excitation optimiser, drawn like
+    :func:`_bars`; None when silent."""
+    if _bars(quiet) is None:
+        return None
+    return lambda done, total, value: _draw(label, done, total, f"  cond {value:.4g}")
 
 
 def _friction(values):
@@ -515,7 +533,7 @@ def _cmd_excite(args, out) -> int:
     from drng.identification import excite
 
     robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
-    progress = _progress("optimising")
+    progress = _progress("optimising", args.quiet)
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
                         velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
@@ -715,7 +733,8 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PgaDynWarning)
             warnings.showwarning = _show_warning
-            return args.func(args, sys.stdout)
+            with reporting(_bars(getattr(args, "quiet", False))):
+                return args.func(args, sys.stdout)
     except PgaDynError as exc:
         message = " ".join(str(exc).split())
         print(f"{PROG}: error: {message}", file=sys.stderr)
