@@ -26,7 +26,11 @@ proven NOT CERTIFIED). ``base`` prints the base parameters
 parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
 carry an identification from an exciting trajectory to identified parameters
 (``drng.identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
-(``robots.available()``) or a URDF / URDF+ file.
+(``robots.available()``) or a robot file read by ``robots.load_file``: URDF, URDF+, Extended
+URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
+draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
+(``drng.plot``). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
+only when it is a terminal) and ``pga-dyn --version`` prints the version.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
@@ -61,6 +65,12 @@ def _load(target: str, floating, gravity, yaml=None):
         return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
                       f"(built-in: {', '.join(robots.available())})")
+
+
+def _robot(args):
+    """The robot of a command's ROBOT_OR_PATH, --floating/--fixed, --gravity and --yaml."""
+    floating = True if args.floating else (False if args.fixed else None)
+    return _load(args.robot, floating, tuple(args.gravity), args.yaml)
 
 
 def _table(headers, rows) -> list:
@@ -151,8 +161,7 @@ def _closure_at_q0(robot) -> str:
 
 
 def _cmd_info(args, out) -> int:
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     print("\n".join(info_lines(robot)), file=out)
     return 0
 
@@ -160,8 +169,7 @@ def _cmd_info(args, out) -> int:
 def _cmd_plot(args, out) -> int:
     from drng.plot import plot
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     figure = plot(robot, args.output, samples=args.samples, seed=args.seed)
     title = figure.texts[0].get_text() if figure.texts else robot.name
     print(f"{title}: written to {args.output}", file=out)
@@ -277,8 +285,7 @@ def analyze_lines(report: dict) -> list:
 def _cmd_analyze(args, out) -> int:
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     certify = False if args.no_certify else (True if args.certify or args.bounds else None)
     report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
@@ -350,8 +357,7 @@ def _cmd_base(args, out) -> int:
     import csv
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     report = base_report(robot, args.keep)
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as handle:
@@ -532,7 +538,7 @@ def _cmd_excite(args, out) -> int:
 
     from drng.identification import excite
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     progress = _progress("optimising", args.quiet)
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
@@ -566,7 +572,7 @@ def _cmd_excite(args, out) -> int:
 def _cmd_simulate(args, out) -> int:
     from drng.identification import read_trajectory, simulate
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     _warn_model(robot)
     traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
     extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
@@ -619,7 +625,7 @@ def _cmd_identify(args, out) -> int:
                                      read_trajectory, report, write_urdf)
     from drng.identification.results import plot
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity), args.yaml)
+    robot = _robot(args)
     if args.output and not (args.consistent or args.map):
         raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
     _warn_model(robot)

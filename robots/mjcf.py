@@ -220,7 +220,9 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
                     axes = reader.floats(jattrs, "axis", 3, (0, 0, 1), jel).reshape(1, 3)
                     if jattrs.get("limited", "auto") != "false" and "range" in jattrs:
                         lo, hi = reader.floats(jattrs, "range", 2, None, jel)
-                        limits = tuple(float(v) for v in (reader.angle(np.array([lo, hi])) if kind == "R" else (lo, hi)))
+                        if kind == "R":
+                            lo, hi = reader.angle(lo), reader.angle(hi)
+                        limits = (float(lo), float(hi))
                 if float(jattrs.get("armature", 0)) != 0:
                     armature.append(jname)
         # link frame = body frame moved to the joint position; the parent's link frame is offset too
