@@ -32,7 +32,7 @@ from pga_dyn.model import LoopSpec, Robot
 
 from .urdf import read_text, urdf_specs
 
-__all__ = ["load_extended_urdf", "yaml_beside"]
+__all__ = ["load_extended_urdf", "yaml_beside", "weld_as_loop"]
 
 _KEYS = ("closed_loop", "type", "name_mot", "joint_name", "joint_type")
 _AXIS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
@@ -104,7 +104,7 @@ def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False,
     Each 3D closure becomes a spherical loop joint named ``<A>__<B>`` between the links of
     its frames, centred at their common origin; the joints of ``name_mot`` are marked
     independent, the other moving joints dependent. A 6D closure becomes the loop joint it
-    cuts (see ``_weld``). The file need not be assembled at q = 0: like any robot with loops,
+    cuts (see ``weld_as_loop``). The file need not be assembled at q = 0: like any robot with loops,
     its passive coordinates are solved at the actuated position of q = 0
     (:meth:`pga_dyn.loops.Constraints.close_reference`), which names the loops that cannot close.
     """
@@ -153,12 +153,12 @@ def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False,
         if str(kind).upper() == "3D":
             loops.append(LoopSpec(f"{a}__{b}", "S", ends[0], ends[1]))
         else:
-            loops.append(_weld(joints, ends, f"{yaml_path}: closed loop [{a}, {b}]"))
+            loops.append(weld_as_loop(joints, ends, f"{yaml_path}: closed loop [{a}, {b}]"))
     return Robot(specs["name"], specs["links"], list(joints.values()), loops, (), gravity=gravity,
                  floating_base=floating_base, source=urdf_path)
 
 
-def _weld(joints: dict, ends, where: str) -> LoopSpec:
+def weld_as_loop(joints: dict, ends, where: str) -> LoopSpec:
     """A 6D closure (frames A and B welded) as a loop joint, by re-hanging B's rigid group.
 
     From B, up the fixed joints, to the link b of the first moving joint J (p -> b, of type R,
@@ -168,17 +168,24 @@ def _weld(joints: dict, ends, where: str) -> LoopSpec:
     inertials are unchanged; the closure becomes exactly the joint it cut. The sides are tried
     in both orders (B must not be an ancestor of A)."""
     parent_joint = {j.child: j for j in joints.values()}
-    for a, b in (ends, ends[::-1]):
-        path, link = [], b
+
+    def rigid_root(link):
+        """The fixed joints from ``link`` up to the first link on a moving joint (or the root)."""
+        path = []
         while link in parent_joint and parent_joint[link].type == "fixed":
             path.append(parent_joint[link])
             link = parent_joint[link].parent
+        return path, link
+
+    for a, b in (ends, ends[::-1]):
+        path, link = rigid_root(b)
         cut = parent_joint.get(link)
         ancestors, up = set(), a
         while up in parent_joint:
             ancestors.add(up)
             up = parent_joint[up].parent
-        if cut is None or cut.type not in ("R", "P", "U", "S") or cut.independent or link in ancestors:
+        if cut is None or cut.type not in ("R", "P", "U", "S") or cut.independent or link in ancestors \
+                or rigid_root(cut.parent)[1] == rigid_root(a)[1]:  # a weld of a body to its parent locks J
             continue
         for joint in path:
             joints[joint.name] = dataclasses.replace(joint, parent=joint.child, child=joint.parent,
@@ -189,5 +196,6 @@ def _weld(joints: dict, ends, where: str) -> LoopSpec:
                                            axes=np.zeros((0, 3)), independent=None, mimic=None, limits=None)
         return LoopSpec(cut.name, cut.type, cut.parent, link, cut.origin, np.eye(4), cut.axes)
     raise PgaDynError(f"{where}: a 6D closure needs, on one side, a passive R, P, U or S joint to cut "
-                      "(the first moving joint above its frame), not an ancestor of the other frame")
+                      "(the first moving joint above its frame), not an ancestor of the other frame and not "
+                      "a joint that the weld would lock (a body welded to its parent)")
 

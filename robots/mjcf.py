@@ -11,7 +11,9 @@ Read, after the ``<default>`` classes are applied (``class`` / ``childclass``):
   a body without a joint is welded to its parent; ``<site name pos>``;
 * ``<equality>``: ``connect`` (body1 body2 anchor, or site1 site2) is a spherical loop joint
   (the point ``anchor`` of body1 and the point of body2 that coincides with it at qpos0);
-  ``joint`` (joint1 joint2 polycoef) with a linear polynomial is a coupling q1 = a0 + a1 q2;
+  ``weld`` (body1 body2 relpose; without relpose: as at qpos0) is the loop joint it cuts
+  (:func:`robots.extended.weld_as_loop`); ``joint`` (joint1 joint2 polycoef) with a linear
+  polynomial is a coupling q1 = a0 + a1 q2;
 * ``<actuator>``: the joints its elements drive (``joint=``) are the actuated (independent)
   coordinates, the other joints passive.
 
@@ -20,7 +22,7 @@ joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-body p
 :class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one (identify it with
 ``pga-dyn identify --armature``). ``geom``, ``camera``, ``light``, ``<asset>``,
 ``<sensor>``, ``<visual>``, ``<contact>`` and ``<statistic>`` do not change the rigid-body
-model and are skipped. Everything else that does (``weld`` and ``tendon`` equalities,
+model and are skipped. Everything else that does (``tendon`` and other equalities,
 ``<tendon>``, several joints in a body, inertia inferred from geoms, ``<include>``, an actuator
 not on a joint,
 ``<frame>``, a joint ``ref``) raises :class:`~pga_dyn.errors.PgaDynError` naming it.
@@ -37,6 +39,7 @@ import numpy as np
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
+from .extended import weld_as_loop
 from .urdf import read_text
 
 __all__ = ["load_mjcf", "parse_mjcf"]
@@ -264,9 +267,11 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
             loops.append(_connect(reader, element, attrs, sites, offsets, world_poses, len(loops)))
         elif element.tag == "joint":
             joints = _joint_equality(reader, element, attrs, joints)
+        elif element.tag == "weld":
+            joints, loop = _weld_equality(reader, element, attrs, links, joints, offsets, world_poses, len(loops))
+            loops.append(loop)
         else:
-            reader.fail(element, f"<{element.tag}> equality is not supported (connect and joint are: a weld has "
-                                 "no pga-dyn loop joint, cut the loop at a joint and use connect)")
+            reader.fail(element, f"<{element.tag}> equality is not supported (connect, weld and joint are)")
     if floating_base is None:
         floating_base = bool(free)
     if free:  # the free body is the root link
@@ -325,6 +330,38 @@ def _actuated(reader, root, joints):
         reader.fail(actuator, f"no joint named '{name}'")
     return [j if j.type == "fixed" else JointSpec(j.name, j.type, j.parent, j.child, j.origin, j.axes,
                                                   j.name in driven, j.mimic, j.limits) for j in joints]
+
+
+def _weld_equality(reader, element, attrs, links, joints, offsets, world_poses, index):
+    """A weld equality as the loop joint it cuts (:func:`robots.extended.weld_as_loop`): massless
+    links ``<name>_A`` on body1 (at its body frame) and ``<name>_B`` on body2 (where body1's
+    frame is when body2 sits at ``relpose`` from body1; without relpose, at qpos0) are welded."""
+    b1, b2 = attrs.get("body1"), attrs.get("body2", "world")
+    for body in (b1, b2):
+        if body not in offsets:
+            reader.fail(element, f"no body named '{body}'")
+    body_pose = {b: world_poses[b] @ _translation(-offsets[b]) for b in (b1, b2)}
+    relpose = reader.floats(attrs, "relpose", 7, (0, 1, 0, 0, 0, 0, 0), element)
+    if np.any(relpose[3:] != 0):
+        rel = _translation(relpose[:3])
+        rel[:3, :3] = _quat_matrix(relpose[3:])
+    else:  # the relative pose at qpos0
+        rel = np.linalg.inv(body_pose[b1]) @ body_pose[b2]
+    name = element.get("name") or f"weld{index}"
+    ends = (f"{name}_A", f"{name}_B")
+    links += [LinkSpec(ends[0]), LinkSpec(ends[1])]
+    by_name = {j.name: j for j in joints}
+    for end, body, frame in ((ends[0], b1, _translation(-offsets[b1])),
+                             (ends[1], b2, _translation(-offsets[b2]) @ np.linalg.inv(rel))):
+        by_name[f"{end}_frame"] = JointSpec(f"{end}_frame", "fixed", body, end, frame)
+    loop = weld_as_loop(by_name, ends, f"{reader.where}: <weld name='{name}'>")
+    return list(by_name.values()), loop
+
+
+def _translation(p) -> np.ndarray:
+    t = np.eye(4)
+    t[:3, 3] = p
+    return t
 
 
 def _joint_equality(reader, element, attrs, joints):

@@ -116,7 +116,8 @@ def test_mjcf_armature_is_named_in_a_warning():
 
 
 @pytest.mark.parametrize("tail,match", [
-    ('<equality><weld body1="a" body2="b"/></equality>', "<weld> equality is not supported"),
+    ('<equality><tendon tendon1="t"/></equality>', "<tendon> equality is not supported"),
+    ('<equality><weld body1="a" body2="b"/></equality>', "a 6D closure needs.*would lock"),
     ('<tendon><fixed name="t"><joint joint="ja" coef="1"/></fixed></tendon>', "<tendon>: not supported"),
     ('<equality><joint joint1="jb" joint2="ja" polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
     ('<actuator><motor tendon="t"/></actuator>', "not on a joint"),
@@ -223,5 +224,22 @@ def test_a_6d_closure_is_the_joint_it_cuts(tmp_path):
     (loop,) = robot.loop_joints
     assert loop.name == "far_joint" and loop.type == "R"
     assert robot.body_names == ("crank", "coupler", "rocker")  # coupler_far merged into the coupler
+    result = drng.nullspace(robot)
+    assert result.certified and result.dim == ORACLE_NULLITY["four_bar", "z"]
+
+
+def test_an_mjcf_weld_is_the_joint_it_cuts():
+    """The MJCF four-bar with its coupler in two halves, the far one on a hinge at C on the
+    rocker, welded at the coupler's middle (relpose: as at qpos0): the four-bar's nullspace."""
+    rocker = '<body name="rocker" pos="0.6 0 0">'
+    text = files()["four_bar.xml"].replace(rocker, rocker + '<body name="coupler_far" pos="-0.05 0.4 0">'
+                                           '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>')
+    text = text.replace('<connect name="pin" body1="coupler" body2="rocker" anchor="0.45 0.15 0"/>',
+                        '<weld name="middle" body1="coupler" body2="coupler_far"/>')
+    assert "coupler_far" in text and "<weld" in text
+    robot = robots.parse_mjcf(text, "four_bar_weld.xml")
+    (loop,) = robot.loop_joints
+    assert loop.name == "far_joint" and loop.type == "R"
+    assert robot.body_names == ("crank", "coupler", "rocker")
     result = drng.nullspace(robot)
     assert result.certified and result.dim == ORACLE_NULLITY["four_bar", "z"]
