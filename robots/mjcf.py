@@ -5,9 +5,10 @@ Read, after the ``<default>`` classes are applied (``class`` / ``childclass``):
 * ``<compiler angle eulerseq>`` (angles in degrees unless ``angle="radian"``);
 * ``<option gravity>`` (the gravity of the robot unless one is given);
 * ``<worldbody>``: nested ``<body name pos quat|euler|axisangle>`` with ``<inertial pos
-  quat|euler|axisangle mass diaginertia|fullinertia>`` and at most one ``<joint>`` of type
+  quat|euler|axisangle mass diaginertia|fullinertia>`` and ``<joint>`` elements of type
   ``hinge`` (R), ``slide`` (P), ``ball`` (S) or ``free`` (the floating base, on a body of the
   world only), with ``pos``, ``axis`` and ``range`` (the sampling bounds of actuated joints);
+  several joints in one body act in turn, as a chain of massless links ``<body>__<joint>``;
   a body without a joint is welded to its parent; ``<site name pos>``;
 * ``<equality>``: ``connect`` (body1 body2 anchor, or site1 site2) is a spherical loop joint
   (the point ``anchor`` of body1 and the point of body2 that coincides with it at qpos0);
@@ -23,7 +24,7 @@ joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-body p
 ``pga-dyn identify --armature``). ``geom``, ``camera``, ``light``, ``<asset>``,
 ``<sensor>``, ``<visual>``, ``<contact>`` and ``<statistic>`` do not change the rigid-body
 model and are skipped. Everything else that does (``tendon`` and other equalities,
-``<tendon>``, several joints in a body, inertia inferred from geoms, ``<include>``, an actuator
+``<tendon>``, inertia inferred from geoms, ``<include>``, an actuator
 not on a joint,
 ``<frame>``, a joint ``ref``) raises :class:`~pga_dyn.errors.PgaDynError` naming it.
 """
@@ -188,8 +189,31 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
         reader.fail(root, "no <worldbody>")
 
     links, joints, armature = [LinkSpec("world")], [], []
-    offsets, world_poses, sites, joint_link = {"world": np.zeros(3)}, {"world": np.eye(4)}, {}, {}
+    offsets, world_poses, sites = {"world": np.zeros(3)}, {"world": np.eye(4)}, {}
     free = []
+
+    def joint(jel, body, childclass):
+        """(name, type, axes, position in the body frame, limits) of a <joint>; None: free."""
+        jattrs = {"type": "free"} if jel.tag == "freejoint" else reader.attributes(jel, childclass)
+        jtype = jattrs.get("type", "hinge")
+        jname = jattrs.get("name") or reader.fail(jel, f"in <body name='{body}'>: a joint needs a name")
+        if jtype == "free":
+            return None
+        if jtype not in _JOINT_TYPES:
+            reader.fail(jel, f"joint type '{jtype}' is not supported")
+        kind, axes, limits = _JOINT_TYPES[jtype], np.zeros((0, 3)), None
+        if float(jattrs.get("ref", 0)) != 0:
+            reader.fail(jel, "a nonzero ref is not supported")
+        if kind in ("R", "P"):
+            axes = reader.floats(jattrs, "axis", 3, (0, 0, 1), jel).reshape(1, 3)
+            if jattrs.get("limited", "auto") != "false" and "range" in jattrs:
+                lo, hi = reader.floats(jattrs, "range", 2, None, jel)
+                if kind == "R":
+                    lo, hi = reader.angle(lo), reader.angle(hi)
+                limits = (float(lo), float(hi))
+        if float(jattrs.get("armature", 0)) != 0:
+            armature.append(jname)
+        return jname, kind, axes, reader.floats(jattrs, "pos", 3, (0, 0, 0), jel), limits
 
     def visit(body, parent, childclass):
         name = body.get("name") or reader.fail(body, "a body needs a name")
@@ -197,50 +221,38 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
         for child in body:
             if child.tag not in _BODY_SKIPPED:
                 reader.fail(child, f"in <body name='{name}'>: not supported")
-        found = [j for j in body if j.tag in ("joint", "freejoint")]
-        if len(found) > 1:
-            reader.fail(body, f"{len(found)} joints in one body are not supported (one joint per body)")
         attrs = reader.attributes(body, childclass)
         placement = reader.pose(attrs, body)
-        kind, axes, offset, limits, jname = "fixed", np.zeros((0, 3)), np.zeros(3), None, f"{name}_weld"
-        if found:
-            jel = found[0]
-            jattrs = {"type": "free"} if jel.tag == "freejoint" else reader.attributes(jel, childclass)
-            jtype = jattrs.get("type", "hinge")
-            jname = jattrs.get("name") or reader.fail(jel, f"in <body name='{name}'>: a joint needs a name")
-            if jtype == "free":
-                if parent != "world":
-                    reader.fail(jel, "a free joint on a body that is not a child of <worldbody>")
-                free.append(name)
-            elif jtype not in _JOINT_TYPES:
-                reader.fail(jel, f"joint type '{jtype}' is not supported")
-            else:
-                kind = _JOINT_TYPES[jtype]
-                if float(jattrs.get("ref", 0)) != 0:
-                    reader.fail(jel, "a nonzero ref is not supported")
-                offset = reader.floats(jattrs, "pos", 3, (0, 0, 0), jel)
-                if kind in ("R", "P"):
-                    axes = reader.floats(jattrs, "axis", 3, (0, 0, 1), jel).reshape(1, 3)
-                    if jattrs.get("limited", "auto") != "false" and "range" in jattrs:
-                        lo, hi = reader.floats(jattrs, "range", 2, None, jel)
-                        if kind == "R":
-                            lo, hi = reader.angle(lo), reader.angle(hi)
-                        limits = (float(lo), float(hi))
-                if float(jattrs.get("armature", 0)) != 0:
-                    armature.append(jname)
-        # link frame = body frame moved to the joint position; the parent's link frame is offset too
+        found = [joint(j, name, childclass) for j in body if j.tag in ("joint", "freejoint")]
+        if None in found:
+            if parent != "world" or len(found) > 1:
+                reader.fail(body, "a free joint must be the only joint of a body of the world")
+            free.append(name)
+            found = []
+        if not found:
+            found = [(f"{name}_weld", "fixed", np.zeros((0, 3)), np.zeros(3), None)]
+        # Several joints act in turn, each at its position in the body frame as turned by the
+        # previous ones: a chain of massless links <body>__<joint>, each at its joint's position.
+        # A link frame is the body frame moved to its joint's position.
         origin = placement.copy()
-        origin[:3, 3] = placement[:3, 3] + placement[:3, :3] @ offset - offsets[parent]
-        offsets[name] = offset
-        world_poses[name] = world_poses[parent] @ origin
-        links.append(LinkSpec(name, reader.inertial(body, childclass, offset)))
-        if name not in free:  # the free body hangs from pga-dyn's own floating joint
-            joints.append(JointSpec(jname, kind, parent, name, origin, axes, None, None, limits))
-        joint_link[jname] = name
+        origin[:3, 3] = placement[:3, 3] + placement[:3, :3] @ found[0][3] - offsets[parent]
+        pose, previous, at = world_poses[parent] @ origin, parent, found[0][3]
+        for k, (jname, kind, axes, position, limits) in enumerate(found):
+            child = name if k == len(found) - 1 else f"{name}__{jname}"
+            if k:
+                origin = np.eye(4)
+                origin[:3, 3] = position - at
+                pose, at = pose @ origin, position
+                links.append(LinkSpec(previous))
+            if name not in free:  # the free body hangs from pga-dyn's own floating joint
+                joints.append(JointSpec(jname, kind, previous, child, origin, axes, None, None, limits))
+            previous = child
+        offsets[name], world_poses[name] = at, pose
+        links.append(LinkSpec(name, reader.inertial(body, childclass, at)))
         for site in body.findall("site"):
             if site.get("name"):
                 sattrs = reader.attributes(site, childclass)
-                sites[site.get("name")] = (name, reader.floats(sattrs, "pos", 3, (0, 0, 0), site) - offset)
+                sites[site.get("name")] = (name, reader.floats(sattrs, "pos", 3, (0, 0, 0), site) - at)
         for child in body.findall("body"):
             visit(child, name, childclass)
 

@@ -243,3 +243,28 @@ def test_an_mjcf_weld_is_the_joint_it_cuts():
     assert robot.body_names == ("crank", "coupler", "rocker")
     result = drng.nullspace(robot)
     assert result.certified and result.dim == ORACLE_NULLITY["four_bar", "z"]
+
+
+HIP = """<mujoco model="hip"><compiler angle="radian"/><worldbody><body name="base">
+ <body name="thigh" pos="0.1 0.2 0.3" quat="0.9 0.1 0.3 0.2">
+  <inertial pos="0.05 0.02 -0.2" mass="2" fullinertia="0.03 0.02 0.01 0.001 0.002 0.003"/>
+  <joint name="hx" axis="1 0 0" pos="0.01 0 0"/><joint name="hy" axis="0 1 0" pos="0 0.02 0"/>
+  <joint name="hz" axis="0 0 1" pos="0 0 0.03"/>
+  <body name="shin" pos="0 0 -0.4" euler="0.1 0.2 0.3"><inertial pos="0 0 -0.2" mass="1" diaginertia="0.02 0.02 0.001"/>
+   <joint name="knee" axis="0 1 0" pos="0.0 0.01 0.02"/></body></body></body></worldbody></mujoco>"""
+
+
+def test_mjcf_joints_of_one_body_act_in_turn_as_pinocchio_reads_them(tmp_path):
+    """Three joints in one body (Pinocchio: a composite joint), each at its own position, and a
+    rotated child: pga-dyn's forces (its regressor times its parameters) equal Pinocchio's RNEA
+    on the model Pinocchio's MJCF parser reads from the same file."""
+    path = write(tmp_path, "hip.xml", HIP)
+    robot, model = robots.load_mjcf(path), pin.buildModelFromMJCF(path)
+    assert robot.body_names == ("thigh__hx", "thigh__hy", "thigh", "shin")
+    assert robot.coordinate_names == ("hx", "hy", "hz", "knee") and model.nv == 4
+    data, rng = model.createData(), np.random.default_rng(0)
+    pi = pga_dyn.inertial_parameters(robot)
+    for _ in range(5):
+        q, qd, qdd = rng.uniform(-1, 1, (3, 4))
+        tau = pga_dyn.regressor(robot, q, qd, qdd) @ pi
+        assert np.allclose(tau, pin.rnea(model, data, q, qd, qdd), atol=1e-12)
