@@ -7,10 +7,14 @@ import fnmatch
 import os
 import subprocess
 import sys
-import tomllib
 
 import pga_dyn
 import robots
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10: the test extra installs tomli
+    import tomli as tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
