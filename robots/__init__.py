@@ -6,7 +6,8 @@
 * :func:`load_urdf` reads a URDF or URDF+ file, :func:`parse_urdf` reads URDF text;
 * :func:`load_extended_urdf` reads a tree URDF with the YAML of its closed loops
   (Gepetto's example-parallel-robots);
-* :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text.
+* :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
+  :func:`mjcf_armature` its joints' armature (rotor inertia).
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
@@ -25,11 +26,11 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
 
 from .extended import load_extended_urdf, yaml_beside
-from .mjcf import load_mjcf, parse_mjcf
+from .mjcf import load_mjcf, mjcf_armature, parse_mjcf
 from .urdf import load_urdf, parse_urdf, read_text
 
 __all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
-           "load_mjcf", "parse_mjcf"]
+           "load_mjcf", "parse_mjcf", "mjcf_armature"]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 

@@ -20,8 +20,8 @@ Read, after the ``<default>`` classes are applied (``class`` / ``childclass``):
 
 A body's link frame is its body frame moved to its joint's ``pos`` (URDF's convention: the
 joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-body parameter: a
-:class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one (identify it with
-``pga-dyn identify --armature``). ``geom``, ``camera``, ``light``, ``<asset>``,
+:class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one, :func:`mjcf_armature`
+gives the values (identify it with ``pga-dyn identify --armature``). ``geom``, ``camera``, ``light``, ``<asset>``,
 ``<sensor>``, ``<visual>``, ``<contact>`` and ``<statistic>`` do not change the rigid-body
 model and are skipped. Everything else that does (``tendon`` and other equalities,
 ``<tendon>``, inertia inferred from geoms, ``<include>``, an actuator
@@ -43,7 +43,7 @@ from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 from .extended import weld_as_loop
 from .urdf import read_text
 
-__all__ = ["load_mjcf", "parse_mjcf"]
+__all__ = ["load_mjcf", "parse_mjcf", "mjcf_armature"]
 
 _JOINT_TYPES = {"hinge": "R", "slide": "P", "ball": "S"}
 _SKIPPED = {"asset", "sensor", "visual", "contact", "statistic", "size", "extension", "keyframe",
@@ -168,8 +168,27 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
     """Build a :class:`~pga_dyn.model.Robot` from MJCF text; ``where`` names it in errors.
 
     ``floating_base`` None: floating when the body of the world has a free joint; ``gravity``
-    None: ``<option gravity>`` (MuJoCo's default (0, 0, -9.81)).
+    None: ``<option gravity>`` (MuJoCo's default (0, 0, -9.81)). A joint ``armature`` is named
+    in a :class:`~pga_dyn.errors.PgaDynWarning` (:func:`mjcf_armature` gives the values).
     """
+    robot, armature = _read(text, where, floating_base, gravity)
+    if armature:
+        warnings.warn(f"{where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
+                      "rigid-body parameter: pga-dyn leaves it out of the robot (robots.mjcf_armature gives the "
+                      "values, e.g. for drng.identification's extras; identify it with --armature)",
+                      PgaDynWarning, stacklevel=2)
+    return robot
+
+
+def mjcf_armature(text: str, where: str = "<string>") -> dict:
+    """{joint name: armature} of the joints of MJCF text with a nonzero ``armature`` (kg m^2 or
+    kg, after the ``<default>`` classes), e.g. ``extras={"armature": [values.get(name, 0.0) for
+    name in robot.actuated_names]}`` of :func:`drng.identification.simulate`."""
+    return _read(text, where, None, None)[1]
+
+
+def _read(text, where, floating_base, gravity):
+    """(robot, {joint: armature})."""
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
@@ -188,7 +207,7 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
     if worldbody is None:
         reader.fail(root, "no <worldbody>")
 
-    links, joints, armature = [LinkSpec("world")], [], []
+    links, joints, armature = [LinkSpec("world")], [], {}
     offsets, world_poses, sites = {"world": np.zeros(3)}, {"world": np.eye(4)}, {}
     free = []
 
@@ -212,7 +231,7 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
                     lo, hi = reader.angle(lo), reader.angle(hi)
                 limits = (float(lo), float(hi))
         if float(jattrs.get("armature", 0)) != 0:
-            armature.append(jname)
+            armature[jname] = float(jattrs["armature"])
         return jname, kind, axes, reader.floats(jattrs, "pos", 3, (0, 0, 0), jel), limits
 
     def visit(body, parent, childclass):
@@ -263,11 +282,6 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
         visit(body, "world", None)
     if free and (len(free) > 1 or len(worldbody.findall("body")) > 1):
         reader.fail(worldbody, "a free body must be the only body of the world")
-    if armature:
-        warnings.warn(f"{where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
-                      "rigid-body parameter: pga-dyn leaves it out (identify it with --armature)", PgaDynWarning,
-                      stacklevel=3)
-
     joints = _actuated(reader, root, joints)
     loops = []
     equality = root.find("equality")
@@ -289,7 +303,7 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
     if free:  # the free body is the root link
         links = links[1:]
     return Robot(root.get("model") or os.path.basename(where), links, joints, loops, (), gravity=gravity,
-                 floating_base=floating_base, source=where)
+                 floating_base=floating_base, source=where), armature
 
 
 def _connect(reader, element, attrs, sites, offsets, world_poses, index) -> LoopSpec:

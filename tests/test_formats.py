@@ -110,9 +110,12 @@ def test_mjcf_joint_equality_is_a_coupling_and_degrees_are_read():
     assert np.allclose(pga_dyn.sampling.default_bounds(robot), [[-np.pi / 2, np.pi / 2]])  # range in degrees
 
 
-def test_mjcf_armature_is_named_in_a_warning():
-    with pytest.warns(PgaDynWarning, match="joints ja have an armature"):
-        robots.parse_mjcf(MJCF.format(extra='armature="0.01"', tail=""))
+def test_mjcf_armature_is_named_in_a_warning_and_kept_apart():
+    text = MJCF.format(extra='armature="0.01"', tail="").replace(
+        '<compiler angle="degree"/>', '<compiler angle="degree"/><default><joint armature="0.25"/></default>')
+    with pytest.warns(PgaDynWarning, match="joints ja, jb have an armature"):
+        robots.parse_mjcf(text)
+    assert robots.mjcf_armature(text) == {"ja": 0.01, "jb": 0.25}  # its own, then the default class's
 
 
 @pytest.mark.parametrize("tail,match", [
