@@ -60,7 +60,7 @@ def _load(target: str, floating, gravity, yaml=None):
     import robots
 
     if target.lower() in robots.available():
-        return robots.load(target, floating_base=floating, gravity=gravity)
+        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
         return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
@@ -70,7 +70,7 @@ def _load(target: str, floating, gravity, yaml=None):
 def _robot(args):
     """The robot of a command's ROBOT_OR_PATH, --floating/--fixed, --gravity and --yaml."""
     floating = True if args.floating else (False if args.fixed else None)
-    return _load(args.robot, floating, tuple(args.gravity), args.yaml)
+    return _load(args.robot, floating, None if args.gravity is None else tuple(args.gravity), args.yaml)
 
 
 def _table(headers, rows) -> list:
@@ -390,9 +390,9 @@ def _robot_arguments(parser) -> None:
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=list(DEFAULT_GRAVITY),
-                        help="gravity vector in the world frame, m/s^2 (default: {})".format(
-                            " ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=None,
+                        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, "
+                             "else {})".format(" ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
 
 
 def build_parser() -> argparse.ArgumentParser:

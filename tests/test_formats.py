@@ -271,3 +271,15 @@ def test_mjcf_joints_of_one_body_act_in_turn_as_pinocchio_reads_them(tmp_path):
         q, qd, qdd = rng.uniform(-1, 1, (3, 4))
         tau = pga_dyn.regressor(robot, q, qd, qdd) @ pi
         assert np.allclose(tau, pin.rnea(model, data, q, qd, qdd), atol=1e-12)
+
+
+def test_cli_takes_the_gravity_of_an_mjcf_file_unless_told(tmp_path):
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = files()["four_bar.xml"].replace('<compiler angle="radian"/>',
+                                           '<compiler angle="radian"/><option gravity="0 -9.81 0"/>')
+    path = write(tmp_path, "four_bar.xml", text)
+    assert np.allclose(robots.load_file(path).gravity, (0, -9.81, 0))
+    for extra, shown in (((), "(0, -9.81, 0)"), (("--gravity", "0", "0", "-9.81"), "(0, 0, -9.81)")):
+        run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "info", path, *extra], capture_output=True,
+                             text=True, env=env)
+        assert run.returncode == 0 and f"gravity:     {shown}" in run.stdout, (run.stdout, run.stderr)
