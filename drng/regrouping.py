@@ -199,6 +199,21 @@ class BaseParameters:
                 "expressions": list(self.expressions), "leading": [int(k) for k in self.leading],
                 "K": self.K.tolist()}
 
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        return ("base parameter", "expression"), [(name, e.split(" = ", 1)[1] if " = " in e else e)
+                                                  for name, e in zip(self.names, self.expressions)]
+
+    def _repr_html_(self) -> str:
+        from pga_dyn.display import html_table
+        return html_table(f"{self.robot_name}: {self.num_base_parameters} base parameters of "
+                          f"{len(self.parameter_names)}", *self._table())
+
+    def to_frame(self):
+        """The base parameters and their expressions in the link-frame parameters (pandas DataFrame)."""
+        from pga_dyn.display import data_frame
+        return data_frame(*self._table())
+
 
 def _elimination_order(n: int, keep) -> list:
     """Indices of the link-frame parameters in the order they are offered for elimination:

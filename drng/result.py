@@ -151,3 +151,23 @@ class NullspaceResult:
     def __repr__(self) -> str:
         return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
                 f"parameters={self.num_parameters}, {self.status})")
+
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        return ("vector", "joint", "rule", "principle", "equation"), [
+            (k, e["joint"], e["rule"], e["principle"], e["equation"] or "") for k, e in enumerate(self.provenance)]
+
+    def _repr_html_(self) -> str:
+        from pga_dyn.display import html_table
+        counts = {}
+        for entry in self.provenance:
+            counts[entry["joint"], entry["principle"]] = counts.get((entry["joint"], entry["principle"]), 0) + 1
+        rows = [(joint, principle, count) for (joint, principle), count in counts.items()]
+        return html_table(f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
+                          ("joint", "principle", "vectors"), rows)
+
+    def to_frame(self):
+        """One row per basis vector: its joint, rule, principle and the paper's equation
+        (pandas DataFrame)."""
+        from pga_dyn.display import data_frame
+        return data_frame(*self._table())

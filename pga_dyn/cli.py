@@ -10,6 +10,7 @@
                    [--armature] [--iterations N] [--seed N] [--json]
     pga-dyn simulate ROBOT_OR_PATH TRAJECTORY -o DATA [--noise FRACTION] [--viscous X] [--coulomb X]
                      [--offset X] [--armature X] [--seed N]
+    pga-dyn plot ROBOT_OR_PATH -o FILE [--samples N] [--seed N]
     pga-dyn identify ROBOT_OR_PATH DATA [--friction [TERM ...]] [--armature] [--ols] [--consistent | --map]
                      [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json]
 
@@ -25,7 +26,11 @@ proven NOT CERTIFIED). ``base`` prints the base parameters
 parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
 carry an identification from an exciting trajectory to identified parameters
 (``drng.identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
-(``robots.available()``) or a URDF / URDF+ file.
+(``robots.available()``) or a robot file read by ``robots.load_file``: URDF, URDF+, Extended
+URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
+draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
+(``drng.plot``). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
+only when it is a terminal) and ``pga-dyn --version`` prints the version.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
@@ -39,24 +44,33 @@ import os
 import sys
 import warnings
 
+from . import __version__
 from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
+from .progress import reporting
 
 PROG = "pga-dyn"
 #: Column names of the principles in the vector counts (drng.principles.RULES).
 PRINCIPLE_NAMES = {"1": "shared points", "2": "fixed points", "3": "planar rotations", "generalized": "generalized rules"}
 
 
-def _load(target: str, floating, gravity):
-    """A built-in robot (by name, before any file of that name) or a URDF file, as a Robot."""
+def _load(target: str, floating, gravity, yaml=None):
+    """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
     import robots
 
     if target.lower() in robots.available():
-        return robots.load(target, floating_base=floating, gravity=gravity)
+        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        return robots.load_urdf(target, floating_base=bool(floating), gravity=gravity)
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
                       f"(built-in: {', '.join(robots.available())})")
+
+
+def _robot(args):
+    """The robot of a command's ROBOT_OR_PATH, --floating/--fixed, --gravity and --yaml."""
+    floating = True if args.floating else (False if args.fixed else None)
+    return _load(args.robot, floating, None if args.gravity is None else tuple(args.gravity), args.yaml)
 
 
 def _table(headers, rows) -> list:
@@ -147,9 +161,18 @@ def _closure_at_q0(robot) -> str:
 
 
 def _cmd_info(args, out) -> int:
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _robot(args)
     print("\n".join(info_lines(robot)), file=out)
+    return 0
+
+
+def _cmd_plot(args, out) -> int:
+    from drng.plot import plot
+
+    robot = _robot(args)
+    figure = plot(robot, args.output, samples=args.samples, seed=args.seed)
+    title = figure.texts[0].get_text() if figure.texts else robot.name
+    print(f"{title}: written to {args.output}", file=out)
     return 0
 
 
@@ -262,8 +285,7 @@ def analyze_lines(report: dict) -> list:
 def _cmd_analyze(args, out) -> int:
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _robot(args)
     certify = False if args.no_certify else (True if args.certify or args.bounds else None)
     report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
@@ -335,8 +357,7 @@ def _cmd_base(args, out) -> int:
     import csv
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _robot(args)
     report = base_report(robot, args.keep)
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as handle:
@@ -359,19 +380,26 @@ def _cmd_base(args, out) -> int:
 
 
 def _robot_arguments(parser) -> None:
-    parser.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH",
+                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (they are drawn on stderr only when it is a terminal)")
+    parser.add_argument("--yaml", metavar="PATH", default=None,
+                        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
+                             "beside the URDF, if there is one)")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=list(DEFAULT_GRAVITY),
-                        help="gravity vector in the world frame, m/s^2 (default: {})".format(
-                            " ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=None,
+                        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, "
+                             "else {})".format(" ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Rigid-body dynamics in projective geometric algebra: robot models "
                                "and the identifiability of their inertial parameters.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     info = sub.add_parser("info", help="show the bodies, joints and parameters of a robot",
@@ -379,6 +407,21 @@ def build_parser() -> argparse.ArgumentParser:
                                       "tree and loop joints, coordinates, parameter count.")
     _robot_arguments(info)
     info.set_defaults(func=_cmd_info)
+
+    plot_parser = sub.add_parser(
+        "plot", help="draw the robot, the regressor's singular values and the identifiability of each parameter",
+        description="One picture in three panels: the robot at q0 with its joint axes, actuated and loop joints, "
+                    "and the joints whose nullspace vectors come from each principle (shared points, fixed points, "
+                    "planar rotations); the singular values of the sampled regressor (the certificate's) with the "
+                    "rank at the largest gap and the threshold; each link-frame parameter of each body: identifiable "
+                    "alone, in combination, or not. Needs matplotlib (pip install 'pga-dyn[plot]').")
+    _robot_arguments(plot_parser)
+    plot_parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                             help="the picture to write (png, pdf, svg: by its extension)")
+    plot_parser.add_argument("--samples", type=int, default=None, metavar="N",
+                             help="valid states of the sampled regressor (default: the certificate's)")
+    plot_parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the samples (default 0)")
+    plot_parser.set_defaults(func=_cmd_plot)
 
     analyze_parser = sub.add_parser(
         "analyze", help="which inertial parameters can be identified (DRNG)",
@@ -419,18 +462,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------
-def _progress(label: str):
-    """A progress callback (done, total, value) drawing a bar on stderr when it is a terminal; None
-    otherwise (a log file gets no bar)."""
-    if not sys.stderr.isatty():
+def _draw(label: str, done: int, total: int, extra: str = "") -> None:
+    """One progress bar on stderr, redrawn in place."""
+    filled = int(30 * min(done, total) / max(total, 1))
+    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}{extra}", end="", file=sys.stderr,
+          flush=True)
+
+
+def _bars(quiet: bool):
+    """The listener of pga_dyn.progress for the command: a bar per step on stderr, its line ended
+    when the step is done; None (silent) with --quiet or when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
         return None
 
-    def show(done, total, value):
-        filled = int(30 * min(done, total) / total)
-        print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}  cond {value:.4g}", end="",
-              file=sys.stderr, flush=True)
+    def show(step, done, total):
+        _draw(step, done, total)
+        if done >= total:
+            print(file=sys.stderr)
 
     return show
+
+
+def _progress(label: str, quiet: bool = False):
+    """A progress callback (done, total, value) of the excitation optimiser, drawn like
+    :func:`_bars`; None when silent."""
+    if _bars(quiet) is None:
+        return None
+    return lambda done, total, value: _draw(label, done, total, f"  cond {value:.4g}")
 
 
 def _friction(values):
@@ -480,8 +538,8 @@ def _cmd_excite(args, out) -> int:
 
     from drng.identification import excite
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
-    progress = _progress("optimising")
+    robot = _robot(args)
+    progress = _progress("optimising", args.quiet)
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
                         velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
@@ -514,7 +572,7 @@ def _cmd_excite(args, out) -> int:
 def _cmd_simulate(args, out) -> int:
     from drng.identification import read_trajectory, simulate
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    robot = _robot(args)
     _warn_model(robot)
     traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
     extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
@@ -567,7 +625,7 @@ def _cmd_identify(args, out) -> int:
                                      read_trajectory, report, write_urdf)
     from drng.identification.results import plot
 
-    robot = _load(args.robot, True if args.floating else (False if args.fixed else None), tuple(args.gravity))
+    robot = _robot(args)
     if args.output and not (args.consistent or args.map):
         raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
     _warn_model(robot)
@@ -681,7 +739,8 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PgaDynWarning)
             warnings.showwarning = _show_warning
-            return args.func(args, sys.stdout)
+            with reporting(_bars(getattr(args, "quiet", False))):
+                return args.func(args, sys.stdout)
     except PgaDynError as exc:
         message = " ".join(str(exc).split())
         print(f"{PROG}: error: {message}", file=sys.stderr)

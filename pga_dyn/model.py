@@ -701,6 +701,29 @@ class Robot:
         return (f"Robot({self.name!r}, bodies={self.n}, coordinates={self.nq}, "
                 f"loops={len(self.loop_joints)}, floating_base={self.floating_base})")
 
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        headers = ("body", "name", "joint", "type", "parent", "coordinates", "mass (kg)", "links merged")
+        rows = [(i, self.body_names[i - 1], self.joint_names[i], self.joint_type[i],
+                 self.graph_name(int(self.parent[i])),
+                 ", ".join(self.coordinate_names[k] + ("" if k in set(self.actuated) else " (passive)")
+                           for k in range(self.coordinates(i).start, self.coordinates(i).stop)),
+                 f"{self.inertial(i).mass:.4g}", ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]))
+                for i in range(1, self.n + 1)]
+        rows += [("loop", lp.name, lp.name, lp.type, f"{self.graph_name(lp.parent)} - {self.graph_name(lp.child)}",
+                  "", "", "") for lp in self.loop_joints]
+        return headers, rows
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(f"{self!r}: {self.num_parameters} inertial parameters, actuated "
+                          f"{', '.join(self.actuated_names)}", *self._table())
+
+    def to_frame(self):
+        """The bodies (and loop joints) as a pandas DataFrame, the table shown in notebooks."""
+        from .display import data_frame
+        return data_frame(*self._table())
+
 
 def check_robot(robot) -> Robot:
     """``robot`` if it is a Robot, else a PgaDynError that says how to get one."""

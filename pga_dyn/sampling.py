@@ -18,6 +18,7 @@ from .errors import PgaDynError, PgaDynWarning
 from .kinematics import float_array
 from .loops import constraints
 from .model import Robot, check_robot
+from .progress import report
 from .tp_regressor import actuated_regressor
 
 
@@ -193,6 +194,7 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             continue
         if cond < max_cond:
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
+            report("sampling valid states", len(kept), n)
     if len(kept) < n:
         raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")

@@ -179,9 +179,11 @@ class _Reader:
                             self.floats(ratio, "value", 1, None, element)[0])
 
 
-def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
-               gravity=DEFAULT_GRAVITY) -> Robot:
-    """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+def urdf_specs(text: str, where: str = "<string>") -> dict:
+    """The records of URDF or URDF+ text, before they form a robot: a dict with ``name`` and
+    the lists ``links`` (LinkSpec), ``joints`` (JointSpec), ``loops`` (LoopSpec) and
+    ``couplings`` (CouplingSpec), the keyword arguments of :class:`~pga_dyn.model.Robot`.
+    Readers of formats built on URDF (``robots.extended``) edit them."""
     reader = _Reader(where)
     try:
         root = ET.fromstring(text)
@@ -194,8 +196,26 @@ def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
     joints = [reader.joint(el) for el in root.findall("joint")]
     loops = [reader.loop(el) for el in root.findall("loop")]
     couplings = [reader.coupling(el) for el in root.findall("coupling")]
-    return Robot(root.get("name") or os.path.basename(where), links, joints, loops, couplings,
-                 gravity=gravity, floating_base=floating_base, source=where)
+    return dict(name=root.get("name") or os.path.basename(where), links=links, joints=joints, loops=loops,
+                couplings=couplings)
+
+
+def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
+               gravity=DEFAULT_GRAVITY) -> Robot:
+    """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+    return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
+
+
+def read_text(path) -> str:
+    """The UTF-8 text of the file at ``path``; PgaDynError naming it when it cannot be read."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise PgaDynError(f"{path}: cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
 
 
 def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
@@ -210,11 +230,4 @@ def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Rob
         The gravity vector in the world frame (m/s^2).
     """
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise PgaDynError(f"{path}: cannot read the file: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
-    return parse_urdf(text, path, floating_base, gravity)
+    return parse_urdf(read_text(path), path, floating_base, gravity)
