@@ -94,8 +94,9 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     E = np.empty((3, 4))
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
+    gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
     for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, seed, Q[s], QD[s], QDD[s], T, S, V, A)
+        forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
         Ys = Y[s]
         Ys[:, :] = 0.0
         for i in range(1, n + 1):
@@ -106,8 +107,10 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
                     _block(S[j], E, acc, R)
-                    if want_tensor:
-                        tensor[s, j, i - 1] = R
+                    if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+                        for r in range(4):
+                            for col in range(4):
+                                tensor[s, j, i - 1, r, col] = R[r, col]
                     for p in range(10):  # the bar operator of eq. (100)
                         r, col = PARAM_ROW[p], PARAM_COL[p]
                         Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
