@@ -112,8 +112,10 @@ class NullspaceResult:
 
     @cached_property
     def dim(self) -> int:
-        """Dimension of the nullspace spanned by ``basis`` (a rank, not a count of vectors)."""
-        return rank(self.basis)[0]
+        """Dimension of the nullspace spanned by ``basis``: its rank (an SVD), or, for a proven
+        answer, the number of its vectors (the generalized principles' vectors of a tree are
+        independent by construction, docs/drng.md: no SVD, O(1) at any size)."""
+        return self.basis.shape[1] if self.proven else rank(self.basis)[0]
 
     @cached_property
     def nullspace(self) -> np.ndarray:

@@ -55,7 +55,7 @@ import numpy as np
 from pga_dyn.conventions import gravity_seed, link_inertia
 from pga_dyn.errors import PgaDynError
 from pga_dyn.pga import skew
-from pga_dyn.tp_regressor import link_map
+from pga_dyn.tp_regressor import link_blocks
 
 from .result import NullspaceResult
 
@@ -237,6 +237,8 @@ class RpnaResult(NullspaceResult):
       [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body;
     * ``descriptor``: the system nullspace descriptor N of Appendix G in link-frame parameters:
       its rows span the identifiable subspace (the row space of the regressor), Null = nullspace.
+      Built on first access (a dense matrix with a block per body and descendant: O(n^2) on a
+      chain; the rest of the result is O(n) per body).
 
     The figures are also in ``certificate`` (lists, for code that reads any result).
     """
@@ -250,7 +252,9 @@ class RpnaResult(NullspaceResult):
     K: tuple = ()
     N: tuple = ()
     link_basis: np.ndarray = None
-    descriptor: np.ndarray = None
+    transfers: tuple = field(default=(), repr=False)  # B_i per body of the chain
+    parents: tuple = field(default=(), repr=False)  # parent per body of the chain (-1: the base)
+    real: tuple = field(default=(), repr=False)  # the bodies of the chain that are the robot's
     transfer_joint: np.ndarray = field(default=None, repr=False)
     joint_dim_T: tuple = ()
 
@@ -259,6 +263,22 @@ class RpnaResult(NullspaceResult):
         """For each basis vector: the joint it transfers across, "rpna", "T_i (Theorem 2)"."""
         return tuple({"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna",
                       "equation": "T_i (Theorem 2)"} for j in self.transfer_joint)
+
+    @cached_property
+    def descriptor(self) -> np.ndarray:
+        """The system descriptor (Appendix G): block row i is N_i B_{i<-j} in the columns of every
+        descendant j of i (B_{i<-j} the composite transfer), the virtual bodies' columns dropped."""
+        nb = len(self.parents)
+        row_off = np.cumsum([0] + [N.shape[0] for N in self.N])
+        D = np.zeros((row_off[-1], 10 * nb))
+        for i in range(nb):
+            carried = {i: self.N[i]}  # N_i B_{i<-j}, pushed down the subtree of i (bodies are in order)
+            for j in range(i + 1, nb):
+                if self.parents[j] in carried:
+                    carried[j] = carried[self.parents[j]] @ self.transfers[j]
+            for j, block in carried.items():
+                D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = block
+        return D[:, np.concatenate([np.arange(10 * b, 10 * b + 10) for b in self.real])] if self.real else D[:, :0]
 
     def __repr__(self) -> str:
         return (f"RpnaResult({self.robot_name!r}, dim={self.dim}, parameters={self.num_parameters}, "
@@ -328,16 +348,6 @@ def rpna(robot) -> RpnaResult:
         if body.parent >= 0:
             R[10 * body.parent:10 * body.parent + 10, cols] = -Bs[b] @ Rs[b]
         transfer[cols] = body.real if body.real else chain[b + 1].real
-    row_off = np.cumsum([0] + [N.shape[0] for N in Ns])
-    D = np.zeros((row_off[-1], 10 * nb))
-    for i in range(nb):
-        # composite transfers from every descendant j of i onto i
-        carried = {i: np.eye(10)}
-        for j in range(i + 1, nb):
-            if chain[j].parent in carried:
-                carried[j] = carried[chain[j].parent] @ Bs[j]
-        for j, Bij in carried.items():
-            D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = Ns[i] @ Bij
 
     # drop the virtual bodies of U joints: keep the nullspace part with no change on them
     real = [b for b, body in enumerate(chain) if body.real]
@@ -348,10 +358,10 @@ def rpna(robot) -> RpnaResult:
         R = R[real_rows] @ c
         # a column's joint is no longer one transfer: label with the dominant one
         transfer = transfer[np.argmax(np.abs(c), axis=0)] if c.shape[1] else np.zeros(0, dtype=np.int64)
-        D = D[:, real_rows]
     link_basis = R
-    F = link_map(robot)
-    basis = F @ link_basis
+    # pi = F phi body by body (F is block diagonal: O(n) blocks, not a dense 10 n x 10 n product)
+    n = robot.n
+    basis = np.einsum("bij,bjk->bik", link_blocks(robot), link_basis.reshape(n, 10, R.shape[1])).reshape(10 * n, R.shape[1])
     seconds = time.perf_counter() - start
 
     names = tuple(body.name for body in chain)
@@ -366,5 +376,6 @@ def rpna(robot) -> RpnaResult:
     return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer,
+                      N=tuple(Ns), link_basis=link_basis, transfers=tuple(Bs),
+                      parents=tuple(body.parent for body in chain), real=tuple(real), transfer_joint=transfer,
                       joint_dim_T=joint_dim_T)

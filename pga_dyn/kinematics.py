@@ -269,15 +269,31 @@ def float_array(name: str, value) -> np.ndarray:
         raise PgaDynError(f"{name} must be an array of numbers: {exc}") from None
 
 
-def _checked(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _state_array(name: str, value) -> np.ndarray:
+    """``value`` as a C-contiguous, writable float64 array: the array itself when it is one (the
+    common case, checked in a few hundred nanoseconds), else a converted copy (one kind of array
+    for the kernels: numba compiles one version per kind)."""
+    if (type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.c_contiguous
+            and value.flags.writeable):
+        return value
     x = float_array(name, value)
-    shape = (x.shape[0] if x.ndim == 2 else "samples", len(names)) if batch else (len(names),)
-    if x.shape != shape:
-        raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
-                          f"(coordinates {list(names)}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise PgaDynError(f"{name} contains non-finite values")
-    return x
+    return x if x.flags.writeable else x.copy()
+
+
+@njit(cache=True)
+def _nonfinite(q, qd, qdd):
+    """The index (0, 1, 2) of the first of three 1-D arrays that holds a NaN or an infinity, -1
+    when all values are finite (x * 0 is 0 for a finite x, NaN otherwise)."""
+    for index, x in enumerate((q, qd, qdd)):
+        zero = 0.0
+        for k in range(x.shape[0]):
+            zero += x[k] * 0.0
+        if zero != 0.0:
+            return index
+    return -1
 
 
 def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
@@ -285,14 +301,21 @@ def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
     sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
     when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
     check_robot(robot)
-    names = robot.actuated_names if actuated else robot.coordinate_names
-    q = float_array("q", q)
-    batch = q.ndim == 2
-    q = _checked(robot, "q", q, batch, names)
-    qd = _checked(robot, "qd", qd, batch, names)
-    qdd = _checked(robot, "qdd", qdd, batch, names)
+    size = len(robot.actuated) if actuated else robot.nq
+    states = (_state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd))
+    batch = states[0].ndim == 2
+    for name, x in zip(("q", "qd", "qdd"), states):
+        shape = (x.shape[0] if x.ndim == 2 else "samples", size) if batch else (size,)
+        if x.shape != shape:
+            names = robot.actuated_names if actuated else robot.coordinate_names
+            raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
+                              f"(coordinates {list(names)}), got {x.shape}")
+    q, qd, qdd = states
     if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
         raise PgaDynError("q, qd and qdd must hold the same number of samples")
+    bad = _nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1))
+    if bad >= 0:
+        raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
     return q, qd, qdd, batch
 
 
