@@ -5,8 +5,8 @@ Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--repeat 1]
 Each command runs in a fresh Python process (as a user types it). "cold" starts with an empty
 numba cache (NUMBA_CACHE_DIR set to a new temporary directory, so every kernel the command
 needs is compiled, as after a fresh ``pip install``); "warm" is the same command run again
-with that cache; "after" runs the next robot on the cache the previous ones filled (a first
-PKM after a first tree). For each run the child process also reports what numba compiled:
+with that cache; "after" runs a later robot on the cache the first one filled (a first PKM
+after a first tree). For each run the child process also reports what numba compiled:
 the number of compile events, their total time (``numba.core.event``'s "numba:compile"
 events, nested ones counted once) and the specializations (signatures) of the project's
 compiled functions. No figure here is a timed test.
@@ -91,16 +91,17 @@ def main():
     args = parser.parse_args()
     print(f"{'run':<6} {'command (pga-dyn ...)':<28} {'wall':>9} {'compiling':>11} {'compiles':>8} "
           f"{'functions':>9} {'signatures':>8}")
-    shared = tempfile.mkdtemp(prefix="pga-dyn-cache-")
-    for robot in args.robots:
+    shared = tempfile.mkdtemp(prefix="pga-dyn-cache-")  # the first robot's cache, then the others'
+    for k, robot in enumerate(args.robots):
         command = ["analyze", robot]
-        cold_cache = tempfile.mkdtemp(prefix="pga-dyn-cache-")
+        cold_cache = shared if k == 0 else tempfile.mkdtemp(prefix="pga-dyn-cache-")
         specs = line("cold", command, *run(command, cold_cache))
         if args.verbose:
             for name, count in sorted(specs.items()):
                 print(f"         {name}: {count}")
         line("warm", command, *run(command, cold_cache))
-        line("after", command, *run(command, shared))
+        if k > 0:
+            line("after", command, *run(command, shared))
 
 
 if __name__ == "__main__":

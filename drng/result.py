@@ -82,6 +82,11 @@ class NullspaceResult:
     numerical rank = 10 n with the basis verified in the nullspace; the details are in
     ``certificate``. ``geometric`` is False when numerical vectors complete the basis.
     ``status`` says which of these holds, in words.
+
+    A result may be given in block form instead (``basis`` None, ``blocks`` = (n, bodies, vals)
+    of :func:`drng.principles.drng_kernel`, O(n) memory): ``basis`` is then built on first
+    access (10 n x k, dense), and ``dim``, ``num_parameters``, ``provenance``, ``status`` never
+    build it, so a proven answer on a 10,000-body chain costs milliseconds.
     """
 
     robot_name: str
@@ -94,17 +99,39 @@ class NullspaceResult:
     geometric: bool = True
     seconds: float = 0.0
     proven: bool = False
+    blocks: tuple = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if self.basis is None:
+            if self.blocks is None:
+                raise ValueError("NullspaceResult needs a basis or its blocks")
+            del self.basis  # built on first access, by __getattr__
+
+    def __getattr__(self, name):
+        """Only for ``basis`` of a result in block form (normal lookup failed): build it once."""
+        blocks = self.__dict__.get("blocks")
+        if name != "basis" or blocks is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from .principles import dense_basis
+
+        self.basis = dense_basis(*blocks)
+        return self.basis
 
     @property
     def num_parameters(self) -> int:
-        return self.basis.shape[0]
+        return 10 * self.blocks[0] if self.blocks is not None else self.basis.shape[0]
+
+    @property
+    def num_vectors(self) -> int:
+        """The number of vectors (columns of ``basis``)."""
+        return self.blocks[1].shape[0] if self.blocks is not None else self.basis.shape[1]
 
     @cached_property
     def provenance(self) -> tuple:
         """For each basis vector: {"joint", "rule", "principle", "equation"}."""
         from .principles import RULES
 
-        codes = np.full((self.basis.shape[1], 2), -1) if self.codes is None else self.codes
+        codes = np.full((self.num_vectors, 2), -1) if self.codes is None else self.codes
         return tuple({"joint": self.joint_names[j], "rule": RULES[e].name, "principle": RULES[e].principle,
                       "equation": RULES[e].equation} if e >= 0 else
                      {"joint": None, "rule": "numerical completion", "principle": "numerical", "equation": "SVD"}
@@ -115,7 +142,7 @@ class NullspaceResult:
         """Dimension of the nullspace spanned by ``basis``: its rank (an SVD), or, for a proven
         answer, the number of its vectors (the generalized principles' vectors of a tree are
         independent by construction, docs/drng.md: no SVD, O(1) at any size)."""
-        return self.basis.shape[1] if self.proven else rank(self.basis)[0]
+        return self.num_vectors if self.proven else rank(self.basis)[0]
 
     @cached_property
     def nullspace(self) -> np.ndarray:
