@@ -418,7 +418,9 @@ def _update(z, dx, na, spherical, scale):
         for i in range(3):
             for c in range(3):
                 R[i, c] = Ra[i, 0] * Rb[0, c] + Ra[i, 1] * Rb[1, c] + Ra[i, 2] * Rb[2, c]
-        z[k:k + 3] = so3_log(R)
+        r = so3_log(R)
+        for c in range(3):  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+            z[k + c] = r[c]
 
 
 @njit(cache=True)
