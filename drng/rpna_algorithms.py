@@ -361,7 +361,7 @@ def rpna(robot) -> RpnaResult:
     link_basis = R
     # pi = F phi body by body (F is block diagonal: O(n) blocks, not a dense 10 n x 10 n product)
     n = robot.n
-    basis = np.einsum("bij,bjk->bik", link_blocks(robot), link_basis.reshape(n, 10, R.shape[1])).reshape(10 * n, R.shape[1])
+    basis = np.matmul(link_blocks(robot), link_basis.reshape(n, 10, R.shape[1])).reshape(10 * n, R.shape[1])
     seconds = time.perf_counter() - start
 
     names = tuple(body.name for body in chain)
