@@ -101,30 +101,35 @@ class NullspaceResult:
     proven: bool = False
     blocks: tuple = field(default=None, repr=False)
 
+    #: The attributes that can be given in block form, and the field that holds their blocks.
+    BLOCK_FORM = {"basis": "blocks"}
+
     def __post_init__(self):
-        if self.basis is None:
-            if self.blocks is None:
-                raise ValueError("NullspaceResult needs a basis or its blocks")
-            del self.basis  # built on first access, by __getattr__
+        if self.basis is None and self.blocks is None:
+            raise ValueError("NullspaceResult needs a basis or its blocks")
+        for name, blocks in self.BLOCK_FORM.items():
+            if getattr(self, name) is None and getattr(self, blocks) is not None:
+                delattr(self, name)  # built on first access, by __getattr__
 
     def __getattr__(self, name):
-        """Only for ``basis`` of a result in block form (normal lookup failed): build it once."""
-        blocks = self.__dict__.get("blocks")
-        if name != "basis" or blocks is None:
+        """Only for an attribute given in block form (normal lookup failed): build it once."""
+        blocks = self.__dict__.get(self.BLOCK_FORM.get(name, ""))
+        if blocks is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         from .principles import dense_basis
 
-        self.basis = dense_basis(*blocks)
-        return self.basis
+        value = dense_basis(*blocks)
+        setattr(self, name, value)
+        return value
 
     @property
     def num_parameters(self) -> int:
-        return 10 * self.blocks[0] if self.blocks is not None else self.basis.shape[0]
+        return self.basis.shape[0] if "basis" in self.__dict__ else 10 * self.blocks[0]
 
     @property
     def num_vectors(self) -> int:
-        """The number of vectors (columns of ``basis``)."""
-        return self.blocks[1].shape[0] if self.blocks is not None else self.basis.shape[1]
+        """The number of vectors (columns of ``basis``, counted in its blocks while it is not built)."""
+        return self.basis.shape[1] if "basis" in self.__dict__ else self.blocks[1].shape[0]
 
     @cached_property
     def provenance(self) -> tuple:
