@@ -334,11 +334,10 @@ def tree_state(robot: Robot, q, qd=None, qdd=None):
 
 def _poses_at_q0(robot: Robot):
     T = tree_state(robot, robot.q0)[0]
-    inverse = np.empty_like(T)
-    for i, t in enumerate(T):
-        inverse[i] = np.eye(4)
-        inverse[i, :3, :3] = t[:3, :3].T
-        inverse[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+    inverse = np.zeros_like(T)  # [R^T, -R^T p; 0 0 0 1] for every body at once
+    inverse[:, :3, :3] = T[:, :3, :3].transpose(0, 2, 1)
+    inverse[:, :3, 3] = -np.matmul(inverse[:, :3, :3], T[:, :3, 3:])[:, :, 0]
+    inverse[:, 3, 3] = 1.0
     return T, inverse
 
 
