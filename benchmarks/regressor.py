@@ -3,7 +3,8 @@
 Run: python benchmarks/regressor.py [--samples N] [--repeat R]
 
 Both are measured in the same run on the same random states. pga-dyn evaluates the batch in
-one compiled call, once into a fresh array and once into a reused buffer (``out=``);
+one compiled call, once into a fresh array and once into a reused buffer (``out=``), and one
+state per call ("single": what a user calling it in a loop pays, validation included);
 Pinocchio is called once per sample from Python (its usual use), on its own model of the same
 robot file. Compilation is excluded (one warm-up call). The figure is the best of R repeats.
 """
@@ -43,7 +44,10 @@ def measure(name, samples, repeat):
             pin.computeJointTorqueRegressor(model, data, q, v, a)
 
     pinocchio = best(run_pin, repeat) / samples
-    return robot, fresh, reused, pinocchio
+    # one state per call, from Python, argument validation included (the API overhead)
+    calls = range(min(samples, 500))
+    single = best(lambda: [pga_dyn.regressor(robot, Q[s], QD[s], QDD[s]) for s in calls], repeat) / len(calls)
+    return robot, fresh, reused, pinocchio, single
 
 
 def main():
@@ -53,11 +57,12 @@ def main():
     args = parser.parse_args()
     print(f"samples per batch: {args.samples}, best of {args.repeat}")
     print(f"{'robot':<10} {'n_a x 10n':>10} {'TP fresh':>10} {'TP out=':>10} {'Pinocchio':>10} "
-          f"{'ratio fresh':>12} {'ratio out=':>11}")
+          f"{'ratio fresh':>12} {'ratio out=':>11} {'TP single':>10} {'ratio single':>12}")
     for name in ("puma560", "go2"):
-        robot, fresh, reused, pinocchio = measure(name, args.samples, args.repeat)
+        robot, fresh, reused, pinocchio, single = measure(name, args.samples, args.repeat)
         print(f"{name:<10} {f'{robot.nq}x{10 * robot.n}':>10} {fresh * 1e6:>8.2f}us {reused * 1e6:>8.2f}us "
-              f"{pinocchio * 1e6:>8.2f}us {fresh / pinocchio:>12.2f} {reused / pinocchio:>11.2f}")
+              f"{pinocchio * 1e6:>8.2f}us {fresh / pinocchio:>12.2f} {reused / pinocchio:>11.2f} "
+              f"{single * 1e6:>8.2f}us {single / pinocchio:>12.2f}")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ from pga_dyn.conventions import JOINT_CODE
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
-from .principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
+from .principles import DEPENDENT_RTOL, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
 
@@ -69,6 +69,10 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
     is not proven is then marked ``certified=None``, "not certified" in every output).
     ``samples`` (default 3 rows per parameter), ``seed`` and ``bounds`` (the sampling box of
     the actuated positions, see :func:`pga_dyn.sampling.bounds_array`) go to the certificate.
+
+    The vectors are kept in the kernel's block form (O(n) memory); the dense ``basis``
+    (10 n, k) is built on its first access (:class:`drng.result.NullspaceResult`), and a proven
+    ``dim`` is the count of vectors, so a proven answer is linear in n end to end.
     """
     check_robot(robot)
     if robot.loop_joints:
@@ -77,10 +81,10 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
         constraints(robot)  # the loops must close at q0's actuated position: a clear error if not
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
-    B = dense_basis(robot.n, bodies, vals)
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     proven = not robot.constrained
-    result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start, proven=proven)
+    result = NullspaceResult(robot.name, "drng", None, prov, names, seconds=time.perf_counter() - start, proven=proven,
+                             blocks=(robot.n, bodies, vals))
     if certify is False or (certify is None and proven):
         return result
     from .certify import certificate

@@ -123,7 +123,7 @@ _NSHARED = np.array([2, 3, 1, 1, 0])
 
 # -- geometry ------------------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross_norm2(a, b):
     """|a x b|^2 of the first three entries."""
     c0 = a[1] * b[2] - a[2] * b[1]
@@ -132,13 +132,13 @@ def _cross_norm2(a, b):
     return c0 * c0 + c1 * c1 + c2 * c2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _parallel(a, b):
     """Unit directions a, b parallel: |a x b| <= TOL."""
     return _cross_norm2(a, b) <= TOL * TOL
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _on_line(c, o, d, tol):
     """The point c lies on the line through o along the unit d: |(c - o) x d| <= tol."""
     e0, e1, e2 = c[0] - o[0], c[1] - o[1], c[2] - o[2]
@@ -148,7 +148,7 @@ def _on_line(c, o, d, tol):
     return c0 * c0 + c1 * c1 + c2 * c2 <= tol * tol
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _perpendicular(z):
     """Unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector), as
     the tuple (x0, x1, x2, y0, y1, y2)."""
@@ -160,7 +160,7 @@ def _perpendicular(z):
     return x0, x1, x2, z[1] * x2 - z[2] * x1, z[2] * x0 - z[0] * x2, z[0] * x1 - z[1] * x0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def joint_points(frame, axis, out):
     """SSP (Algorithm 1): the points of a joint whose frame at q0 is ``frame`` (4x4, world) with
     ``axis`` (unit) in that frame, in homogeneous coordinates: out[0] = O (the origin), out[1],
@@ -176,14 +176,22 @@ def joint_points(frame, axis, out):
     out[1, 3] = out[2, 3] = out[3, 3] = 0.0
 
 
+@njit(cache=True)
+def _copy3(src, dst):
+    """dst[:3] = src[:3], as a loop (a slice assignment pulls in numba's shape checks, seconds of
+    compilation)."""
+    for k in range(3):
+        dst[k] = src[k]
+
+
 # -- fixed points and invariant lines -------------------------------------------------------------
 # A set is (kind, point, direction); the point and direction (3) are used by the kinds that have them.
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
     """F ∩ the line through o along z (an R joint): its kind, written to out_p / out_d."""
-    out_p[:] = o[:3]
-    out_d[:] = z[:3]
+    _copy3(o, out_p)
+    _copy3(z, out_d)
     if kind == F_ALL:
         return F_LINE
     if kind == F_IDEAL_PLANE:
@@ -191,7 +199,7 @@ def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
     if kind == F_DIRECTION:
         return F_DIRECTION if _parallel(fd, z) else F_NONE
     if kind == F_POINT:
-        out_p[:] = fp
+        _copy3(fp, out_p)
         return F_POINT if _on_line(fp, o, z, tol) else F_NONE
     if kind == F_LINE:
         if _parallel(fd, z):
@@ -215,11 +223,11 @@ def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
     return F_NONE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fixed_ideal(kind, fp, fd, out_p, out_d):
     """F ∩ the ideal plane (a P joint, or gravity)."""
-    out_p[:] = fp
-    out_d[:] = fd
+    _copy3(fp, out_p)
+    _copy3(fd, out_d)
     if kind == F_ALL or kind == F_IDEAL_PLANE:
         return F_IDEAL_PLANE
     if kind == F_LINE or kind == F_DIRECTION:
@@ -227,11 +235,11 @@ def _fixed_ideal(kind, fp, fd, out_p, out_d):
     return F_NONE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fixed_at(kind, fp, fd, o, tol, out_p, out_d):
     """F ∩ {o} (an S or U joint centred at o)."""
-    out_p[:] = o[:3]
-    out_d[:] = fd
+    _copy3(o, out_p)
+    _copy3(fd, out_d)
     if kind == F_ALL:
         return F_POINT
     if kind == F_LINE:
@@ -242,11 +250,11 @@ def _fixed_at(kind, fp, fd, o, tol, out_p, out_d):
     return F_NONE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _invariant_line(kind, ip, idir, o, z, tol, out_p, out_d):
     """IL ∩ {the line through o along z} (an R joint, or the first axis of a U joint)."""
-    out_p[:] = o[:3]
-    out_d[:] = z[:3]
+    _copy3(o, out_p)
+    _copy3(z, out_d)
     if kind == IL_ALL:
         return IL_LINE
     if kind == IL_PARALLEL:
@@ -256,13 +264,13 @@ def _invariant_line(kind, ip, idir, o, z, tol, out_p, out_d):
     return IL_NONE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
     """IL ∩ {the lines parallel to d} (a P joint along d, or gravity)."""
-    out_p[:] = ip
-    out_d[:] = idir
+    _copy3(ip, out_p)
+    _copy3(idir, out_d)
     if kind == IL_ALL:
-        out_d[:] = d[:3]
+        _copy3(d, out_d)
         return IL_PARALLEL
     if kind == IL_PARALLEL or kind == IL_LINE:
         return kind if _parallel(idir, d) else IL_NONE
@@ -271,15 +279,22 @@ def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
 
 # -- writing vectors -----------------------------------------------------------------------------
 
-@njit(cache=True, inline="always")
-def _sym(a, b, same, out):
-    """out = hat(a b^T + b a^T), or hat(a a^T) when ``same`` (eq. 97)."""
+@njit(cache=True)
+def _sym(a, b, out):
+    """out = hat(a b^T + b a^T) (eq. 97)."""
     for k in range(10):
         r, c = PARAM_ROW[k], PARAM_COL[k]
-        out[k] = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
+        out[k] = a[r] * b[c] + b[r] * a[c]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
+def _square(a, out):
+    """out = hat(a a^T) (eq. 97)."""
+    for k in range(10):
+        out[k] = a[PARAM_ROW[k]] * a[PARAM_COL[k]]
+
+
+@njit(cache=True)
 def _emit(vals, bodies, prov, col, joint, rule, child, parent, v_child, v_parent, write):
     """Vector ``col``: +v_child on ``child`` (slot 0) and -v_parent on ``parent`` (slot 1; none
     when the parent is the fixed base, body 0, which has no parameters), provenance (joint,
@@ -297,28 +312,33 @@ def _emit(vals, bodies, prov, col, joint, rule, child, parent, v_child, v_parent
     return col + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _transfer(vals, bodies, prov, col, joint, rule, child, parent, a, b, v, write):
     """The transfer of sym(a, b) across a tree joint (``v``: a scratch 10-vector)."""
     if write:
-        _sym(a, b, False, v)
+        _sym(a, b, v)
     return _emit(vals, bodies, prov, col, joint, rule, child, parent, v, v, write)
 
 
-@njit(cache=True, inline="always")
-def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c, tree, v_c, v_p, write):
+@njit(cache=True)
+def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c, n, v_c, v_p, write):
     """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points (Table 1),
     +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign); the
     points as the child (``pts_c``) and the parent (``pts_p``) carry them (the same points for
-    a tree joint, ``tree``)."""
+    a tree joint, ``joint`` <= ``n``)."""
     k = _NSHARED[kind]
+    tree = joint <= n
     for a in range(k):
         for b in range(a, k):
             ia, ib = _SHARED[kind, a], _SHARED[kind, b]
-            if write:
-                _sym(pts_c[ia], pts_c[ib], a == b, v_c)
+            if write and a == b:
+                _square(pts_c[ia], v_c)
                 if not tree:
-                    _sym(pts_p[ia], pts_p[ib], a == b, v_p)
+                    _square(pts_p[ia], v_p)
+            elif write:
+                _sym(pts_c[ia], pts_c[ib], v_c)
+                if not tree:
+                    _sym(pts_p[ia], pts_p[ib], v_p)
             col = _emit(vals, bodies, prov, col, joint, SHARED_SELF if a == b else SHARED_PAIR, child, parent, v_c,
                         v_c if tree else v_p, write)
     return col
@@ -371,31 +391,34 @@ def fixed_elements(kind, parent, frame, local_axes, gravity):
 
 @njit(cache=True)
 def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis,
-           work, vals, bodies, prov, write):
+           work, points, vals, bodies, prov, write):
     """The vectors of the rules (module docstring), joint by joint: their number, and with
     ``write`` the vectors themselves in ``vals``, ``bodies``, ``prov`` (one code counts and
     writes them). Tree joint i reads its points ``pts[i]``, the fixed points and invariant lines
     of its parent p (``kinds[p]``, ``geo[:, p]``) and of its own body (F_i = F_p ∩ Fix(joint i)).
-    ``work`` (14, 10) is scratch space."""
+    ``work`` (6, 10) and ``points`` (2, 4, 4) are scratch space.
+
+    Rule codes and the first column are passed to the helpers as ``np.int64`` values, not as
+    numba literals: a literal argument compiles one specialization per value."""
     n = kind.shape[0] - 1
     fpt, fdir, ipt, idir = geo[0], geo[1], geo[2], geo[3]
     v, u = work[0], work[1]  # the 10-vectors being written
-    point, a2, spare = work[2, :4], work[3, :4], work[4:6, :3]  # a fixed point or direction; U's a2; scratch
-    pts_p, pts_c = work[6:10, :4], work[10:14, :4]  # a loop joint's points on either side
-    col = 0
+    point, a2 = work[2], work[3]  # a fixed point or direction (4 entries); U's a2
+    pts_p, pts_c = points[0], points[1]  # a loop joint's points on either side
+    col = np.int64(0)
     for i in range(1, n + 1):
         c, p = kind[i], parent[i]
         O, x, y, z = pts[i, 0], pts[i, 1], pts[i, 2], pts[i, 3]
         fk, fi, ii = kinds[p, 0], kinds[i, 0], kinds[i, 1]
-        col = _shared(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i], True, v, u, write)  # Principle 1
+        col = _shared(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i], n, v, u, write)  # Principle 1
         if c == R:
             if fi == F_LINE or fi == F_DIRECTION:  # z ∈ F_p: 83a, 83b
                 if write:
-                    _sym(x, x, True, v)
-                    _sym(y, y, True, u)
+                    _square(x, v)
+                    _square(y, u)
                     for k in range(10):
                         v[k] -= u[k]  # sym(x) - sym(y)
-                col = _emit(vals, bodies, prov, col, i, PLANAR, i, p, v, v, write)
+                col = _emit(vals, bodies, prov, col, i, np.int64(PLANAR), i, p, v, v, write)
                 col = _transfer(vals, bodies, prov, col, i, PLANAR + 1, i, p, x, y, v, write)
             if ii == IL_LINE:  # the axis is an invariant line of the parent (74a-d on the base)
                 rule = AXIS_LINE_BASE if p == 0 else AXIS_LINE
@@ -409,8 +432,9 @@ def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent
                 col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, v, write)
                 col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, v, write)
             elif fi == F_POINT:  # a Euclidean point of the axis is fixed
-                point[:3], point[3] = fpt[i], 1.0
-                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT, i, p, x, point, v, write)
+                _copy3(fpt[i], point)
+                point[3] = 1.0
+                col = _transfer(vals, bodies, prov, col, i, np.int64(AXIS_POINT), i, p, x, point, v, write)
                 col = _transfer(vals, bodies, prov, col, i, AXIS_POINT + 1, i, p, y, point, v, write)
             elif fi == F_LINE:
                 raise ValueError("drng_kernel: a fixed axis that is not an invariant line")
@@ -421,23 +445,24 @@ def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent
                 for k in range(3):
                     col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, order[k]], v, write)
             elif fk == F_LINE or fk == F_DIRECTION:  # the parent turns about one direction w only
-                point[:3], point[3] = fdir[p], 0.0
-                col = _transfer(vals, bodies, prov, col, i, SLIDER_TURNING, i, p, O, point, v, write)
+                _copy3(fdir[p], point)
+                point[3] = 0.0
+                col = _transfer(vals, bodies, prov, col, i, np.int64(SLIDER_TURNING), i, p, O, point, v, write)
         elif c == U or c == S:
             if fi == F_POINT:  # the centre is fixed
                 first = CENTRE_BASE if p == 0 else CENTRE
                 for k in range(3):
                     col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, 1 + k], v, write)
-            elif c == U and _invariant_line(kinds[p, 1], ipt[p], idir[p], O, z, tol, spare[0], spare[1]) == IL_LINE:
+            elif c == U and _invariant_line(kinds[p, 1], ipt[p], idir[p], O, z, tol, work[4], work[5]) == IL_LINE:
                 for r in range(3):
                     a2[r] = frame[i, r, 0] * local_axes[i, 1, 0] + frame[i, r, 1] * local_axes[i, 1, 1] \
                         + frame[i, r, 2] * local_axes[i, 1, 2]
-                col = _transfer(vals, bodies, prov, col, i, FIRST_AXIS, i, p, O, a2, v, write)
+                col = _transfer(vals, bodies, prov, col, i, np.int64(FIRST_AXIS), i, p, O, a2, v, write)
     for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
         if write:
             joint_points(lframe_p[l], laxis[l], pts_p)
             joint_points(lframe_c[l], laxis[l], pts_c)
-        col = _shared(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c, False, v, u, write)
+        col = _shared(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c, n, v, u, write)
     return col
 
 
@@ -457,17 +482,17 @@ def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild
     basis; a loop joint's can repeat them (see :func:`independent_loop_vectors`)."""
     pts, kinds, geo, tol = fixed_elements(kind, parent, frame, local_axes, gravity)
     args = (kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
-    work = np.zeros((14, 10))
+    work, points = np.zeros((6, 10)), np.zeros((2, 4, 4))
     bodies = np.empty((0, 2), dtype=np.int64)
-    count = _rules(*args, work, np.empty((0, 2, 10)), bodies, bodies, False)
+    count = _rules(*args, work, points, np.empty((0, 2, 10)), bodies, bodies, False)
     vals = np.empty((count, 2, 10))
     bodies = np.empty((count, 2), dtype=np.int64)
     prov = np.empty((count, 2), dtype=np.int64)
-    _rules(*args, work, vals, bodies, prov, True)
+    _rules(*args, work, points, vals, bodies, prov, True)
     return bodies, vals, prov
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _norm(v):
     total = 0.0
     for r in range(v.shape[0]):
@@ -475,7 +500,7 @@ def _norm(v):
     return np.sqrt(total)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _reduce(v, basis, k, passes):
     """Modified Gram-Schmidt: v -= its components along the first k rows of ``basis``
     (orthonormal), ``passes`` times; returns |v| after."""
@@ -505,6 +530,7 @@ def independent_loop_vectors(parent, bodies, vals, prov, tol):
     ``tol`` times the vector's). O(n + loop paths): only the joints on a loop's paths matter; the
     tree vectors of one joint are independent and orthonormalized in one pass."""
     n, K = parent.shape[0] - 1, prov.shape[0]
+    one = np.int64(1)  # Gram-Schmidt passes, not a numba literal (one specialization of _reduce)
     keep = np.ones(K, dtype=np.bool_)
     on_path = np.zeros(n + 1, dtype=np.bool_)  # the joints on the path of a loop vector's body
     loops = 0
@@ -523,13 +549,14 @@ def independent_loop_vectors(parent, bodies, vals, prov, tol):
     for c in range(K):
         i = prov[c, 0]
         if i <= n and on_path[i]:
-            v[:] = vals[c, 0]
-            left = _reduce(v, basis[i], rank[i], 1)
+            for k in range(10):
+                v[k] = vals[c, 0, k]
+            left = _reduce(v, basis[i], rank[i], one)
             for r in range(10):
                 basis[i, rank[i], r] = v[r] / left
             rank[i] += 1
     kept = np.zeros((loops, 10 * (n + 1)))  # the parts outside ⊕ T_i of the loop vectors kept
-    count = 0
+    count = np.int64(0)
     r = np.empty(10 * (n + 1))  # r-coordinates, block j for body j (block 0 unused)
     for c in range(K):
         if prov[c, 0] <= n:
@@ -545,11 +572,12 @@ def independent_loop_vectors(parent, bodies, vals, prov, tol):
         for slot in range(2):  # the blocks on this vector's paths (the others are zero)
             j = bodies[c, slot]
             while j > 0:
-                _reduce(r[10 * j:10 * j + 10], basis[j], rank[j], 1)
+                _reduce(r[10 * j:10 * j + 10], basis[j], rank[j], one)
                 j = parent[j]
-        left = _reduce(r, kept, count, 2)
+        left = _reduce(r, kept, count, one + one)
         if left > tol * size:
-            kept[count] = r / left
+            for k in range(r.shape[0]):
+                kept[count, k] = r[k] / left
             count += 1
         else:
             keep[c] = False
@@ -564,5 +592,6 @@ def dense_basis(n, bodies, vals):
         for slot in range(2):
             b = bodies[col, slot]
             if b > 0:
-                B[10 * (b - 1):10 * b, col] = vals[col, slot]
+                for k in range(10):
+                    B[10 * (b - 1) + k, col] = vals[col, slot, k]
     return B

@@ -82,6 +82,11 @@ class NullspaceResult:
     numerical rank = 10 n with the basis verified in the nullspace; the details are in
     ``certificate``. ``geometric`` is False when numerical vectors complete the basis.
     ``status`` says which of these holds, in words.
+
+    A result may be given in block form instead (``basis`` None, ``blocks`` = (n, bodies, vals)
+    of :func:`drng.principles.drng_kernel`, O(n) memory): ``basis`` is then built on first
+    access (10 n x k, dense), and ``dim``, ``num_parameters``, ``provenance``, ``status`` never
+    build it, so a proven answer on a 10,000-body chain costs milliseconds.
     """
 
     robot_name: str
@@ -94,17 +99,44 @@ class NullspaceResult:
     geometric: bool = True
     seconds: float = 0.0
     proven: bool = False
+    blocks: tuple = field(default=None, repr=False)
+
+    #: The attributes that can be given in block form, and the field that holds their blocks.
+    BLOCK_FORM = {"basis": "blocks"}
+
+    def __post_init__(self):
+        if self.basis is None and self.blocks is None:
+            raise ValueError("NullspaceResult needs a basis or its blocks")
+        for name, blocks in self.BLOCK_FORM.items():
+            if getattr(self, name) is None and getattr(self, blocks) is not None:
+                delattr(self, name)  # built on first access, by __getattr__
+
+    def __getattr__(self, name):
+        """Only for an attribute given in block form (normal lookup failed): build it once."""
+        blocks = self.__dict__.get(self.BLOCK_FORM.get(name, ""))
+        if blocks is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from .principles import dense_basis
+
+        value = dense_basis(*blocks)
+        setattr(self, name, value)
+        return value
 
     @property
     def num_parameters(self) -> int:
-        return self.basis.shape[0]
+        return self.basis.shape[0] if "basis" in self.__dict__ else 10 * self.blocks[0]
+
+    @property
+    def num_vectors(self) -> int:
+        """The number of vectors (columns of ``basis``, counted in its blocks while it is not built)."""
+        return self.basis.shape[1] if "basis" in self.__dict__ else self.blocks[1].shape[0]
 
     @cached_property
     def provenance(self) -> tuple:
         """For each basis vector: {"joint", "rule", "principle", "equation"}."""
         from .principles import RULES
 
-        codes = np.full((self.basis.shape[1], 2), -1) if self.codes is None else self.codes
+        codes = np.full((self.num_vectors, 2), -1) if self.codes is None else self.codes
         return tuple({"joint": self.joint_names[j], "rule": RULES[e].name, "principle": RULES[e].principle,
                       "equation": RULES[e].equation} if e >= 0 else
                      {"joint": None, "rule": "numerical completion", "principle": "numerical", "equation": "SVD"}
@@ -112,8 +144,10 @@ class NullspaceResult:
 
     @cached_property
     def dim(self) -> int:
-        """Dimension of the nullspace spanned by ``basis`` (a rank, not a count of vectors)."""
-        return rank(self.basis)[0]
+        """Dimension of the nullspace spanned by ``basis``: its rank (an SVD), or, for a proven
+        answer, the number of its vectors (the generalized principles' vectors of a tree are
+        independent by construction, docs/drng.md: no SVD, O(1) at any size)."""
+        return self.num_vectors if self.proven else rank(self.basis)[0]
 
     @cached_property
     def nullspace(self) -> np.ndarray:

@@ -55,7 +55,7 @@ import numpy as np
 from pga_dyn.conventions import gravity_seed, link_inertia
 from pga_dyn.errors import PgaDynError
 from pga_dyn.pga import skew
-from pga_dyn.tp_regressor import link_map
+from pga_dyn.tp_regressor import link_blocks
 
 from .result import NullspaceResult
 
@@ -234,9 +234,13 @@ class RpnaResult(NullspaceResult):
       is one across each);
     * ``V``, ``K``, ``N``: orthonormal bases of V_i, K_i and the descriptors N_i (rows);
     * ``link_basis``: the nullspace basis in link-frame parameters (10 n, dim), body-major,
-      [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body;
+      [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body; like ``basis``, kept in block
+      form (``link_blocks``, at most two bodies per column) and built on first access, except
+      behind a U joint (the virtual bodies' projection mixes the columns);
     * ``descriptor``: the system nullspace descriptor N of Appendix G in link-frame parameters:
       its rows span the identifiable subspace (the row space of the regressor), Null = nullspace.
+      Built on first access (a dense matrix with a block per body and descendant: O(n^2) on a
+      chain; the rest of the result is O(n) per body).
 
     The figures are also in ``certificate`` (lists, for code that reads any result).
     """
@@ -249,8 +253,13 @@ class RpnaResult(NullspaceResult):
     V: tuple = ()
     K: tuple = ()
     N: tuple = ()
-    link_basis: np.ndarray = None
-    descriptor: np.ndarray = None
+    # a factory, not a default: no class attribute, so a link_basis in block form is looked up by
+    # NullspaceResult.__getattr__ (BLOCK_FORM)
+    link_basis: np.ndarray = field(default_factory=lambda: None)
+    link_blocks: tuple = field(default=None, repr=False)
+    transfers: tuple = field(default=(), repr=False)  # B_i per body of the chain
+    parents: tuple = field(default=(), repr=False)  # parent per body of the chain (-1: the base)
+    real: tuple = field(default=(), repr=False)  # the bodies of the chain that are the robot's
     transfer_joint: np.ndarray = field(default=None, repr=False)
     joint_dim_T: tuple = ()
 
@@ -259,6 +268,30 @@ class RpnaResult(NullspaceResult):
         """For each basis vector: the joint it transfers across, "rpna", "T_i (Theorem 2)"."""
         return tuple({"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna",
                       "equation": "T_i (Theorem 2)"} for j in self.transfer_joint)
+
+    BLOCK_FORM = {"basis": "blocks", "link_basis": "link_blocks"}
+
+    @cached_property
+    def dim(self) -> int:
+        """The number of basis vectors: the T_i are a direct sum (Theorem 2) and each T_i's basis
+        is orthonormal, so the columns are independent (no SVD: linear in n)."""
+        return self.num_vectors
+
+    @cached_property
+    def descriptor(self) -> np.ndarray:
+        """The system descriptor (Appendix G): block row i is N_i B_{i<-j} in the columns of every
+        descendant j of i (B_{i<-j} the composite transfer), the virtual bodies' columns dropped."""
+        nb = len(self.parents)
+        row_off = np.cumsum([0] + [N.shape[0] for N in self.N])
+        D = np.zeros((row_off[-1], 10 * nb))
+        for i in range(nb):
+            carried = {i: self.N[i]}  # N_i B_{i<-j}, pushed down the subtree of i (bodies are in order)
+            for j in range(i + 1, nb):
+                if self.parents[j] in carried:
+                    carried[j] = carried[self.parents[j]] @ self.transfers[j]
+            for j, block in carried.items():
+                D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = block
+        return D[:, np.concatenate([np.arange(10 * b, 10 * b + 10) for b in self.real])] if self.real else D[:, :0]
 
     def __repr__(self) -> str:
         return (f"RpnaResult({self.robot_name!r}, dim={self.dim}, parameters={self.num_parameters}, "
@@ -318,40 +351,37 @@ def rpna(robot) -> RpnaResult:
     joint_dim_T = tuple(null_rows(np.vstack([Ns[b - 1], Ns[b]]), 10).shape[1] if b and not chain[b - 1].real
                         else dims_T[b] for b, body in enumerate(chain) if body.real)
 
-    # nullspace basis R (Appendix G) and system descriptor (rows: N_i B_{i<-j}) on the chain
+    # nullspace basis (Appendix G) in block form: the columns of body b are Null(N_b) on b and
+    # -B_b Null(N_b) on its parent, in link-frame parameters (lvals) and mapped by the block
+    # diagonal F into those of eq. (97) (vals; a virtual body's blocks, dropped below, unmapped)
     offsets = np.cumsum([0] + dims_T)
-    R = np.zeros((10 * nb, offsets[-1]))
-    transfer = np.zeros(offsets[-1], dtype=np.int64)
+    K = offsets[-1]
+    bodies, lvals, vals = np.zeros((K, 2), dtype=np.int64), np.zeros((K, 2, 10)), np.zeros((K, 2, 10))
+    transfer = np.zeros(K, dtype=np.int64)
+    F = link_blocks(robot)
     for b, body in enumerate(chain):
         cols = slice(offsets[b], offsets[b + 1])
-        R[10 * b:10 * b + 10, cols] = Rs[b]
-        if body.parent >= 0:
-            R[10 * body.parent:10 * body.parent + 10, cols] = -Bs[b] @ Rs[b]
+        for slot, k, block in ((0, b, Rs[b]), (1, body.parent, -Bs[b] @ Rs[b])):
+            if k >= 0:
+                bodies[cols, slot] = k + 1
+                lvals[cols, slot] = block.T
+                vals[cols, slot] = (F[chain[k].real - 1] @ block if chain[k].real else block).T
         transfer[cols] = body.real if body.real else chain[b + 1].real
-    row_off = np.cumsum([0] + [N.shape[0] for N in Ns])
-    D = np.zeros((row_off[-1], 10 * nb))
-    for i in range(nb):
-        # composite transfers from every descendant j of i onto i
-        carried = {i: np.eye(10)}
-        for j in range(i + 1, nb):
-            if chain[j].parent in carried:
-                carried[j] = carried[chain[j].parent] @ Bs[j]
-        for j, Bij in carried.items():
-            D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = Ns[i] @ Bij
+    blocks, link = (robot.n, bodies, vals), (robot.n, bodies, lvals)
+    basis = link_basis = None  # built from the blocks on first access
 
     # drop the virtual bodies of U joints: keep the nullspace part with no change on them
     real = [b for b, body in enumerate(chain) if body.real]
     if len(real) < nb:
+        from .principles import dense_basis
+
+        R, P = dense_basis(nb, bodies, lvals), dense_basis(nb, bodies, vals)
         virtual_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in range(nb) if not chain[b].real])
         real_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in real])
         c = null_rows(R[virtual_rows], R.shape[1])
-        R = R[real_rows] @ c
+        link_basis, basis, blocks, link = R[real_rows] @ c, P[real_rows] @ c, None, None
         # a column's joint is no longer one transfer: label with the dominant one
         transfer = transfer[np.argmax(np.abs(c), axis=0)] if c.shape[1] else np.zeros(0, dtype=np.int64)
-        D = D[:, real_rows]
-    link_basis = R
-    F = link_map(robot)
-    basis = F @ link_basis
     seconds = time.perf_counter() - start
 
     names = tuple(body.name for body in chain)
@@ -366,5 +396,6 @@ def rpna(robot) -> RpnaResult:
     return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer,
+                      N=tuple(Ns), link_basis=link_basis, link_blocks=link, blocks=blocks, transfers=tuple(Bs),
+                      parents=tuple(body.parent for body in chain), real=tuple(real), transfer_joint=transfer,
                       joint_dim_T=joint_dim_T)

@@ -37,8 +37,14 @@ from .model import Robot, check_robot
 def rotation_into(axis, angle, r):
     """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``; twin: the
     matrix of ``pga.motor_exp(pga.twist(angle * axis, 0))`` (eq. 102)."""
+    _rodrigues(axis[0], axis[1], axis[2], angle, r)
+
+
+@njit(cache=True)
+def _rodrigues(x, y, z, angle, r):
+    """:func:`rotation_into` about the unit axis (x, y, z) (scalars: the kernels pass read-only
+    axes of the robot and axes they compute, and numba compiles one version per kind of array)."""
     c, s = np.cos(angle), np.sin(angle)
-    x, y, z = axis[0], axis[1], axis[2]
     t = 1.0 - c
     r[0, 0] = c + x * x * t
     r[0, 1] = x * y * t - z * s
@@ -49,14 +55,6 @@ def rotation_into(axis, angle, r):
     r[2, 0] = z * x * t - y * s
     r[2, 1] = z * y * t + x * s
     r[2, 2] = c + z * z * t
-
-
-@njit(cache=True)
-def rotation(axis, angle):
-    """Rodrigues' rotation matrix (3, 3) about the unit ``axis`` by ``angle`` (twin as :func:`rotation_into`)."""
-    r = np.empty((3, 3))
-    rotation_into(axis, angle, r)
-    return r
 
 
 @njit(cache=True, inline="always")
@@ -81,7 +79,9 @@ def so3_exp(r):
         out[0, 1], out[0, 2], out[1, 2] = -r[2], r[1], -r[0]
         out[1, 0], out[2, 0], out[2, 1] = r[2], -r[1], r[0]
         return out
-    return rotation(r / angle, angle)
+    out = np.empty((3, 3))
+    _rodrigues(r[0] / angle, r[1] / angle, r[2] / angle, angle, out)
+    return out
 
 
 @njit(cache=True)
@@ -106,7 +106,10 @@ def se3_exp(xi):
     c1 = w[2] * v[0] - w[0] * v[2]
     c2 = w[0] * v[1] - w[1] * v[0]
     t = np.eye(4)
-    t[:3, :3] = so3_exp(w)
+    rot = so3_exp(w)
+    for r in range(3):  # loops, not slice assignments: those compile numba's shape checks (seconds)
+        for c in range(3):
+            t[r, c] = rot[r, c]
     t[0, 3] = v[0] + a * c0 + b * (w[1] * c2 - w[2] * c1)
     t[1, 3] = v[1] + a * c1 + b * (w[2] * c0 - w[0] * c2)
     t[2, 3] = v[2] + a * c2 + b * (w[0] * c1 - w[1] * c0)
@@ -142,6 +145,12 @@ def _line_rate(w, line, qd, out):
     out[5] += (w[0] * line[4] - w[1] * line[3] + w[3] * line[1] - w[4] * line[0]) * qd
 
 
+#: The unit axes of an S joint's three coordinates (read-only, as the robot's axes: one compiled
+#: version of :func:`_axis_line`).
+_UNIT = np.eye(3)
+_UNIT.flags.writeable = False
+
+
 @njit(cache=True)
 def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
     """Tree kinematics of one sample (fills T, S, V, A in place); readable twin:
@@ -155,53 +164,58 @@ def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
     frame = np.empty((4, 4))
     rel = np.eye(4)
     w = np.empty(6)
-    unit = np.zeros(3)
     T[0] = 0.0
     for k in range(4):
         T[0, k, k] = 1.0
     V[0] = 0.0
-    A[0] = seed
+    for r in range(6):  # loops, not slice assignments: those compile numba's shape checks (seconds)
+        A[0, r] = seed[r]
     for i in range(1, n + 1):
         p = parent[i]
         k0 = qidx[i]
         c = code[i]
         mul_rigid(T[p], origin[i], frame)
         pos = frame[:3, 3]
-        V[i] = V[p]
-        A[i] = A[p]
+        for r in range(6):
+            V[i, r] = V[p, r]
+            A[i, r] = A[p, r]
+            w[r] = V[p, r]
+        slides = c == CODE_P  # a run-time flag: a literal True / False would compile _axis_line twice
         if c == CODE_R:
             rotation_into(axes[i, 0], q[k0], rel)
             mul_rigid(frame, rel, T[i])
-            _axis_line(frame, pos, axes[i, 0], False, S[k0])
+            _axis_line(frame, pos, axes[i, 0], slides, S[k0])
         elif c == CODE_P:
             for r in range(3):
                 rel[r, 3] = axes[i, 0, r] * q[k0]
             mul_rigid(frame, rel, T[i])
             for r in range(3):
                 rel[r, 3] = 0.0
-            _axis_line(frame, pos, axes[i, 0], True, S[k0])
+            _axis_line(frame, pos, axes[i, 0], slides, S[k0])
         elif c == CODE_U:  # Rot(a1, q1) Rot(a2, q2)
             rotation_into(axes[i, 0], q[k0], rel)
-            _axis_line(frame, pos, axes[i, 0], False, S[k0])
+            _axis_line(frame, pos, axes[i, 0], slides, S[k0])
             mul_rigid(frame, rel, T[i])
-            _axis_line(T[i], pos, axes[i, 1], False, S[k0 + 1])
+            _axis_line(T[i], pos, axes[i, 1], slides, S[k0 + 1])
             rotation_into(axes[i, 1], q[k0 + 1], rel)
-            frame[:, :] = T[i]
+            for r in range(4):
+                for k in range(4):
+                    frame[r, k] = T[i, r, k]
             mul_rigid(frame, rel, T[i])
         elif c == CODE_S:  # rotation vector; velocity = angular velocity in the child frame
-            rel[:3, :3] = so3_exp(q[k0:k0 + 3])
+            rot = so3_exp(q[k0:k0 + 3])
+            for r in range(3):
+                for k in range(3):
+                    rel[r, k] = rot[r, k]
             mul_rigid(frame, rel, T[i])
             for k in range(3):
-                unit[:] = 0.0
-                unit[k] = 1.0
-                _axis_line(T[i], pos, unit, False, S[k0 + k])
+                _axis_line(T[i], pos, _UNIT[k], slides, S[k0 + k])
         else:  # CODE_F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
             mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
             for k in range(6):
                 S[k0 + k] = 0.0
                 S[k0 + k, k] = 1.0
         # twists and accelerations: V_i = V_p + S qd, A_i = A_p + S qdd + sum [W_k, L_k] qd_k
-        w[:] = V[p]
         for k in range(k0, qidx[i + 1]):
             for r in range(6):
                 V[i, r] += S[k, r] * qd[k]
@@ -255,15 +269,31 @@ def float_array(name: str, value) -> np.ndarray:
         raise PgaDynError(f"{name} must be an array of numbers: {exc}") from None
 
 
-def _checked(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _state_array(name: str, value) -> np.ndarray:
+    """``value`` as a C-contiguous, writable float64 array: the array itself when it is one (the
+    common case, checked in a few hundred nanoseconds), else a converted copy (one kind of array
+    for the kernels: numba compiles one version per kind)."""
+    if (type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.c_contiguous
+            and value.flags.writeable):
+        return value
     x = float_array(name, value)
-    shape = (x.shape[0] if x.ndim == 2 else "samples", len(names)) if batch else (len(names),)
-    if x.shape != shape:
-        raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
-                          f"(coordinates {list(names)}), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise PgaDynError(f"{name} contains non-finite values")
-    return x
+    return x if x.flags.writeable else x.copy()
+
+
+@njit(cache=True)
+def _nonfinite(q, qd, qdd):
+    """The index (0, 1, 2) of the first of three 1-D arrays that holds a NaN or an infinity, -1
+    when all values are finite (x * 0 is 0 for a finite x, NaN otherwise)."""
+    for index, x in enumerate((q, qd, qdd)):
+        zero = 0.0
+        for k in range(x.shape[0]):
+            zero += x[k] * 0.0
+        if zero != 0.0:
+            return index
+    return -1
 
 
 def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
@@ -271,14 +301,21 @@ def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
     sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
     when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
     check_robot(robot)
-    names = robot.actuated_names if actuated else robot.coordinate_names
-    q = float_array("q", q)
-    batch = q.ndim == 2
-    q = _checked(robot, "q", q, batch, names)
-    qd = _checked(robot, "qd", qd, batch, names)
-    qdd = _checked(robot, "qdd", qdd, batch, names)
+    size = len(robot.actuated) if actuated else robot.nq
+    states = (_state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd))
+    batch = states[0].ndim == 2
+    for name, x in zip(("q", "qd", "qdd"), states):
+        shape = (x.shape[0] if x.ndim == 2 else "samples", size) if batch else (size,)
+        if x.shape != shape:
+            names = robot.actuated_names if actuated else robot.coordinate_names
+            raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
+                              f"(coordinates {list(names)}), got {x.shape}")
+    q, qd, qdd = states
     if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
         raise PgaDynError("q, qd and qdd must hold the same number of samples")
+    bad = _nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1))
+    if bad >= 0:
+        raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
     return q, qd, qdd, batch
 
 
@@ -289,17 +326,18 @@ def tree_state(robot: Robot, q, qd=None, qdd=None):
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
     zero = np.zeros(nq)
-    forward(*robot_arrays(robot), q, zero if qd is None else qd, zero if qdd is None else qdd, T, S, V, A)
+    arrays = robot_arrays(robot)
+    # a writable seed, as the loop kernels' (np.zeros(6)): one compiled version of forward
+    forward(*arrays[:5], arrays.seed.copy(), q, zero if qd is None else qd, zero if qdd is None else qdd, T, S, V, A)
     return T, S, V, A
 
 
 def _poses_at_q0(robot: Robot):
     T = tree_state(robot, robot.q0)[0]
-    inverse = np.empty_like(T)
-    for i, t in enumerate(T):
-        inverse[i] = np.eye(4)
-        inverse[i, :3, :3] = t[:3, :3].T
-        inverse[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+    inverse = np.zeros_like(T)  # [R^T, -R^T p; 0 0 0 1] for every body at once
+    inverse[:, :3, :3] = T[:, :3, :3].transpose(0, 2, 1)
+    inverse[:, :3, 3] = -np.matmul(inverse[:, :3, :3], T[:, :3, 3:])[:, :, 0]
+    inverse[:, 3, 3] = 1.0
     return T, inverse
 
 

@@ -140,7 +140,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
     va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     J[:, :] = 0.0
-    row = 0
+    row = np.int64(0)  # not a numba literal: one compiled version of the row helpers
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
@@ -418,7 +418,9 @@ def _update(z, dx, na, spherical, scale):
         for i in range(3):
             for c in range(3):
                 R[i, c] = Ra[i, 0] * Rb[0, c] + Ra[i, 1] * Rb[1, c] + Ra[i, 2] * Rb[2, c]
-        z[k:k + 3] = so3_log(R)
+        r = so3_log(R)
+        for c in range(3):  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+            z[k + c] = r[c]
 
 
 @njit(cache=True)
@@ -451,7 +453,7 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
     zero, seed, q = np.zeros(nq), np.zeros(6), np.empty(nq)
-    m = 0
+    m = np.int64(0)  # not a numba literal: one compiled version of _jacobian_free
     for l in range(kind.shape[0]):
         m += ROWS_BY_CODE[kind[l]]
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
@@ -484,7 +486,7 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
         for _ in range(max_iter):
             _coordinates(E, e0, z, q)
             forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
-            loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, False, r, J, bias)
+            loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
             _jacobian_free(J, E, na, m, Jz)
             norm = 0.0
             for i in range(m):
@@ -525,7 +527,7 @@ def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     for l in range(kind.shape[0]):
         m += ROWS_BY_CODE[kind[l]]
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(m)
-    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, True, r, J, bias)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
     return r, J, bias
 
 

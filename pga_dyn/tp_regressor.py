@@ -94,8 +94,9 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     E = np.empty((3, 4))
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
+    gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
     for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, seed, Q[s], QD[s], QDD[s], T, S, V, A)
+        forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
         Ys = Y[s]
         Ys[:, :] = 0.0
         for i in range(1, n + 1):
@@ -106,8 +107,10 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
                     _block(S[j], E, acc, R)
-                    if want_tensor:
-                        tensor[s, j, i - 1] = R
+                    if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+                        for r in range(4):
+                            for col in range(4):
+                                tensor[s, j, i - 1, r, col] = R[r, col]
                     for p in range(10):  # the bar operator of eq. (100)
                         r, col = PARAM_ROW[p], PARAM_COL[p]
                         Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
@@ -195,12 +198,17 @@ def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None)
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
     q, qd, qdd, batch = check_states(robot, q, qd, qdd, actuated=True)
-    if not batch:
-        q, qd, qdd = q[None], qd[None], qdd[None]
-    ns, n, na = q.shape[0], robot.n, len(robot.actuated)
+    na, n = len(robot.actuated), robot.n
+    ns = q.shape[0] if batch else 1
     block = (n, 4, 4) if want_tensor else (10 * n,)
     result = output_array((ns, na, *block) if batch else (na, *block), out)
+    if not batch:
+        q, qd, qdd = q.reshape(1, na), qd.reshape(1, na), qdd.reshape(1, na)
     batched = result.reshape((ns, na, *block))
+    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
+        _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), q, qd, qdd, np.zeros((0, 0, 0, 4, 4)),
+                  batched)
+        return result
     G = None
     if robot.constrained:  # assemble each state (pga_dyn.loops)
         q, qd, qdd, G, _ = constraints(robot).complete_all(q, qd, qdd)
@@ -316,19 +324,32 @@ def to_link_parameters(robot: Robot, pi) -> np.ndarray:
                      for i, x in enumerate(pi)])
 
 
-def _link_map(robot: Robot) -> np.ndarray:
+def _link_blocks(robot: Robot) -> np.ndarray:
     n = robot.n
-    F = np.zeros((10 * n, 10 * n))
+    blocks = np.zeros((n, 10, 10))
     for k in range(10):
         phi = np.zeros((n, 10))
         phi[:, k] = 1.0
-        cols = from_link_parameters(robot, phi).reshape(n, 10)
-        for b in range(n):
-            F[10 * b:10 * b + 10, 10 * b + k] = cols[b]
+        blocks[:, :, k] = from_link_parameters(robot, phi).reshape(n, 10)
+    return blocks
+
+
+def link_blocks(robot: Robot) -> np.ndarray:
+    """The diagonal blocks (n, 10, 10) of :func:`link_map`: pi_b = F_b phi_b for body b (index
+    b - 1), O(n) memory (read-only, computed once: ``robot.derived``)."""
+    return robot.derived(_link_blocks)
+
+
+def _link_map(robot: Robot) -> np.ndarray:
+    n = robot.n
+    F = np.zeros((10 * n, 10 * n))
+    for b, block in enumerate(link_blocks(robot)):
+        F[10 * b:10 * b + 10, 10 * b:10 * b + 10] = block
     return F
 
 
 def link_map(robot: Robot) -> np.ndarray:
     """The matrix F (10 n, 10 n), block diagonal, with pi = F phi: :func:`from_link_parameters`
-    applied to the unit link-parameter vectors (read-only, computed once: ``robot.derived``)."""
+    applied to the unit link-parameter vectors (read-only, computed once: ``robot.derived``);
+    its blocks alone are :func:`link_blocks`."""
     return robot.derived(_link_map)

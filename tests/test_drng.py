@@ -216,3 +216,21 @@ def test_tiny_gravity_is_gravity(gravity, expected):
     """DRNG and RPNA agree on what counts as gravity: any nonzero vector, its direction relative."""
     robot = robots.load("puma560", gravity=gravity)
     assert drng.nullspace(robot, certify=False).dim == drng.rpna(robot).dim == expected
+
+
+def test_block_form_results_build_their_dense_basis_only_when_read():
+    """drng.nullspace and drng.rpna keep their vectors in block form: dim (24, DRNG paper Table 3),
+    status and provenance do not build the dense basis; read, it has that rank and is in the
+    nullspace of the sampled regressor."""
+    from drng.result import rank
+
+    robot = robots.load("puma560")
+    Y = np.vstack(tp.regressor(robot, *random_states(robot, 20, seed=4)))
+    for result in (drng.nullspace(robot), drng.rpna(robot)):
+        assert (result.dim, result.num_parameters, result.num_vectors) == (24, 60, 24)
+        assert len(result.provenance) == 24 and "basis" not in vars(result)
+        B = result.basis
+        assert B.shape == (60, 24) and rank(B)[0] == 24 and "basis" in vars(result)
+        assert np.abs(Y @ B).max() < 1e-10 * np.abs(Y).max() * np.abs(B).max()
+    assert "link_basis" not in vars(result)
+    np.testing.assert_allclose(tp.link_map(robot) @ result.link_basis, result.basis, atol=1e-12)

@@ -87,6 +87,30 @@ def test_state_shape_errors_name_the_argument():
         pga_dyn.regressor(robot, np.zeros(2), np.zeros(2), np.zeros(2), out=np.zeros((2, 10)))
 
 
+def test_state_values_checked_by_argument_and_inputs_any_kind_of_array():
+    robot = Robot("c", *chain("RR", [[0, 0, 1], [0, 1, 0]]))
+    state = np.array([0.3, -0.2])
+    for k, name in enumerate(("q", "qd", "qdd")):
+        for bad in (np.inf, -np.inf, np.nan):
+            args = [state, state, state]
+            args[k] = np.array([0.1, bad])
+            with pytest.raises(PgaDynError, match=f"^{name} contains non-finite values"):
+                pga_dyn.regressor(robot, *args)
+            with pytest.raises(PgaDynError, match=f"^{name} contains non-finite values"):
+                pga_dyn.regressor(robot, *(np.vstack([a, a]) for a in args))
+    big = np.array([1e300, -1e300])  # finite angles, though their squares overflow
+    assert np.all(np.isfinite(pga_dyn.regressor(robot, big, state, state)))
+    # read-only, strided, integer and list inputs give the regressor of the same values
+    frozen = state.copy()
+    frozen.flags.writeable = False
+    strided = np.array([0.3, 9.0, -0.2])[::2]
+    expected = pga_dyn.regressor(robot, state, state, state)
+    for q in (frozen, strided, [0.3, -0.2]):
+        np.testing.assert_array_equal(pga_dyn.regressor(robot, q, q, q), expected)
+    assert np.array_equal(pga_dyn.regressor(robot, [1, 2], [0, 0], [0, 0]),
+                          pga_dyn.regressor(robot, np.array([1.0, 2.0]), np.zeros(2), np.zeros(2)))
+
+
 def test_loop_with_no_independent_coordinate_is_an_error():
     text = """<robot name="locked">
       <link name="b"/><link name="a"/><link name="c"/>

@@ -187,11 +187,11 @@ def test_printed_transform_sign_is_detected():
 def _mixed_tree(gravity):
     """A tree with every joint type RPNA takes on a fixed base: R, U (split through a virtual
     body), P, S, at generic placements."""
-    from pga_dyn.kinematics import rotation
+    from pga_dyn.kinematics import so3_exp
 
     def pose(axis, angle, p):
         t = np.eye(4)
-        t[:3, :3] = rotation(np.asarray(axis, float) / np.linalg.norm(axis), angle)
+        t[:3, :3] = so3_exp(angle * np.asarray(axis, float) / np.linalg.norm(axis))
         t[:3, 3] = p
         return t
 

@@ -1,0 +1,108 @@
+"""Wall time of a first `pga-dyn analyze` from an empty numba cache, and warm.
+
+Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--repeat 1]
+
+Each command runs in a fresh Python process (as a user types it). "cold" starts with an empty
+numba cache (NUMBA_CACHE_DIR set to a new temporary directory, so every kernel the command
+needs is compiled, as after a fresh ``pip install``); "warm" is the same command run again
+with that cache; "after" runs a later robot on the cache the first one filled (a first PKM
+after a first tree). For each run the child process also reports what numba compiled:
+the number of compile events, their total time (``numba.core.event``'s "numba:compile"
+events, nested ones counted once) and the specializations (signatures) of the project's
+compiled functions. No figure here is a timed test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+CHILD = r"""
+import io, json, sys, time
+start = time.perf_counter()
+from numba.core import event
+events = []
+
+
+class Listener(event.Listener):
+    depth = 0
+
+    def on_start(self, ev):
+        if self.depth == 0:
+            self.t = time.perf_counter()
+        self.depth += 1
+
+    def on_end(self, ev):
+        self.depth -= 1
+        events.append(ev.data["dispatcher"].py_func.__qualname__ if "dispatcher" in ev.data else "?")
+        if self.depth == 0:
+            events.append(time.perf_counter() - self.t)
+
+
+listener = Listener()
+event.register("numba:compile", listener)
+from pga_dyn.cli import main
+import contextlib
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(sys.argv[1:])
+total = time.perf_counter() - start
+from numba.core.registry import CPUDispatcher
+specs = {}
+for name, module in list(sys.modules.items()):
+    if not name.split(".")[0] in ("pga_dyn", "drng", "robots"):
+        continue
+    for attr, value in vars(module).items():
+        if isinstance(value, CPUDispatcher) and value.__module__ == name and value.signatures:
+            specs[f"{name}.{attr}"] = len(value.signatures)
+print(json.dumps({"code": code, "seconds": total, "compiles": sum(isinstance(e, str) for e in events),
+                  "compile_seconds": sum(e for e in events if isinstance(e, float)), "specializations": specs}))
+"""
+
+
+def run(args, cache):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{args} failed:\n{proc.stderr}")
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    return wall, report
+
+
+def line(label, args, wall, report):
+    specs = report["specializations"]
+    print(f"{label:<6} {' '.join(args):<28} {wall:>7.2f} s {report['compile_seconds']:>9.2f} s "
+          f"{report['compiles']:>8d} {len(specs):>9d} {sum(specs.values()):>8d}")
+    return specs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots", nargs="+", default=["puma560", "2rru_1rrs"])
+    parser.add_argument("--verbose", action="store_true", help="print the specializations per function")
+    args = parser.parse_args()
+    print(f"{'run':<6} {'command (pga-dyn ...)':<28} {'wall':>9} {'compiling':>11} {'compiles':>8} "
+          f"{'functions':>9} {'signatures':>8}")
+    shared = tempfile.mkdtemp(prefix="pga-dyn-cache-")  # the first robot's cache, then the others'
+    for k, robot in enumerate(args.robots):
+        command = ["analyze", robot]
+        cold_cache = shared if k == 0 else tempfile.mkdtemp(prefix="pga-dyn-cache-")
+        specs = line("cold", command, *run(command, cold_cache))
+        if args.verbose:
+            for name, count in sorted(specs.items()):
+                print(f"         {name}: {count}")
+        line("warm", command, *run(command, cold_cache))
+        if k > 0:
+            line("after", command, *run(command, shared))
+
+
+if __name__ == "__main__":
+    main()
