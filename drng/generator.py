@@ -8,9 +8,11 @@ import time
 import numpy as np
 
 from pga_dyn.conventions import JOINT_CODE
+from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
+from .numerical import BUDGET, MEMORY, check_memory
 from .principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
@@ -53,7 +55,7 @@ def drng_blocks(robot):
 
 
 def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,
-              bounds=None) -> "NullspaceResult":
+              bounds=None, budget: float | None = BUDGET, memory: float = MEMORY) -> "NullspaceResult":
     """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
     with the rules of :mod:`drng.principles`).
 
@@ -69,6 +71,9 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
     is not proven is then marked ``certified=None``, "not certified" in every output).
     ``samples`` (default 3 rows per parameter), ``seed`` and ``bounds`` (the sampling box of
     the actuated positions, see :func:`pga_dyn.sampling.bounds_array`) go to the certificate.
+    ``budget`` (seconds, None: no limit) bounds the certificate's time and ``memory`` (bytes)
+    the dense basis and the certificate's matrices: a PgaDynError says what would not fit
+    (:func:`drng.certify.certificate`).
     """
     check_robot(robot)
     if robot.loop_joints:
@@ -77,6 +82,12 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
         constraints(robot)  # the loops must close at q0's actuated position: a clear error if not
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
+    where = robot.source or robot.name
+    check_memory(f"{where}: the dense nullspace basis ({10 * robot.n} x {len(bodies)}) and its rank",
+                 16.0 * robot.n * 10 * len(bodies), memory)  # the basis and the copy its SVD takes
+    if not np.all(np.isfinite(vals)):
+        raise PgaDynError(f"{where}: the nullspace of {robot.name} is not finite: the model's numbers "
+                          "(lengths, axes) are too large for floating point")
     B = dense_basis(robot.n, bodies, vals)
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     proven = not robot.constrained
@@ -85,4 +96,4 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
         return result
     from .certify import certificate
 
-    return certificate(robot, result, samples, seed, bounds)
+    return certificate(robot, result, samples, seed, bounds, budget, memory)

@@ -8,6 +8,7 @@ the projections G = dq/dq_a, so that the regressor of all samples is one compile
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -136,7 +137,7 @@ def count(name: str, value) -> int:
 
 
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
-                  max_draws: int | None = None) -> States:
+                  max_draws: int | None = None, seconds: float | None = None) -> States:
     """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
@@ -157,6 +158,9 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         Largest accepted cond(J_p).
     max_draws : int, optional
         Draws allowed (default 100 n); PgaDynError when fewer than ``n`` valid states are found.
+    seconds : float, optional
+        Time allowed for the draws of a robot with loops (default: no limit); PgaDynError when
+        it runs out before ``n`` valid states are found.
 
     Returns
     -------
@@ -170,6 +174,8 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     if not (isinstance(max_cond, Real) and max_cond > 1):
         raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
     max_draws = 100 * n if max_draws is None else count("max_draws", max_draws)
+    if seconds is not None and not (isinstance(seconds, Real) and seconds > 0):
+        raise PgaDynError(f"seconds must be a positive number or None, got {seconds!r}")
     try:
         rng = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
@@ -183,7 +189,12 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
     kept, drawn = [], 0
+    deadline = np.inf if seconds is None else time.perf_counter() + seconds
     while len(kept) < n and drawn < max_draws:
+        if time.perf_counter() > deadline:
+            raise PgaDynError(f"{robot.source or robot.name}: sampling stopped after {seconds:.3g} s: {len(kept)} of "
+                              f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
+                              "time or change bounds")
         drawn += 1
         q_a = rng.uniform(box[:, 0], box[:, 1])
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
