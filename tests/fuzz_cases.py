@@ -328,7 +328,8 @@ def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, c
             if "NaN" in out.getvalue() or "Infinity" in out.getvalue():
                 steps["cli"] = "nan"
                 bad.append("cli: NaN or Infinity in the JSON output")
-            elif status == 2 and not err.getvalue().startswith("pga-dyn: error:"):
+            elif status == 2 and (not (err.getvalue().splitlines() or [""])[-1].startswith("pga-dyn: error:")
+                                  or "Traceback" in err.getvalue()):
                 steps["cli"] = "escaped"
                 bad.append(f"cli: exit 2 without a message: {err.getvalue()!r}")
             else:
