@@ -53,7 +53,7 @@ def check_memory(what: str, nbytes: float, memory: float = MEMORY) -> None:
         raise PgaDynError(f"memory must be a positive number of bytes, got {memory!r}")
     if nbytes > memory:
         raise PgaDynError(f"{what} would need about {gib(nbytes)} of memory, more than the limit of {gib(memory)} "
-                          "(the keyword argument memory=, in bytes)")
+                          "(the memory= argument, in bytes)")
 
 
 class Budget:

@@ -38,11 +38,11 @@ import numpy as np
 from paths import FIXTURES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-#: The project's own URDF+ files with loops and couplings (small enough for the fuzz budget).
-SEED_FILES = tuple(os.path.join(ROOT, "robots", "data", name) for name in ("puma560.urdf", "2rru_1rrs.urdf",
-                                                                            "2prs_1psr.urdf")) + tuple(
+#: The project's own robot files: the built-in models and the URDF+ fixtures (loops, couplings).
+SEED_FILES = tuple(os.path.join(ROOT, "robots", "data", name) for name in ("puma560.urdf", "go2.urdf",
+                                                                            "2rru_1rrs.urdf", "2prs_1psr.urdf")) + tuple(
     str(FIXTURES / name) for name in ("four_bar.urdf", "six_bar.urdf", "leg_linkage.urdf",
-                                      "five_bar_spherical.urdf", "rotor_chain_6.urdf"))
+                                      "five_bar_spherical.urdf", "rotor_chain_6.urdf", "rotor_chain_50.urdf"))
 
 AXES = ("0 0 1", "1 0 0", "0 1 0", "0.6 0 0.8", "0.48 -0.6 0.64")
 XYZ = ("0 0 0", "0 0 0.4", "0.3 0 0", "0 0.2 0.1", "0.1 -0.2 0.3")
