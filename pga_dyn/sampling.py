@@ -205,7 +205,7 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         if cond < max_cond:
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
     if len(kept) < n:
-        raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
+        raise PgaDynError(f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
     cols = [np.array(c) for c in zip(*kept)]
     return States(robot, *cols, drawn=drawn, rejected=drawn - n)

@@ -279,7 +279,7 @@ def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, c
     path = os.path.join(directory, "fuzz.urdf")
     with open(path, "wb") as handle:
         handle.write(data)
-    steps, bad = {}, []
+    steps, bad, robot = {}, [], None
     start = time.perf_counter()
 
     def step(name, call, check=lambda value: value):
@@ -287,8 +287,8 @@ def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, c
             value = call()
         except PgaDynError as exc:
             steps[name] = "refused"
-            if name == "load" and path not in str(exc):
-                bad.append(f"{name}: message does not name the file: {exc}")
+            if path not in str(exc) and (robot is None or robot.name not in str(exc)):
+                bad.append(f"{name}: message names neither the file nor the robot: {exc}")
             return None
         except Exception:  # noqa: BLE001 - the fuzz suite counts every other exception
             steps[name] = "escaped"
