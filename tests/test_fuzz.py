@@ -168,3 +168,16 @@ def test_memory_estimate_refuses_with_the_figure():
         drng.nullspace(robot, certify=True, samples=30, memory=2 ** 20)
     with pytest.raises(PgaDynError, match=rf"the dense nullspace basis \({cols} x \d+\) and its rank would need"):
         drng.nullspace(robot, memory=100)
+
+
+def test_library_code_has_no_assert():
+    """Checks that input can break raise PgaDynError: no `assert` in pga_dyn, drng, robots (an
+    assert vanishes under python -O and escapes as AssertionError otherwise)."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    found = [f"{path.relative_to(root)}:{node.lineno}" for package in ("pga_dyn", "drng", "robots")
+             for path in sorted((root / package).rglob("*.py"))
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Assert)]
+    assert found == []
