@@ -6,7 +6,7 @@ Each case is a valid URDF / URDF+ file (a random tree, or one of the project's o
 linkage files) with up to three mutations (tests/fuzz_cases.py: deleted, duplicated and
 swapped elements; NaN, inf, huge, negative and malformed numbers; non-PSD inertias; cycles;
 unknown links; changed joint types; every joint passive; no joints; truncated or broken XML;
-empty and binary files), loaded and run through drng.nullspace, pga_dyn.regressor,
+empty and binary files; gravity huge or not finite), loaded and run through drng.nullspace, pga_dyn.regressor,
 sample_states, drng.numerical_nullspace, drng.rpna, drng.base_parameters, drng.classify and
 ``pga-dyn analyze --json``. Printed: the counts by outcome (answered, refused, escaped, over
 budget, NaN), the refusals per step, the slowest case, and the first ``--show`` failures with
@@ -62,14 +62,14 @@ def main():
     with tempfile.TemporaryDirectory() as directory, warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for k in range(args.cases):
-            data, floating, what = random_case(pick)
-            run = run_case(data, floating, directory, args.limit, cli=not args.no_cli)
+            data, floating, gravity, what = random_case(pick)
+            run = run_case(data, floating, gravity, directory, args.limit, cli=not args.no_cli)
             counts[run["outcome"]] += 1
             steps.update(f"{name} {outcome}" for name, outcome in run["steps"].items())
             if run["seconds"] > slowest[0]:
                 slowest = (run["seconds"], f"case {k} ({what})")
             if run["outcome"] in ("escaped", "nan", "over budget"):
-                failures.append((k, what, floating, run, data))
+                failures.append((k, what, (floating, gravity), run, data))
             if (k + 1) % 500 == 0:
                 print(f"  {k + 1} cases, {time.perf_counter() - start:.0f} s", file=sys.stderr)
     print(f"{args.cases} cases (seed {args.seed}) in {time.perf_counter() - start:.0f} s; "
@@ -80,7 +80,7 @@ def main():
     for line, number in kinds.most_common():
         print(f"  {number:5d}  {line}")
     for k, what, floating, run, data in failures[:args.show]:
-        print(f"\n--- case {k}: {run['outcome']} ({what}, floating={floating}, {run['seconds']:.1f} s)")
+        print(f"\n--- case {k}: {run['outcome']} ({what}, floating, gravity={floating}, {run['seconds']:.1f} s)")
         print(run["error"][-3000:])
         print(data[:3000].decode("utf-8", "replace"))
     return 1 if any(counts[name] for name in ("escaped", "nan", "over budget")) else 0

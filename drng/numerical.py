@@ -39,6 +39,9 @@ MEMORY = 2 * 1024 ** 3
 #: Floating-point operations per second assumed by the estimate of the linear algebra's time: a
 #: fifth of the single-thread rate of QR and SVD measured on the project's machine (25-50e9).
 FLOP_RATE = 5e9
+#: Largest entry of a sampled regressor: beyond it the sums of squares of its columns (norms,
+#: column scaling, residuals) overflow.
+LARGEST_ENTRY = 1e150
 
 
 def gib(nbytes: float) -> str:
@@ -117,9 +120,10 @@ def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0,
     seconds = None if budget is None else budget.left()
     states = sample_states(robot, samples, seed=seed, max_cond=max_cond, bounds=bounds, seconds=seconds)
     Y = states.regressor().reshape(-1, 10 * robot.n)
-    if not np.all(np.isfinite(Y)):
-        raise PgaDynError(f"{where}: the regressor of {robot.name} is not finite at the sampled states: the "
-                          "model's numbers (lengths, masses, coupling ratios) are too large for floating point")
+    if not (np.all(np.isfinite(Y)) and np.max(np.abs(Y), initial=0.0) < LARGEST_ENTRY):
+        raise PgaDynError(f"{where}: the regressor of {robot.name} is not finite at the sampled states, or so large "
+                          "that its norms overflow: the model's numbers (lengths, gravity, coupling ratios) are too "
+                          "large for floating point")
     return Y, states
 
 

@@ -214,6 +214,12 @@ def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
     """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
     reader = _Reader(where)
     try:
+        g = np.asarray(gravity, dtype=float)
+    except (TypeError, ValueError):
+        g = None  # Robot says what is wrong with it
+    if g is not None and np.any(np.abs(g) > MAX_VALUE):
+        raise PgaDynError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
+    try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise PgaDynError(f"{where}: malformed XML: {exc}") from None

@@ -9,6 +9,7 @@ numpy generator), as in ``tests/random_trees.py``:
   continuous, prismatic, fixed, spherical, universal joints; limits, mimics, skew axes and
   rotated inertias), or one of the project's own URDF+ files (the PKMs and linkages of
   ``robots/data`` and ``tests/fixtures``);
+* a gravity vector (:data:`GRAVITIES`: mostly the default, some huge or not finite);
 * then up to three mutations (:data:`MUTATIONS`): deleted, duplicated and swapped elements;
   NaN, inf, huge, tiny, negative and malformed numbers; non-PSD inertias; cycles; unknown links;
   changed joint types; every joint passive; no joints; truncated or broken XML; an empty file;
@@ -39,8 +40,8 @@ from paths import FIXTURES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The project's own robot files: the built-in models and the URDF+ fixtures (loops, couplings).
-SEED_FILES = tuple(os.path.join(ROOT, "robots", "data", name) for name in ("puma560.urdf", "go2.urdf",
-                                                                            "2rru_1rrs.urdf", "2prs_1psr.urdf")) + tuple(
+SEED_FILES = tuple(os.path.join(ROOT, "robots", "data", name)
+                   for name in ("puma560.urdf", "go2.urdf", "2rru_1rrs.urdf", "2prs_1psr.urdf")) + tuple(
     str(FIXTURES / name) for name in ("four_bar.urdf", "six_bar.urdf", "leg_linkage.urdf",
                                       "five_bar_spherical.urdf", "rotor_chain_6.urdf", "rotor_chain_50.urdf"))
 
@@ -51,6 +52,9 @@ MASSES = ("0", "0.5", "1.5", "4")
 INERTIAS = (("0.1", "0", "0", "0.2", "0", "0.3"), ("0.02", "0.001", "-0.002", "0.03", "0.001", "0.04"),
             ("0", "0", "0", "0", "0", "0"), ("0.1", "0", "0", "0.1", "0", "0.1"))
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "spherical", "universal")
+#: Gravity vectors: the default, none, skew, and bad ones (huge, not finite).
+GRAVITIES = ((0.0, 0.0, -9.81),) * 6 + ((0.0, 0.0, 0.0), (3.0, -4.0, -8.0), (1e300, 0.0, 0.0), (0.0, float("nan"), 0.0),
+                                        (0.0, 0.0, -1e12))
 #: Separator of the errors of one run.
 SEPARATOR = "\n=====\n"
 #: Values that replace a number: non-finite, huge, tiny, negative, zero, malformed.
@@ -238,18 +242,19 @@ def mutate_text(text: str, kind: str, pick) -> bytes:
 
 
 def random_case(pick) -> tuple:
-    """(file contents as bytes, floating base, description of the mutations)."""
+    """(file contents as bytes, floating base, gravity, description of the mutations)."""
     text = valid_text(pick)
     done = []
+    gravity = pick(GRAVITIES)
     if pick((False,) * 9 + (True,)):
         kind = pick(TEXT_MUTATIONS)
-        return mutate_text(text, kind, pick), False, kind
+        return mutate_text(text, kind, pick), False, gravity, kind
     root = ET.fromstring(text)
     for _ in range(pick((0, 1, 1, 2, 3))):
         mutation = pick(MUTATIONS)
         mutation(root, pick)
         done.append(mutation.__name__)
-    return ET.tostring(root), pick((False,) * 5 + (True,)), "+".join(done) or "valid"
+    return ET.tostring(root), pick((False,) * 5 + (True,)), gravity, "+".join(done) or "valid"
 
 
 # -- one run ----------------------------------------------------------------------------------------
@@ -266,7 +271,7 @@ def _finite(value) -> bool:
     return True
 
 
-def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, cli: bool = True) -> dict:
+def run_case(data: bytes, floating: bool, gravity, directory: str, limit: float = 60.0, cli: bool = True) -> dict:
     """Run one file through the public entry points. Returns {"outcome", "steps": {step: what},
     "error": text of an escaped exception or of a non-finite result, "seconds"}."""
     import drng
@@ -301,7 +306,7 @@ def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, c
         steps[name] = "answered"
         return value
 
-    robot = step("load", lambda: robots.load_urdf(path, floating_base=floating))
+    robot = step("load", lambda: robots.load_urdf(path, floating_base=floating, gravity=gravity))
     if robot is not None:
         result = step("nullspace", lambda: drng.nullspace(robot),
                       lambda r: (r.basis, r.certificate, r.base_basis))
@@ -321,7 +326,7 @@ def run_case(data: bytes, floating: bool, directory: str, limit: float = 60.0, c
             step("classify", lambda: drng.classify(robot, result), lambda rows: [])
     if cli:
         err = io.StringIO()
-        argv = ["analyze", path, "--json"] + (["--floating"] if floating else [])
+        argv = ["analyze", path, "--json", "--gravity", *map(str, gravity)] + (["--floating"] if floating else [])
         try:
             with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(err):
                 status = main(argv)

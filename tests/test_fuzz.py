@@ -41,10 +41,10 @@ CHAIN = """<robot name="chain">
 def test_fuzz_only_pga_dyn_errors_and_finite_results(data, tmp_path_factory):
     """Valid files and their mutations: every entry point answers with finite numbers or
     refuses with a PgaDynError; the CLI prints one message, no traceback."""
-    content, floating, what = random_case(lambda options: data.draw(st.sampled_from(options)))
+    content, floating, gravity, what = random_case(lambda options: data.draw(st.sampled_from(options)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PgaDynWarning)
-        run = run_case(content, floating, str(tmp_path_factory.mktemp("fuzz")), limit=30.0)
+        run = run_case(content, floating, gravity, str(tmp_path_factory.mktemp("fuzz")), limit=30.0)
     assert run["outcome"] in ("answered", "refused"), (what, run["steps"], run["error"], content[:2000])
 
 
@@ -95,8 +95,22 @@ def test_huge_hand_built_model_is_refused_by_the_numerics():
             call()
 
 
+def test_huge_gravity_is_refused(capsys):
+    """--gravity 1e300 0 0 gave a certificate with a NaN residual and NaN, Infinity in the JSON
+    (the regressor was finite but its column norms overflowed)."""
+    assert main(["analyze", "2rru_1rrs", "--gravity", "1e300", "0", "0", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "2rru_1rrs.urdf: gravity [1e+300, 0.0, 0.0] is out of range" in err and "Traceback" not in err
+    robot = robots.load("2rru_1rrs")
+    huge = Robot("huge_gravity", [LinkSpec("l0"), LinkSpec("l1", robot.inertial(1))],
+                 [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 1.0, 0]]))], gravity=(1e300, 0, 0))
+    with pytest.raises(PgaDynError, match="huge_gravity: the regressor of huge_gravity is not finite at the sampled "
+                                          "states, or so large that its norms overflow"):
+        drng.numerical_nullspace(huge, samples=20)
+
+
 def test_non_psd_inertia_is_warned_naming_the_link(capsys, tmp_path):
-    text = CHAIN.replace("RATIO", "1").replace('ixx="0.1" ixy="0" ixz="0" iyy="0.2"', 'ixx="-0.1" ixy="0" ixz="0" iyy="0.2"', 1)
+    text = CHAIN.replace("RATIO", "1").replace('ixx="0.1"', 'ixx="-0.1"', 1)
     with pytest.warns(PgaDynWarning, match=r"chain.urdf: <link name='a'>: <inertia> is not positive semidefinite"):
         robots.parse_urdf(text, "chain.urdf")
     path = tmp_path / "chain.urdf"
@@ -163,8 +177,9 @@ def test_memory_estimate_refuses_with_the_figure():
     robot = random_tree(lambda options: options[-1], max_bodies=6)
     rows, cols = 30 * robot.nq, 10 * robot.n  # a tree: n_a = nq
     need = 8.0 * (3 * rows * cols + 4 * cols * cols)  # Y, its scaled copy, Y'; four (10 n, 10 n) factors
-    with pytest.raises(PgaDynError, match=rf"the sampled regressor of 30 states \({rows} x {cols}\) would need about "
-                                          rf"{need / 1024 ** 3:.3g} GiB of memory, more than the limit of 0.000977 GiB"):
+    with pytest.raises(PgaDynError, match=rf"the sampled regressor of 30 states \({rows} x {cols}\) would need "
+                                          rf"about {need / 1024 ** 3:.3g} GiB of memory, more than the limit of "
+                                          r"0.000977 GiB"):
         drng.nullspace(robot, certify=True, samples=30, memory=2 ** 20)
     with pytest.raises(PgaDynError, match=rf"the dense nullspace basis \({cols} x \d+\) and its rank would need"):
         drng.nullspace(robot, memory=100)
