@@ -85,7 +85,10 @@ def default_bounds(robot: Robot) -> np.ndarray:
     Limits with lower >= upper - MIN_RANGE (e.g. the 0/0 limits of CAD exports) are replaced by
     the default range with a warning that names the joints (:class:`PgaDynWarning`): the rank
     of the regressor is structural (the same on any open set of configurations), so the box
-    only has to be a wide enough part of the workspace."""
+    only has to be a wide enough part of the workspace. Limits of a revolute joint wider than
+    one turn are narrowed to one turn (the one holding (-pi, pi) where they allow): the same
+    configurations, and the assembly paths of a robot with loops (steps of PATH_STEP from q0)
+    stay short."""
     bounds = np.empty((robot.nq, 2))
     bad = []
     for i in range(1, robot.n + 1):
@@ -93,7 +96,11 @@ def default_bounds(robot: Robot) -> np.ndarray:
         joint = robot.tree_joints[i - 1]
         default = DEFAULT_RANGE["rotation" if joint.type in ("R", "U") else "translation"]
         if joint.limits is not None and joint.limits[1] - joint.limits[0] >= MIN_RANGE:
-            bounds[sl] = joint.limits
+            lower, upper = joint.limits
+            if joint.type == "R" and upper - lower > 2 * np.pi:  # one turn: the same configurations
+                lower = min(max(-np.pi, lower), upper - 2 * np.pi)
+                upper = lower + 2 * np.pi
+            bounds[sl] = (lower, upper)
         else:
             bounds[sl] = default
             if joint.limits is not None and sl.start in set(robot.actuated):

@@ -33,9 +33,9 @@ from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
 from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
-#: Largest magnitude of a number in a robot file (SI units), <limit> and the directions <axis>,
-#: <axis2> excepted: larger values are refused, they overflow the kinematics and the regressor
-#: (squares and products of lengths, masses and ratios).
+#: Largest magnitude of a number in a robot file (SI units), the directions <axis>, <axis2>
+#: excepted: larger values are refused, they overflow the kinematics and the regressor (squares
+#: and products of lengths, masses, ratios and sampled positions).
 MAX_VALUE = 1e9
 #: Relative tolerance of the principal moments in :meth:`_Reader.check_inertia`.
 INERTIA_RTOL = 1e-9
@@ -82,9 +82,9 @@ class _Reader:
             self.fail(element, f"attribute {attr}='{text}' must hold {count} number{'s' if count > 1 else ''}")
         if not np.all(np.isfinite(values)):
             self.fail(element, f"attribute {attr}='{text}' is not finite")
-        if element.tag not in ("limit", "axis", "axis2") and np.any(np.abs(values) > MAX_VALUE):
+        if element.tag not in ("axis", "axis2") and np.any(np.abs(values) > MAX_VALUE):
             self.fail(element, f"attribute {attr}='{text}' is out of range: a robot's lengths, angles, masses, "
-                               f"inertias and ratios are at most {MAX_VALUE:g} in magnitude (SI units)")
+                               f"inertias, ratios and limits are at most {MAX_VALUE:g} in magnitude (SI units)")
         return values
 
     def origin(self, element) -> np.ndarray:

@@ -196,3 +196,34 @@ def test_library_code_has_no_assert():
              for path in sorted((root / package).rglob("*.py"))
              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Assert)]
     assert found == []
+
+
+def test_huge_limit_is_refused_at_load():
+    """lower="-8e298" on a prismatic joint of the 2PRS-1PSR: the sampled positions overflowed the
+    assembly path (ZeroDivisionError in the Newton kernel)."""
+    with open(robots.data_path("2prs_1psr")) as handle:
+        text = handle.read()
+    text = text.replace('lower="', 'lower="-8e298" was="', 1)
+    with pytest.raises(PgaDynError, match=r"2prs_1psr.urdf: <joint name='\w+'>/<limit>: attribute lower='-8e298' "
+                                          "is out of range"):
+        robots.parse_urdf(text, "2prs_1psr.urdf")
+
+
+@pytest.mark.parametrize("lower,upper,box", [(-1e6, 1e6, (-np.pi, np.pi)), (5.0, 1e6, (5.0, 5.0 + 2 * np.pi)),
+                                             (-1e6, -5.0, (-5.0 - 2 * np.pi, -5.0))])
+def test_revolute_limits_wider_than_a_turn_sample_one_turn(lower, upper, box):
+    """A four-bar crank limited to +-1e6 rad: each draw's assembly path (steps of 0.2 rad from q0)
+    would take millions of Newton steps; one turn holds the same configurations. The box is one
+    turn inside the limits, and the certificate answers as with the default box."""
+    from pga_dyn.sampling import default_bounds
+
+    with open(FOUR_BAR) as handle:
+        text = handle.read()
+    wide = text.replace('<joint name="crank_joint" type="continuous" independent="true">',
+                        f'<joint name="crank_joint" type="revolute" independent="true"><limit lower="{lower}" '
+                        f'upper="{upper}" effort="1" velocity="1"/>')
+    robot = robots.parse_urdf(wide, "wide.urdf")
+    np.testing.assert_allclose(default_bounds(robot), [box])
+    reference = drng.nullspace(robots.load_urdf(FOUR_BAR))
+    result = drng.nullspace(robot, budget=30.0)
+    assert result.certified and result.dim == reference.dim
