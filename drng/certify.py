@@ -8,6 +8,7 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.model import check_robot
 
 from .numerical import GAP_MIN  # noqa: F401  (re-exported: the gap a certificate needs)
+from .numerical import BUDGET, MEMORY, Budget
 from .result import NullspaceResult, complement, one_blas_thread, orthonormal, rank
 
 #: Relative residual ||Y B||_F / ||Y||_F below which a basis is in the nullspace.
@@ -69,7 +70,8 @@ def default_samples(robot) -> int:
 
 
 @one_blas_thread
-def certificate(robot, result: NullspaceResult, samples: int | None = None, seed=0, bounds=None) -> NullspaceResult:
+def certificate(robot, result: NullspaceResult, samples: int | None = None, seed=0, bounds=None,
+                budget: float | None = BUDGET, memory: float = MEMORY) -> NullspaceResult:
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
     they are exact.
@@ -86,22 +88,30 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     largest_dropped, clean, residual, samples, short. ``bounds``: the sampling box of the
     actuated coordinates (:func:`pga_dyn.sampling.bounds_array`). A proven result stays proven
     unless the completion adds vectors (the proof would then be contradicted: ``proven`` False,
-    and the status says what the sampling found)."""
+    and the status says what the sampling found).
+
+    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
+    (bytes) the dense matrices: a PgaDynError says what could not be done when they would not
+    fit (:class:`drng.numerical.Budget`, :func:`drng.numerical.check_memory`)."""
     from pga_dyn.sampling import count
 
     from .numerical import sampled_nullspace, stacked_regressor
 
     nparam = 10 * check_robot(robot).n
+    where = robot.source or robot.name
     if nparam == 0:
-        raise PgaDynError(f"{robot.name} has no moving body: there are no inertial parameters to certify")
+        raise PgaDynError(f"{where}: {robot.name} has no moving body: there are no inertial parameters to certify")
     na = len(robot.actuated)
     samples = default_samples(robot) if samples is None else count("samples", samples)
     if samples * na < 2 * nparam:
         raise PgaDynError(f"samples={samples} gives {samples * na} regressor rows for {nparam} "
                           f"parameters: a certificate needs at least {-(-2 * nparam // max(na, 1))} samples")
-    Y, states = stacked_regressor(robot, samples, seed, bounds=bounds)
+    clock = Budget(budget, f"{where}: the certificate")
+    Y, states = stacked_regressor(robot, samples, seed, bounds=bounds, budget=clock, memory=memory)
+    clock.check(Y.shape, "the QR and SVD of the sampled regressor")
     null, decision, _, _ = sampled_nullspace(Y)
-    check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1, bounds=bounds)[0]  # independent
+    check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1, bounds=bounds,
+                                budget=clock, memory=memory)[0]  # independent
     rank_num = decision["rank"]
     basis = result.basis
     residual = np.linalg.norm(check_Y @ basis) / np.linalg.norm(check_Y) if basis.size else 0.0

@@ -8,9 +8,11 @@ import time
 import numpy as np
 
 from pga_dyn.conventions import JOINT_CODE
+from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
+from .numerical import BUDGET, MEMORY
 from .principles import DEPENDENT_RTOL, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
@@ -53,7 +55,7 @@ def drng_blocks(robot):
 
 
 def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,
-              bounds=None) -> "NullspaceResult":
+              bounds=None, budget: float | None = BUDGET, memory: float = MEMORY) -> "NullspaceResult":
     """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
     with the rules of :mod:`drng.principles`).
 
@@ -73,6 +75,10 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
     The vectors are kept in the kernel's block form (O(n) memory); the dense ``basis``
     (10 n, k) is built on its first access (:class:`drng.result.NullspaceResult`), and a proven
     ``dim`` is the count of vectors, so a proven answer is linear in n end to end.
+    ``budget`` (seconds, None: no limit) bounds the certificate's time and ``memory`` (bytes)
+    the certificate's matrices: a PgaDynError says what would not fit
+    (:func:`drng.certify.certificate`); the dense ``basis`` is checked against
+    ``drng.result.MEMORY`` before it is built.
     """
     check_robot(robot)
     if robot.loop_joints:
@@ -81,6 +87,10 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
         constraints(robot)  # the loops must close at q0's actuated position: a clear error if not
     start = time.perf_counter()
     bodies, vals, prov = drng_blocks(robot)
+    where = robot.source or robot.name
+    if not np.all(np.isfinite(vals)):
+        raise PgaDynError(f"{where}: the nullspace of {robot.name} is not finite: the model's numbers "
+                          "(lengths, axes) are too large for floating point")
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     proven = not robot.constrained
     result = NullspaceResult(robot.name, "drng", None, prov, names, seconds=time.perf_counter() - start, proven=proven,
@@ -89,4 +99,4 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
         return result
     from .certify import certificate
 
-    return certificate(robot, result, samples, seed, bounds)
+    return certificate(robot, result, samples, seed, bounds, budget, memory)

@@ -12,12 +12,13 @@ by QR with column pivoting.
 from __future__ import annotations
 
 import time
+from numbers import Real
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
-from .result import RANK_RTOL, NullspaceResult, one_blas_thread, orthonormal
+from .result import MEMORY, RANK_RTOL, NullspaceResult, check_memory, gib, one_blas_thread, orthonormal
 
 #: Smallest singular gap (smallest kept over largest dropped singular value) at which the rank
 #: of a sampled regressor is trusted.
@@ -28,20 +29,84 @@ GAP_MIN = 1e6
 #: files is above 1e-8 (romeo with a floating base: 4e-8 to 1e-7; docs/drng.md).
 SAMPLED_RTOL = 1e-10
 THRESHOLD_MARGIN = 10.0
+#: Default time budget (s) of the sampled certificate and of the numerical baseline: the sampling,
+#: then the dense linear algebra, whose time is estimated from its size before it starts
+#: (:func:`Budget.check`). With it ``pga-dyn analyze`` answers within a minute on any robot.
+BUDGET = 45.0
+#: Floating-point operations per second assumed by the estimate of the linear algebra's time: a
+#: fifth of the single-thread rate of QR and SVD measured on the project's machine (25-50e9).
+FLOP_RATE = 5e9
+#: Largest entry of a sampled regressor: beyond it the sums of squares of its columns (norms,
+#: column scaling, residuals) overflow.
+LARGEST_ENTRY = 1e150
 
 
-def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0, bounds=None):
+class Budget:
+    """The time budget of a sampled computation: ``seconds`` from its creation (None: no limit).
+    :meth:`left` is what remains for the sampling; :meth:`check` refuses a dense factorisation
+    whose estimated time (at FLOP_RATE) is over what remains, with a PgaDynError saying what
+    could not be done."""
+
+    def __init__(self, seconds, what: str):
+        if seconds is not None and not (isinstance(seconds, Real) and seconds > 0):
+            raise PgaDynError(f"budget must be a positive number of seconds or None, got {seconds!r}")
+        self.seconds, self.what = seconds, what
+        self.start = time.perf_counter()
+
+    def left(self):
+        """Seconds left (None: no limit); a PgaDynError when none are."""
+        if self.seconds is None:
+            return None
+        left = self.seconds - (time.perf_counter() - self.start)
+        if left <= 0:
+            raise PgaDynError(f"{self.what}: out of its time budget of {self.seconds:g} s (budget=)")
+        return left
+
+    def check(self, shape, task: str) -> None:
+        """Refuse the QR and SVD of a (rows, cols) matrix, about 2 rows cols^2 + 22 cols^3
+        operations, when they would not fit in the time left."""
+        left = self.left()
+        rows, cols = shape
+        seconds = (2.0 * rows * cols ** 2 + 22.0 * cols ** 3) / FLOP_RATE
+        if left is not None and seconds > left:
+            raise PgaDynError(f"{self.what}: {task} of a {rows} x {cols} matrix would take about {seconds:.3g} s, "
+                              f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (budget=)")
+
+
+def regressor_bytes(robot, samples: int) -> float:
+    """Estimated peak memory (bytes) of a sampled rank of ``samples`` states: the stacked
+    regressor Y (samples n_a, 10 n), its column-scaled copy and a check Y', the tree regressor
+    (samples, nq, 10 n) of a constrained robot, and four (10 n, 10 n) factors."""
+    cols = 10 * robot.n
+    rows = samples * len(robot.actuated)
+    tree = samples * robot.nq * cols if robot.constrained else 0
+    return 8.0 * (3.0 * rows * cols + tree + 4.0 * cols * cols)
+
+
+def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0, bounds=None,
+                      budget: Budget | None = None, memory: float = MEMORY):
     """The regressors of ``samples`` valid states stacked into (samples * n_a, 10 n), and the
     states. Raises PgaDynError for a robot with no moving body or no actuated coordinate (its
-    regressor has no columns or no rows)."""
+    regressor has no columns or no rows), when the matrices would need more than ``memory``
+    bytes (:func:`regressor_bytes`), when the sampling runs out of ``budget``, and when the
+    regressor is not finite (a model too large for floating point)."""
     from pga_dyn.sampling import sample_states
 
+    where = robot.source or robot.name
     if robot.n == 0:
-        raise PgaDynError(f"{robot.name} has no moving body: it has no inertial parameters to sample")
+        raise PgaDynError(f"{where}: {robot.name} has no moving body: it has no inertial parameters to sample")
     if len(robot.actuated) == 0:
-        raise PgaDynError(f"{robot.name} has no actuated coordinate: its regressor has no rows")
-    states = sample_states(robot, samples, seed=seed, max_cond=max_cond, bounds=bounds)
-    return states.regressor().reshape(-1, 10 * robot.n), states
+        raise PgaDynError(f"{where}: {robot.name} has no actuated coordinate: its regressor has no rows")
+    check_memory(f"{where}: the sampled regressor of {samples} states ({samples * len(robot.actuated)} x "
+                 f"{10 * robot.n})", regressor_bytes(robot, samples), memory)
+    seconds = None if budget is None else budget.left()
+    states = sample_states(robot, samples, seed=seed, max_cond=max_cond, bounds=bounds, seconds=seconds)
+    Y = states.regressor().reshape(-1, 10 * robot.n)
+    if not (np.all(np.isfinite(Y)) and np.max(np.abs(Y), initial=0.0) < LARGEST_ENTRY):
+        raise PgaDynError(f"{where}: the regressor of {robot.name} is not finite at the sampled states, or so large "
+                          "that its norms overflow: the model's numbers (lengths, gravity, coupling ratios) are too "
+                          "large for floating point")
+    return Y, states
 
 
 def pivoted_qr_columns(matrix: np.ndarray, rank: int) -> np.ndarray:
@@ -117,7 +182,8 @@ def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL):
 
 @one_blas_thread
 def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.0,
-                        rtol: float = SAMPLED_RTOL, bounds=None) -> NullspaceResult:
+                        rtol: float = SAMPLED_RTOL, bounds=None, budget: float | None = BUDGET,
+                        memory: float = MEMORY) -> NullspaceResult:
     """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
     (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
 
@@ -128,11 +194,18 @@ def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.
         whether it is clean (gap >= GAP_MIN with ``rtol`` inside it), the threshold, the smallest
         kept and largest dropped singular values (relative to the largest), the singular values,
         the sample and row counts and the base-parameter columns (pivoted QR of R).
+
+    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
+    (bytes) the dense matrices: PgaDynError saying what could not be done when they would not fit
+    (:class:`Budget`, :func:`check_memory`).
     """
+    from pga_dyn.model import check_robot
     from pga_dyn.sampling import count
 
     start = time.perf_counter()
-    Y, states = stacked_regressor(robot, count("samples", samples), seed, max_cond, bounds)
+    clock = Budget(budget, f"{check_robot(robot).source or robot.name}: the numerical nullspace")
+    Y, states = stacked_regressor(robot, count("samples", samples), seed, max_cond, bounds, clock, memory)
+    clock.check(Y.shape, "the QR and SVD")
     null, decision, s, reduced = sampled_nullspace(Y, rtol)
     certificate = {**decision, "singular_values": s, "samples": len(states), "rows": Y.shape[0],
                    "rejected": states.rejected, "base_columns": pivoted_qr_columns(reduced, decision["rank"])}

@@ -5,11 +5,33 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
+from numbers import Real
 
 import numpy as np
 
+from pga_dyn.errors import PgaDynError
+
 #: Relative tolerance of the rank of a basis (columns scaled to unit norm).
 RANK_RTOL = 1e-9
+
+#: Default memory (bytes) the dense matrices of the certificate and of the numerical baseline may
+#: take (:func:`check_memory`): 2 GiB.
+MEMORY = 2 * 1024 ** 3
+
+
+def gib(nbytes: float) -> str:
+    """A size in GiB, for messages."""
+    return f"{nbytes / 1024 ** 3:.3g} GiB"
+
+
+def check_memory(what: str, nbytes: float, memory: float = MEMORY) -> None:
+    """A PgaDynError saying how much ``what`` would need when it is more than ``memory`` bytes,
+    before anything is allocated (no MemoryError half-way)."""
+    if not (isinstance(memory, Real) and memory > 0):
+        raise PgaDynError(f"memory must be a positive number of bytes, got {memory!r}")
+    if nbytes > memory:
+        raise PgaDynError(f"{what} would need about {gib(nbytes)} of memory, more than the limit of {gib(memory)} "
+                          "(the memory= argument, in bytes)")
 
 
 def rank(matrix: np.ndarray, rtol: float = RANK_RTOL):
@@ -118,6 +140,9 @@ class NullspaceResult:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         from .principles import dense_basis
 
+        n, bodies = blocks[0], blocks[1]
+        check_memory(f"{self.robot_name}: the dense nullspace basis ({10 * n} x {len(bodies)})",
+                     8.0 * 10 * n * len(bodies), MEMORY)
         value = dense_basis(*blocks)
         setattr(self, name, value)
         return value

@@ -240,6 +240,8 @@ def analyze_lines(report: dict) -> list:
         "vectors per principle: " + ", ".join(
             f"{PRINCIPLE_NAMES.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
     ]
+    if report["bodies"] == 0:
+        lines.append("no moving body:       every link is fixed to the base: no inertial parameter to identify")
     if report["proven"]:
         lines.append(f"status:               {report['status']}: the generalized principles are complete on a "
                      "tree (docs/drng.md)" + ("" if report["certified"] is not None else ", no sampling"))

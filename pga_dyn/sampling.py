@@ -8,6 +8,7 @@ the projections G = dq/dq_a, so that the regressor of all samples is one compile
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -85,7 +86,10 @@ def default_bounds(robot: Robot) -> np.ndarray:
     Limits with lower >= upper - MIN_RANGE (e.g. the 0/0 limits of CAD exports) are replaced by
     the default range with a warning that names the joints (:class:`PgaDynWarning`): the rank
     of the regressor is structural (the same on any open set of configurations), so the box
-    only has to be a wide enough part of the workspace."""
+    only has to be a wide enough part of the workspace. Limits of a revolute joint wider than
+    one turn are narrowed to one turn (the one holding (-pi, pi) where they allow): the same
+    configurations, and the assembly paths of a robot with loops (steps of PATH_STEP from q0)
+    stay short."""
     bounds = np.empty((robot.nq, 2))
     bad = []
     for i in range(1, robot.n + 1):
@@ -93,7 +97,11 @@ def default_bounds(robot: Robot) -> np.ndarray:
         joint = robot.tree_joints[i - 1]
         default = DEFAULT_RANGE["rotation" if joint.type in ("R", "U") else "translation"]
         if joint.limits is not None and joint.limits[1] - joint.limits[0] >= MIN_RANGE:
-            bounds[sl] = joint.limits
+            lower, upper = joint.limits
+            if joint.type == "R" and upper - lower > 2 * np.pi:  # one turn: the same configurations
+                lower = min(max(-np.pi, lower), upper - 2 * np.pi)
+                upper = lower + 2 * np.pi
+            bounds[sl] = (lower, upper)
         else:
             bounds[sl] = default
             if joint.limits is not None and sl.start in set(robot.actuated):
@@ -137,7 +145,7 @@ def count(name: str, value) -> int:
 
 
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
-                  max_draws: int | None = None) -> States:
+                  max_draws: int | None = None, seconds: float | None = None) -> States:
     """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
@@ -158,6 +166,9 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         Largest accepted cond(J_p).
     max_draws : int, optional
         Draws allowed (default 100 n); PgaDynError when fewer than ``n`` valid states are found.
+    seconds : float, optional
+        Time allowed for the draws of a robot with loops (default: no limit); PgaDynError when
+        it runs out before ``n`` valid states are found.
 
     Returns
     -------
@@ -171,6 +182,8 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     if not (isinstance(max_cond, Real) and max_cond > 1):
         raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
     max_draws = 100 * n if max_draws is None else count("max_draws", max_draws)
+    if seconds is not None and not (isinstance(seconds, Real) and seconds > 0):
+        raise PgaDynError(f"seconds must be a positive number or None, got {seconds!r}")
     try:
         rng = np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
@@ -184,7 +197,12 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
     kept, drawn = [], 0
+    deadline = np.inf if seconds is None else time.perf_counter() + seconds
     while len(kept) < n and drawn < max_draws:
+        if time.perf_counter() > deadline:
+            raise PgaDynError(f"{robot.source or robot.name}: sampling stopped after {seconds:.3g} s: {len(kept)} of "
+                              f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
+                              "time or change bounds")
         drawn += 1
         q_a = rng.uniform(box[:, 0], box[:, 1])
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
@@ -196,7 +214,7 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
             report("sampling valid states", len(kept), n)
     if len(kept) < n:
-        raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
+        raise PgaDynError(f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
     cols = [np.array(c) for c in zip(*kept)]
     return States(robot, *cols, drawn=drawn, rejected=drawn - n)

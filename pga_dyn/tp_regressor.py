@@ -300,8 +300,8 @@ def from_link_parameters(robot: Robot, phi) -> np.ndarray:
     """
     phi = _per_body(robot, phi, "phi")
     T0 = initial_poses(robot)
-    return np.concatenate([pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
-                           for i, p in enumerate(phi)])
+    return np.concatenate([np.zeros(0)] + [pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
+                                           for i, p in enumerate(phi)])  # n = 0: no parameter
 
 
 def to_link_parameters(robot: Robot, pi) -> np.ndarray:

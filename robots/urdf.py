@@ -15,19 +15,30 @@ joints are ``<loop name type><predecessor link><origin/></predecessor><successor
 <predecessor link/><successor link/><ratio value/></coupling>``. URDF ``<mimic joint
 multiplier offset/>`` inside a joint is read too.
 
-Every problem raises :class:`pga_dyn.errors.PgaDynError` naming the file and the element.
+Every problem raises :class:`pga_dyn.errors.PgaDynError` naming the file and the element: a
+malformed or non-UTF-8 file, a missing or malformed attribute, a number that is not finite or
+larger than :data:`MAX_VALUE`, a negative mass; an inertia that is not positive semidefinite
+gets a :class:`pga_dyn.errors.PgaDynWarning`.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError
+from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
 from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+
+#: Largest magnitude of a number in a robot file (SI units), the directions <axis>, <axis2>
+#: excepted: larger values are refused, they overflow the kinematics and the regressor (squares
+#: and products of lengths, masses, ratios and sampled positions).
+MAX_VALUE = 1e9
+#: Relative tolerance of the principal moments in :meth:`_Reader.check_inertia`.
+INERTIA_RTOL = 1e-9
 
 _JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
                 "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
@@ -40,9 +51,9 @@ class _Reader:
         self.where = where
         self.parents = {}
 
-    def fail(self, element, message: str):
-        """Raise PgaDynError naming the file and the element, with its ancestors up to the
-        nearest named one (e.g. ``<joint name='j2'>/<axis>``)."""
+    def locate(self, element) -> str:
+        """The file and the element, with its ancestors up to the nearest named one (e.g.
+        ``robot.urdf: <joint name='j2'>/<axis>: ``)."""
         path = []
         while element is not None and (element in self.parents or not path):
             path.append(f"<{element.tag}" + (
@@ -51,7 +62,11 @@ class _Reader:
                 break
             element = self.parents.get(element)
         tag = "/".join(reversed(path)) + ": " if path else ""
-        raise PgaDynError(f"{self.where}: {tag}{message}")
+        return f"{self.where}: {tag}"
+
+    def fail(self, element, message: str):
+        """Raise PgaDynError naming the file and the element (:meth:`locate`)."""
+        raise PgaDynError(self.locate(element) + message)
 
     def floats(self, element, attr: str, count: int, default=None, owner=None):
         text = element.get(attr) if element is not None else None
@@ -67,6 +82,9 @@ class _Reader:
             self.fail(element, f"attribute {attr}='{text}' must hold {count} number{'s' if count > 1 else ''}")
         if not np.all(np.isfinite(values)):
             self.fail(element, f"attribute {attr}='{text}' is not finite")
+        if element.tag not in ("axis", "axis2") and np.any(np.abs(values) > MAX_VALUE):
+            self.fail(element, f"attribute {attr}='{text}' is out of range: a robot's lengths, angles, masses, "
+                               f"inertias, ratios and limits are at most {MAX_VALUE:g} in magnitude (SI units)")
         return values
 
     def origin(self, element) -> np.ndarray:
@@ -122,10 +140,22 @@ class _Reader:
         v = {k: self.floats(el, k, 1, (0.0,))[0] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
         j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                       [v["ixz"], v["iyz"], v["izz"]]])
+        self.check_inertia(link, j)
         rot = pose[:3, :3]
-        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by Robot
-            inertia = rot @ j @ rot.T
+        inertia = rot @ j @ rot.T
         return Inertial(float(m), pose[:3, 3].copy(), inertia)
+
+    def check_inertia(self, link, j: np.ndarray) -> None:
+        """A PgaDynWarning naming the link when its rotational inertia ``j`` (3, 3) is not
+        positive semidefinite (a principal moment below -INERTIA_RTOL times the largest): no
+        body has it. The nullspace does not depend on the inertias; values computed from them
+        (base parameters, forces) do. (The triangle inequality is not checked: published
+        models such as the PUMA 560 of Armstrong et al. violate it within their accuracy.)"""
+        moments = np.linalg.eigvalsh(j)
+        if moments[0] < -INERTIA_RTOL * max(np.max(np.abs(moments)), np.finfo(float).tiny):
+            warnings.warn(self.locate(link) + f"<inertia> is not positive semidefinite (principal moments "
+                          f"{np.array2string(moments, precision=4)}): no rigid body has it (the nullspace does not "
+                          "depend on it; the values of base parameters and forces do)", PgaDynWarning, stacklevel=5)
 
     def bool(self, element, attr: str):
         text = element.get(attr)
@@ -203,6 +233,12 @@ def urdf_specs(text: str, where: str = "<string>") -> dict:
 def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
                gravity=DEFAULT_GRAVITY) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+    try:
+        g = np.asarray(gravity, dtype=float)
+    except (TypeError, ValueError):
+        g = None  # Robot says what is wrong with it
+    if g is not None and np.any(np.abs(g) > MAX_VALUE):
+        raise PgaDynError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
     return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
 
 

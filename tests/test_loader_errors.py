@@ -200,10 +200,12 @@ def test_non_finite_mass_and_inertia(bad):
 
 
 def test_overflowing_values():
-    """Finite but huge numbers whose products overflow are reported, not turned into inf or nan."""
+    """Finite but huge numbers, whose products overflow, are refused naming the element."""
     huge = sub('ixx="0.01" ixy="0.001"', 'ixx="1e308" ixy="0.001"').replace('iyy="0.02"', 'iyy="1e308"')
-    expect(huge, "'l1'", "not finite")
-    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="1e200 0 0"/>'), "'l1'", "not finite")
+    expect(huge, "'l1'", "<inertia>", "out of range")
+    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="1e200 0 0"/>'), "'l1'", "out of range")
+    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="0.1 0 0" rpy="0 1e10 0"/>'), "'l1'",
+           "rpy", "out of range")
     # A huge axis is a direction like any other.
     robot = parse_urdf(sub('<axis xyz="1 0 0"/>', '<axis xyz="1e200 0 0"/>'), WHERE)
     np.testing.assert_allclose(robot.axes[2, 0], (1, 0, 0))
