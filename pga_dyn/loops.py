@@ -462,7 +462,8 @@ def coupling_map(robot: Robot):
     """The affine map q = E z + e0 (E: (nq, nz), e0: (nq,)) that solves the couplings, with the free
     coordinates z = (q_a, q_f): the actuated coordinates, then the passive ones that no coupling
     determines, in tree order; and the indices of z in q (nz,). Chains of couplings are
-    substituted (a follower of a follower); a cycle of couplings is a ModelError."""
+    substituted (a follower of a follower, a leader among ``others``); a cycle of couplings is a
+    ModelError."""
     nq = robot.nq
     follow = {c.follower: c for c in robot.couplings}
     free = [k for k in range(nq) if k not in follow]
@@ -482,8 +483,11 @@ def coupling_map(robot: Robot):
             names = [robot.coordinate_names[c] for c in chain]
             raise ModelError(f"{robot.source or robot.name}: the couplings form a cycle through joints {names}")
         c = follow[k]
-        row, offset = solve(c.leader, chain + (k,))
-        state[k] = (c.ratio * row, c.ratio * offset + c.offset)
+        row, offset = np.zeros(len(column)), c.offset
+        for leader, weight in ((c.leader, c.ratio), *c.others):
+            lead_row, lead_offset = solve(leader, chain + (k,))
+            row, offset = row + weight * lead_row, offset + weight * lead_offset
+        state[k] = (row, offset)
         return state[k]
 
     for k in range(nq):
@@ -565,8 +569,9 @@ class Constraints:
         for c in robot.couplings:
             row = np.zeros(robot.nq)
             row[c.follower] += 1.0
-            row[c.leader] -= c.ratio
-            rows_r.append([q[c.follower] - c.ratio * q[c.leader] - c.offset])
+            for leader, weight in ((c.leader, c.ratio), *c.others):
+                row[leader] -= weight
+            rows_r.append([row @ q - c.offset])
             rows_J.append(row[None])
         r, J = np.concatenate(rows_r), np.vstack(rows_J)
         return r, J, (np.concatenate([bias, np.zeros(len(robot.couplings))]) if qd is not None else None)
