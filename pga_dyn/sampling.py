@@ -17,7 +17,7 @@ import numpy as np
 from .errors import PgaDynError
 from .errors import PgaDynWarning
 from .kinematics import float_array
-from .loops import constraints
+from .loops import SINGULAR_RCOND, constraints
 from .model import Robot, check_robot
 
 
@@ -26,7 +26,8 @@ class States:
     """Samples of a robot's state. ``q, qd, qdd`` (samples, nq) are tree coordinates;
     ``q_a, qd_a, qdd_a`` (samples, n_a) the actuated ones; ``G`` (samples, nq, n_a) is dq/dq_a;
     ``cond`` the condition number of J_p of each sample (1 for a tree); ``drawn`` and
-    ``rejected`` count the draws (rejected: out of the workspace or too close to a singularity)."""
+    ``rejected`` count the draws (rejected: out of the workspace or too close to a singularity);
+    ``max_cond`` the limit the samples were held to (:func:`sample_states`)."""
 
     robot: Robot
     q: np.ndarray
@@ -39,6 +40,7 @@ class States:
     cond: np.ndarray
     drawn: int = 0
     rejected: int = 0
+    max_cond: float = np.inf
 
     def __len__(self) -> int:
         return self.q.shape[0]
@@ -71,6 +73,9 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
         Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], start)
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
 
+
+#: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).
+REFERENCE_FACTOR = 3.0
 
 #: Default sampling range of a coordinate without limits: rotations (rad), translations (m).
 DEFAULT_RANGE = {"rotation": (-np.pi, np.pi), "translation": (-1.0, 1.0)}
@@ -144,10 +149,16 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     :func:`default_bounds`), qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
-    joints, each draw is assembled along the straight path from q0 in q_a (as
-    :func:`pga_dyn.regressor` does, so that a state is a function of q_a), which keeps every
-    sample on the assembly branch of q0, and kept when it closes and cond(J_p) < ``max_cond``. Raises PgaDynError when fewer than ``n`` valid states are
-    found in ``max_draws`` draws (default 100 n)."""
+    joints, each draw is assembled along the straight path from the reference configuration in
+    q_a (as :func:`pga_dyn.regressor` does, so that a state is a function of q_a); a path that
+    meets a singular configuration is rejected (``regular=True`` of
+    :meth:`pga_dyn.loops.Constraints.assemble`), which keeps every sample in the regular region
+    of the reference's assembly branch; a draw is kept when it closes and cond(J_p) is below the
+    limit: ``max_cond``, or REFERENCE_FACTOR times cond(J_p) at the reference configuration when
+    that is larger (a mechanism whose regular reference is already above ``max_cond``, e.g.
+    millimetre rods measured in metres against radians; a singular reference keeps
+    ``max_cond``). Raises PgaDynError when fewer than ``n`` valid states are found in
+    ``max_draws`` draws (default 100 n)."""
     check_robot(robot)
     n = count("n", n)
     na = len(robot.actuated)
@@ -167,13 +178,15 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
+    if np.isfinite(con.cond_ref) and con.cond_ref < 1.0 / SINGULAR_RCOND:
+        max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
     kept, drawn = [], 0
     while len(kept) < n and drawn < max_draws:
         drawn += 1
         q_a = rng.uniform(box[:, 0], box[:, 1])
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
         try:
-            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a)
+            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a, regular=True)
         except PgaDynError:
             continue
         if cond < max_cond:
@@ -182,4 +195,4 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
     cols = [np.array(c) for c in zip(*kept)]
-    return States(robot, *cols, drawn=drawn, rejected=drawn - n)
+    return States(robot, *cols, drawn=drawn, rejected=drawn - n, max_cond=float(max_cond))
