@@ -66,9 +66,10 @@ ASSEMBLY_TOL = 1e-14
 FLOOR_TOL = 1e-11
 #: Longest step of the actuated coordinates along an assembly path (rad or m).
 PATH_STEP = 0.2
-#: Step (rad or m, every actuated coordinate) from a singular reference configuration to the
-#: regular one the samples start from (:meth:`Constraints.close_reference`).
+#: Steps (rad or m, every actuated coordinate) from a singular reference configuration towards
+#: the regular one the samples start from (:meth:`Constraints.close_reference`).
 REFERENCE_STEP = 0.1
+REFERENCE_STEPS = 10
 #: An assembly path slows down where the reciprocal condition estimate of J_f falls below
 #: PATH_SLOW times its value at the reference configuration; sampling stops a path where it
 #: falls below PATH_LIMIT times that value (:func:`newton_kernel`).
@@ -695,7 +696,7 @@ class Constraints:
         (q0 itself when its loops close, as DRNG's Table 2 assumes); every assembly path starts
         there. Raise a ModelError naming the loop joints when they cannot be closed at the
         actuated position of q0. ``cond_ref`` is cond(J_p) there; a singular q0 is left for a
-        regular neighbour, with a warning (:meth:`_leave_singular_reference`)."""
+        regular neighbour (``moved``), with a warning (:meth:`_leave_singular_reference`)."""
         z = np.zeros(self.E.shape[1])
         if self.nf:
             status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
@@ -707,7 +708,7 @@ class Constraints:
                                  f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
                                  "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
         self.z_ref = z
-        self.cond_ref, self.rcond_ref = 1.0, 1.0
+        self.cond_ref, self.rcond_ref, self.moved = 1.0, 1.0, False
         if self.nf:
             _, J, _ = self.evaluate(self.E @ z + self.e0)
             self.cond_ref = self.condition(J)
@@ -726,9 +727,10 @@ class Constraints:
 
     def _leave_singular_reference(self, J):
         """At a singular reference (J_f rank-deficient: several assembly modes, branches of C(q) = 0,
-        can meet there, with different identifiability) move the reference to q_a + REFERENCE_STEP
-        (every actuated coordinate), assembled from it, when that is regular: the samples then
-        follow the one branch of that configuration. A PgaDynWarning names the loops, the passive
+        can meet there, with different identifiability) move the reference along q_a = q0 + t (1,
+        ..., 1), t = REFERENCE_STEP, 2 REFERENCE_STEP, ..., REFERENCE_STEPS REFERENCE_STEP,
+        assembled from it, to the best-conditioned of these configurations when it is regular:
+        the samples then follow the one branch of that configuration. A PgaDynWarning names the loops, the passive
         joints the loops leave free to first order, and the reference used."""
         robot = self.robot
         Jf = J[:self.m] @ self.E[:, self.na:]
@@ -742,14 +744,20 @@ class Constraints:
                 loops.append(lp.name)
             row += LOOP_ROWS[lp.type]
         joints = [robot.coordinate_names[k] for k in self.z_index[self.na:][moving]]
-        z = self.z_ref.copy()
-        status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
-                                  z[:self.na] + REFERENCE_STEP, 1e-12, 200, 1e-300, 0.0)
-        cond = self.condition(self.evaluate(self.E @ z + self.e0)[1]) if status == 0 else np.inf
+        z, best, cond, step = self.z_ref.copy(), None, np.inf, 0.0
+        for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
+            status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
+                                      self.z_ref[:self.na] + k * REFERENCE_STEP, 1e-12, 200, 1e-300, 0.0)
+            if status:
+                break
+            c = self.condition(self.evaluate(self.E @ z + self.e0)[1])
+            if c < cond:
+                best, cond, step = z.copy(), c, k * REFERENCE_STEP
         if cond < 1.0 / SINGULAR_RCOND:
-            self.z_ref, self.cond_ref = z, cond
-            used = (f"the samples start from the regular configuration q_a = q0 + {REFERENCE_STEP} on every actuated "
-                    "coordinate, on one branch")
+            self.z_ref, self.cond_ref, self.moved = best, cond, True
+            used = (f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
+                    f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+                    f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch")
         else:
             used = "no regular configuration was found next to it; the samples may mix branches"
         warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "

@@ -484,18 +484,22 @@ class Robot:
                 while body > 0:
                     moved.update(range(*self.coordinates(body).indices(self.nq)))
                     body = int(self.parent[body])
-        for k in self.passive:
-            if k in followed or k in moved:
-                continue
-            name = self.coordinate_names[k]
-            ties = [c.name for c in self.couplings if k in c.leaders]
-            tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
-                   f"make{'' if len(ties) > 1 else 's'} other joints follow it, but nothing determines it"
-                   ) if ties else ""
-            raise ModelError(f"{where}: joint '{name}' is marked independent=\"false\" but no loop joint "
-                             f"moves it and no coupling determines its coordinate{tie} (mark it independent, "
-                             "or add the <loop> or <coupling> that drives it; a differential or other "
-                             "transmission between several joints is not supported)")
+        loose = [k for k in self.passive if k not in followed and k not in moved]
+        if not loose:
+            return
+        names = [self.coordinate_names[k] for k in loose]
+        ties = [c.name for c in self.couplings if set(c.leaders) & set(loose)]
+        tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
+               f"make{'' if len(ties) > 1 else 's'} other joints follow {'it' if len(loose) == 1 else 'them'}, "
+               "but nothing determines " + ("it" if len(loose) == 1 else "them")) if ties else ""
+        what = (f"joint '{names[0]}' is" if len(names) == 1 else
+                f"joints {', '.join(repr(n) for n in names)} are")
+        it = "it" if len(names) == 1 else "them"
+        raise ModelError(f"{where}: {what} marked independent=\"false\" but no loop joint moves {it} and no "
+                         f"coupling determines {it}{tie} (mark {it} independent, or add the <loop> or <coupling> "
+                         f"that drives {it}; a transmission that no element of the file states, such as a "
+                         "differential between two rotors and two joints, is not supported: URDF+ has no "
+                         "element for it)")
 
     # -- construction ---------------------------------------------------------------------
     def _build(self, root, by_name, joints, children, where):

@@ -17,7 +17,7 @@ import numpy as np
 from .errors import PgaDynError
 from .errors import PgaDynWarning
 from .kinematics import float_array
-from .loops import SINGULAR_RCOND, constraints
+from .loops import constraints
 from .model import Robot, check_robot
 
 
@@ -76,6 +76,12 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
 
 #: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).
 REFERENCE_FACTOR = 3.0
+
+#: When fewer than MIN_YIELD of STAGE_DRAWS n draws are kept, the sampling box is halved around
+#: the reference configuration, down to MIN_SCALE of its size (:func:`sample_states`).
+STAGE_DRAWS = 2
+MIN_YIELD = 0.1
+MIN_SCALE = 1.0 / 64
 
 #: Default sampling range of a coordinate without limits: rotations (rad), translations (m).
 DEFAULT_RANGE = {"rotation": (-np.pi, np.pi), "translation": (-1.0, 1.0)}
@@ -156,8 +162,11 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     of the reference's assembly branch; a draw is kept when it closes and cond(J_p) is below the
     limit: ``max_cond``, or REFERENCE_FACTOR times cond(J_p) at the reference configuration when
     that is larger (a mechanism whose regular reference is already above ``max_cond``, e.g.
-    millimetre rods measured in metres against radians; a singular reference keeps
-    ``max_cond``). Raises PgaDynError when fewer than ``n`` valid states are found in
+    millimetre rods measured in metres against radians; a reference moved off a singular q0
+    keeps ``max_cond``). While fewer than MIN_YIELD of the draws are kept, the box is halved
+    around the reference's actuated coordinates every STAGE_DRAWS n draws (a branch whose
+    regular region is a small part of the box, e.g. eight parallelograms that flatten at 0 and
+    pi in a box of +-10 rad), with a warning. Raises PgaDynError when fewer than ``n`` valid states are found in
     ``max_draws`` draws (default 100 n)."""
     check_robot(robot)
     n = count("n", n)
@@ -178,19 +187,30 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
-    if np.isfinite(con.cond_ref) and con.cond_ref < 1.0 / SINGULAR_RCOND:
+    if not con.moved:  # a reference moved off a singular q0 is ill-conditioned by its closeness to it
         max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
-    kept, drawn = [], 0
+    centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
+    kept, drawn, scale, stage, stage_kept = [], 0, 1.0, 0, 0
     while len(kept) < n and drawn < max_draws:
         drawn += 1
-        q_a = rng.uniform(box[:, 0], box[:, 1])
+        stage += 1
+        q_a = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
         try:
             q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a, regular=True)
         except PgaDynError:
-            continue
+            cond = np.inf
         if cond < max_cond:
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
+            stage_kept += 1
+        if stage >= STAGE_DRAWS * n and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
+            scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
+    if scale < 1.0 and len(kept) >= n:
+        warnings.warn(f"{robot.source or robot.name}: fewer than {MIN_YIELD:.0%} of the draws from the sampling box "
+                      "reached their actuated position on the reference's assembly branch without meeting a singular "
+                      f"configuration: the box was shrunk {1 / scale:g} times around the reference, "
+                      f"q_a = {np.round(centre, 3).tolist()} (the rank is structural: any open part of the branch "
+                      "gives it)", PgaDynWarning, stacklevel=2)
     if len(kept) < n:
         raise PgaDynError(f"{robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")

@@ -231,44 +231,77 @@ def regular_nullspace(oracle: TreeOracle, qp, free, max_cond: float):
     return vt[k:].T
 
 
-def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.05):
-    """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
-
-    ``mode="q0"``: the reference configuration (neutral, passive coordinates closed) is moved
-    to random actuated coordinates along a straight path in steps of ``step`` (rad), closing
-    the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
-    ``max_cond`` is rejected, so every state is in the regular region of q0's assembly mode.
-    ``mode="any"``: random coordinates, passive ones included, closed by Newton: any mode."""
+def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
+    """The start of the assembly paths: q0 (neutral) with the passive coordinates closed; when
+    J_p is singular there, the best-conditioned of the configurations with every actuated
+    coordinate moved by step, 2 step, ..., steps step (rad or m), each closed by Newton from
+    the previous one (docs/drng.md, assembly modes). Also the cond(J_p) limit of the samples:
+    30, or 3 cond(J_p) at a regular q0 when that is larger (as pga-dyn's sampling states it)."""
     model = oracle.model
-    target = random_configuration(oracle, rng, spread)
-    if mode == "any":
-        qp = newton(oracle, target, free)
-        return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
     start = newton(oracle, pin.neutral(model), free)
     if start is None:  # a flat q0 with open loops: Newton cannot leave it, start a little off it
         kick = np.zeros(model.nv)
         kick[free] = np.random.default_rng(0).uniform(-1e-2, 1e-2, len(free))
         start = newton(oracle, pin.integrate(model, pin.neutral(model), kick), free)
     assert start is not None, "the reference configuration does not close"
+    def cond(qp):
+        s = np.linalg.svd(constraint_jacobian(oracle, qp)[:, free], compute_uv=False)
+        return np.inf if len(s) < len(free) or s[len(free) - 1] < 1e-8 * s[0] else s[0] / s[len(free) - 1]
+
+    if len(free) and cond(start) == np.inf:
+        move = np.full(model.nv, step)
+        move[free] = 0.0
+        qp, best = start, (np.inf, None)
+        for _ in range(steps):
+            qp = newton(oracle, pin.integrate(model, qp, move), free)
+            if qp is None:
+                break
+            best = min(best, (cond(qp), qp), key=lambda pair: pair[0])
+        return best[1], 30.0
+    return start, max(30.0, 3.0 * cond(start)) if len(free) else 30.0
+
+
+def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None):
+    """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
+
+    ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
+    coordinates move to random values along a straight path in steps of ``step`` (rad),
+    closing the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
+    ``max_cond``, or steps over a singular one (det(U^T J_p) changes sign, U an orthonormal
+    basis of the previous J_p's columns), is rejected: every state is in the regular region of
+    the reference's assembly branch. ``mode="any"``: random coordinates, passive ones
+    included, closed by Newton: any mode."""
+    model = oracle.model
+    target = random_configuration(oracle, rng, spread)
+    if mode == "any":
+        qp = newton(oracle, target, free)
+        return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
     act = np.setdiff1d(np.arange(model.nv), free)
     full = pin.difference(model, start, target)
     dv = np.zeros(model.nv)
     dv[act] = full[act]
     steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
     qp = start
+    U, R = np.linalg.qr(constraint_jacobian(oracle, qp)[:, free])
     for _ in range(steps):
         qp = newton(oracle, pin.integrate(model, qp, dv / steps), free)
         if qp is None or regular_nullspace(oracle, qp, free, max_cond) is None:
             return None
+        Jp = constraint_jacobian(oracle, qp)[:, free]
+        if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
+            return None
+        U, R = np.linalg.qr(Jp)
     return qp, regular_nullspace(oracle, qp, free, max_cond)
 
 
 def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, spread: float = 1.0,
-                 mode: str = "q0", max_cond: float = 1e3):
+                 mode: str = "q0", max_cond: float | None = None):
     """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
-    ``urdf`` (its text): rest states closed as :func:`closed_state` says, the rows N^T Y_pin(q, 0,
+    ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
+    ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
     N w) stacked, 3 rows per parameter by default. Couplings and the passive coordinates are
-    read from the text (:func:`file_couplings`, :func:`passive_velocities`)."""
+    read from the text (:func:`file_couplings`, :func:`passive_velocities`). Columns below 1e-7
+    of the largest count as zero: states up to the cond limit carry errors near 1e-9."""
     oracle = TreeOracle(robot, urdf)
     free = passive_velocities(oracle, urdf)
     dof = oracle.model.nv - len(free)
@@ -276,10 +309,12 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
     rng = np.random.default_rng(seed)
     rows, draws = [], 0
     zero = np.zeros(oracle.model.nv)
+    start, limit = reference(oracle, free) if len(free) and mode == "q0" else (None, 100.0)
+    max_cond = limit if max_cond is None else max_cond
     while len(rows) < samples:
         draws += 1
         assert draws < 50 * samples, f"only {len(rows)} of {draws} draws closed"
-        state = closed_state(oracle, rng, free, spread, mode, max_cond) if len(free) else (
+        state = closed_state(oracle, rng, free, spread, mode, max_cond, start=start) if len(free) else (
             random_configuration(oracle, rng, spread), np.eye(oracle.model.nv))
         if state is None or state[1] is None:
             continue
@@ -287,5 +322,5 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
         Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))
         rows.append(N.T @ Y)
     stacked = np.vstack(rows)
-    rank, gap = numerical_rank(stacked)
+    rank, gap = numerical_rank(stacked, column_rtol=1e-7)  # states near the cond limit carry 1e-9 noise
     return 10 * robot.n - rank, gap, stacked, draws
