@@ -300,8 +300,7 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
     ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
     ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
     N w) stacked, 3 rows per parameter by default. Couplings and the passive coordinates are
-    read from the text (:func:`file_couplings`, :func:`passive_velocities`). Columns below 1e-7
-    of the largest count as zero: states up to the cond limit carry errors near 1e-9."""
+    read from the text (:func:`file_couplings`, :func:`passive_velocities`)."""
     oracle = TreeOracle(robot, urdf)
     free = passive_velocities(oracle, urdf)
     dof = oracle.model.nv - len(free)
@@ -322,5 +321,5 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
         Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))
         rows.append(N.T @ Y)
     stacked = np.vstack(rows)
-    rank, gap = numerical_rank(stacked, column_rtol=1e-7)  # states near the cond limit carry 1e-9 noise
+    rank, gap = numerical_rank(stacked)
     return 10 * robot.n - rank, gap, stacked, draws

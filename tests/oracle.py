@@ -108,12 +108,11 @@ def random_states(robot, samples: int, seed: int = 0):
     return rng.uniform(-1.5, 1.5, shape), rng.uniform(-2, 2, shape), rng.uniform(-3, 3, shape)
 
 
-def numerical_rank(stacked: np.ndarray, rtol: float = 1e-9, column_rtol: float | None = None):
+def numerical_rank(stacked: np.ndarray, rtol: float = 1e-9):
     """Rank of a stacked regressor by SVD (nonzero columns scaled to unit norm) and the singular
-    gap (smallest kept over largest dropped); columns below ``column_rtol`` (default ``rtol``)
-    of the largest count as zero."""
+    gap (smallest kept over largest dropped)."""
     norms = np.linalg.norm(stacked, axis=0)
-    keep = norms > (rtol if column_rtol is None else column_rtol) * norms.max()  # zero up to round-off
+    keep = norms > rtol * norms.max()  # columns that are zero up to round-off stay out
     scaled = stacked[:, keep] / norms[keep]
     s = np.linalg.svd(scaled, compute_uv=False)
     rank = int(np.sum(s > rtol * s[0]))
