@@ -385,7 +385,8 @@ class Robot:
         A ``<mimic>`` joint follows its leader. A URDF+ coupling with ratio r between links p and
         s says r sum(q_P) = sum(q_S), P and S the joints from the links' nearest common ancestor
         down to p and to s (the semantics of generalized_rbda's URDF+ reader,
-        ``ClusterTreeModel::explicitRollingConstraint``): for a rotor on the parent of its link,
+        ``ClusterTreeModel::explicitRollingConstraint``; a link that is the ancestor stands for
+        its own joint, :meth:`_paths_from_common_ancestor`): for a rotor on the parent of its link,
         q_s = r q_p; for an ankle rotor on the hip, q_rotor = r (q_knee + q_ankle). The joint
         that follows is s's, unless it is marked ``independent="true"`` and one joint of P or S
         is marked ``independent="false"``: then that one (a rotor that drives its link)."""
@@ -431,7 +432,9 @@ class Robot:
 
     def _paths_from_common_ancestor(self, link_a, link_b, at):
         """The tree joints (body indices, top down) from the nearest common ancestor of the bodies
-        of two links down to each of them; each path holds at least one joint."""
+        of two links down to each of them. When one link's body is that ancestor (a slider
+        driven by its parent's rotation, a lead screw), its path is its own joint: the common
+        ancestor's path would be empty and the coupling would hold the other path still."""
         up = []
         for link in (link_a, link_b):
             body, path = self._body_index[self._link_body[link]], []
@@ -440,10 +443,9 @@ class Robot:
                 body = int(self.parent[body])
             up.append(path)
         common = set(up[0]) & set(up[1])
-        paths = [[i for i in reversed(path) if i not in common] for path in up]
-        if not paths[0] or not paths[1]:
-            raise ModelError(f"{at}: link '{link_a if not paths[0] else link_b}' is an ancestor of the other link: "
-                             "a coupling joins two branches of the tree")
+        paths = [[i for i in reversed(path) if i not in common] or path[:1] for path in up]
+        if not paths[0] or not paths[1] or paths[0] == paths[1]:
+            raise ModelError(f"{at}: its links must be carried by two different joints of the tree")
         return paths
 
     def _actuation(self, where):
