@@ -265,21 +265,20 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
     """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
 
     ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
-    coordinates move to random values along a straight path in steps of ``step`` (rad),
+    coordinates move by random amounts in (-spread, spread) along a straight path in steps of
+    ``step`` (rad),
     closing the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
     ``max_cond``, or steps over a singular one (det(U^T J_p) changes sign, U an orthonormal
     basis of the previous J_p's columns), is rejected: every state is in the regular region of
     the reference's assembly branch. ``mode="any"``: random coordinates, passive ones
     included, closed by Newton: any mode."""
     model = oracle.model
-    target = random_configuration(oracle, rng, spread)
     if mode == "any":
-        qp = newton(oracle, target, free)
+        qp = newton(oracle, random_configuration(oracle, rng, spread), free)
         return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
     act = np.setdiff1d(np.arange(model.nv), free)
-    full = pin.difference(model, start, target)
     dv = np.zeros(model.nv)
-    dv[act] = full[act]
+    dv[act] = rng.uniform(-spread, spread, len(act))
     steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
     qp = start
     U, R = np.linalg.qr(constraint_jacobian(oracle, qp)[:, free])
