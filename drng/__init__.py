@@ -1,7 +1,8 @@
 """Nullspace of the dynamics regressor: DRNG (Sun, Ding, Zhu 2025), the numerical baseline and
 the completeness certificate.
 
-* :func:`nullspace` - the three principles (``drng/principles.py``), optionally certified;
+* :func:`nullspace` - the generalized principles (``drng/principles.py``): proven on trees,
+  certified on loops and couplings;
 * :func:`numerical_nullspace` - random valid samples + SVD (Gautier 1991);
 * :func:`verify` - the paper's criteria (101) on any basis;
 * :func:`rpna` - RPNA (Wensing, Niemeyer, Slotine 2024), the peer method for trees;
@@ -16,12 +17,11 @@ from pga_dyn.lazy import lazy_getattr
 _LAZY = {
     "nullspace": "generator",
     "verify": "certify",
-    "certificate": "certify",
     "numerical_nullspace": "numerical",
     "NullspaceResult": "result",
     "rpna": "rpna_algorithms",
     "classify": "classification",
-    "base_parameters": "base_parameters",
+    "base_parameters": "regrouping",
     "compare": "comparison",
 }
 

@@ -29,9 +29,24 @@ def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) 
 
 @one_blas_thread
 def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
-    """The paper's criteria (101) on a nullspace basis: the relative residual
-    ||Y B_null||_F / ||Y||_F and rank(Y B) = rank(B) for B the complement of span(B_null),
-    with Y the stacked regressor of ``samples`` valid states (or the given ``Y``)."""
+    """The paper's criteria (101) on a nullspace basis.
+
+    Parameters
+    ----------
+    robot : Robot
+    basis : NullspaceResult or array_like (10 n, k)
+        B_null, in the parameters of ``pga_dyn.inertial_parameters``.
+    samples, seed :
+        The valid states of the stacked regressor Y (unless ``Y`` is given).
+    Y : array_like (rows, 10 n), optional
+
+    Returns
+    -------
+    dict
+        ``residual`` ||Y B_null||_F / ||Y||_F, ``rank_base`` rank(B) and ``rank_YB`` rank(Y B)
+        for B the complement of span(B_null), and ``ok``: residual < RESIDUAL_TOL and the ranks
+        agree.
+    """
     from .numerical import stacked_regressor
 
     nparam = 10 * check_robot(robot).n
@@ -69,7 +84,9 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     the (completed) basis passes the residual test and rank(B) + r = 10 n with a clean gap.
     ``certificate`` holds rank, rank_drng, rank_numerical, gap, threshold, smallest_kept,
     largest_dropped, clean, residual, samples, short. ``bounds``: the sampling box of the
-    actuated coordinates (:func:`pga_dyn.sampling.bounds_array`)."""
+    actuated coordinates (:func:`pga_dyn.sampling.bounds_array`). A proven result stays proven
+    unless the completion adds vectors (the proof would then be contradicted: ``proven`` False,
+    and the status says what the sampling found)."""
     from pga_dyn.sampling import count
 
     from .numerical import sampled_nullspace, stacked_regressor
@@ -108,7 +125,7 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
     certified = bool(decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num == nparam)
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
-                           geometric, result.seconds)
+                           geometric, result.seconds, result.proven and geometric)
 
 
 #: Tolerance of the localisation in :func:`_remainder`, on orthonormal bases (entries <= 1).

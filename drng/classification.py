@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
 
 from .result import NullspaceResult, orthonormal
 
@@ -50,6 +50,23 @@ class Row(NamedTuple):
     body: str
     parameter: str
     cls: str
+
+
+class Classification(list):
+    """The :class:`Row` list :func:`classify` returns, shown in notebooks as the body x
+    parameter table of :func:`table` (* alone, o in combination, x unidentifiable)."""
+
+    def _repr_html_(self) -> str:
+        from pga_dyn.display import html_table
+        bodies = list(dict.fromkeys(r.body for r in self))
+        by = {(r.body, r.parameter): SYMBOL[r.cls] for r in self}
+        return html_table("identifiability: * alone, o in combination, x unidentifiable", ("", *bodies),
+                          [(p, *(by[b, p] for b in bodies)) for p in LINK_PARAM_NAMES])
+
+    def to_frame(self):
+        """One row per parameter: body, parameter, class (pandas DataFrame)."""
+        from pga_dyn.display import data_frame
+        return data_frame(("body", "parameter", "class"), self)
 
 
 def link_nullspace(robot, result: NullspaceResult) -> np.ndarray:
@@ -76,7 +93,8 @@ def _default_result(robot) -> NullspaceResult:
 
 
 def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> list:
-    """The class of every link-frame parameter of every body, as :class:`Row` tuples
+    """The class of every link-frame parameter of every body, as :class:`Row` tuples (a
+    :class:`Classification`, a list)
     (body, parameter, class), bodies in ``robot.body_names`` order, parameters in
     ``LINK_PARAM_NAMES`` order. ``result`` is any nullspace of the robot (RPNA, DRNG,
     numerical); by default the RPNA's for a tree and the certified DRNG's otherwise."""
@@ -95,7 +113,7 @@ def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> 
             else:
                 cls = COMBINATION
             rows.append(Row(body, name, cls))
-    return rows
+    return Classification(rows)
 
 
 def table(robot, rows, order=RPNA_TABLE_ORDER) -> str:

@@ -1,4 +1,5 @@
-"""DRNG on a robot model (Algorithm 4): the compiled principles applied to the robot's Table 2."""
+"""DRNG on a robot model (Algorithm 4): the compiled generalized principles applied to the robot's
+Table 2, proven on trees, certified by sampling on loops and couplings."""
 
 from __future__ import annotations
 
@@ -6,53 +7,68 @@ import time
 
 import numpy as np
 
+from pga_dyn.conventions import JOINT_CODE
 from pga_dyn.kinematics import initial_poses
-from pga_dyn.model import JOINT_CODE, check_robot
+from pga_dyn.model import check_robot
 
-from .principles import dense_basis, drng_kernel
+from .principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult
 
 
 def kernel_arrays(robot):
-    """The DRNG kernel's inputs from the robot's Table 2 (cached on the robot)."""
-    cache = getattr(robot, "_drng_arrays", None)
-    if cache is None:
-        T0 = initial_poses(robot)
-        kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
-        loops = robot.loop_joints
-        lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
-        lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
-        lchild = np.array([lp.child for lp in loops], dtype=np.int64)
-        lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
-        lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
-        z = np.array([0.0, 0.0, 1.0])  # the frame axis of joints that have none (S, F)
-        laxis = np.array([lp.axes[0] if len(lp.axes) else z for lp in loops]).reshape(-1, 3)
-        axis = np.array([a if np.any(a) else z for a in robot.axes[:, 0]])
-        cache = (kind, robot.parent, T0, axis, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
-        robot._drng_arrays = cache
-    return cache
+    """The DRNG kernel's inputs from the robot's Table 2 (computed once: ``robot.derived``):
+    joint types, parents, body frames at q0, the joint axes in them (n + 1, 2, 3), gravity, and
+    the loop joints' types, bodies, frames at q0 on both sides and first axes."""
+    return robot.derived(_kernel_arrays)
+
+
+def _kernel_arrays(robot):
+    T0 = initial_poses(robot)
+    kind = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+    loops = robot.loop_joints
+    lkind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
+    lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
+    lchild = np.array([lp.child for lp in loops], dtype=np.int64)
+    lframe_p = np.array([T0[lp.parent] @ lp.parent_frame for lp in loops]).reshape(-1, 4, 4)
+    lframe_c = np.array([T0[lp.child] @ lp.child_frame for lp in loops]).reshape(-1, 4, 4)
+    z = np.array([0.0, 0.0, 1.0])  # the frame axis of joints that have none (S, F)
+    laxis = np.array([lp.axes[0] if len(lp.axes) else z for lp in loops]).reshape(-1, 3)
+    axes = np.array(robot.axes, dtype=float)
+    axes[~np.any(axes[:, 0] != 0.0, axis=1), 0] = z
+    return (kind, robot.parent, T0, axes, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
 
 
 def drng_blocks(robot):
-    """The raw output of the compiled DRNG in block form: ``bodies`` (K, 2), ``vals`` (K, 2, 10)
-    and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`). Memory O(n):
-    use it for very large robots, whose dense basis would not fit."""
-    return drng_kernel(*kernel_arrays(robot))
+    """The output of the compiled DRNG in block form, a basis: ``bodies`` (K, 2), ``vals``
+    (K, 2, 10) and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`), less
+    the loop joints' vectors that repeat others (:func:`drng.principles.independent_loop_vectors`,
+    run only when there are loop joints). Memory O(n): use it for very large robots, whose
+    dense basis would not fit."""
+    bodies, vals, prov = drng_kernel(*kernel_arrays(robot))
+    if robot.loop_joints:
+        keep = independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
+        if not keep.all():
+            bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
+    return bodies, vals, prov
 
 
-def nullspace(robot, certify: bool = True, samples: int | None = None, seed=0, bounds=None) -> "NullspaceResult":
-    """The regressor nullspace of ``robot`` by the three principles (DRNG, Algorithm 4),
-    certified by default.
+def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,
+              bounds=None) -> "NullspaceResult":
+    """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
+    with the rules of :mod:`drng.principles`).
 
-    The certificate (see :func:`drng.certify.certificate`) checks the basis against the stacked
-    regressor of ``samples`` valid states (default 3 rows per parameter; actuated positions in
-    ``bounds``, see :func:`pga_dyn.sampling.bounds_array`): certified when rank(DRNG) +
-    numerical rank = 10 n with a clean singular gap; when the principles fall short (no
-    gravity, pure translations, fixed axes away from the base, couplings: docs/drng.md), the
-    basis is completed by the numerical remainder (``geometric`` is then False and
-    ``certificate['short']`` names the bodies involved). ``certify=False`` returns the
-    principles' basis alone, in microseconds, marked ``certified=None`` ("not certified" in
-    every output): it can miss directions.
+    On a tree (no loop joints, no couplings) the rules are complete (docs/drng.md): the basis
+    is *proven* (``proven`` True, no sampling, microseconds). On a robot with loops or
+    couplings the rules give valid vectors that can miss directions, so the basis is checked
+    against the sampled regressor and completed (:func:`drng.certify.certificate`): certified
+    when rank(DRNG) + numerical rank = 10 n with a clean singular gap; ``geometric`` is False
+    when numerical vectors complete the basis and ``certificate['short']`` names the bodies.
+
+    ``certify``: None (default) samples only when the answer is not proven; True samples in
+    every case (a proven answer is then also certified); False never samples (an answer that
+    is not proven is then marked ``certified=None``, "not certified" in every output).
+    ``samples`` (default 3 rows per parameter), ``seed`` and ``bounds`` (the sampling box of
+    the actuated positions, see :func:`pga_dyn.sampling.bounds_array`) go to the certificate.
     """
     check_robot(robot)
     if robot.loop_joints:
@@ -63,8 +79,9 @@ def nullspace(robot, certify: bool = True, samples: int | None = None, seed=0, b
     bodies, vals, prov = drng_blocks(robot)
     B = dense_basis(robot.n, bodies, vals)
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
-    result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start)
-    if not certify:
+    proven = not robot.constrained
+    result = NullspaceResult(robot.name, "drng", B, prov, names, seconds=time.perf_counter() - start, proven=proven)
+    if certify is False or (certify is None and proven):
         return result
     from .certify import certificate
 

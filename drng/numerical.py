@@ -118,11 +118,17 @@ def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL):
 @one_blas_thread
 def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.0,
                         rtol: float = SAMPLED_RTOL, bounds=None) -> NullspaceResult:
-    """Null(Y) from the stacked regressor of ``samples`` valid states (:func:`sampled_nullspace`):
-    column-scaled SVD, rank at the largest singular gap. The certificate holds the rank, the
-    gap, whether it is clean (gap >= GAP_MIN with ``rtol`` inside it), the threshold, the
-    smallest kept and largest dropped singular values (relative to the largest), the singular
-    values, the sample and row counts and the base-parameter columns (pivoted QR of R)."""
+    """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
+    (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
+
+    Returns
+    -------
+    NullspaceResult
+        ``basis`` (10 n, 10 n - rank), orthonormal. Its ``certificate`` holds the rank, the gap,
+        whether it is clean (gap >= GAP_MIN with ``rtol`` inside it), the threshold, the smallest
+        kept and largest dropped singular values (relative to the largest), the singular values,
+        the sample and row counts and the base-parameter columns (pivoted QR of R).
+    """
     from pga_dyn.sampling import count
 
     start = time.perf_counter()

@@ -1,269 +1,559 @@
-"""The three principles of the DRNG paper (section 4) and Algorithms 1-4, compiled with numba.
+"""The generalized principles: DRNG's three principles (section 4 of the DRNG paper) extended to
+the fixed elements of every body, compiled with numba. Complete on trees (docs/drng.md).
 
-Every tree joint and every loop joint contributes nullspace vectors of the regressor, in the
-parameter coordinates of eq. (97) (spatial assignment, section 5.2: a point fixed to a body has
-the same homogeneous coordinates c = (p, w) in every body frame it is shared by, namely its
-world position at q0, so SSP (Algorithm 1) is the joint's points at q0):
+Parameters are in the coordinates of eq. (97), spatial assignment (section 5.2): a point fixed
+to a body has the same homogeneous coordinates c = (p, w) in every body it is shared by, its
+world position at q0, so SSP (Algorithm 1) is the joint's frame at q0: O (on the axis), x, y
+(perpendicular directions) and z (the axis direction; the first axis a1 of a U joint).
+sym(a, b) = a b^T + b a^T and sym(a) = a a^T, read into R^10 by eq. (97).
 
-* Principle 1, shared points (eqs. 53-62, JNG = Algorithm 3): for shared points P_a, P_b of a
-  joint between parent p and child c, the vector with sym(c_a c_b) in the child's block and
-  -sym(c_a c_b) in the parent's (none for the fixed base). Shared points (Table 1): R: O, z on
-  the axis; P: the directions x, y, z; U, S: the centre O; F: none. Algorithm 3 prints the
-  same sign in both blocks; eq. (60) requires opposite signs.
-* Principle 2, fixed points (eqs. 63-74), for joints on the fixed base: S/U without gravity:
-  sym(O, x), sym(O, y), sym(O, z) (72); P: the same three (73); R: sym(z, x), sym(z, y)
-  (74c, 74d; the paper prints 74c twice) and, without gravity or with gravity along the axis,
-  sym(O, x), sym(O, y) (74a, 74b).
-* Principle 3, planar rotations (eqs. 75-90), for bodies found by PRI (Algorithm 2) to rotate
-  about a fixed direction d: R joint: x x^T - y y^T, sym(x, y) (83a, 83b) and, off the base,
-  sym(z, x), sym(z, y) (83c, 83d), with z = d and x, y perpendicular; P joint off the base:
-  sym(d, O) (84) and, when it translates along d, the transfers (89), (90).
+Every vector is a *transfer* across a joint i with parent p: +v in body i's block, -v in p's
+(nothing when p is the fixed base). Null(Y) is the direct sum over the joints of the transfer
+spaces T_i (RPNA's Theorem 2; in the spatial assignment its frame maps are identities), and T_i
+depends only on the joint and on two descriptors of the parent, carried from the base in O(1)
+per joint:
 
-Here sym(a, b) = a b^T + b a^T (a a^T for a point with itself), mapped to R^10 by eq. (97).
-The basis may hold dependent or zero vectors (for instance the planar-rotation vectors of a
-body that only translates): its dimension is a rank.
+* F_p, the *fixed points* of body p: the points (Euclidean or ideal) that no velocity of p
+  moves, gravity counted as a prismatic joint of the base along g (gravity moves every
+  Euclidean point). F_0 = all points if g = 0, else the ideal plane {w = 0};
+  F_i = F_p ∩ Fix(joint i) with Fix(R) = the axis line span{O, z}, Fix(P) = the ideal plane,
+  Fix(U) = Fix(S) = {O}, Fix(F) = {}. Kinds: all, ideal plane, a Euclidean line, a Euclidean
+  point, an ideal point (a direction), none.
+* IL_p, the *invariant lines* of body p: the Euclidean lines that every velocity of p (and
+  gravity) maps into themselves. IL_0 = all lines if g = 0, else the lines parallel to g;
+  IL_i = IL_p ∩ Inv(joint i) with Inv(R) = {its axis}, Inv(P along d) = {lines parallel to d},
+  Inv(U, S, F) = {}. Kinds: all, the lines parallel to a direction, one line, none.
+
+The rules (vectors of joint i, parent p; the rule codes are the constants below, ``RULES``
+names them with the paper's principle and equation where they coincide):
+
+* R, axis through O along z. Shared points (Principle 1, eqs. 60, 62): sym(O), sym(O, z),
+  sym(z). Planar rotation, z ∈ F_p: sym(x) - sym(y), sym(x, y) (83a, 83b). Then, if the axis
+  is in IL_p: sym(x, O), sym(y, O), sym(x, z), sym(y, z) (on the base 74a-d; off it the new
+  rule AXIS_LINE and 83c, 83d); else if F_p ∩ axis is the direction z: sym(x, z), sym(y, z)
+  (74c, 74d on the base, 83c, 83d off it); else if it is a Euclidean point P: sym(x, P),
+  sym(y, P) (new rule AXIS_POINT). 3, 5, 7 or 9 vectors.
+* P along z. Shared points: sym(e_a, e_b), a <= b, for the directions x, y, z (6). If z ∈ F_p:
+  sym(O, z), sym(O, x), sym(O, y) (73a-c on the base; 84, 89, 90 when the parent turns about z;
+  the new rule TRANSLATING when it only translates); else if F_p holds one direction w:
+  sym(O, w) (84). 6, 7 or 9 vectors.
+* S centred at O. Shared point: sym(O). If O ∈ F_p: sym(O, x), sym(O, y), sym(O, z) (72a-c on
+  the base, else the new rule CENTRE). 1 or 4 vectors.
+* U, axes a1 (in the parent) and a2 (in the child) meeting at O: as S, and else, if the line
+  (O, a1) is in IL_p: sym(O, a2) (new rule FIRST_AXIS). 1, 2 or 4 vectors.
+* F: none. Loop joints: the shared points of their type (Algorithm 4, lines 46-51).
+
+The vectors of the tree joints are independent (a basis of the direct sum): count = rank. The
+derivation and its tests are in docs/drng.md. A readable twin of these rules, in numpy, which
+derives F_p and the invariant axes from the velocity spans themselves rather than by
+propagation, is :mod:`drng.rules`; the tests compare the two rule by rule.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-#: Equation of each kind of vector (the provenance codes of the kernel).
-EQUATIONS = ("60", "62", "72a", "72b", "72c", "73a", "73b", "73c", "74a", "74b", "74c", "74d",
-             "83a", "83b", "83c", "83d", "84", "89", "90")
-#: Principle of each equation code.
-PRINCIPLE = (1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3)
-_EQ = {name: k for k, name in enumerate(EQUATIONS)}
-#: Joint type codes, as in pga_dyn.model.JOINT_CODE.
-R, P, U, S, F = 0, 1, 2, 3, 4
-#: Index pairs (row, column) of eq. (97).
-_ROW = np.array([0, 0, 0, 1, 1, 2, 0, 1, 2, 3])
-_COL = np.array([0, 1, 2, 1, 2, 2, 3, 3, 3, 3])
-_TOL = 1e-9
+from pga_dyn.conventions import CODE_F, CODE_P, CODE_R, CODE_S, CODE_U, PARAM_COL, PARAM_ROW
+
+#: Joint type codes of the kernel (pga_dyn.conventions).
+R, P, U, S, F = CODE_R, CODE_P, CODE_U, CODE_S, CODE_F
+
+#: Kinds of the fixed-point set F_b (a projective subspace of R^4).
+F_ALL, F_IDEAL_PLANE, F_LINE, F_POINT, F_DIRECTION, F_NONE = 0, 1, 2, 3, 4, 5
+#: Kinds of the invariant-line set IL_b (Euclidean lines).
+IL_ALL, IL_PARALLEL, IL_LINE, IL_NONE = 0, 1, 2, 3
 
 
-@njit(cache=True, inline="always")
-def _add_sym(vals, bodies, col, body, a, b, sign, same=False):
-    """Vector ``col``, block of ``body``: += sign * hat(a b^T + b a^T), or hat(a a^T) when
-    ``same`` (eq. 97). A vector touches at most two bodies: slots 0 and 1 of ``vals`` (K, 2, 10)
-    and ``bodies`` (K, 2); body 0 (the fixed base) has no parameters."""
-    if body <= 0:
-        return
-    slot = 0 if bodies[col, 0] == 0 or bodies[col, 0] == body else 1
-    bodies[col, slot] = body
-    for k in range(10):
-        r, c = _ROW[k], _COL[k]
-        value = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
-        vals[col, slot, k] += sign * value
+class Rule(NamedTuple):
+    """What a vector of the kernel is: the rule's name, the paper's principle (1, 2, 3) or
+    "generalized" for a rule the paper does not have, and the paper's equation where the rule
+    coincides with one (None otherwise)."""
+
+    name: str
+    principle: object
+    equation: str | None
 
 
+#: Every rule, indexed by the codes below (provenance codes of the kernel).
+RULES = (
+    Rule("shared points", 1, "60"), Rule("shared points", 1, "62"),
+    Rule("fixed centre", 2, "72a"), Rule("fixed centre", 2, "72b"), Rule("fixed centre", 2, "72c"),
+    Rule("fixed directions", 2, "73a"), Rule("fixed directions", 2, "73b"), Rule("fixed directions", 2, "73c"),
+    Rule("fixed axis line", 2, "74a"), Rule("fixed axis line", 2, "74b"),
+    Rule("fixed axis line", 2, "74c"), Rule("fixed axis line", 2, "74d"),
+    Rule("fixed axis direction", 2, "74c"), Rule("fixed axis direction", 2, "74d"),
+    Rule("planar rotation", 3, "83a"), Rule("planar rotation", 3, "83b"),
+    Rule("fixed axis direction", 3, "83c"), Rule("fixed axis direction", 3, "83d"),
+    Rule("fixed directions", 3, "84"), Rule("fixed directions", 3, "89"), Rule("fixed directions", 3, "90"),
+    Rule("fixed point on the axis", "generalized", None), Rule("fixed point on the axis", "generalized", None),
+    Rule("fixed axis line", "generalized", None), Rule("fixed axis line", "generalized", None),
+    Rule("translating parent", "generalized", None), Rule("translating parent", "generalized", None),
+    Rule("translating parent", "generalized", None),
+    Rule("fixed centre", "generalized", None), Rule("fixed centre", "generalized", None),
+    Rule("fixed centre", "generalized", None),
+    Rule("fixed first axis", "generalized", None),
+)
+#: Rule codes: the first code of each group (a group of k vectors uses codes c .. c + k - 1).
+SHARED_SELF, SHARED_PAIR = 0, 1  # Principle 1: sym(P), sym(P, Q) of shared points
+CENTRE_BASE = 2  # 72a-c: sym(O, x), sym(O, y), sym(O, z), S or U on the base, g = 0
+SLIDER_BASE = 5  # 73a-c: sym(O, x), sym(O, y), sym(O, z), P on the base
+AXIS_LINE_BASE = 8  # 74a-d: sym(x, O), sym(y, O), sym(x, z), sym(y, z), R on the base, g = 0 or along it
+AXIS_DIRECTION_BASE = 12  # 74c, 74d: sym(x, z), sym(y, z), R on the base
+PLANAR = 14  # 83a, 83b: sym(x) - sym(y), sym(x, y), z ∈ F_p
+AXIS_DIRECTION = 16  # 83c, 83d: sym(x, z), sym(y, z), F_p ∩ axis = {z}, off the base
+SLIDER_TURNING = 18  # 84 sym(O, w), and 89, 90 sym(O, x), sym(O, y) when w = z
+AXIS_POINT = 21  # new (F1): sym(x, P), sym(y, P), F_p ∩ axis = {P} Euclidean
+AXIS_LINE = 23  # new (F3): sym(x, O), sym(y, O) for an invariant axis off the base (with 83c, 83d)
+TRANSLATING = 25  # new (F2): sym(O, z), sym(O, x), sym(O, y), a P joint on a body that only translates
+CENTRE = 28  # new (F5): sym(O, x), sym(O, y), sym(O, z), S or U centre fixed off the base
+FIRST_AXIS = 31  # new (F4): sym(O, a2), U whose first axis line is invariant
+
+#: Relative tolerance of the geometric tests: unit directions, and lengths over the robot's size.
+TOL = 1e-9
+#: Relative tolerance of :func:`independent_loop_vectors` (a loop vector's part outside the span
+#: of the others, over its norm; the vectors have entries of the robot's size squared at most).
+DEPENDENT_RTOL = 1e-9
 #: Shared points of each joint type (Table 1), as rows of a joint's point table (O, x, y, z).
 _SHARED = np.array([[0, 3, -1], [1, 2, 3], [0, -1, -1], [0, -1, -1], [-1, -1, -1]])
 _NSHARED = np.array([2, 3, 1, 1, 0])
 
 
+# -- geometry ------------------------------------------------------------------------------------
+
 @njit(cache=True, inline="always")
-def _parallel(a, b, tol):
-    """|a x b| <= tol."""
+def _cross_norm2(a, b):
+    """|a x b|^2 of the first three entries."""
     c0 = a[1] * b[2] - a[2] * b[1]
     c1 = a[2] * b[0] - a[0] * b[2]
     c2 = a[0] * b[1] - a[1] * b[0]
+    return c0 * c0 + c1 * c1 + c2 * c2
+
+
+@njit(cache=True, inline="always")
+def _parallel(a, b):
+    """Unit directions a, b parallel: |a x b| <= TOL."""
+    return _cross_norm2(a, b) <= TOL * TOL
+
+
+@njit(cache=True, inline="always")
+def _on_line(c, o, d, tol):
+    """The point c lies on the line through o along the unit d: |(c - o) x d| <= tol."""
+    e0, e1, e2 = c[0] - o[0], c[1] - o[1], c[2] - o[2]
+    c0 = e1 * d[2] - e2 * d[1]
+    c1 = e2 * d[0] - e0 * d[2]
+    c2 = e0 * d[1] - e1 * d[0]
     return c0 * c0 + c1 * c1 + c2 * c2 <= tol * tol
 
 
-@njit(cache=True)
-def _perpendicular(z, x, y):
-    """Write unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector)."""
+@njit(cache=True, inline="always")
+def _perpendicular(z):
+    """Unit directions x, y with (x, y, z) orthonormal and right-handed (z a unit vector), as
+    the tuple (x0, x1, x2, y0, y1, y2)."""
     h0, h1 = (1.0, 0.0) if abs(z[0]) < 0.9 else (0.0, 1.0)
     # x = h x z with h = (h0, h1, 0)
-    x[0], x[1], x[2] = h1 * z[2], -h0 * z[2], h0 * z[1] - h1 * z[0]
-    norm = np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
-    x[0], x[1], x[2] = x[0] / norm, x[1] / norm, x[2] / norm
-    y[0] = z[1] * x[2] - z[2] * x[1]
-    y[1] = z[2] * x[0] - z[0] * x[2]
-    y[2] = z[0] * x[1] - z[1] * x[0]
+    x0, x1, x2 = h1 * z[2], -h0 * z[2], h0 * z[1] - h1 * z[0]
+    norm = np.sqrt(x0 * x0 + x1 * x1 + x2 * x2)
+    x0, x1, x2 = x0 / norm, x1 / norm, x2 / norm
+    return x0, x1, x2, z[1] * x2 - z[2] * x1, z[2] * x0 - z[0] * x2, z[0] * x1 - z[1] * x0
 
 
-@njit(cache=True)
-def _frame_points(frame, axis, out):
+@njit(cache=True, inline="always")
+def joint_points(frame, axis, out):
     """SSP (Algorithm 1): the points of a joint whose frame at q0 is ``frame`` (4x4, world) with
     ``axis`` (unit) in that frame, in homogeneous coordinates: out[0] = O (the origin), out[1],
     out[2] = x, y (directions perpendicular to the axis), out[3] = z (the axis direction).
     With the spatial assignment these are their coordinates in every body sharing them."""
-    lx, ly = np.empty(3), np.empty(3)
-    _perpendicular(axis, lx, ly)
+    x0, x1, x2, y0, y1, y2 = _perpendicular(axis)
     for r in range(3):
         out[0, r] = frame[r, 3]
-        out[1, r] = frame[r, 0] * lx[0] + frame[r, 1] * lx[1] + frame[r, 2] * lx[2]
-        out[2, r] = frame[r, 0] * ly[0] + frame[r, 1] * ly[1] + frame[r, 2] * ly[2]
+        out[1, r] = frame[r, 0] * x0 + frame[r, 1] * x1 + frame[r, 2] * x2
+        out[2, r] = frame[r, 0] * y0 + frame[r, 1] * y1 + frame[r, 2] * y2
         out[3, r] = frame[r, 0] * axis[0] + frame[r, 1] * axis[1] + frame[r, 2] * axis[2]
     out[0, 3] = 1.0
     out[1, 3] = out[2, 3] = out[3, 3] = 0.0
 
 
-@njit(cache=True)
-def _jng(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c):
+# -- fixed points and invariant lines -------------------------------------------------------------
+# A set is (kind, point, direction); the point and direction (3) are used by the kinds that have them.
+
+@njit(cache=True, inline="always")
+def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
+    """F ∩ the line through o along z (an R joint): its kind, written to out_p / out_d."""
+    out_p[:] = o[:3]
+    out_d[:] = z[:3]
+    if kind == F_ALL:
+        return F_LINE
+    if kind == F_IDEAL_PLANE:
+        return F_DIRECTION
+    if kind == F_DIRECTION:
+        return F_DIRECTION if _parallel(fd, z) else F_NONE
+    if kind == F_POINT:
+        out_p[:] = fp
+        return F_POINT if _on_line(fp, o, z, tol) else F_NONE
+    if kind == F_LINE:
+        if _parallel(fd, z):
+            return F_LINE if _on_line(fp, o, z, tol) else F_DIRECTION
+        # two lines that are not parallel: they meet in a Euclidean point, or not at all
+        n0 = fd[1] * z[2] - fd[2] * z[1]
+        n1 = fd[2] * z[0] - fd[0] * z[2]
+        n2 = fd[0] * z[1] - fd[1] * z[0]
+        nn = n0 * n0 + n1 * n1 + n2 * n2
+        e0, e1, e2 = o[0] - fp[0], o[1] - fp[1], o[2] - fp[2]
+        if abs(e0 * n0 + e1 * n1 + e2 * n2) > tol * np.sqrt(nn):
+            return F_NONE  # skew
+        # fp + t fd = o + s z: t = ((o - fp) x z) . n / |n|^2
+        c0 = e1 * z[2] - e2 * z[1]
+        c1 = e2 * z[0] - e0 * z[2]
+        c2 = e0 * z[1] - e1 * z[0]
+        t = (c0 * n0 + c1 * n1 + c2 * n2) / nn
+        for k in range(3):
+            out_p[k] = fp[k] + t * fd[k]
+        return F_POINT
+    return F_NONE
+
+
+@njit(cache=True, inline="always")
+def _fixed_ideal(kind, fp, fd, out_p, out_d):
+    """F ∩ the ideal plane (a P joint, or gravity)."""
+    out_p[:] = fp
+    out_d[:] = fd
+    if kind == F_ALL or kind == F_IDEAL_PLANE:
+        return F_IDEAL_PLANE
+    if kind == F_LINE or kind == F_DIRECTION:
+        return F_DIRECTION
+    return F_NONE
+
+
+@njit(cache=True, inline="always")
+def _fixed_at(kind, fp, fd, o, tol, out_p, out_d):
+    """F ∩ {o} (an S or U joint centred at o)."""
+    out_p[:] = o[:3]
+    out_d[:] = fd
+    if kind == F_ALL:
+        return F_POINT
+    if kind == F_LINE:
+        return F_POINT if _on_line(o, fp, fd, tol) else F_NONE
+    if kind == F_POINT:
+        e0, e1, e2 = o[0] - fp[0], o[1] - fp[1], o[2] - fp[2]
+        return F_POINT if e0 * e0 + e1 * e1 + e2 * e2 <= tol * tol else F_NONE
+    return F_NONE
+
+
+@njit(cache=True, inline="always")
+def _invariant_line(kind, ip, idir, o, z, tol, out_p, out_d):
+    """IL ∩ {the line through o along z} (an R joint, or the first axis of a U joint)."""
+    out_p[:] = o[:3]
+    out_d[:] = z[:3]
+    if kind == IL_ALL:
+        return IL_LINE
+    if kind == IL_PARALLEL:
+        return IL_LINE if _parallel(idir, z) else IL_NONE
+    if kind == IL_LINE:
+        return IL_LINE if _parallel(idir, z) and _on_line(ip, o, z, tol) else IL_NONE
+    return IL_NONE
+
+
+@njit(cache=True, inline="always")
+def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
+    """IL ∩ {the lines parallel to d} (a P joint along d, or gravity)."""
+    out_p[:] = ip
+    out_d[:] = idir
+    if kind == IL_ALL:
+        out_d[:] = d[:3]
+        return IL_PARALLEL
+    if kind == IL_PARALLEL or kind == IL_LINE:
+        return kind if _parallel(idir, d) else IL_NONE
+    return IL_NONE
+
+
+# -- writing vectors -----------------------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _sym(a, b, same, out):
+    """out = hat(a b^T + b a^T), or hat(a a^T) when ``same`` (eq. 97)."""
+    for k in range(10):
+        r, c = PARAM_ROW[k], PARAM_COL[k]
+        out[k] = a[r] * a[c] if same else a[r] * b[c] + b[r] * a[c]
+
+
+@njit(cache=True, inline="always")
+def _emit(vals, bodies, prov, col, joint, rule, child, parent, v_child, v_parent, write):
+    """Vector ``col``: +v_child on ``child`` (slot 0) and -v_parent on ``parent`` (slot 1; none
+    when the parent is the fixed base, body 0, which has no parameters), provenance (joint,
+    rule); written only when ``write``. Returns the next column; raises IndexError rather than
+    write past the arrays (numba does not check bounds)."""
+    if write:
+        if col >= vals.shape[0]:
+            raise IndexError("drng_kernel: more vectors than counted")
+        bodies[col, 0], bodies[col, 1] = child, max(parent, 0)
+        sign = -1.0 if parent > 0 else 0.0
+        for k in range(10):
+            vals[col, 0, k] = v_child[k]
+            vals[col, 1, k] = sign * v_parent[k]
+        prov[col, 0], prov[col, 1] = joint, rule
+    return col + 1
+
+
+@njit(cache=True, inline="always")
+def _transfer(vals, bodies, prov, col, joint, rule, child, parent, a, b, v, write):
+    """The transfer of sym(a, b) across a tree joint (``v``: a scratch 10-vector)."""
+    if write:
+        _sym(a, b, False, v)
+    return _emit(vals, bodies, prov, col, joint, rule, child, parent, v, v, write)
+
+
+@njit(cache=True, inline="always")
+def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c, tree, v_c, v_p, write):
     """JNG (Algorithm 3, eqs. 60 and 62): one vector per pair of shared points (Table 1),
-    +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign)."""
+    +sym in the child's block, -sym in the parent's (Algorithm 3 prints the same sign); the
+    points as the child (``pts_c``) and the parent (``pts_p``) carry them (the same points for
+    a tree joint, ``tree``)."""
     k = _NSHARED[kind]
     for a in range(k):
         for b in range(a, k):
             ia, ib = _SHARED[kind, a], _SHARED[kind, b]
-            _add_sym(vals, bodies, col, child, pts_c[ia], pts_c[ib], 1.0, a == b)
-            _add_sym(vals, bodies, col, parent, pts_p[ia], pts_p[ib], -1.0, a == b)
-            prov[col, 0], prov[col, 1] = joint, 0 if a == b else 1
-            col += 1
+            if write:
+                _sym(pts_c[ia], pts_c[ib], a == b, v_c)
+                if not tree:
+                    _sym(pts_p[ia], pts_p[ib], a == b, v_p)
+            col = _emit(vals, bodies, prov, col, joint, SHARED_SELF if a == b else SHARED_PAIR, child, parent, v_c,
+                        v_c if tree else v_p, write)
+    return col
+
+
+# -- the kernel ----------------------------------------------------------------------------------
+
+@njit(cache=True)
+def fixed_elements(kind, parent, frame, local_axes, gravity):
+    """The SSP points of every tree joint and the fixed points and invariant lines of every body.
+
+    Returns ``pts`` (n + 1, 4, 4): O, x, y, z of joint i at q0 (:func:`joint_points`); ``kinds``
+    (n + 1, 2): the kind of F_b (F_*) and of IL_b (IL_*), body 0 the base with gravity as a
+    slider along g; ``geo`` (4, n + 1, 3): the point and direction of F_b, then of IL_b (where
+    the kind has them); and the length tolerance (TOL times the robot's size, at least 1 m)."""
+    n = kind.shape[0] - 1
+    scale = 1.0
+    for i in range(1, n + 1):
+        for r in range(3):
+            scale = max(scale, abs(frame[i, r, 3]))
+    tol = TOL * scale
+    pts = np.zeros((n + 1, 4, 4))
+    kinds = np.empty((n + 1, 2), dtype=np.int64)
+    geo = np.zeros((4, n + 1, 3))
+    fpt, fdir, ipt, idir = geo[0], geo[1], geo[2], geo[3]
+    kinds[0, 0], kinds[0, 1] = F_ALL, IL_ALL
+    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
+    if g2 > 0.0:  # gravity, a slider along g, moves every Euclidean point (as in RPNA: exact zero)
+        kinds[0, 0], kinds[0, 1] = F_IDEAL_PLANE, IL_PARALLEL  # all ∩ ideal plane, all ∩ lines parallel to g
+        for r in range(3):
+            idir[0, r] = gravity[r] / np.sqrt(g2)
+    for i in range(1, n + 1):
+        c, p = kind[i], parent[i]
+        joint_points(frame[i], local_axes[i, 0], pts[i])
+        O, z = pts[i, 0], pts[i, 3]
+        fk, ik = kinds[p, 0], kinds[p, 1]
+        if c == R:
+            kinds[i, 0] = _fixed_on_line(fk, fpt[p], fdir[p], O, z, tol, fpt[i], fdir[i])
+            kinds[i, 1] = _invariant_line(ik, ipt[p], idir[p], O, z, tol, ipt[i], idir[i])
+        elif c == P:
+            kinds[i, 0] = _fixed_ideal(fk, fpt[p], fdir[p], fpt[i], fdir[i])
+            kinds[i, 1] = _invariant_parallel(ik, ipt[p], idir[p], z, ipt[i], idir[i])
+        elif c == U or c == S:
+            kinds[i, 0] = _fixed_at(fk, fpt[p], fdir[p], O, tol, fpt[i], fdir[i])
+            kinds[i, 1] = IL_NONE
+        else:  # floating
+            kinds[i, 0], kinds[i, 1] = F_NONE, IL_NONE
+    return pts, kinds, geo, tol
+
+
+@njit(cache=True)
+def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis,
+           work, vals, bodies, prov, write):
+    """The vectors of the rules (module docstring), joint by joint: their number, and with
+    ``write`` the vectors themselves in ``vals``, ``bodies``, ``prov`` (one code counts and
+    writes them). Tree joint i reads its points ``pts[i]``, the fixed points and invariant lines
+    of its parent p (``kinds[p]``, ``geo[:, p]``) and of its own body (F_i = F_p ∩ Fix(joint i)).
+    ``work`` (14, 10) is scratch space."""
+    n = kind.shape[0] - 1
+    fpt, fdir, ipt, idir = geo[0], geo[1], geo[2], geo[3]
+    v, u = work[0], work[1]  # the 10-vectors being written
+    point, a2, spare = work[2, :4], work[3, :4], work[4:6, :3]  # a fixed point or direction; U's a2; scratch
+    pts_p, pts_c = work[6:10, :4], work[10:14, :4]  # a loop joint's points on either side
+    col = 0
+    for i in range(1, n + 1):
+        c, p = kind[i], parent[i]
+        O, x, y, z = pts[i, 0], pts[i, 1], pts[i, 2], pts[i, 3]
+        fk, fi, ii = kinds[p, 0], kinds[i, 0], kinds[i, 1]
+        col = _shared(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i], True, v, u, write)  # Principle 1
+        if c == R:
+            if fi == F_LINE or fi == F_DIRECTION:  # z ∈ F_p: 83a, 83b
+                if write:
+                    _sym(x, x, True, v)
+                    _sym(y, y, True, u)
+                    for k in range(10):
+                        v[k] -= u[k]  # sym(x) - sym(y)
+                col = _emit(vals, bodies, prov, col, i, PLANAR, i, p, v, v, write)
+                col = _transfer(vals, bodies, prov, col, i, PLANAR + 1, i, p, x, y, v, write)
+            if ii == IL_LINE:  # the axis is an invariant line of the parent (74a-d on the base)
+                rule = AXIS_LINE_BASE if p == 0 else AXIS_LINE
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, O, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, O, v, write)
+                rule = AXIS_LINE_BASE + 2 if p == 0 else AXIS_DIRECTION
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, v, write)
+            elif fi == F_DIRECTION:  # the axis direction is fixed
+                rule = AXIS_DIRECTION_BASE if p == 0 else AXIS_DIRECTION
+                col = _transfer(vals, bodies, prov, col, i, rule, i, p, x, z, v, write)
+                col = _transfer(vals, bodies, prov, col, i, rule + 1, i, p, y, z, v, write)
+            elif fi == F_POINT:  # a Euclidean point of the axis is fixed
+                point[:3], point[3] = fpt[i], 1.0
+                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT, i, p, x, point, v, write)
+                col = _transfer(vals, bodies, prov, col, i, AXIS_POINT + 1, i, p, y, point, v, write)
+            elif fi == F_LINE:
+                raise ValueError("drng_kernel: a fixed axis that is not an invariant line")
+        elif c == P:
+            if p == 0 or fk == F_IDEAL_PLANE or ((fk == F_LINE or fk == F_DIRECTION) and _parallel(fdir[p], z)):
+                first = SLIDER_BASE if p == 0 else (TRANSLATING if fk == F_IDEAL_PLANE else SLIDER_TURNING)
+                order = (3, 1, 2) if first != SLIDER_BASE else (1, 2, 3)  # 84 = sym(O, z) first
+                for k in range(3):
+                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, order[k]], v, write)
+            elif fk == F_LINE or fk == F_DIRECTION:  # the parent turns about one direction w only
+                point[:3], point[3] = fdir[p], 0.0
+                col = _transfer(vals, bodies, prov, col, i, SLIDER_TURNING, i, p, O, point, v, write)
+        elif c == U or c == S:
+            if fi == F_POINT:  # the centre is fixed
+                first = CENTRE_BASE if p == 0 else CENTRE
+                for k in range(3):
+                    col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, 1 + k], v, write)
+            elif c == U and _invariant_line(kinds[p, 1], ipt[p], idir[p], O, z, tol, spare[0], spare[1]) == IL_LINE:
+                for r in range(3):
+                    a2[r] = frame[i, r, 0] * local_axes[i, 1, 0] + frame[i, r, 1] * local_axes[i, 1, 1] \
+                        + frame[i, r, 2] * local_axes[i, 1, 2]
+                col = _transfer(vals, bodies, prov, col, i, FIRST_AXIS, i, p, O, a2, v, write)
+    for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
+        if write:
+            joint_points(lframe_p[l], laxis[l], pts_p)
+            joint_points(lframe_c[l], laxis[l], pts_c)
+        col = _shared(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c, False, v, u, write)
     return col
 
 
 @njit(cache=True)
-def _one(vals, bodies, prov, col, joint, body, a, b, sign, eq):
-    _add_sym(vals, bodies, col, body, a, b, sign, False)
-    prov[col, 0], prov[col, 1] = joint, eq
-    return col + 1
+def drng_kernel(kind, parent, frame, local_axes, gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis):
+    """The generalized principles on a robot (Algorithm 4 with the rules of the module docstring).
 
-
-@njit(cache=True)
-def planar_rotations(kind, parent, axis):
-    """PRI (Algorithm 2): is_pr[i] and the direction d_pr[i] of the planar rotation of body i.
-
-    ``axis`` holds the direction part of each joint's line at q0 (the axis of an R joint, zero
-    for the others);
-    axes are compared with a relative tolerance of 1e-9. Correction to Algorithm 2: the test
-    L_d,i x L_d,parent = 0 passes trivially when the parent joint is P (L_d = 0), and would
-    mark an R joint about any axis below a slider as planar; the axis must be parallel to the
-    parent's planar-rotation direction, d = L_d,parent if nonzero, else d_pr[parent]."""
-    n = kind.shape[0] - 1
-    is_pr = np.zeros(n + 1, dtype=np.bool_)
-    d_pr = np.zeros((n + 1, 3))
-    for i in range(1, n + 1):
-        if kind[i] != R and kind[i] != P:
-            continue
-        p = parent[i]
-        ld = axis[i]  # zero for a P joint
-        if p == 0:
-            is_pr[i] = True
-            d_pr[i] = ld
-        elif is_pr[p]:
-            d = axis[p] if kind[p] == R else d_pr[p]
-            if _parallel(ld, d, _TOL):
-                is_pr[i] = True
-                d_pr[i] = d if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL else ld
-    return is_pr, d_pr
-
-
-@njit(cache=True)
-def _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind):
-    """Number of vectors of each tree joint (1..n) and each loop joint (n+1..)."""
-    n = kind.shape[0] - 1
-    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
-    no_gravity = g2 == 0.0  # any gravity moves the fixed points (as in RPNA: exact zero)
-    pairs = np.array([3, 6, 1, 1, 0])  # ns (ns + 1) / 2 of R, P, U, S, F
-    count = np.zeros(n + 1 + lkind.shape[0], dtype=np.int64)
-    for i in range(1, n + 1):
-        c = kind[i]
-        m = pairs[c]
-        if parent[i] == 0:
-            if c == U or c == S:
-                m += 3 if no_gravity else 0
-            elif c == P:
-                m += 3
-            elif c == R:
-                along = _parallel(line_dir[i], gravity, _TOL * np.sqrt(g2))
-                m += 4 if (no_gravity or along) else 2
-        if is_pr[i]:
-            if c == R:
-                m += 2 if parent[i] == 0 else 4
-            elif c == P and parent[i] != 0:
-                d = d_pr[i]
-                translates_along = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL and _parallel(
-                    d, pts[i, 3, :3], _TOL)
-                m += 3 if translates_along else 1
-        count[i] = m
-    for l in range(lkind.shape[0]):
-        count[n + 1 + l] = pairs[lkind[l]]
-    return count
-
-
-@njit(cache=True)
-def drng_kernel(kind, parent, frame, local_axis, gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis):
-    """DRNG (Algorithm 4). Tree joint i (1..n): type ``kind[i]``, parent body ``parent[i]``, its
-    frame at q0 in the world (``frame[i]``, the child's body frame) and its (first) axis in that
-    frame; loop l: type, parent and child bodies, its frame at q0 on each side, its axis.
+    Tree joint i (1..n): type ``kind[i]``, parent body ``parent[i]`` (< i), its frame at q0 in
+    the world (``frame[i]``, the child's body frame) and its axes in that frame
+    (``local_axes[i]`` (2, 3): R, P: the axis; U: a1, a2; S, F: any unit vector); ``gravity``
+    (3); loop l: type, parent and child bodies, its frame at q0 on each side, its (first) axis.
     Returns the K vectors in block form, ``bodies`` (K, 2) and ``vals`` (K, 2, 10) (at most two
     bodies per vector: O(n) memory, see :func:`dense_basis`), and the provenance (K, 2): joint
-    (1..n tree, n+1.. loops) and equation code (``EQUATIONS``).
-
-    Every joint's work is independent once PRI has run (the paper's O(1) with parallelism):
-    the loops below could run in parallel; serially, the time grows linearly with n."""
-    n = kind.shape[0] - 1
-    pts = np.zeros((n + 1, 4, 4))  # per joint: O, x, y, z at q0 (homogeneous)
-    line_dir = np.zeros((n + 1, 3))  # direction part of each 1-DoF joint line: R axis, 0 for P
-    for i in range(1, n + 1):
-        _frame_points(frame[i], local_axis[i], pts[i])
-        if kind[i] == R:
-            line_dir[i] = pts[i, 3, :3]
-    is_pr, d_pr = planar_rotations(kind, parent, line_dir)
-    count = _counts(kind, parent, pts, line_dir, gravity, is_pr, d_pr, lkind)
-    total = count.sum()
-    vals = np.zeros((total, 2, 10))
-    bodies = np.zeros((total, 2), dtype=np.int64)
-    prov = np.zeros((total, 2), dtype=np.int64)
-    g2 = gravity[0] * gravity[0] + gravity[1] * gravity[1] + gravity[2] * gravity[2]
-    no_gravity = g2 == 0.0  # any gravity moves the fixed points (as in RPNA: exact zero)
-    planar = np.zeros((4, 4))  # the planar-rotation frame: rows O (unused), x, y, d
-    col = 0
-    for i in range(1, n + 1):
-        c, p = kind[i], parent[i]
-        col = _jng(vals, bodies, prov, col, i, c, p, i, pts[i], pts[i])  # Principle 1
-        O, x, y, z = pts[i, 0], pts[i, 1], pts[i, 2], pts[i, 3]
-        if p == 0:  # Principle 2: fixed points
-            if (c == U or c == S) and no_gravity:
-                col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 2)
-                col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 3)
-                col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 4)
-            elif c == P:
-                col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 5)
-                col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 6)
-                col = _one(vals, bodies, prov, col, i, i, O, z, 1.0, 7)
-            elif c == R:
-                if no_gravity or _parallel(line_dir[i], gravity, _TOL * np.sqrt(g2)):
-                    col = _one(vals, bodies, prov, col, i, i, O, x, 1.0, 8)
-                    col = _one(vals, bodies, prov, col, i, i, O, y, 1.0, 9)
-                col = _one(vals, bodies, prov, col, i, i, z, x, 1.0, 10)
-                col = _one(vals, bodies, prov, col, i, i, z, y, 1.0, 11)
-        if is_pr[i] and (c == R or p != 0):  # Principle 3: planar rotations about d = d_pr[i]
-            d = d_pr[i]
-            has_d = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > _TOL * _TOL
-            planar[3, :3] = d
-            if has_d:
-                _perpendicular(d, planar[1, :3], planar[2, :3])
-            else:
-                planar[1:3, :3] = 0.0
-            px, py, pd = planar[1], planar[2], planar[3]
-            if c == R:
-                _add_sym(vals, bodies, col, i, px, px, 1.0, True)
-                _add_sym(vals, bodies, col, i, py, py, -1.0, True)
-                prov[col, 0], prov[col, 1] = i, 12
-                col += 1
-                col = _one(vals, bodies, prov, col, i, i, px, py, 1.0, 13)
-                if p != 0:
-                    col = _one(vals, bodies, prov, col, i, i, pd, px, 1.0, 14)
-                    col = _one(vals, bodies, prov, col, i, i, pd, py, 1.0, 15)
-            elif c == P:
-                col = _one(vals, bodies, prov, col, i, i, pd, O, 1.0, 16)
-                if has_d and _parallel(d, z[:3], _TOL):
-                    _add_sym(vals, bodies, col, i, O, px, 1.0, False)
-                    col = _one(vals, bodies, prov, col, i, p, O, px, -1.0, 17)
-                    _add_sym(vals, bodies, col, i, O, py, 1.0, False)
-                    col = _one(vals, bodies, prov, col, i, p, O, py, -1.0, 18)
-    pts_p, pts_c = np.zeros((4, 4)), np.zeros((4, 4))
-    for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
-        _frame_points(lframe_p[l], laxis[l], pts_p)
-        _frame_points(lframe_c[l], laxis[l], pts_c)
-        col = _jng(vals, bodies, prov, col, n + 1 + l, lkind[l], lparent[l], lchild[l], pts_p, pts_c)
+    (1..n tree, n+1.. loops) and rule code (an index of ``RULES``). Three passes, each O(n):
+    :func:`fixed_elements`, then :func:`_rules` counts the vectors and, on arrays of that size,
+    writes them (every write is checked against the size). The tree joints' vectors are a
+    basis; a loop joint's can repeat them (see :func:`independent_loop_vectors`)."""
+    pts, kinds, geo, tol = fixed_elements(kind, parent, frame, local_axes, gravity)
+    args = (kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
+    work = np.zeros((14, 10))
+    bodies = np.empty((0, 2), dtype=np.int64)
+    count = _rules(*args, work, np.empty((0, 2, 10)), bodies, bodies, False)
+    vals = np.empty((count, 2, 10))
+    bodies = np.empty((count, 2), dtype=np.int64)
+    prov = np.empty((count, 2), dtype=np.int64)
+    _rules(*args, work, vals, bodies, prov, True)
     return bodies, vals, prov
+
+
+@njit(cache=True, inline="always")
+def _norm(v):
+    total = 0.0
+    for r in range(v.shape[0]):
+        total += v[r] * v[r]
+    return np.sqrt(total)
+
+
+@njit(cache=True, inline="always")
+def _reduce(v, basis, k, passes):
+    """Modified Gram-Schmidt: v -= its components along the first k rows of ``basis``
+    (orthonormal), ``passes`` times; returns |v| after."""
+    for _ in range(passes):
+        for j in range(k):
+            d = 0.0
+            for r in range(v.shape[0]):
+                d += basis[j, r] * v[r]
+            for r in range(v.shape[0]):
+                v[r] -= d * basis[j, r]
+    return _norm(v)
+
+
+@njit(cache=True)
+def independent_loop_vectors(parent, bodies, vals, prov, tol):
+    """Which vectors of the kernel's output to keep so that they form a basis: every tree
+    joint's vector, and each loop joint's vector that is not in the span of the tree's and of
+    the loop vectors kept before it.
+
+    In the coordinates r_j = the sum of a vector's blocks over the subtree of body j (a
+    triangular change of coordinates), a transfer +t on body i, -t on its parent is t in block
+    i alone: the tree vectors span ⊕_i T_i with T_i spanned by joint i's child blocks. A loop
+    vector with blocks w_b on body b and w_a on body a has r_j = w_b on the path from b up to
+    their common ancestor c, w_a on the path from a up to c, w_a + w_b from c up (zero for shared
+    points, up to round-off). Its part outside ⊕ T_i is r_j minus its projection on T_j, joint
+    by joint; the loop vectors are kept greedily while these parts are independent (norm above
+    ``tol`` times the vector's). O(n + loop paths): only the joints on a loop's paths matter; the
+    tree vectors of one joint are independent and orthonormalized in one pass."""
+    n, K = parent.shape[0] - 1, prov.shape[0]
+    keep = np.ones(K, dtype=np.bool_)
+    on_path = np.zeros(n + 1, dtype=np.bool_)  # the joints on the path of a loop vector's body
+    loops = 0
+    for c in range(K):
+        if prov[c, 0] > n:
+            loops += 1
+            for slot in range(2):
+                j = bodies[c, slot]
+                while j > 0 and not on_path[j]:
+                    on_path[j] = True
+                    j = parent[j]
+    # an orthonormal basis of T_i (rows) for the joints on the paths, from joint i's child blocks
+    basis = np.zeros((n + 1, 10, 10))
+    rank = np.zeros(n + 1, dtype=np.int64)
+    v = np.empty(10)
+    for c in range(K):
+        i = prov[c, 0]
+        if i <= n and on_path[i]:
+            v[:] = vals[c, 0]
+            left = _reduce(v, basis[i], rank[i], 1)
+            for r in range(10):
+                basis[i, rank[i], r] = v[r] / left
+            rank[i] += 1
+    kept = np.zeros((loops, 10 * (n + 1)))  # the parts outside ⊕ T_i of the loop vectors kept
+    count = 0
+    r = np.empty(10 * (n + 1))  # r-coordinates, block j for body j (block 0 unused)
+    for c in range(K):
+        if prov[c, 0] <= n:
+            continue
+        r[:] = 0.0
+        for slot in range(2):
+            j = bodies[c, slot]
+            while j > 0:
+                for k in range(10):
+                    r[10 * j + k] += vals[c, slot, k]
+                j = parent[j]
+        size = _norm(r)
+        for slot in range(2):  # the blocks on this vector's paths (the others are zero)
+            j = bodies[c, slot]
+            while j > 0:
+                _reduce(r[10 * j:10 * j + 10], basis[j], rank[j], 1)
+                j = parent[j]
+        left = _reduce(r, kept, count, 2)
+        if left > tol * size:
+            kept[count] = r / left
+            count += 1
+        else:
+            keep[c] = False
+    return keep
 
 
 @njit(cache=True)

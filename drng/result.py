@@ -70,13 +70,18 @@ class NullspaceResult:
     """A basis of the regressor nullspace Null(Y) (eq. 4) in the parameter coordinates of
     ``pga_dyn.inertial_parameters`` (10 per body, eq. 97).
 
-    ``basis`` (10 n, k) may hold dependent vectors: ``dim`` is its rank. ``base_basis`` is an
-    orthonormal basis of the complement, the identifiable (base-parameter) directions (eq. 5).
-    ``provenance`` gives, for each column, the joint, the principle (1, 2, 3, or "numerical")
-    and the paper equation; it is built on first access from ``codes`` (k, 2): the index in
-    ``joint_names`` and the index in ``drng.principles.EQUATIONS`` (-1: a numerical vector). ``certified`` is None when no certificate was asked, else whether
-    rank(basis) + numerical rank = 10 n with the basis verified in the nullspace; the details
-    are in ``certificate``. ``geometric`` is False when numerical vectors complete the basis.
+    ``basis`` (10 n, k) may hold dependent vectors (not DRNG's: a basis): ``dim`` is its rank.
+    ``base_basis`` (10 n, 10 n - dim) is an orthonormal basis of the complement, the identifiable (base-parameter)
+    directions (eq. 5); ``nullspace`` (10 n, dim) an orthonormal basis of span(basis).
+    ``provenance`` gives, for each column, the joint, the rule, the
+    principle (1, 2, 3, "generalized" or "numerical") and the paper's equation (None for a rule
+    the paper does not have); it is built on first access from ``codes`` (k, 2): the index in
+    ``joint_names`` and the index in ``drng.principles.RULES`` (-1: a numerical vector).
+    ``proven`` is True when the basis is complete by proof (DRNG's rules on a tree, no
+    sampling). ``certified`` is None when no certificate was asked, else whether rank(basis) +
+    numerical rank = 10 n with the basis verified in the nullspace; the details are in
+    ``certificate``. ``geometric`` is False when numerical vectors complete the basis.
+    ``status`` says which of these holds, in words.
     """
 
     robot_name: str
@@ -88,6 +93,7 @@ class NullspaceResult:
     certificate: dict = field(default_factory=dict)
     geometric: bool = True
     seconds: float = 0.0
+    proven: bool = False
 
     @property
     def num_parameters(self) -> int:
@@ -95,13 +101,14 @@ class NullspaceResult:
 
     @cached_property
     def provenance(self) -> tuple:
-        """For each basis vector: {"joint", "principle", "equation"}."""
-        from .principles import EQUATIONS, PRINCIPLE
+        """For each basis vector: {"joint", "rule", "principle", "equation"}."""
+        from .principles import RULES
 
         codes = np.full((self.basis.shape[1], 2), -1) if self.codes is None else self.codes
-        return tuple({"joint": self.joint_names[j] if e >= 0 else None,
-                      "principle": PRINCIPLE[e] if e >= 0 else "numerical",
-                      "equation": EQUATIONS[e] if e >= 0 else "SVD"} for j, e in codes)
+        return tuple({"joint": self.joint_names[j], "rule": RULES[e].name, "principle": RULES[e].principle,
+                      "equation": RULES[e].equation} if e >= 0 else
+                     {"joint": None, "rule": "numerical completion", "principle": "numerical", "equation": "SVD"}
+                     for j, e in codes)
 
     @cached_property
     def dim(self) -> int:
@@ -126,7 +133,41 @@ class NullspaceResult:
         """Number of basis vectors per ``principle``, ``joint`` or ``equation`` (vectors, not rank)."""
         return Counter(entry[key] for entry in self.provenance)
 
+    @property
+    def trusted(self) -> bool:
+        """True when the answer is proven or certified and no sampled check contradicts it."""
+        return self.certified is True or (self.proven and self.certified is None)
+
+    @property
+    def status(self) -> str:
+        """"proven" (complete by proof, no sampling), "proven and certified", "certified",
+        "not certified" (neither proven nor checked) or "NOT certified" (the check failed)."""
+        if self.certified is None:
+            return "proven" if self.proven else "not certified"
+        if self.certified:
+            return "proven and certified" if self.proven else "certified"
+        return "NOT certified"
+
     def __repr__(self) -> str:
-        cert = {None: "not certified", True: "certified", False: "NOT certified"}[self.certified]
         return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
-                f"parameters={self.num_parameters}, {cert})")
+                f"parameters={self.num_parameters}, {self.status})")
+
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        return ("vector", "joint", "rule", "principle", "equation"), [
+            (k, e["joint"], e["rule"], e["principle"], e["equation"] or "") for k, e in enumerate(self.provenance)]
+
+    def _repr_html_(self) -> str:
+        from pga_dyn.display import html_table
+        counts = {}
+        for entry in self.provenance:
+            counts[entry["joint"], entry["principle"]] = counts.get((entry["joint"], entry["principle"]), 0) + 1
+        rows = [(joint, principle, count) for (joint, principle), count in counts.items()]
+        return html_table(f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
+                          ("joint", "principle", "vectors"), rows)
+
+    def to_frame(self):
+        """One row per basis vector: its joint, rule, principle and the paper's equation
+        (pandas DataFrame)."""
+        from pga_dyn.display import data_frame
+        return data_frame(*self._table())

@@ -20,8 +20,9 @@ For body i with joint free modes Phi_i (6 x n_d, constant in the body frame):
 
 with B_i = B(iX_p(0)) (Algorithm 2 line 4 prints B_{i-}: it is B_i), the switched controllable
 subspace Ctrb (smallest subspace containing the seed and invariant under every matrix), the
-seed V_0 = spatial gravity acceleration (0; g) in the base frame (empty without gravity: the
-base does not move) and K_0 = 0. The transfer subspace of joint i is T_i = Null(N_i): a change
+seed V_0 = the spatial gravity acceleration (0; -g) of ``pga_dyn.conventions.gravity_seed``
+in the base frame (empty without gravity: the base does not move) and K_0 = 0. The transfer subspace of
+joint i is T_i = Null(N_i): a change
 r in body i's parameters with -B_i r moved onto its parent. The nullspace is the direct sum of
 the T_i (Theorem 2, Appendix G): the columns of R with R_ii = basis of Null(N_i) and
 R_{p(i), i} = -B_i R_ii. The system descriptor N (rows spanning the identifiable subspace,
@@ -51,13 +52,18 @@ from functools import cached_property
 
 import numpy as np
 
+from pga_dyn.conventions import gravity_seed, link_inertia
 from pga_dyn.errors import PgaDynError
 from pga_dyn.pga import skew
+from pga_dyn.tp_regressor import link_map
 
-from .result import NullspaceResult, complement, orthonormal
+from .result import NullspaceResult
 
-#: Relative tolerance of the rank decisions (columns or rows scaled to unit norm first).
-RTOL = 1e-10
+#: Relative tolerance of the rank decisions: singular values above RTOL times the largest count
+#: (no rescaling of rows or columns, see :func:`span`). On 1500 random trees (tests/random_trees.py)
+#: the kept values were >= 9.7e-5 and the dropped ones <= 7.4e-13 of the largest; with unit-norm
+#: columns, round-off rescaled to 1.9e-9 had been kept (a nullspace of 28 for 30).
+RTOL = 1e-9
 
 
 # -- spatial algebra ------------------------------------------------------------------------
@@ -87,9 +93,8 @@ def xform(pose) -> np.ndarray:
 def spatial_inertia(phi) -> np.ndarray:
     """I(phi) about the frame origin for phi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
     m, h = phi[0], np.asarray(phi[1:4], dtype=float)
-    J = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
     out = np.empty((6, 6))
-    out[:3, :3] = J
+    out[:3, :3] = link_inertia(phi)
     out[:3, 3:] = skew(h)
     out[3:, :3] = skew(h).T
     out[3:, 3:] = m * np.eye(3)
@@ -131,14 +136,30 @@ def M_matrix(V, Phi) -> np.ndarray:
 
 # -- subspaces ------------------------------------------------------------------------------
 
+def _rank(s: np.ndarray, rtol: float) -> int:
+    """The number of singular values ``s`` (descending) above ``rtol`` times the largest."""
+    return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
+
+
 def span(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
-    """An orthonormal basis of the column space (see :func:`drng.result.orthonormal`)."""
-    return orthonormal(matrix, rtol)
+    """An orthonormal basis of the column space: the left singular vectors whose singular values
+    exceed ``rtol`` times the largest. The columns are not rescaled first: RPNA's matrices are
+    products of orthonormal bases, unit modes and the 10 x 10 maps A, B of the geometry, so
+    their scale is the geometry's, and rescaling a column that is zero up to round-off would
+    turn the round-off into a direction."""
+    if matrix.size == 0:
+        return np.zeros((matrix.shape[0], 0))
+    u, s, _ = np.linalg.svd(matrix, full_matrices=False)
+    return u[:, :_rank(s, rtol)]
 
 
 def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
-    """An orthonormal basis (cols x k) of Null(matrix), the complement of its row space."""
-    return complement(matrix.T, cols, rtol) if matrix.size else np.eye(cols)
+    """An orthonormal basis (cols x k) of Null(matrix): the right singular vectors beyond its
+    rank (singular values above ``rtol`` times the largest; rows not rescaled, see :func:`span`)."""
+    if matrix.size == 0:
+        return np.eye(cols)
+    _, s, vt = np.linalg.svd(matrix, full_matrices=True)
+    return vt[_rank(s, rtol):].T
 
 
 def controllable(matrices, seed: np.ndarray) -> np.ndarray:
@@ -207,6 +228,10 @@ class RpnaResult(NullspaceResult):
       T_i = Null(N_i) (the per-body figures of the RPNA tables);
     * ``rank_N``: rank of the descriptor N_i (= 10 - dim T_i, the identifiable combinations
       the body adds);
+    * ``joint_dim_T``: per robot joint 1..n, the dimension of its transfer space, dim T_i, or
+      for a U joint dim(T_v ∩ T_i) = 10 - rank [N_v; N_i] (a transfer across both R joints of
+      the split, v the virtual body: the transfers are direct, so a transfer across the U joint
+      is one across each);
     * ``V``, ``K``, ``N``: orthonormal bases of V_i, K_i and the descriptors N_i (rows);
     * ``link_basis``: the nullspace basis in link-frame parameters (10 n, dim), body-major,
       [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body;
@@ -227,6 +252,7 @@ class RpnaResult(NullspaceResult):
     link_basis: np.ndarray = None
     descriptor: np.ndarray = None
     transfer_joint: np.ndarray = field(default=None, repr=False)
+    joint_dim_T: tuple = ()
 
     @cached_property
     def provenance(self) -> tuple:
@@ -248,26 +274,6 @@ class RpnaResult(NullspaceResult):
         return "\n".join(lines)
 
 
-def link_map(robot) -> np.ndarray:
-    """The matrix F (10 n x 10 n, block diagonal) with pi = F phi: ``from_link_parameters``
-    applied to the unit link-parameter vectors (cached on the robot)."""
-    from pga_dyn.tp_regressor import from_link_parameters
-
-    cache = getattr(robot, "_rpna_link_map", None)
-    if cache is not None:
-        return cache
-    n = robot.n
-    F = np.zeros((10 * n, 10 * n))
-    for k in range(10):
-        phi = np.zeros((n, 10))
-        phi[:, k] = 1.0
-        cols = from_link_parameters(robot, phi).reshape(n, 10)
-        for b in range(n):
-            F[10 * b:10 * b + 10, 10 * b + k] = cols[b]
-    robot._rpna_link_map = F
-    return F
-
-
 def _check_tree(robot):
     if robot.loop_joints or robot.couplings:
         what = "loop joints" if robot.loop_joints else "coupled coordinates"
@@ -285,8 +291,7 @@ def rpna(robot) -> RpnaResult:
     start = time.perf_counter()
     chain = _chain(robot)
     nb = len(chain)
-    g = np.asarray(robot.gravity, dtype=float)
-    V0 = np.concatenate([np.zeros(3), g])[:, None] if np.any(g != 0) else np.zeros((6, 0))
+    V0 = gravity_seed(robot.gravity)[:, None] if np.any(robot.gravity) else np.zeros((6, 0))
     K0 = np.zeros((10, 0))
     Vs, Ks, Ns, Bs, Rs = [], [], [], [], []
     for body in chain:
@@ -310,6 +315,8 @@ def rpna(robot) -> RpnaResult:
         Bs.append(B)
         Rs.append(null_rows(N, 10))
     dims_T = [R.shape[1] for R in Rs]
+    joint_dim_T = tuple(null_rows(np.vstack([Ns[b - 1], Ns[b]]), 10).shape[1] if b and not chain[b - 1].real
+                        else dims_T[b] for b, body in enumerate(chain) if body.real)
 
     # nullspace basis R (Appendix G) and system descriptor (rows: N_i B_{i<-j}) on the chain
     offsets = np.cumsum([0] + dims_T)
@@ -359,4 +366,5 @@ def rpna(robot) -> RpnaResult:
     return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer)
+                      N=tuple(Ns), link_basis=link_basis, descriptor=D, transfer_joint=transfer,
+                      joint_dim_T=joint_dim_T)

@@ -3,14 +3,19 @@ inertial parameters.
 
 The public API (imported lazily, so that ``import pga_dyn`` stays cheap):
 
-* :class:`Robot` (``pga_dyn.model``), loaded with :func:`robots.load` or :func:`robots.load_urdf`;
+* :class:`Robot` (``pga_dyn.model``, frozen), loaded with :func:`robots.load` or
+  :func:`robots.load_urdf`;
 * :func:`regressor`, :func:`regressor_tensor`, :func:`inertial_parameters`,
   :func:`from_link_parameters`, :func:`to_link_parameters` (``pga_dyn.tp_regressor``: the TP model);
-* :class:`Kinematics`, :func:`table2` (``pga_dyn.kinematics``);
-* :func:`sample_states` (``pga_dyn.sampling``): valid states, assembled for closed loops
-  (``pga_dyn.loops``);
-* :mod:`pga_dyn.pga`: the PGA operations on kingdon multivectors;
+* :class:`Kinematics` (``pga_dyn.kinematics``);
+* :func:`sample_states` and the :class:`States` it returns (``pga_dyn.sampling``): valid states,
+  assembled for closed loops (``pga_dyn.loops``);
+* :mod:`pga_dyn.pga`: the PGA operations on kingdon multivectors; :mod:`pga_dyn.conventions`:
+  parameter orders, joint codes, gravity;
 * :class:`PgaDynError`: the exception raised for every bad input.
+
+docs/architecture.md draws the layers: ``pga_dyn`` <- ``drng``, ``robots``; the CLI
+(``pga_dyn.cli``) is the only module that imports all three.
 """
 
 from .errors import ModelError, PgaDynError
@@ -26,7 +31,6 @@ _LAZY = {
     "from_link_parameters": "tp_regressor",
     "to_link_parameters": "tp_regressor",
     "Kinematics": "kinematics",
-    "table2": "kinematics",
     "sample_states": "sampling",
     "States": "sampling",
 }

@@ -5,17 +5,32 @@
                     [--bounds JOINT LOWER UPPER ...] [--per-parameter] [--json]
     pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
                  [--json] [--csv FILE]
+    pga-dyn excite ROBOT_OR_PATH -o TRAJECTORY [--duration S] [--rate HZ] [--period S] [--harmonics L]
+                   [--velocity V] [--acceleration A] [--bounds JOINT LOWER UPPER ...] [--friction [TERM ...]]
+                   [--armature] [--iterations N] [--seed N] [--json]
+    pga-dyn simulate ROBOT_OR_PATH TRAJECTORY -o DATA [--noise FRACTION] [--viscous X] [--coulomb X]
+                     [--offset X] [--armature X] [--seed N]
+    pga-dyn plot ROBOT_OR_PATH -o FILE [--samples N] [--seed N]
+    pga-dyn identify ROBOT_OR_PATH DATA [--friction [TERM ...]] [--armature] [--ols] [--consistent | --map]
+                     [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json]
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
 ``analyze`` runs DRNG: the dimension of the regressor nullspace, the number of base
-parameters, the vectors per principle and per joint, and the certificate against the sampled
-regressor (exit status 1 when the answer cannot be certified; ``--no-certify`` skips it and
-labels the answer NOT CERTIFIED). ``base`` prints the base parameters
+parameters, the vectors per principle and per joint, and the status of the answer: proven (a
+tree: the generalized principles are complete, no sampling), or certified against the sampled
+regressor (loops and couplings; ``--certify`` adds the check to a proven answer; exit status 1
+when the answer cannot be certified; ``--no-certify`` skips it and labels an answer that is not
+proven NOT CERTIFIED). ``base`` prints the base parameters
 (``drng.base_parameters``): each regrouped combination, its expression in the link-frame
-parameters and its value for the model's own inertias. ROBOT_OR_PATH is a built-in robot
-(``robots.available()``) or
-a URDF / URDF+ file.
+parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
+carry an identification from an exciting trajectory to identified parameters
+(``drng.identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
+(``robots.available()``) or a robot file read by ``robots.load_file``: URDF, URDF+, Extended
+URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
+draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
+(``drng.plot``). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
+only when it is a terminal) and ``pga-dyn --version`` prints the version.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
@@ -29,21 +44,33 @@ import os
 import sys
 import warnings
 
+from . import __version__
+from .conventions import DEFAULT_GRAVITY
 from .errors import PgaDynError, PgaDynWarning
+from .progress import reporting
 
 PROG = "pga-dyn"
+#: Column names of the principles in the vector counts (drng.principles.RULES).
+PRINCIPLE_NAMES = {"1": "shared points", "2": "fixed points", "3": "planar rotations", "generalized": "generalized rules"}
 
 
-def _load(target: str, floating, gravity):
-    """A built-in robot (by name, before any file of that name) or a URDF file, as a Robot."""
+def _load(target: str, floating, gravity, yaml=None):
+    """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
     import robots
 
     if target.lower() in robots.available():
-        return robots.load(target, floating_base=floating, gravity=gravity)
+        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        return robots.load_urdf(target, floating_base=bool(floating), gravity=gravity)
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
                       f"(built-in: {', '.join(robots.available())})")
+
+
+def _robot(args):
+    """The robot of a command's ROBOT_OR_PATH, --floating/--fixed, --gravity and --yaml."""
+    floating = True if args.floating else (False if args.fixed else None)
+    return _load(args.robot, floating, None if args.gravity is None else tuple(args.gravity), args.yaml)
 
 
 def _table(headers, rows) -> list:
@@ -69,8 +96,7 @@ def _coordinates(robot, i: int) -> str:
 def info_lines(robot) -> list:
     """The lines ``pga-dyn info`` prints for ``robot``."""
     graph = robot.graph
-    base = next(name for name, data in graph.nodes(data=True) if data["index"] == 0)
-    names = [base, *robot.body_names]
+    names = [robot.graph_name(i) for i in range(robot.n + 1)]
     g = robot.gravity
     lines = [
         f"robot:       {robot.name}",
@@ -96,8 +122,7 @@ def info_lines(robot) -> list:
     rows = []
     for i in range(1, robot.n + 1):
         child = names[i]
-        (_, _, edge), = graph.in_edges(child, data=True)
-        independent = edge.get("independent")
+        independent = graph.edges[names[robot.parent[i]], child, robot.joint_names[i]]["independent"]
         rows.append((i, robot.joint_names[i], robot.joint_type[i], f"{robot.parent[i]} {names[robot.parent[i]]}",
                      f"{i} {child}", _coordinates(robot, i),
                      "-" if independent is None else ("yes" if independent else "no")))
@@ -137,14 +162,24 @@ def _closure_at_q0(robot) -> str:
 
 
 def _cmd_info(args, out) -> int:
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _robot(args)
     print("\n".join(info_lines(robot)), file=out)
     return 0
 
 
-def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=None) -> dict:
-    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict."""
+def _cmd_plot(args, out) -> int:
+    from drng.plot import plot
+
+    robot = _robot(args)
+    figure = plot(robot, args.output, samples=args.samples, seed=args.seed)
+    title = figure.texts[0].get_text() if figure.texts else robot.name
+    print(f"{title}: written to {args.output}", file=out)
+    return 0
+
+
+def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bounds=None) -> dict:
+    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict (``certify`` as in
+    :func:`drng.nullspace`: None samples only an answer that is not proven)."""
     import time
 
     import drng
@@ -162,12 +197,12 @@ def analyze(robot, certify: bool = True, per_parameter: bool = False, bounds=Non
         "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
         "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,
         "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
-        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=str)},
+        "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=lambda item: str(item[0]))},
         "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
-        "certified": result.certified, "seconds": seconds, "drng_seconds": warm,
+        "proven": result.proven, "certified": result.certified, "status": result.status,
+        "trusted": result.trusted, "seconds": seconds, "drng_seconds": warm,
     }
-    report["status"] = {None: "not certified", True: "certified", False: "NOT certified"}[result.certified]
-    if certify:
+    if result.certified is not None:
         c = result.certificate
         report["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
                                  "singular_gap": c["gap"], "threshold": c["threshold"],
@@ -204,13 +239,15 @@ def analyze_lines(report: dict) -> list:
         f"nullspace dimension:  {report['nullspace_dimension']} (unidentifiable directions)",
         f"base parameters:      {report['base_parameters']} (identifiable combinations)",
         "vectors per principle: " + ", ".join(
-            f"{ {'1': 'shared points', '2': 'fixed points', '3': 'planar rotations'}.get(k, k)} {v}"
-            for k, v in report["vectors_per_principle"].items()),
+            f"{PRINCIPLE_NAMES.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
     ]
-    if report["certified"] is None:
-        lines.append("certificate:          NOT CERTIFIED (--no-certify): the three principles alone, which can "
-                     "miss directions (docs/drng.md)")
-    else:
+    if report["proven"]:
+        lines.append(f"status:               {report['status']}: the generalized principles are complete on a "
+                     "tree (docs/drng.md)" + ("" if report["certified"] is not None else ", no sampling"))
+    if report["certified"] is None and not report["proven"]:
+        lines.append("certificate:          NOT CERTIFIED (--no-certify): the principles alone, which can "
+                     "miss directions on loops and couplings (docs/drng.md)")
+    elif report["certified"] is not None:
         c = report["certificate"]
         verdict = "certified" if report["certified"] else "NOT certified"
         lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
@@ -221,17 +258,17 @@ def analyze_lines(report: dict) -> list:
                      f"threshold {c['threshold']:.0e}: " + ("a clean gap" if c["clean_gap"] else
                                                              "NOT a clean gap (needs >= 1e6 with the threshold inside)"))
         if not report["geometric"]:
-            lines.append(f"                      the three principles give rank {c['rank_drng']} and miss directions "
+            lines.append(f"                      the principles give rank {c['rank_drng']} and miss directions "
                          f"on bodies {', '.join(c['short_bodies'])}: completed numerically")
     if report["certified"] is None:
         lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
     else:
         lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
                      f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
-    rows = [(joint, *(counts.get(k, 0) for k in ("1", "2", "3")), counts.get("numerical", ""))
+    rows = [(joint, *(counts.get(k, 0) for k in PRINCIPLE_NAMES), counts.get("numerical", ""))
             for joint, counts in report["vectors_per_joint"].items()]
     lines += ["", "Vectors per joint"]
-    lines += _table(("joint", "shared points", "fixed points", "planar rotations", "numerical"), rows)
+    lines += _table(("joint", *PRINCIPLE_NAMES.values(), "numerical"), rows)
     if "per_parameter" in report:
         from drng.classification import SYMBOL
 
@@ -239,7 +276,7 @@ def analyze_lines(report: dict) -> list:
         names = list(dict.fromkeys(row["parameter"] for row in report["per_parameter"]))
         cls = {(row["body"], row["parameter"]): SYMBOL[row["class"]] for row in report["per_parameter"]}
         lines += ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
-                      "x unidentifiable" + ("" if report["certified"] else
+                      "x unidentifiable" + ("" if report["trusted"] else
                                             f" ({report['status'].upper()}: this table can be wrong)")]
         lines += _table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
         lines += regrouped_lines(report)
@@ -249,9 +286,9 @@ def analyze_lines(report: dict) -> list:
 def _cmd_analyze(args, out) -> int:
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
-    report = analyze(robot, not args.no_certify, args.per_parameter, _bounds(args.bounds))
+    robot = _robot(args)
+    certify = False if args.no_certify else (True if args.certify or args.bounds else None)
+    report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
     if args.json:
         json.dump(report, out, indent=2)
         out.write("\n")
@@ -291,6 +328,8 @@ def base_report(robot, keep=()) -> dict:
     bp = drng.base_parameters(robot, result, keep=tuple(keep))
     report = bp.to_dict()
     report["certified"] = result.certified
+    report["status"] = result.status
+    report["trusted"] = result.trusted
     report["parameters"] = robot.num_parameters
     report["base_parameters"] = bp.num_base_parameters
     report["values"] = bp.values(to_link_parameters(robot, inertial_parameters(robot))).tolist()
@@ -319,8 +358,7 @@ def _cmd_base(args, out) -> int:
     import csv
     import json
 
-    floating = True if args.floating else (False if args.fixed else None)
-    robot = _load(args.robot, floating, tuple(args.gravity))
+    robot = _robot(args)
     report = base_report(robot, args.keep)
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as handle:
@@ -335,7 +373,7 @@ def _cmd_base(args, out) -> int:
         out.write("\n")
     else:
         print("\n".join(base_lines(report)), file=out)
-    if not report["certified"]:
+    if not report["trusted"]:
         print(f"{PROG}: the nullspace behind these base parameters could not be certified (pga-dyn analyze "
               "says why): they can be wrong", file=sys.stderr)
         return 1
@@ -343,18 +381,26 @@ def _cmd_base(args, out) -> int:
 
 
 def _robot_arguments(parser) -> None:
-    parser.add_argument("robot", metavar="ROBOT_OR_PATH", help="a built-in robot name or a URDF/URDF+ file")
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH",
+                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (they are drawn on stderr only when it is a terminal)")
+    parser.add_argument("--yaml", metavar="PATH", default=None,
+                        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
+                             "beside the URDF, if there is one)")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=[0.0, 0.0, -9.81],
-                        help="gravity vector in the world frame, m/s^2 (default: 0 0 -9.81)")
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=None,
+                        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, "
+                             "else {})".format(" ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG, description="Rigid-body dynamics in projective geometric algebra: robot models "
                                "and the identifiability of their inertial parameters.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     info = sub.add_parser("info", help="show the bodies, joints and parameters of a robot",
@@ -363,21 +409,38 @@ def build_parser() -> argparse.ArgumentParser:
     _robot_arguments(info)
     info.set_defaults(func=_cmd_info)
 
+    plot_parser = sub.add_parser(
+        "plot", help="draw the robot, the regressor's singular values and the identifiability of each parameter",
+        description="One picture in three panels: the robot at q0 with its joint axes, actuated and loop joints, "
+                    "and the joints whose nullspace vectors come from each principle (shared points, fixed points, "
+                    "planar rotations); the singular values of the sampled regressor (the certificate's) with the "
+                    "rank at the largest gap and the threshold; each link-frame parameter of each body: identifiable "
+                    "alone, in combination, or not. Needs matplotlib (pip install 'pga-dyn[plot]').")
+    _robot_arguments(plot_parser)
+    plot_parser.add_argument("-o", "--output", required=True, metavar="FILE",
+                             help="the picture to write (png, pdf, svg: by its extension)")
+    plot_parser.add_argument("--samples", type=int, default=None, metavar="N",
+                             help="valid states of the sampled regressor (default: the certificate's)")
+    plot_parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the samples (default 0)")
+    plot_parser.set_defaults(func=_cmd_plot)
+
     analyze_parser = sub.add_parser(
         "analyze", help="which inertial parameters can be identified (DRNG)",
-        description="The nullspace of the dynamics regressor by the three principles of DRNG: its "
-                    "dimension, the base parameters, the vectors per principle and joint, certified against "
-                    "the regressor of random valid samples. Exit status 1 when the answer cannot be certified.")
+        description="The nullspace of the dynamics regressor by the generalized principles of DRNG: its "
+                    "dimension, the base parameters, the vectors per principle and joint; proven on a tree, "
+                    "certified against the regressor of random valid samples on loops and couplings. Exit "
+                    "status 1 when the answer cannot be certified.")
     _robot_arguments(analyze_parser)
     certify = analyze_parser.add_mutually_exclusive_group()
     certify.add_argument("--certify", action="store_true",
                          help="check against the regressor of random valid samples and complete the basis if the "
-                              "principles fall short (the default)")
+                              "principles fall short (the default on loops and couplings; a tree's answer is proven, "
+                              "this adds the check)")
     certify.add_argument("--no-certify", action="store_true",
-                         help="the three principles alone, in microseconds, labelled NOT CERTIFIED: they can miss "
-                              "directions")
+                         help="the principles alone, in microseconds: proven on a tree, else labelled NOT CERTIFIED "
+                              "(they can miss directions on loops and couplings)")
     analyze_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
-                                help="sampling range of an actuated coordinate for the certificate "
+                                help="sampling range of an actuated coordinate for the certificate (implies --certify) "
                                                   "(repeat for more; default: the joint limits, or +-pi rad, +-1 m)")
     analyze_parser.add_argument("--per-parameter", action="store_true",
                                 help="classify each link-frame parameter [m, mc, I] of each body: "
@@ -395,7 +458,274 @@ def build_parser() -> argparse.ArgumentParser:
     base_parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
     base_parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
     base_parser.set_defaults(func=_cmd_base)
+    _identification_parsers(sub)
     return parser
+
+
+# -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------
+def _draw(label: str, done: int, total: int, extra: str = "") -> None:
+    """One progress bar on stderr, redrawn in place."""
+    filled = int(30 * min(done, total) / max(total, 1))
+    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}{extra}", end="", file=sys.stderr,
+          flush=True)
+
+
+def _bars(quiet: bool):
+    """The listener of pga_dyn.progress for the command: a bar per step on stderr, its line ended
+    when the step is done; None (silent) with --quiet or when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(step, done, total):
+        _draw(step, done, total)
+        if done >= total:
+            print(file=sys.stderr)
+
+    return show
+
+
+def _progress(label: str, quiet: bool = False):
+    """A progress callback (done, total, value) of the excitation optimiser, drawn like
+    :func:`_bars`; None when silent."""
+    if _bars(quiet) is None:
+        return None
+    return lambda done, total, value: _draw(label, done, total, f"  cond {value:.4g}")
+
+
+def _friction(values):
+    """The friction terms of --friction: None when absent, DEFAULT_FRICTION when bare."""
+    from drng.identification.model import DEFAULT_FRICTION
+
+    if values is None:
+        return ()
+    return tuple(values) or DEFAULT_FRICTION
+
+
+def _new_file(path: str, *inputs: str) -> str:
+    """``path`` unless it is one of the input files (which pga-dyn never overwrites)."""
+    for source in inputs:
+        if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
+            raise PgaDynError(f"{path}: this is an input file; write the output to a new file")
+    return path
+
+
+def _warn_model(robot) -> None:
+    """A warning naming every body whose parameters in the model file are not physical."""
+    from drng.identification import model_violations
+
+    bad = model_violations(robot)
+    if bad:
+        warnings.warn(f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
+                      + "; ".join(str(v) for v in bad), PgaDynWarning, stacklevel=2)
+
+
+def excite_report(robot, excitation, path) -> dict:
+    """What ``pga-dyn excite`` prints, as a JSON-ready dict."""
+    box = excitation.limits
+    traj = excitation.trajectory
+    rate = 1 / float(traj.t[1] - traj.t[0])
+    return {"robot": robot.name, "file": path, "samples": len(traj), "duration": len(traj) / rate,
+            "rate": rate, "period": float(1 / excitation.fourier.frequency),
+            "harmonics": excitation.fourier.a.shape[1], "coordinates": list(traj.names),
+            "parameters": list(excitation.model.names), "condition_number": excitation.cond,
+            "condition_number_start": excitation.cond_start, "iterations": excitation.iterations,
+            "max_cond_jp": excitation.max_cond_jp,
+            "limits": {"position": box.position.tolist(), "velocity": box.velocity.tolist(),
+                       "acceleration": box.acceleration.tolist()}}
+
+
+def _cmd_excite(args, out) -> int:
+    import json
+
+    from drng.identification import excite
+
+    robot = _robot(args)
+    progress = _progress("optimising", args.quiet)
+    excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
+                        friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
+                        velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
+                        max_cond=args.max_cond, iterations=args.iterations, progress=progress)
+    if progress is not None:  # the optimiser may stop before the last iteration: end the bar's line
+        print(file=sys.stderr)
+    excitation.trajectory.write(_new_file(args.output, robot.source))
+    report = excite_report(robot, excitation, args.output)
+    if args.json:
+        json.dump(report, out, indent=2)
+        out.write("\n")
+        return 0
+    lines = [f"robot:            {robot.name}",
+             f"trajectory:       {report['file']}: {report['samples']} samples, {report['duration']:g} s at "
+             f"{report['rate']:g} Hz; Fourier series, period {report['period']:g} s, {report['harmonics']} harmonics",
+             f"condition number: {report['condition_number']:.4g} (column-scaled regressor of {len(report['parameters'])} "
+             f"parameters; random start {report['condition_number_start']:.4g}, {report['iterations']} iterations)"]
+    if robot.constrained:
+        lines.append(f"assembly:         every sample assembled, cond(J_p) <= {report['max_cond_jp']:.3g} "
+                     f"(limit {args.max_cond:g})")
+    rows = [(name, f"[{lo:.4g}, {hi:.4g}]", _num(v), _num(a)) for name, (lo, hi), v, a in
+            zip(report["coordinates"], report["limits"]["position"], report["limits"]["velocity"],
+                report["limits"]["acceleration"])]
+    lines += ["", "Limits (respected at every sample)"]
+    lines += _table(("coordinate", "position", "velocity", "acceleration"), rows)
+    print("\n".join(lines), file=out)
+    return 0
+
+
+def _cmd_simulate(args, out) -> int:
+    from drng.identification import read_trajectory, simulate
+
+    robot = _robot(args)
+    _warn_model(robot)
+    traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
+    extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
+                                              ("offset", args.offset), ("armature", args.armature)) if value}
+    data, sigma = simulate(robot, traj, extras=extras, noise=args.noise, seed=args.seed)
+    data.write(_new_file(args.output, args.trajectory, robot.source))
+    print(f"robot:    {robot.name}", file=out)
+    print(f"data:     {args.output}: {len(data)} samples of {', '.join(data.names)} (tau: the model's forces"
+          f"{', ' + ', '.join(f'{k} {v:g}' for k, v in extras.items()) if extras else ''})", file=out)
+    print(f"noise:    {args.noise:g} of each force's RMS: standard deviation " +
+          ", ".join(f"{s:.4g}" for s in sigma), file=out)
+    return 0
+
+
+def identify_lines(report: dict) -> list:
+    """The lines ``pga-dyn identify`` prints for a :func:`drng.identification.report`."""
+    lines = [f"robot:            {report['robot']}",
+             f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
+             f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
+             f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
+             f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
+             "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+             "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
+    if "held_out" in report:
+        lines.append(f"held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
+                     + f" ({report['held_out']['data']})")
+    rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
+             _num(p["model_value"])) for p in report["base"]]
+    lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
+    lines += _table(("parameter", "estimate", "std", "std %", "model"), rows)
+    full = report.get("full")
+    if full:
+        label = {"consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
+                 "map": "MAP estimate"}[full["method"]]
+        lines += ["", f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: " +
+                  ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items())]
+        if full["violations"]:
+            lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
+        if "held_out_residual_rms" in full:
+            lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
+        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-") for p in full["parameters"]]
+        lines += _table(("parameter", "value", "std"), rows)
+    return lines
+
+
+def _cmd_identify(args, out) -> int:
+    import json
+
+    from drng.identification import (consistent_estimate, default_prior, identify, map_estimate,
+                                     read_trajectory, report, write_urdf)
+    from drng.identification.results import plot
+
+    robot = _robot(args)
+    if args.output and not (args.consistent or args.map):
+        raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
+    _warn_model(robot)
+    data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
+    test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
+    est = identify(robot, data, friction=_friction(args.friction), armature=args.armature, weighted=not args.ols)
+    full = None
+    if args.consistent or args.map:
+        prior = default_prior(est.model, data, relative=args.prior_std)
+        full = consistent_estimate(est, prior) if args.consistent else map_estimate(est, prior)
+    result = report(est, full, test)
+    if args.output:
+        result["urdf"] = write_urdf(robot, full.phi, _new_file(args.output, robot.source, args.data))
+    if args.plot:
+        result["plot"] = plot(est, args.plot, test)
+    if args.json:
+        json.dump(result, out, indent=2)
+        out.write("\n")
+    else:
+        lines = identify_lines(result)
+        lines += [f"written:          {result[k]}" for k in ("urdf", "plot") if k in result]
+        print("\n".join(lines), file=out)
+    return 0
+
+
+def _identification_parsers(sub) -> None:
+    """The subcommands excite, simulate and identify."""
+    excite_parser = sub.add_parser(
+        "excite", help="an exciting trajectory (Fourier series, optimised condition number)",
+        description="A periodic trajectory of the actuated coordinates (finite Fourier series) inside position, "
+                    "velocity and acceleration limits, optimised to minimise the condition number of the "
+                    "column-scaled regressor of the base parameters (and friction/armature columns); for closed "
+                    "loops every sample assembles. Writes t, q_NAME, qd_NAME, qdd_NAME as CSV or NPZ.")
+    _robot_arguments(excite_parser)
+    excite_parser.add_argument("-o", "--output", required=True, metavar="FILE", help="trajectory file (.csv or .npz)")
+    excite_parser.add_argument("--duration", type=float, default=20.0, help="seconds (default 20)")
+    excite_parser.add_argument("--rate", type=float, default=200.0, help="samples per second (default 200)")
+    excite_parser.add_argument("--period", type=float, default=10.0, help="period of the series, s (default 10)")
+    excite_parser.add_argument("--harmonics", type=int, default=5, help="harmonics per coordinate (default 5)")
+    excite_parser.add_argument("--velocity", type=float, help="velocity limit, rad/s or m/s (default 1 and 0.25)")
+    excite_parser.add_argument("--acceleration", type=float,
+                               help="acceleration limit, rad/s^2 or m/s^2 (default 5 and 1)")
+    excite_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
+                               help="position range of an actuated coordinate (default: the joint limits)")
+    excite_parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
+    excite_parser.add_argument("--max-cond", type=float, default=30.0, help="cond(J_p) limit of closed loops")
+    excite_parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
+    _identification_terms(excite_parser)
+    excite_parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    excite_parser.set_defaults(func=_cmd_excite)
+
+    simulate_parser = sub.add_parser(
+        "simulate", help="forces of the model along a trajectory, with friction and noise",
+        description="The generalized forces of the actuated coordinates along a trajectory file (pga-dyn's TP "
+                    "model with the model file's inertias), plus friction, armature and Gaussian noise: data for "
+                    "pga-dyn identify without a robot.")
+    _robot_arguments(simulate_parser)
+    simulate_parser.add_argument("trajectory", metavar="TRAJECTORY", help="trajectory file (.csv or .npz)")
+    simulate_parser.add_argument("-o", "--output", required=True, metavar="FILE", help="data file (.csv or .npz)")
+    simulate_parser.add_argument("--noise", type=float, default=0.0,
+                                 help="noise standard deviation as a fraction of each force's RMS (0.01: 1 %%)")
+    for term, unit in (("viscous", "N m s/rad or N s/m"), ("coulomb", "N m or N"), ("offset", "N m or N"),
+                       ("armature", "kg m^2 or kg")):
+        simulate_parser.add_argument(f"--{term}", type=float, default=0.0, help=f"{term} term of every actuated "
+                                                                                 f"coordinate ({unit})")
+    simulate_parser.add_argument("--cutoff", type=float, help="filter cutoff (Hz) when qd, qdd are not in the file")
+    simulate_parser.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    simulate_parser.set_defaults(func=_cmd_simulate)
+
+    identify_parser = sub.add_parser(
+        "identify", help="identify the parameters from measured forces",
+        description="Least squares (weighted by default) on the base parameters, with optional friction and "
+                    "armature, standard deviations, residuals; optionally the physically consistent full "
+                    "parameters (LMI; needs the extra pga-dyn[identify]) written to a new URDF file.")
+    _robot_arguments(identify_parser)
+    identify_parser.add_argument("data", metavar="DATA", help="measurements (.csv or .npz): t, q_NAME, tau_NAME, "
+                                                              "optionally qd_NAME, qdd_NAME")
+    _identification_terms(identify_parser)
+    identify_parser.add_argument("--ols", action="store_true", help="ordinary least squares (default: weighted)")
+    identify_parser.add_argument("--cutoff", type=float, help="filter cutoff, Hz, when qd, qdd are derived from q "
+                                                              "(default: 0.05 times the sample rate)")
+    full = identify_parser.add_mutually_exclusive_group()
+    full.add_argument("--consistent", action="store_true",
+                      help="full parameters with positive semidefinite pseudo-inertias, closest to the prior")
+    full.add_argument("--map", action="store_true", help="full parameters: the MAP estimate with the prior")
+    identify_parser.add_argument("--prior-std", type=float, default=0.5,
+                                 help="prior standard deviation relative to the model file's values (default 0.5)")
+    identify_parser.add_argument("--test", metavar="FILE", help="held-out measurements to predict")
+    identify_parser.add_argument("-o", "--output", metavar="URDF", help="write the identified model to this new file")
+    identify_parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
+    identify_parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    identify_parser.set_defaults(func=_cmd_identify)
+
+
+def _identification_terms(parser) -> None:
+    parser.add_argument("--friction", nargs="*", choices=("viscous", "coulomb", "offset"), metavar="TERM",
+                        help="friction columns per actuated coordinate: viscous, coulomb, offset "
+                             "(bare --friction: viscous coulomb)")
+    parser.add_argument("--armature", action="store_true", help="a rotor inertia column per actuated coordinate")
 
 
 def _show_warning(message, category, *args, **kwargs) -> None:
@@ -410,7 +740,8 @@ def main(argv=None) -> int:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PgaDynWarning)
             warnings.showwarning = _show_warning
-            return args.func(args, sys.stdout)
+            with reporting(_bars(getattr(args, "quiet", False))):
+                return args.func(args, sys.stdout)
     except PgaDynError as exc:
         message = " ".join(str(exc).split())
         print(f"{PROG}: error: {message}", file=sys.stderr)

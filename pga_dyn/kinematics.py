@@ -23,16 +23,20 @@ batch of samples at a time.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
+from .conventions import CODE_P, CODE_R, CODE_S, CODE_U, JOINT_CODE, gravity_seed
 from .errors import PgaDynError
-from .model import JOINT_CODE, Robot, Table2, check_robot
+from .model import Robot, check_robot
 
 
 @njit(cache=True)
 def rotation_into(axis, angle, r):
-    """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``."""
+    """Write Rodrigues' rotation about the unit ``axis`` by ``angle`` into ``r[:3, :3]``; twin: the
+    matrix of ``pga.motor_exp(pga.twist(angle * axis, 0))`` (eq. 102)."""
     c, s = np.cos(angle), np.sin(angle)
     x, y, z = axis[0], axis[1], axis[2]
     t = 1.0 - c
@@ -49,7 +53,7 @@ def rotation_into(axis, angle, r):
 
 @njit(cache=True)
 def rotation(axis, angle):
-    """Rodrigues' rotation matrix about the unit ``axis`` by ``angle``."""
+    """Rodrigues' rotation matrix (3, 3) about the unit ``axis`` by ``angle`` (twin as :func:`rotation_into`)."""
     r = np.empty((3, 3))
     rotation_into(axis, angle, r)
     return r
@@ -57,7 +61,8 @@ def rotation(axis, angle):
 
 @njit(cache=True, inline="always")
 def mul_rigid(a, b, out):
-    """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1)."""
+    """out = a b for 4x4 rigid transforms (bottom rows 0 0 0 1); twin: the motor product
+    M_b M_a (eq. 27: the left factor acts first)."""
     for r in range(3):
         for c in range(3):
             out[r, c] = a[r, 0] * b[0, c] + a[r, 1] * b[1, c] + a[r, 2] * b[2, c]
@@ -68,7 +73,8 @@ def mul_rigid(a, b, out):
 
 @njit(cache=True)
 def so3_exp(r):
-    """Rotation matrix exp(r^) of a rotation vector ``r``."""
+    """Rotation matrix exp(r^) (3, 3) of a rotation vector ``r`` (3,); twin: ``pga.motor_exp``
+    of the twist (r; 0), and below |r| = 1e-14 the commutator with it (eq. 34)."""
     angle = np.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2])
     if angle < 1e-14:
         out = np.eye(3)
@@ -80,7 +86,8 @@ def so3_exp(r):
 
 @njit(cache=True)
 def se3_exp(xi):
-    """Homogeneous matrix exp(xi^) of a spatial twist xi = (omega; v) (paper eq. 102)."""
+    """Homogeneous matrix exp(xi^) (4, 4) of a spatial twist xi = (omega; v) (6,) (paper eq. 102);
+    twin: the matrix of ``pga.motor_exp(pga.twist(omega, v))``."""
     w = xi[:3]
     v = xi[3:]
     th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2]
@@ -108,7 +115,8 @@ def se3_exp(xi):
 
 @njit(cache=True)
 def _axis_line(rot, pos, axis, prismatic, line):
-    """World line of ``axis`` given in a frame with rotation ``rot[:3, :3]`` and origin ``pos``:
+    """World line of ``axis`` given in a frame with rotation ``rot[:3, :3]`` and origin ``pos``
+    (twin: the join of the origin and the axis direction, eq. 18; the ideal line for a translation):
     (s; pos x s) for a rotation axis, the ideal line (0; s) for a translation."""
     for r in range(3):
         line[r] = rot[r, 0] * axis[0] + rot[r, 1] * axis[1] + rot[r, 2] * axis[2]
@@ -124,7 +132,8 @@ def _axis_line(rot, pos, axis, prismatic, line):
 
 @njit(cache=True, inline="always")
 def _line_rate(w, line, qd, out):
-    """out += [W, L] qd: the rate of change of line L carried by a body with twist W."""
+    """out += [W, L] qd: the rate of change of line L carried by a body with twist W; twin: the
+    commutator L x W (eq. 28)."""
     out[0] += (w[1] * line[2] - w[2] * line[1]) * qd
     out[1] += (w[2] * line[0] - w[0] * line[2]) * qd
     out[2] += (w[0] * line[1] - w[1] * line[0]) * qd
@@ -134,12 +143,13 @@ def _line_rate(w, line, qd, out):
 
 
 @njit(cache=True)
-def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
-    """Tree kinematics of one sample (fills T, S, V, A in place).
+def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
+    """Tree kinematics of one sample (fills T, S, V, A in place); readable twin:
+    :func:`forward_pga`.
 
     T: (n+1, 4, 4) body poses; S: (nq, 6) world Jacobian line of each coordinate;
-    V: (n+1, 6) spatial twists; A: (n+1, 6) spatial accelerations plus the gravity seed
-    A_0 = (0; -grav).
+    V: (n+1, 6) spatial twists; A: (n+1, 6) spatial accelerations plus the acceleration
+    ``seed`` (6,) of the base, the gravity seed G (:func:`pga_dyn.conventions.gravity_seed`).
     """
     n = parent.shape[0] - 1
     frame = np.empty((4, 4))
@@ -150,8 +160,7 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
     for k in range(4):
         T[0, k, k] = 1.0
     V[0] = 0.0
-    A[0, :3] = 0.0
-    A[0, 3:] = -grav
+    A[0] = seed
     for i in range(1, n + 1):
         p = parent[i]
         k0 = qidx[i]
@@ -160,18 +169,18 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
         pos = frame[:3, 3]
         V[i] = V[p]
         A[i] = A[p]
-        if c == 0:  # R
+        if c == CODE_R:
             rotation_into(axes[i, 0], q[k0], rel)
             mul_rigid(frame, rel, T[i])
             _axis_line(frame, pos, axes[i, 0], False, S[k0])
-        elif c == 1:  # P
+        elif c == CODE_P:
             for r in range(3):
                 rel[r, 3] = axes[i, 0, r] * q[k0]
             mul_rigid(frame, rel, T[i])
             for r in range(3):
                 rel[r, 3] = 0.0
             _axis_line(frame, pos, axes[i, 0], True, S[k0])
-        elif c == 2:  # U: Rot(a1, q1) Rot(a2, q2)
+        elif c == CODE_U:  # Rot(a1, q1) Rot(a2, q2)
             rotation_into(axes[i, 0], q[k0], rel)
             _axis_line(frame, pos, axes[i, 0], False, S[k0])
             mul_rigid(frame, rel, T[i])
@@ -179,14 +188,14 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
             rotation_into(axes[i, 1], q[k0 + 1], rel)
             frame[:, :] = T[i]
             mul_rigid(frame, rel, T[i])
-        elif c == 3:  # S: rotation vector; velocity = angular velocity in the child frame
+        elif c == CODE_S:  # rotation vector; velocity = angular velocity in the child frame
             rel[:3, :3] = so3_exp(q[k0:k0 + 3])
             mul_rigid(frame, rel, T[i])
             for k in range(3):
                 unit[:] = 0.0
                 unit[k] = 1.0
                 _axis_line(T[i], pos, unit, False, S[k0 + k])
-        else:  # F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
+        else:  # CODE_F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
             mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
             for k in range(6):
                 S[k0 + k] = 0.0
@@ -197,11 +206,11 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
             for r in range(6):
                 V[i, r] += S[k, r] * qd[k]
                 A[i, r] += S[k, r] * qdd[k]
-            if c <= 2:  # the carrier of axis k is the parent plus the axes before k
+            if c == CODE_R or c == CODE_P or c == CODE_U:  # axis k is carried by the parent and the axes before k
                 _line_rate(w, S[k], qd[k], A[i])
                 for r in range(6):
                     w[r] += S[k, r] * qd[k]
-        if c == 3:  # the three axes of an S joint are carried by the child (F lines are fixed)
+        if c == CODE_S:  # the three axes of an S joint are carried by the child (F lines are fixed)
             for k in range(k0, k0 + 3):
                 _line_rate(V[i], S[k], qd[k], A[i])
         rel[:3, :3] = 0.0
@@ -209,14 +218,28 @@ def forward(parent, code, origin, axes, qidx, grav, q, qd, qdd, T, S, V, A):
             rel[r, r] = 1.0
 
 
-def robot_arrays(robot: Robot):
-    """The arrays the kernels take: parent, joint code, origin, axes, coordinate offsets, gravity."""
-    cache = getattr(robot, "_kernel_arrays", None)
-    if cache is None:
-        code = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
-        cache = (robot.parent, code, robot.origin, robot.axes, robot.q_index, robot.gravity)
-        robot._kernel_arrays = cache
-    return cache
+class RobotArrays(NamedTuple):
+    """The arrays the kernels take, read once from a Robot: ``parent`` (n + 1,), joint ``code``
+    (n + 1,; :data:`pga_dyn.conventions.JOINT_CODE`, -1 for the base), ``origin`` (n + 1, 4, 4),
+    ``axes`` (n + 1, 2, 3), ``q_index`` (n + 2,) and the gravity ``seed`` (6,) of the base's
+    acceleration (:func:`pga_dyn.conventions.gravity_seed`)."""
+
+    parent: np.ndarray
+    code: np.ndarray
+    origin: np.ndarray
+    axes: np.ndarray
+    q_index: np.ndarray
+    seed: np.ndarray
+
+
+def _robot_arrays(robot: Robot) -> RobotArrays:
+    code = np.array([-1] + [JOINT_CODE[t] for t in robot.joint_type[1:]], dtype=np.int64)
+    return RobotArrays(robot.parent, code, robot.origin, robot.axes, robot.q_index, gravity_seed(robot.gravity))
+
+
+def robot_arrays(robot: Robot) -> RobotArrays:
+    """The kernels' arrays of ``robot`` (:class:`RobotArrays`, computed once: ``robot.derived``)."""
+    return robot.derived(_robot_arrays)
 
 
 def float_array(name: str, value) -> np.ndarray:
@@ -232,7 +255,7 @@ def float_array(name: str, value) -> np.ndarray:
         raise PgaDynError(f"{name} must be an array of numbers: {exc}") from None
 
 
-def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
+def _checked(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
     x = float_array(name, value)
     shape = (x.shape[0] if x.ndim == 2 else "samples", len(names)) if batch else (len(names),)
     if x.shape != shape:
@@ -243,111 +266,160 @@ def _state(robot: Robot, name: str, value, batch: bool, names) -> np.ndarray:
     return x
 
 
-def states(robot: Robot, q, qd, qdd, actuated: bool = False):
-    """Validate a state (1-D arrays) or a batch of states (2-D, one row a sample) of the tree
-    coordinates, or of the actuated coordinates q_a when ``actuated``."""
+def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
+    """``(q, qd, qdd, batch)``: one state (1-D arrays (nq,)) or a batch of states (2-D, one row a
+    sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
+    when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
     check_robot(robot)
     names = robot.actuated_names if actuated else robot.coordinate_names
     q = float_array("q", q)
     batch = q.ndim == 2
-    q = _state(robot, "q", q, batch, names)
-    qd = _state(robot, "qd", qd, batch, names)
-    qdd = _state(robot, "qdd", qdd, batch, names)
+    q = _checked(robot, "q", q, batch, names)
+    qd = _checked(robot, "qd", qd, batch, names)
+    qdd = _checked(robot, "qdd", qdd, batch, names)
     if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
         raise PgaDynError("q, qd and qdd must hold the same number of samples")
     return q, qd, qdd, batch
 
 
-def state(robot: Robot, q, qd=None, qdd=None, gravity=None):
-    """Poses T, Jacobian lines S, twists V and accelerations A of one tree state (validated
-    float arrays; qd, qdd default to zero, ``gravity`` to the robot's)."""
+def tree_state(robot: Robot, q, qd=None, qdd=None):
+    """Poses T (n + 1, 4, 4), Jacobian lines S (nq, 6), twists V (n + 1, 6) and accelerations A
+    (n + 1, 6) of one tree state (validated float arrays (nq,); qd, qdd default to zero)."""
     n, nq = robot.n, robot.nq
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
     zero = np.zeros(nq)
-    parent, code, origin, axes, qidx, grav = robot_arrays(robot)
-    forward(parent, code, origin, axes, qidx, grav if gravity is None else gravity, q,
-            zero if qd is None else qd, zero if qdd is None else qdd, T, S, V, A)
+    forward(*robot_arrays(robot), q, zero if qd is None else qd, zero if qdd is None else qdd, T, S, V, A)
     return T, S, V, A
 
 
-def _initial_state(robot: Robot):
-    """Poses and Jacobian lines at q0, computed once per robot (read-only)."""
-    cache = getattr(robot, "_initial_state", None)
-    if cache is None:
-        T, S, _, _ = state(robot, robot.q0)
-        T.flags.writeable = S.flags.writeable = False
-        cache = robot._initial_state = (T, S)
-    return cache
+def _poses_at_q0(robot: Robot):
+    T = tree_state(robot, robot.q0)[0]
+    inverse = np.empty_like(T)
+    for i, t in enumerate(T):
+        inverse[i] = np.eye(4)
+        inverse[i, :3, :3] = t[:3, :3].T
+        inverse[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
+    return T, inverse
 
 
 def initial_poses(robot: Robot) -> np.ndarray:
-    """Body poses T_i(q0) (n+1, 4, 4) at the initial configuration q0."""
-    return _initial_state(robot)[0]
+    """Body poses T_i(q0) (n + 1, 4, 4) at the initial configuration q0 (read-only, computed once)."""
+    return robot.derived(_poses_at_q0)[0]
 
 
 def inverse_initial_poses(robot: Robot) -> np.ndarray:
-    cache = getattr(robot, "_initial_inverse", None)
-    if cache is None:
-        T = initial_poses(robot)
-        cache = np.empty_like(T)
-        for i, t in enumerate(T):
-            cache[i] = np.eye(4)
-            cache[i, :3, :3] = t[:3, :3].T
-            cache[i, :3, 3] = -t[:3, :3].T @ t[:3, 3]
-        cache.flags.writeable = False
-        robot._initial_inverse = cache
-    return cache
-
-
-
-def table2(robot: Robot) -> Table2:
-    """The robot attributes of the DRNG paper's Table 2 (see :class:`pga_dyn.model.Table2`):
-    M0 the motors of the body frames at q0 (eq. 45), L0 the world lines of the 1-DoF joint
-    axes at q0 (zero rows for the other joints), g the spatial gravity seed G = (0; -g)
-    (eq. 70), and the loop-joint fields (lparent < lchild, and Ml: the motors of the
-    loop-joint frames, on the parent side, at q0)."""
-    from . import pga
-
-    n = robot.n
-    T0, S = _initial_state(robot)
-    L0 = np.zeros((n + 1, 6))
-    for i in range(1, n + 1):
-        if robot.joint_type[i] in ("R", "P"):
-            L0[i] = S[robot.q_index[i]]
-    M0 = np.array([pga.motor_coords(pga.motor_from_matrix(t)) for t in T0])
-    loops = robot.loop_joints
-    lparent = np.array([lp.parent for lp in loops], dtype=np.int64)
-    lchild = np.array([lp.child for lp in loops], dtype=np.int64)
-    Ml = np.array([pga.motor_coords(pga.motor_from_matrix(T0[lp.parent] @ lp.parent_frame)) for lp in loops])
-    g = np.zeros(6)
-    g[3:] = -robot.gravity
-    return Table2(n=n, type=robot.joint_type, parent=robot.parent.copy(), q0=robot.q0, M0=M0, L0=L0, g=g,
-                  nl=len(loops), ltype=tuple(lp.type for lp in loops), lparent=lparent, lchild=lchild,
-                  Ml=Ml.reshape(len(loops), 8))
+    """Their inverses T_i(q0)^-1 (n + 1, 4, 4) (read-only, computed once)."""
+    return robot.derived(_poses_at_q0)[1]
 
 
 class Kinematics:
-    """Kinematics of a robot at one state: poses ``T``, Jacobian lines ``S`` (one per
-    coordinate), twists ``V`` and accelerations-with-gravity ``A`` of every body."""
+    """Kinematics of a robot at one state of its tree coordinates.
+
+    Parameters
+    ----------
+    robot : Robot
+    q : array_like (nq,)
+    qd, qdd : array_like (nq,), optional
+        Velocity and acceleration coordinates (default zero).
+
+    Attributes
+    ----------
+    T : ndarray (n + 1, 4, 4)
+        Body poses (body 0 the base).
+    S : ndarray (nq, 6)
+        The world Jacobian line (d; m) of each coordinate (eq. 47).
+    V, A : ndarray (n + 1, 6)
+        Spatial twists (omega; v) and accelerations plus the gravity seed, A = dV/dt + G (eq. 70).
+    """
 
     def __init__(self, robot: Robot, q, qd=None, qdd=None):
         zeros = np.zeros(robot.nq)
-        q, qd, qdd, batch = states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
+        q, qd, qdd, batch = check_states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
         if batch:
             raise PgaDynError("Kinematics takes one state; use regressor() for batches")
         self.robot = robot
-        self.T, self.S, self.V, self.A = state(robot, q, qd, qdd)
+        self.T, self.S, self.V, self.A = tree_state(robot, q, qd, qdd)
 
     def jacobian(self, i: int) -> np.ndarray:
-        """The Jacobian lines L_j^i of body i (6 x nq, eq. 98): V_i = J qd."""
+        """The Jacobian lines L_j^i of body ``i`` (1..n) as a (6, nq) matrix J (eq. 98): V_i = J qd."""
         robot = self.robot
         if not 1 <= i <= robot.n:
             raise PgaDynError(f"body index i must be in 1..{robot.n}, got {i}")
         jac = np.zeros((6, robot.nq))
-        k = i
-        while k > 0:
+        for k in robot.support(i):
             sl = robot.coordinates(k)
             jac[:, sl] = self.S[sl].T
-            k = robot.parent[k]
         return jac
+
+
+def forward_pga(parent, code, origin, axes, qidx, seed, q, qd, qdd):
+    """The readable twin of :func:`forward`: the same tree kinematics written with the PGA of
+    :mod:`pga_dyn.pga` (kingdon multivectors), one body at a time. Same arrays in; T (n+1, 4, 4),
+    S (nq, 6), V (n+1, 6), A (n+1, 6) out. Slow; tests compare it with the kernel.
+
+    The motor of body i is M_i = M_rel M_origin M_parent (the left factor of a motor product
+    acts first, eq. 27); a joint moves by motor_exp of its axis line times its coordinate
+    (eq. 102). The Jacobian line of a coordinate is its axis line moved by the motor that
+    carries it (eq. 47): the join of the frame origin and the axis direction for a rotation,
+    the ideal line (0; a) for a translation. V_i = V_p + sum_k L_k qd_k (eq. 98) and
+    A_i = A_p + sum_k (L_k qdd_k + (L_k x W_k) qd_k), the rate of a line L carried with twist W
+    being the commutator L x W (eq. 28)."""
+    from . import pga
+
+    n = parent.shape[0] - 1
+    zero = np.zeros(3)
+    origin_point = pga.point(0.0, 0.0, 0.0)
+    M = [pga.motor_from_matrix(np.eye(4))]
+    V, A = [pga.twist(zero, zero)], [pga.line(seed[:3], seed[3:])]
+    S = [None] * q.shape[0]
+
+    def rotation(axis, angle):
+        return pga.motor_exp(pga.twist(angle * axis, zero))
+
+    def axis_line(motor, axis, prismatic=False):
+        """The world line of ``axis`` (in the frame of ``motor``) through that frame's origin."""
+        local = pga.line(zero, axis) if prismatic else pga.join(origin_point, pga.direction(*axis))
+        return pga.sandwich(motor, local)
+
+    for i in range(1, n + 1):
+        c, k = code[i], qidx[i]
+        frame = pga.motor_from_matrix(origin[i]) * M[parent[i]]
+        carriers = []  # the coordinates whose axes the parent (and the axes before) carry
+        if c == CODE_R:
+            M.append(rotation(axes[i, 0], q[k]) * frame)
+            S[k] = axis_line(frame, axes[i, 0])
+            carriers = [k]
+        elif c == CODE_P:
+            M.append(pga.motor_exp(pga.twist(zero, q[k] * axes[i, 0])) * frame)
+            S[k] = axis_line(frame, axes[i, 0], prismatic=True)
+            carriers = [k]
+        elif c == CODE_U:
+            middle = rotation(axes[i, 0], q[k]) * frame
+            M.append(rotation(axes[i, 1], q[k + 1]) * middle)
+            S[k], S[k + 1] = axis_line(frame, axes[i, 0]), axis_line(middle, axes[i, 1])
+            carriers = [k, k + 1]
+        elif c == CODE_S:
+            M.append(rotation(q[k:k + 3], 1.0) * frame)  # exp of the rotation vector
+            for j in range(3):
+                S[k + j] = axis_line(M[i], np.eye(3)[j])
+        else:  # F: T = exp(xi^) T0 in the spatial frame, fixed basis lines
+            M.append(frame * pga.motor_exp(pga.twist(q[k:k + 3], q[k + 3:k + 6])))
+            for j in range(3):
+                S[k + j] = pga.line(np.eye(3)[j], zero)
+                S[k + 3 + j] = pga.line(zero, np.eye(3)[j])
+        W, Vi, Ai = V[parent[i]], V[parent[i]], A[parent[i]]
+        for j in range(k, qidx[i + 1]):
+            Vi = Vi + S[j] * qd[j]
+            Ai = Ai + S[j] * qdd[j]
+            if j in carriers:
+                Ai = Ai + pga.commutator(S[j], W) * qd[j]
+                W = W + S[j] * qd[j]
+        if c == CODE_S:  # the three axes are carried by the child
+            for j in range(k, k + 3):
+                Ai = Ai + pga.commutator(S[j], Vi) * qd[j]
+        V.append(Vi)
+        A.append(Ai)
+    return (np.array([pga.matrix_from_motor(m) for m in M]),
+            np.array([pga.line_coords(L) for L in S]).reshape(-1, 6),
+            np.array([pga.line_coords(v) for v in V]), np.array([pga.line_coords(a) for a in A]))

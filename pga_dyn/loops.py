@@ -44,18 +44,19 @@ and Y_a = G^T Y_tree.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit
 
-import warnings
-
+from .conventions import CODE_P, CODE_R, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
 from .errors import ModelError, PgaDynError, PgaDynWarning
 from .kinematics import forward, robot_arrays, so3_exp
 from .model import Robot
 
-#: Codes of the loop-joint types in the compiled kernels, and the rows of their residuals.
-LOOP_CODE = {"R": 0, "P": 1, "U": 2, "S": 3}
+#: Rows of the residual of each loop-joint type, and the same by joint code for the kernels.
 LOOP_ROWS = {"R": 6, "P": 12, "U": 4, "S": 3}
+ROWS_BY_CODE = np.array([LOOP_ROWS[t] for t in sorted(LOOP_JOINT_TYPES, key=JOINT_CODE.get)], dtype=np.int64)
 #: Residual norm below which a loop is closed (m, or unit-vector differences).
 CLOSURE_TOL = 1e-9
 #: Residual norm the assembly aims at: residuals of 1e-12 leave errors near 1e-11 (relative) in
@@ -148,7 +149,8 @@ def _frame(T, F, R, p):
 def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias):
     """Residual r (m,), Jacobian J (m, nq) and, ``with_bias``, the bias Jd qd (m,) of the loop
     joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
-    accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`."""
+    accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`. Readable twin:
+    :func:`loop_pga`."""
     Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
     pa, pb = np.empty(3), np.empty(3)
     ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
@@ -160,7 +162,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
         _frame(T[b], Fc[l], Rb, pb)
-        if c != 1:  # R, U, S: the centre is shared
+        if c != CODE_P:  # R, U, S: the centre is shared
             for k in range(3):
                 r[row + k] = pb[k] - pa[k]
             _point_rows(S, on, b, pb, 1.0, J, row)
@@ -171,7 +173,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for k in range(3):
                     bias[row + k] = ab[k] - aa[k]
             row += 3
-        if c == 0:  # R: the axis directions coincide
+        if c == CODE_R:  # the axis directions coincide
             for k in range(3):
                 ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
                 ub[k] = Rb[k, 0] * axes[l, 0, 0] + Rb[k, 1] * axes[l, 0, 1] + Rb[k, 2] * axes[l, 0, 2]
@@ -184,7 +186,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for k in range(3):
                     bias[row + k] = ab[k] - aa[k]
             row += 3
-        elif c == 2:  # U: the axes keep their angle, (R_a u1) . (R_b u2) = cos0
+        elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
             for k in range(3):
                 ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
                 ub[k] = Rb[k, 0] * axes[l, 1, 0] + Rb[k, 1] * axes[l, 1, 1] + Rb[k, 2] * axes[l, 1, 2]
@@ -203,7 +205,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                              + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
                              + ua[0] * ab[0] + ua[1] * ab[1] + ua[2] * ab[2])
             row += 1
-        elif c == 1:  # P: same orientation, offset along the axis
+        elif c == CODE_P:  # same orientation, offset along the axis
             for e in range(3):
                 for k in range(3):
                     ua[k] = Ra[k, e]
@@ -258,10 +260,76 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
     return row
 
 
+def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
+    """The readable twin of :func:`loop_kernel`: the residual r (m,), Jacobian J (m, nq) and bias
+    Jd qd (m,) of the loop joints written with :mod:`pga_dyn.pga`. Same inputs (T, S, V, A of
+    :func:`pga_dyn.kinematics.forward` with qdd = 0 and no gravity); slow, for the tests.
+
+    Each loop's frame on its parent body a and child body b is moved by the body's motor: its
+    origin is a Euclidean point P, its axes ideal points u. A coordinate k moves a point or
+    direction X of a body it carries at the commutator X x L_k with its Jacobian line (eq. 34);
+    the bias is the acceleration of X with qdd = 0 (eq. 35, no gravity). The residuals are
+    those of the module docstring, differences of those points and directions."""
+    from . import pga
+
+    nq = S.shape[0]
+    lines = [pga.line(L[:3], L[3:]) for L in S]
+    rows_r, rows_J, rows_b = [], [], []
+
+    def track(b, frame, X):
+        """X (a point or direction in the loop frame on body b) in the world: its coordinates (3,),
+        dX/dq (3, nq) and its bias acceleration (3,)."""
+        world = pga.sandwich(pga.motor_from_matrix(T[b] @ frame), X)
+        Vb, Ab = pga.line(V[b, :3], V[b, 3:]), pga.line(A[b, :3], A[b, 3:])
+        dX = np.zeros((3, nq))
+        for k in range(nq):
+            if on[b, k]:
+                dX[:, k] = pga.point_coords(pga.commutator(world, lines[k]))[:3]
+        return (pga.point_coords(world)[:3], dX, pga.point_coords(pga.commutator(world, Vb))[:3],
+                pga.point_coords(pga.acceleration(world, Vb, Ab))[:3])
+
+    for l in range(kind.shape[0]):
+        a, b, c = lpar[l], lchi[l], kind[l]
+        centre = [track(a, Fp[l], pga.point(0.0, 0.0, 0.0)), track(b, Fc[l], pga.point(0.0, 0.0, 0.0))]
+        if c != CODE_P:  # R, U, S: the centre is shared
+            (pa, dpa, _, ppa), (pb, dpb, _, ppb) = centre
+            rows_r.append(pb - pa)
+            rows_J.append(dpb - dpa)
+            rows_b.append(ppb - ppa)
+        if c == CODE_R:  # the axis directions coincide
+            (ua, dua, _, uua), (ub, dub, _, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
+                                                    track(b, Fc[l], pga.direction(*axes[l, 0])))
+            rows_r.append(ub - ua)
+            rows_J.append(dub - dua)
+            rows_b.append(uub - uua)
+        elif c == CODE_U:  # (R_a u1) . (R_b u2) = cos0
+            (ua, dua, vua, uua), (ub, dub, vub, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
+                                                        track(b, Fc[l], pga.direction(*axes[l, 1])))
+            rows_r.append([ua @ ub - cos0[l]])
+            rows_J.append((ub @ dua + ua @ dub)[None])
+            rows_b.append([uua @ ub + 2.0 * vua @ vub + ua @ uub])
+        elif c == CODE_P:  # same orientation, offset along the axis
+            for e in np.eye(3):
+                (ea, dea, _, eea), (eb, deb, _, eeb) = (track(a, Fp[l], pga.direction(*e)),
+                                                        track(b, Fc[l], pga.direction(*e)))
+                rows_r.append(eb - ea)
+                rows_J.append(deb - dea)
+                rows_b.append(eeb - eea)
+            (pa, dpa, vpa, ppa), (pb, dpb, vpb, ppb) = centre
+            ua, dua, vua, uua = track(a, Fp[l], pga.direction(*axes[l, 0]))
+            d, dd, vd, pd = pb - pa, dpb - dpa, vpb - vpa, ppb - ppa
+            rows_r.append(np.cross(d, ua))
+            rows_J.append(np.cross(dd.T, ua).T + np.cross(d, dua.T).T)
+            rows_b.append(np.cross(pd, ua) + 2.0 * np.cross(vd, vua) + np.cross(d, uua))
+    if not rows_r:
+        return np.zeros(0), np.zeros((0, nq)), np.zeros(0)
+    return np.concatenate(rows_r), np.vstack(rows_J), np.concatenate(rows_b)
+
+
 @njit(cache=True)
 def qr_solve(M, B, X):
     """Least-squares solution X (k, c) of M X = B for M (m, k), m >= k, by Householder QR (M and B
-    are overwritten). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
+    are overwritten; twin: ``numpy.linalg.lstsq``). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
     zero column: an estimate of the reciprocal condition number (0: no solution was written)."""
     m, k = M.shape
     if m < k:
@@ -314,7 +382,7 @@ def qr_solve(M, B, X):
 @njit(cache=True)
 def so3_log(R):
     """The rotation vector r with so3_exp(r) = R, |r| <= pi (from the unit quaternion, stable at
-    every angle)."""
+    every angle); twin: the rotation part of ``pga.motor_log`` (``pga.se3_log``)."""
     tr = R[0, 0] + R[1, 1] + R[2, 2]
     q = np.empty(4)
     if tr > max(R[0, 0], R[1, 1], R[2, 2]):
@@ -462,16 +530,18 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     sign between two steps (Q: orthonormal columns of the previous J_f; the sign changes where
     the path steps over a singular configuration). Returns (status, residual): status 0
     assembled, 1 no convergence (the path leaves the workspace), 2 the path meets a
-    singularity."""
+    singularity. A numerical method, not a PGA expression: its geometry is :func:`loop_kernel`
+    (twin :func:`loop_pga`); the tests check what it returns, a closed configuration on the
+    branch of the start."""
     nq, nz = E.shape
     nf = nz - na
     n = parent.shape[0] - 1
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
-    zero, grav, q = np.zeros(nq), np.zeros(3), np.empty(nq)
+    zero, seed, q = np.zeros(nq), np.zeros(6), np.empty(nq)
     m = 0
     for l in range(kind.shape[0]):
-        m += 6 if kind[l] == 0 else (12 if kind[l] == 1 else (4 if kind[l] == 2 else 3))
+        m += ROWS_BY_CODE[kind[l]]
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
     Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
     Q = np.empty((m, nf))
@@ -514,7 +584,7 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
         last = np.inf
         for _ in range(max_iter):
             _coordinates(E, e0, z, q)
-            forward(parent, code, origin, axes, qidx, grav, q, zero, zero, T, S, V, A)
+            forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
             loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, False, r, J, bias)
             _jacobian_free(J, E, na, m, Jz)
             norm = 0.0
@@ -548,15 +618,17 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
 
 @njit(cache=True)
 def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, q, qd):
-    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd)."""
+    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd): :func:`loop_kernel`
+    on :func:`pga_dyn.kinematics.forward`; twin: :func:`loop_pga` on
+    :func:`pga_dyn.kinematics.forward_pga`."""
     n = parent.shape[0] - 1
     nq = q.shape[0]
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
-    forward(parent, code, origin, axes, qidx, np.zeros(3), q, qd, np.zeros(nq), T, S, V, A)
+    forward(parent, code, origin, axes, qidx, np.zeros(6), q, qd, np.zeros(nq), T, S, V, A)
     m = 0
     for l in range(kind.shape[0]):
-        m += 6 if kind[l] == 0 else (12 if kind[l] == 1 else (4 if kind[l] == 2 else 3))
+        m += ROWS_BY_CODE[kind[l]]
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(m)
     loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, True, r, J, bias)
     return r, J, bias
@@ -610,10 +682,8 @@ class Constraints:
         # on[b, k]: tree coordinate k moves body b
         on = np.zeros((n + 1, nq), dtype=np.bool_)
         for b in range(1, n + 1):
-            k = b
-            while k > 0:
+            for k in robot.support(b):
                 on[b, robot.coordinates(k)] = True
-                k = robot.parent[k]
         self.act, self.pas = robot.actuated, robot.passive
         self.E, self.e0, self.z_index = coupling_map(robot)
         self.na = len(self.act)
@@ -633,7 +703,7 @@ class Constraints:
             raise ModelError(f"{where}: the loop joints give {self.m} equations for {self.nf} passive coordinates "
                              f"{[robot.coordinate_names[k] for k in self.z_index[self.na:]]}: the model is "
                              "under-determined")
-        kind = np.array([LOOP_CODE[lp.type] for lp in loops], dtype=np.int64)
+        kind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
         lpar = np.array([lp.parent for lp in loops], dtype=np.int64)
         lchi = np.array([lp.child for lp in loops], dtype=np.int64)
         Fp = np.array([lp.parent_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
@@ -647,17 +717,19 @@ class Constraints:
         if loops:
             self.cos0 = self._angles_at_q0()
         self.args = self._args + (self.cos0,)
+        for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
+            array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
 
     def _angles_at_q0(self):
         """cos of the angle between the two axes of each U loop joint at q0, its constant angle."""
         T = np.empty((self.robot.n + 1, 4, 4))
         nq = self.robot.nq
         parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes = self._args
-        forward(parent, code, origin, axes, qidx, np.zeros(3), np.zeros(nq), np.zeros(nq), np.zeros(nq), T,
+        forward(parent, code, origin, axes, qidx, np.zeros(6), np.zeros(nq), np.zeros(nq), np.zeros(nq), T,
                 np.zeros((nq, 6)), np.empty((self.robot.n + 1, 6)), np.empty((self.robot.n + 1, 6)))
         cos0 = np.zeros(len(kind))
         for l in range(len(kind)):
-            if kind[l] == LOOP_CODE["U"]:
+            if kind[l] == CODE_U:
                 ua = T[lpar[l], :3, :3] @ Fp[l, :3, :3] @ laxes[l, 0]
                 ub = T[lchi[l], :3, :3] @ Fc[l, :3, :3] @ laxes[l, 1]
                 cos0[l] = ua @ ub
@@ -828,6 +900,26 @@ class Constraints:
         qdd = G @ qdd_a - Ef @ (pinv @ bias)
         return q, qd, qdd, G, float(s[0] / s[-1])
 
+    def complete_all(self, q_a, qd_a, qdd_a, start=None):
+        """:meth:`complete` for a batch: actuated states (samples, n_a) in, the tree states Q, QD,
+        QDD (samples, nq), the projections G (samples, nq, n_a) and cond(J_f) (samples,) out.
+        Couplings alone are solved in closed form, q = E q_a + e0."""
+        ns, nq, na = q_a.shape[0], self.robot.nq, self.na
+        if not self.nf:
+            Ea = self.E[:, :na]
+            return (q_a @ Ea.T + self.e0, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns))
+        Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
+        G, cond = np.empty((ns, nq, na)), np.empty(ns)
+        for s in range(ns):
+            Q[s], QD[s], QDD[s], G[s], cond[s] = self.complete(q_a[s], qd_a[s], qdd_a[s], start)
+        return Q, QD, QDD, G, cond
+
+
+def _closed_constraints(robot: Robot) -> Constraints:
+    con = Constraints(robot)
+    con.close_reference()
+    return con
+
 
 def _listing(names, most=6) -> str:
     """'a', 'b', 'c' (and 4 more)."""
@@ -836,10 +928,6 @@ def _listing(names, most=6) -> str:
 
 
 def constraints(robot: Robot) -> Constraints:
-    """The (cached) constraints of a robot; its loops must close at the actuated position of q0."""
-    cache = getattr(robot, "_constraints", None)
-    if cache is None:
-        cache = Constraints(robot)
-        cache.close_reference()
-        robot._constraints = cache
-    return cache
+    """The constraints of a robot, computed once (``robot.derived``); its loops must close at the
+    actuated position of q0."""
+    return robot.derived(_closed_constraints)

@@ -1,62 +1,70 @@
-"""The robot model: bodies and joints on a networkx graph, and the arrays of the DRNG paper's Table 2.
+"""The robot model: bodies and joints on a networkx graph, frozen once built.
 
 A robot description (from :mod:`robots`, or built by hand from :class:`LinkSpec`,
-:class:`JointSpec` and :class:`LoopSpec`) becomes a :class:`Robot`:
+:class:`JointSpec`, :class:`LoopSpec` and :class:`CouplingSpec`) becomes a :class:`Robot`:
 
-* fixed joints are merged and the inertias of the merged links lumped into the
-  moving body they hang from (links fixed to the base are merged into the base);
-* bodies are numbered depth-first from the base (base = 0, URDF order among
-  siblings); the tree joint that carries body ``i`` has index ``i`` (paper section 5.1);
-* a floating base is a tree joint of type ``F`` between the world (body 0) and the
-  root link (body 1);
-* loop joints (URDF+ ``<loop>``) are kept, with their parent and child bodies.
+* the links and joints of the file form a directed tree (networkx), checked for cycles and a
+  single root;
+* a depth-first traversal of that tree (``networkx.dfs_edges``, siblings in file order) numbers
+  the bodies from the base (base = 0) and merges every link on a fixed joint into the moving body
+  it hangs from, its inertia lumped (links fixed to the base are merged into the base); the tree
+  joint that carries body ``i`` has index ``i`` (DRNG paper section 5.1);
+* a floating base is a tree joint of type ``F`` between the world (body 0) and the root link
+  (body 1);
+* loop joints (URDF+ ``<loop>``) are kept, on the bodies that carry their links, with the
+  smaller index first.
 
-Joint types are the paper's: ``R`` (revolute, URDF ``revolute``/``continuous``),
-``P`` (prismatic), ``U`` (universal: two intersecting axes, the first fixed in the
-parent, the second in the child), ``S`` (spherical), ``F`` (floating, 6 DoF).
+:attr:`Robot.graph` is that model: a :class:`networkx.MultiDiGraph` whose nodes are the bodies
+and whose edges are the tree joints (parent -> child) and the loop joints (parent -> child), each
+edge keyed by its joint's name. The arrays the kernels take (``parent``, ``origin``, ``axes``,
+``q_index``) are filled edge by edge in the same traversal that builds it. Loop clusters (the
+bodies that loops tie together) are the connected components of the loops' cycles.
 
-Coordinates of each joint, in the joint frame (the child link frame at q = 0):
+A Robot is **frozen**: setting an attribute raises, arrays are read-only, the graph and its
+attribute dicts refuse changes, and every record it holds is a frozen dataclass. Everything
+computed from it (kernel arrays, poses at q0, constraints, DRNG arrays, the link-parameter map)
+is cached by :meth:`Robot.derived`, keyed by the function that computes it: a derived value
+cannot go stale. Load the robot again to change it.
+
+Joint types and their coordinates are the conventions of :mod:`pga_dyn.conventions`; in the
+joint frame (the child link frame at q = 0):
 
 * R, P: the angle or the displacement along ``axis``;
 * U: the two angles, ``T = Rot(a1, q1) Rot(a2, q2)``;
-* S: the rotation vector ``r`` (``T = exp(r^)``); its velocity coordinates are the
-  child's angular velocity relative to the parent, expressed in the child frame;
-* F: exponential coordinates ``xi = (omega, v)`` of the base displacement from its
-  initial pose in the spatial frame, ``T = exp(xi^) T0`` (paper eq. 102); velocity
-  and acceleration coordinates are the spatial twist and its derivative (eqs. 103, 104).
+* S: the rotation vector ``r`` (``T = exp(r^)``); its velocity coordinates are the child's
+  angular velocity relative to the parent, expressed in the child frame;
+* F: exponential coordinates ``xi = (omega, v)`` of the base displacement from its initial pose
+  in the spatial frame, ``T = exp(xi^) T0`` (paper eq. 102); velocity and acceleration
+  coordinates are the spatial twist and its derivative (eqs. 103, 104).
 
-For S and F the velocity coordinates are not the time derivatives of the position
-coordinates; everywhere in pga-dyn ``qd`` and ``qdd`` mean the velocity and
-acceleration coordinates.
+For S and F the velocity coordinates are not the time derivatives of the position coordinates;
+everywhere in pga-dyn ``qd`` and ``qdd`` mean the velocity and acceleration coordinates.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import networkx as nx
 import numpy as np
 
+from .conventions import (DEFAULT_GRAVITY, JOINT_AXES, JOINT_DOF, LOOP_JOINT_TYPES, coordinate_names,
+                          inertia_of_pseudo, pseudo_inertia)
 from .errors import ModelError
 
-#: Number of coordinates of each joint type.
-JOINT_DOF = {"R": 1, "P": 1, "U": 2, "S": 3, "F": 6, "fixed": 0}
-#: Integer codes of the joint types in the compiled kernels.
-JOINT_CODE = {"R": 0, "P": 1, "U": 2, "S": 3, "F": 4}
-#: Suffixes of the coordinate names of multi-DoF joints.
-_COORD_SUFFIX = {
-    "U": (".1", ".2"),
-    "S": (".rx", ".ry", ".rz"),
-    "F": (".rx", ".ry", ".rz", ".tx", ".ty", ".tz"),
-}
-#: Default gravity vector (m/s^2); pga-dyn always takes gravity as a vector.
-DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+
+def frozen_array(value, dtype=float) -> np.ndarray:
+    """A read-only copy of ``value`` as an array (the caller's array is left writeable)."""
+    array = np.array(value, dtype=dtype)
+    array.flags.writeable = False
+    return array
 
 
 @dataclass(frozen=True)
 class Inertial:
-    """Mass properties of a link in its own frame: mass, centre of mass, and the
-    rotational inertia about the centre of mass (3x3, symmetric)."""
+    """Mass properties of a link in its own frame: ``mass``, centre of mass ``com`` (3,) and the
+    rotational inertia ``inertia`` (3, 3, symmetric) about the centre of mass."""
 
     mass: float
     com: np.ndarray
@@ -64,19 +72,11 @@ class Inertial:
 
     @staticmethod
     def zero() -> "Inertial":
-        return Inertial(0.0, np.zeros(3), np.zeros((3, 3)))
+        return Inertial(0.0, frozen_array(np.zeros(3)), frozen_array(np.zeros((3, 3))))
 
     def pseudo_inertia(self) -> np.ndarray:
-        """The 4x4 pseudo-inertia N = [[Sigma, h], [h^T, m]] in the link frame (paper eq. 44),
-        with h = m c and Sigma = int p p^T dm = 1/2 tr(J) 1 - J for J the inertia about the
-        link origin."""
-        m, c = self.mass, self.com
-        j_origin = self.inertia + m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-        n = np.empty((4, 4))
-        n[:3, :3] = 0.5 * np.trace(j_origin) * np.eye(3) - j_origin
-        n[:3, 3] = n[3, :3] = m * c
-        n[3, 3] = m
-        return n
+        """The pseudo-inertia N (4, 4) in the link frame (eq. 44, :func:`pga_dyn.conventions.pseudo_inertia`)."""
+        return pseudo_inertia(self.mass, self.com, self.inertia)
 
 
 @dataclass(frozen=True)
@@ -91,12 +91,11 @@ class LinkSpec:
 class JointSpec:
     """A tree joint of a robot description.
 
-    ``type`` is one of R, P, U, S, F, fixed. ``origin`` is the 4x4 pose of the joint
-    frame (= the child link frame at q = 0) in the parent link frame. ``axes`` holds
-    the unit axes in the joint frame: one row for R and P, two for U, none otherwise.
-    ``independent`` is the URDF+ attribute (None when absent). ``mimic`` is
-    ``(leader joint, multiplier, offset)`` or None. ``limits`` is ``(lower, upper)`` of a
-    1-DoF joint (URDF ``<limit>``) or None.
+    ``type`` is one of R, P, U, S, F, fixed. ``origin`` is the pose (4, 4) of the joint frame
+    (= the child link frame at q = 0) in the parent link frame. ``axes`` (k, 3) holds the unit
+    axes in the joint frame: one row for R and P, two for U, none otherwise. ``independent`` is
+    the URDF+ attribute (None when absent). ``mimic`` is ``(leader joint, multiplier, offset)``
+    or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None.
     """
 
     name: str
@@ -113,8 +112,9 @@ class JointSpec:
 @dataclass(frozen=True)
 class LoopSpec:
     """A loop joint (URDF+ ``<loop>``): it cuts a closed chain between the frame
-    ``predecessor_origin`` on link ``predecessor`` and ``successor_origin`` on link
-    ``successor``; both frames coincide when the loop is closed."""
+    ``predecessor_origin`` (4, 4) on link ``predecessor`` and ``successor_origin`` (4, 4) on link
+    ``successor``; both frames coincide when the loop is closed. ``axes`` (k, 3) as for a
+    :class:`JointSpec`."""
 
     name: str
     type: str
@@ -143,10 +143,10 @@ class CouplingSpec:
 class LoopJoint:
     """A loop joint between two bodies, oriented so that ``parent < child`` (paper section 5.1).
 
-    ``parent_frame`` and ``child_frame`` are the poses (4x4) of the joint frame in the parent
+    ``parent_frame`` and ``child_frame`` (4, 4) are the poses of the joint frame in the parent
     and child body frames; the loop is closed when both coincide as the type requires (R: the
-    axis lines coincide; P: same orientation, offset along the axis; U: ``axes[0]`` fixed in
-    the parent and ``axes[1]`` fixed in the child meet at the origin; S: the origins coincide).
+    axis lines coincide; P: same orientation, offset along the axis; U: ``axes[0]`` fixed in the
+    parent and ``axes[1]`` fixed in the child meet at the origin; S: the origins coincide).
     """
 
     name: str
@@ -178,30 +178,6 @@ class Coupling:
         return (self.leader, *(k for k, _ in self.others))
 
 
-@dataclass(frozen=True)
-class Table2:
-    """The robot attributes of the DRNG paper's Table 2 (0-based body indices; body 0 is the
-    fixed base, so ``parent[0]`` is -1 and the per-body arrays have n + 1 rows, row 0 unused).
-
-    Motors are 8-vectors in the paper's order (eq. 24); lines are 6-vectors (d; m) in the
-    paper's order e23, e31, e12, e01, e02, e03; ``g`` is the spatial gravity twist
-    G = (0, 0, 0, -g) whose linear part is the upward acceleration the base is given
-    (paper eq. 70)."""
-
-    n: int
-    type: tuple
-    parent: np.ndarray
-    q0: np.ndarray
-    M0: np.ndarray
-    L0: np.ndarray
-    g: np.ndarray
-    nl: int
-    ltype: tuple
-    lparent: np.ndarray
-    lchild: np.ndarray
-    Ml: np.ndarray
-
-
 def _check_finite(values, what: str, where: str) -> None:
     if not np.all(np.isfinite(np.asarray(values, dtype=float))):
         raise ModelError(f"{where}: {what} is not finite")
@@ -227,33 +203,127 @@ def _rigid(origin, where: str) -> np.ndarray:
     return t
 
 
-def _lump(inertials) -> Inertial:
-    """Sum of link inertials (mass, com, inertia about com), each given with its pose in the body frame."""
+def _read_only(value) -> None:
+    """Make ``value``, an array or a tuple of them (nested), read-only; other values are left alone."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, tuple):
+        for item in value:
+            _read_only(item)
+
+
+def lump(inertials) -> Inertial:
+    """The Inertial of rigidly joined links: the sum of their pseudo-inertias (eq. 44), each
+    ``(inertial, pose)`` with ``pose`` (4, 4) the link frame in the body frame."""
     total = np.zeros((4, 4))
     for inertial, pose in inertials:
         total += pose @ inertial.pseudo_inertia() @ pose.T
-    m = total[3, 3]
-    if m <= 0.0:
-        # Massless links may still carry rotational inertia (e.g. Puma560 link 1); it is the
-        # same about every point, so keep it with the centre of mass at the body origin.
-        sigma = total[:3, :3]
-        return Inertial(0.0, np.zeros(3), np.trace(sigma) * np.eye(3) - sigma)
-    c = total[:3, 3] / m
-    sigma_c = total[:3, :3] - m * np.outer(c, c)
-    return Inertial(m, c, np.trace(sigma_c) * np.eye(3) - sigma_c)
+    mass, com, inertia = inertia_of_pseudo(total)
+    return Inertial(mass, frozen_array(com), frozen_array(inertia))
+
+
+class ModelGraph(nx.MultiDiGraph):
+    """The graph of a :class:`Robot`: a networkx MultiDiGraph whose node, edge and graph attribute
+    dicts refuse every change once :meth:`freeze` has run (networkx's own ``nx.freeze`` only stops
+    adding and removing nodes and edges)."""
+
+    class Attributes(dict):
+        """An attribute dict of a frozen ModelGraph: read-only once locked."""
+
+        locked = False
+
+        def _check(self):
+            if self.locked:
+                raise TypeError("the graph of a Robot is frozen: load the robot again to change it")
+
+        def __setitem__(self, key, value):
+            self._check()
+            super().__setitem__(key, value)
+
+        def __delitem__(self, key):
+            self._check()
+            super().__delitem__(key)
+
+        def __ior__(self, other):
+            self._check()
+            return super().__ior__(other)
+
+        def update(self, *args, **kwargs):
+            self._check()
+            super().update(*args, **kwargs)
+
+        def setdefault(self, key, default=None):
+            self._check()
+            return super().setdefault(key, default)
+
+        def pop(self, *args):
+            self._check()
+            return super().pop(*args)
+
+        def popitem(self):
+            self._check()
+            return super().popitem()
+
+        def clear(self):
+            self._check()
+            super().clear()
+
+    node_attr_dict_factory = Attributes
+    edge_attr_dict_factory = Attributes
+    graph_attr_dict_factory = Attributes
+
+    def freeze(self) -> "ModelGraph":
+        """Freeze the structure (``networkx.freeze``) and lock every attribute dict."""
+        for data in (self.graph, *(d for _, d in self.nodes(data=True)),
+                     *(d for *_, d in self.edges(keys=True, data=True))):
+            data.locked = True
+        return nx.freeze(self)
+
 
 
 class Robot:
-    """A rigid multibody system: a spanning tree of bodies and joints, plus loop joints.
+    """A rigid multibody system: a spanning tree of bodies and joints, plus loop joints and
+    couplings. Frozen once built (see the module docstring).
 
-    Build it from link and joint specifications (the loaders in :mod:`robots` do) and read:
-
-    * ``graph``: a :class:`networkx.DiGraph` whose nodes are the bodies (by name, with
-      attributes ``index``, ``inertial``, ``links``) and whose edges are the tree joints
-      (attributes ``name``, ``type``, ``axes``, ``origin``, ``index``);
-    * ``body_names`` (parameter order), ``coordinate_names`` (the entries of q),
-      ``n`` bodies (the base excluded), ``nq`` coordinates;
-    * ``table2()``: the arrays of the DRNG paper's Table 2.
+    Attributes
+    ----------
+    name, source : str
+        The robot's name and the file it was read from (None when built by hand).
+    graph : ModelGraph
+        The model: bodies as nodes (by name; attributes ``index``, ``inertial``, ``links``),
+        tree joints and loop joints as edges keyed by joint name (attributes ``kind`` ("tree" or
+        "loop"), ``name``, ``type``, ``index``, ``axes``, and ``origin``, ``independent``,
+        ``mimic`` for tree joints, ``parent_frame``, ``child_frame`` for loop joints).
+    n, nq : int
+        Number of moving bodies (the base excluded) and of tree coordinates.
+    body_names : tuple of str (n,)
+        The bodies 1..n, in parameter order.
+    coordinate_names : tuple of str (nq,)
+        The entries of q.
+    parent : ndarray (n + 1,)
+        Parent body of each body (-1 for the base).
+    joint_type, joint_names : tuple of str (n + 1,)
+        Type and name of the tree joint of each body ("base" and "" for body 0).
+    origin : ndarray (n + 1, 4, 4)
+        Pose of each tree joint frame in its parent body frame.
+    axes : ndarray (n + 1, 2, 3)
+        Unit axes of each tree joint in its frame (zero rows where the type has none).
+    q_index : ndarray (n + 2,)
+        Coordinates of body i are ``q[q_index[i]:q_index[i + 1]]``.
+    tree_joints : tuple of JointSpec (n,)
+        The moving tree joints as given (origin and axes validated and frozen).
+    loop_specs : tuple of LoopSpec
+        The loop joints as given in the file (links and frames on them).
+    loop_joints : tuple of LoopJoint
+        The loop joints on the bodies that carry their links, parent < child.
+    couplings : tuple of Coupling
+        Mimics and couplings as q[follower] = ratio q[leader] + offset.
+    actuated, passive : ndarray
+        Indices of the actuated (independent) and passive coordinates in q.
+    gravity : ndarray (3,)
+        The gravity vector in the world frame (m/s^2).
+    floating_base : bool
+        Whether body 1 is carried by a floating (F) joint.
     """
 
     def __init__(self, name, links, joints, loops=(), couplings=(), gravity=DEFAULT_GRAVITY,
@@ -268,32 +338,53 @@ class Robot:
         if g is None or g.shape != (3,):
             raise ModelError(f"{where}: gravity must be a vector of 3 numbers, got {gravity!r}")
         _check_finite(g, "gravity", where)
-        self._gravity = g
+        self.gravity = frozen_array(g)
         self.floating_base = bool(floating_base)
         links = list(links)
-        joints = list(joints)
         self._check_links(links, where)
         by_name = {link.name: link for link in links}
-        children = self._check_tree(by_name, joints, where)
-        root = self._root(by_name, joints, where)
+        tree = self._link_tree(by_name, list(joints), where)
         with np.errstate(over="ignore", invalid="ignore"):  # overflows are checked in _build
-            self._build(root, by_name, joints, children, where)
-        self.loops = tuple(self._check_loop(loop, where) for loop in loops)
-        self.loop_joints = tuple(self._loop_joint(loop, where) for loop in self.loops)
-        self.couplings = tuple(self._couplings(joints, couplings, where))
+            self._build(tree, by_name, where)
+        self.loop_specs = tuple(self._check_loop(loop, where) for loop in loops)
+        self.loop_joints = tuple(self._loop_joint(loop, where) for loop in self.loop_specs)
+        for index, lp in enumerate(self.loop_joints):
+            self.graph.add_edge(self.graph_name(lp.parent), self.graph_name(lp.child), key=lp.name, kind="loop",
+                                name=lp.name, type=lp.type, index=index, axes=lp.axes,
+                                parent_frame=lp.parent_frame, child_frame=lp.child_frame)
+        self.couplings = tuple(self._couplings(tree, couplings, where))
         self._actuation(where)
-        # The model is immutable: the kernels' inputs and every cache derived from them (poses
-        # at q0, constraints, DRNG arrays) stay valid. Load the robot again to change it.
-        for array in (self._gravity, self.parent, self.origin, self.axes, self.q_index, self.actuated, self.passive):
-            array.flags.writeable = False
+        self.graph = self.graph.freeze()
+        self._derived = {}
+        self._frozen = True
 
-    @property
-    def gravity(self) -> np.ndarray:
-        """The gravity vector in the world frame (m/s^2), read-only: load the robot with another
-        ``gravity`` to change it."""
-        return self._gravity
+    # -- frozen ---------------------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if getattr(self, "_frozen", False):
+            raise AttributeError(f"a Robot is frozen: '{name}' cannot be set; load the robot again "
+                                 "(e.g. robots.load(name, gravity=...)) to change it")
+        super().__setattr__(name, value)
 
-    # -- validation -----------------------------------------------------------------------
+    def __delattr__(self, name):
+        raise AttributeError(f"a Robot is frozen: '{name}' cannot be deleted")
+
+    def derived(self, build):
+        """``build(self)``, computed on the first call and kept: the one cache of everything
+        derived from the model (kernel arrays, poses at q0, constraints, DRNG arrays, the
+        link-parameter map), keyed by the function that computes it. The robot is frozen, so a
+        derived value cannot go stale; its arrays (the value, in tuples, or attributes of the
+        object returned) are made read-only, so no caller can change it either."""
+        try:
+            return self._derived[build]
+        except KeyError:
+            value = build(self)
+            _read_only(value)
+            for attribute in getattr(value, "__dict__", {}).values():
+                _read_only(attribute)
+            self._derived[build] = value
+            return value
+
+    # -- validation -----------------------------------------------------------------------------
     @staticmethod
     def _check_links(links, where):
         seen = set()
@@ -312,9 +403,11 @@ class Robot:
             raise ModelError(f"{where}: the robot has no links")
 
     @staticmethod
-    def _check_tree(by_name, joints, where):
-        parent_of = {}
-        children = {name: [] for name in by_name}
+    def _link_tree(by_name, joints, where) -> nx.DiGraph:
+        """The links (nodes) and joints (edges parent -> child, attribute ``joint``, in file
+        order) of the description, checked to form one tree; its root is ``graph['root']``."""
+        tree = nx.DiGraph()
+        tree.add_nodes_from(by_name)
         seen = set()
         for joint in joints:
             at = f"{where}: joint '{joint.name}'"
@@ -326,46 +419,41 @@ class Robot:
             for role, link in (("parent", joint.parent), ("child", joint.child)):
                 if link not in by_name:
                     raise ModelError(f"{at}: {role} link '{link}' is not defined")
-            if joint.child in parent_of:
-                raise ModelError(
-                    f"{at}: link '{joint.child}' already has parent joint '{parent_of[joint.child]}'"
-                    " (a link has one parent; close loops with <loop>)")
+            if tree.in_degree(joint.child):
+                (_, _, other), = tree.in_edges(joint.child, data="joint")
+                raise ModelError(f"{at}: link '{joint.child}' already has parent joint '{other.name}'"
+                                 " (a link has one parent; close loops with <loop>)")
             if joint.parent == joint.child:
                 raise ModelError(f"{at}: parent and child are the same link '{joint.child}'")
-            parent_of[joint.child] = joint.name
-            children[joint.parent].append(joint)
-        return children
-
-    @staticmethod
-    def _root(by_name, joints, where):
-        graph = nx.DiGraph()
-        graph.add_nodes_from(by_name)
-        graph.add_edges_from((j.parent, j.child) for j in joints)
-        if not nx.is_directed_acyclic_graph(graph):
-            cycle = nx.find_cycle(graph)
+            tree.add_edge(joint.parent, joint.child, joint=joint)
+        if not nx.is_directed_acyclic_graph(tree):
+            cycle = nx.find_cycle(tree)
             raise ModelError(f"{where}: the joints form a cycle through links "
                              f"{[edge[0] for edge in cycle]} (declare one joint of a loop as <loop>)")
-        roots = [name for name in by_name if graph.in_degree(name) == 0]
+        roots = [name for name in by_name if tree.in_degree(name) == 0]
         if len(roots) != 1:
             raise ModelError(f"{where}: the links form {len(roots)} separate trees (roots {roots}); "
                              "a robot has one root link")
-        return roots[0]
+        tree.graph["root"] = roots[0]
+        return tree
 
-    def _check_loop(self, loop, where):
+    def _check_loop(self, loop, where) -> LoopSpec:
         at = f"{where}: loop '{loop.name}'"
-        if loop.type not in ("R", "P", "U", "S"):
+        if loop.type not in LOOP_JOINT_TYPES:
             raise ModelError(f"{at}: unknown loop joint type '{loop.type}'")
         for role, link in (("predecessor", loop.predecessor), ("successor", loop.successor)):
             if link not in self._link_body:
                 raise ModelError(f"{at}: {role} link '{link}' is not defined")
-        _rigid(loop.predecessor_origin, at + " predecessor")
-        _rigid(loop.successor_origin, at + " successor")
-        need = {"R": 1, "P": 1, "U": 2, "S": 0}[loop.type]
+        origins = [_rigid(loop.predecessor_origin, at + " predecessor"),
+                   _rigid(loop.successor_origin, at + " successor")]
+        need = JOINT_AXES[loop.type]
         if len(loop.axes) != need:
             raise ModelError(f"{at}: a loop joint of type {loop.type} takes {need} axes, got {len(loop.axes)}")
         for axis in loop.axes:
             _unit(axis, at)
-        return loop
+        return dataclasses.replace(loop, predecessor_origin=frozen_array(origins[0]),
+                                   successor_origin=frozen_array(origins[1]),
+                                   axes=frozen_array(np.asarray(loop.axes, dtype=float).reshape(-1, 3)))
 
     def _loop_joint(self, loop, where) -> LoopJoint:
         """The loop between the bodies carrying its links, oriented parent < child."""
@@ -376,10 +464,10 @@ class Robot:
         fb = self._link_pose[loop.successor] @ loop.successor_origin
         axes = np.array([_unit(axis, where) for axis in loop.axes]).reshape(-1, 3)
         if a > b:  # renumber the ends: the child is the end with the larger index
-            a, b, fa, fb, axes = b, a, fb, fa, axes[::-1].copy()
-        return LoopJoint(loop.name, loop.type, a, b, fa, fb, axes)
+            a, b, fa, fb, axes = b, a, fb, fa, axes[::-1]
+        return LoopJoint(loop.name, loop.type, a, b, frozen_array(fa), frozen_array(fb), frozen_array(axes))
 
-    def _couplings(self, joints, couplings, where):
+    def _couplings(self, tree, couplings, where):
         """Mimic joints and URDF+ couplings as linear constraints (:class:`Coupling`).
 
         A ``<mimic>`` joint follows its leader. A URDF+ coupling with ratio r between links p and
@@ -391,6 +479,7 @@ class Robot:
         that follows is s's, unless it is marked ``independent="true"`` and one joint of P or S
         is marked ``independent="false"``: then that one (a rotor that drives its link)."""
         index = {name: k for k, name in enumerate(self.joint_names) if k > 0}
+        joints = [joint for _, _, joint in tree.edges(data="joint")]
         flag = {joint.name: joint.independent for joint in joints}
 
         def coordinate(joint_name, at):
@@ -451,8 +540,8 @@ class Robot:
     def _actuation(self, where):
         """Actuated (independent) coordinates: all of a tree, else those of joints marked
         ``independent`` (absent = true), less the followers of couplings. A passive coordinate
-        that no coupling determines must be moved by a loop (it lies on the path of one of
-        its bodies); the loops decide the rest (:mod:`pga_dyn.loops`)."""
+        that no coupling determines must be moved by a loop (its joint lies in a loop cluster);
+        the loops decide the rest (:mod:`pga_dyn.loops`)."""
         independent = np.ones(self.nq, dtype=bool)
         followed = {}
         for coupling in self.couplings:
@@ -472,20 +561,17 @@ class Robot:
             independent[coupling.follower] = False
         if self.constrained and not independent.any():
             raise ModelError(f"{where}: no independent coordinate: mark the actuated joints independent=\"true\"")
-        self.actuated = np.flatnonzero(independent)
-        self.passive = np.flatnonzero(~independent)
+        self.actuated = frozen_array(np.flatnonzero(independent), np.int64)
+        self.passive = frozen_array(np.flatnonzero(~independent), np.int64)
         self._check_determined(followed, where)
 
     def _check_determined(self, followed, where):
-        """Every passive coordinate is determined: by a coupling, or by a loop whose end bodies it
-        moves. A passive joint that nothing moves would leave the model under-determined (and
+        """Every passive coordinate is determined: by a coupling, or by a loop that it moves, i.e.
+        one whose cycle (a loop cluster) holds its joint: a joint below the branching of a loop's
+        two ends moves one end relative to the other. A passive joint that nothing moves would leave the model under-determined (and
         its configuration, velocity and acceleration arbitrary)."""
-        moved = set()
-        for lp in self.loop_joints:
-            for body in (lp.parent, lp.child):
-                while body > 0:
-                    moved.update(range(*self.coordinates(body).indices(self.nq)))
-                    body = int(self.parent[body])
+        moved = {k for cluster in self.loop_clusters for body in cluster
+                 for k in range(*self.coordinates(body).indices(self.nq))}
         loose = [k for k in self.passive if k not in followed and k not in moved]
         if not loose:
             return
@@ -503,110 +589,83 @@ class Robot:
                          "differential between two rotors and two joints, is not supported: URDF+ has no "
                          "element for it)")
 
-    # -- construction ---------------------------------------------------------------------
-    def _build(self, root, by_name, joints, children, where):
-        """Merge fixed joints, number bodies depth-first and fill the graph."""
-        # Body of each link and the link's pose in its body frame.
-        link_body, link_pose = {root: root}, {root: np.eye(4)}
-        stack = [root]
-        while stack:
-            link = stack.pop()
-            for joint in reversed(children[link]):
-                at = f"{where}: joint '{joint.name}'"
-                origin = _rigid(joint.origin, at)
-                if joint.type == "fixed":
-                    link_body[joint.child] = link_body[link]
-                    link_pose[joint.child] = link_pose[link] @ origin
-                else:
-                    link_body[joint.child] = joint.child
-                    link_pose[joint.child] = np.eye(4)
-                stack.append(joint.child)
-        order = self._dfs(root, children)
-        self._link_body = link_body
-        self._link_pose = link_pose
-
-        graph = nx.DiGraph()
-        world = "world" if self.floating_base else root
-        self._world = world
-        bodies = [world]
-        graph.add_node(world, index=0, inertial=Inertial.zero(), links=())
-        if self.floating_base:
-            bodies.append(root)
-        moving_joints = []
-        if self.floating_base:
-            moving_joints.append(JointSpec(f"{root}_floating", "F", world, root))
-        parent_joint = {joint.child: joint for joint in joints}
-        for link in order[1:]:
-            joint = parent_joint[link]
-            if joint.type != "fixed":
-                moving_joints.append(joint)
-                bodies.append(link)
-        index = {name: k for k, name in enumerate(bodies)}
+    # -- construction ---------------------------------------------------------------------------
+    def _build(self, tree, by_name, where):
+        """Number the bodies depth-first from the root, merge the links on fixed joints into their
+        bodies, and fill the graph and the arrays of the tree joints."""
+        root = tree.graph["root"]
         if self.floating_base and "world" in by_name:
             raise ModelError(f"{where}: a floating base cannot be added to a robot that has a link "
                              "named 'world' (it is fixed to the world already)")
+        world = "world" if self.floating_base else root
+        link_body, link_pose = {root: root}, {root: np.eye(4)}
+        moving = [JointSpec(f"{root}_floating", "F", world, root)] if self.floating_base else []
+        for parent_link, link in nx.dfs_edges(tree, root):  # preorder, siblings in file order
+            joint = tree.edges[parent_link, link]["joint"]
+            origin = _rigid(joint.origin, f"{where}: joint '{joint.name}'")
+            if joint.type == "fixed":
+                link_body[link] = link_body[parent_link]
+                link_pose[link] = link_pose[parent_link] @ origin
+            else:
+                link_body[link] = link
+                link_pose[link] = np.eye(4)
+                moving.append(joint)
+        bodies = [world] + [joint.child for joint in moving]
+        index = {body: k for k, body in enumerate(bodies)}
         members = {body: [] for body in bodies}
         for link, body in link_body.items():
             members[body].append(link)
+
+        graph = ModelGraph()
+        graph.add_node(world, index=0, inertial=Inertial.zero(), links=tuple(members[world]))
         for body in bodies[1:]:
-            inertial = _lump((by_name[link].inertial, link_pose[link]) for link in members[body])
+            inertial = lump((by_name[link].inertial, link_pose[link]) for link in members[body])
             if not all(np.all(np.isfinite(v)) for v in (inertial.mass, inertial.com, inertial.inertia)):
                 raise ModelError(f"{where}: the lumped inertial of body '{body}' (links {members[body]}) "
                                  "is not finite: a mass, centre of mass or inertia is too large")
             graph.add_node(body, index=index[body], inertial=inertial, links=tuple(members[body]))
-        if not self.floating_base:
-            graph.nodes[world]["links"] = tuple(members[world])
 
-        self.parent = np.full(len(bodies), -1, dtype=np.int64)
-        self.joint_type = ["base"]
-        self.joint_names = [""]
-        self.origin = np.zeros((len(bodies), 4, 4))
-        self.origin[0] = np.eye(4)
-        self.axes = np.zeros((len(bodies), 2, 3))
-        self.q_index = np.zeros(len(bodies) + 1, dtype=np.int64)
-        coordinate_names = []
-        for joint in moving_joints:
-            i = index[joint.child]
+        nb = len(bodies)
+        parent, origin = np.full(nb, -1, dtype=np.int64), np.zeros((nb, 4, 4))
+        axes, q_index = np.zeros((nb, 2, 3)), np.zeros(nb + 1, dtype=np.int64)
+        origin[0] = np.eye(4)
+        tree_joints, names = [], []
+        for i, joint in enumerate(moving, 1):
             at = f"{where}: joint '{joint.name}'"
-            parent_body = link_body[joint.parent] if joint.type != "F" else world
-            self.parent[i] = index[parent_body]
-            pose = link_pose.get(joint.parent, np.eye(4)) if joint.type != "F" else np.eye(4)
-            self.origin[i] = pose @ _rigid(joint.origin, at)
-            _check_finite(self.origin[i], "origin composed with the fixed joints before it", at)
-            need = {"R": 1, "P": 1, "U": 2}.get(joint.type, 0)
-            axes = np.asarray(joint.axes, dtype=float).reshape(-1, 3)
-            if axes.shape[0] != need:
-                raise ModelError(f"{at}: a joint of type {joint.type} takes {need} axes, got {axes.shape[0]}")
+            parent_link = joint.parent if joint.type != "F" else world
+            parent[i] = index[link_body.get(parent_link, world)]
+            origin[i] = link_pose.get(parent_link, np.eye(4)) @ _rigid(joint.origin, at)
+            _check_finite(origin[i], "origin composed with the fixed joints before it", at)
+            need = JOINT_AXES[joint.type]
+            given = np.asarray(joint.axes, dtype=float).reshape(-1, 3)
+            if given.shape[0] != need:
+                raise ModelError(f"{at}: a joint of type {joint.type} takes {need} axes, got {given.shape[0]}")
             for k in range(need):
-                self.axes[i, k] = _unit(axes[k], at)
-            if joint.type == "U" and abs(self.axes[i, 0] @ self.axes[i, 1]) > 1 - 1e-9:
+                axes[i, k] = _unit(given[k], at)
+            if joint.type == "U" and abs(axes[i, 0] @ axes[i, 1]) > 1 - 1e-9:
                 raise ModelError(f"{at}: the two axes of a universal joint are parallel")
-            self.joint_type.append(joint.type)
-            self.joint_names.append(joint.name)
-            dof = JOINT_DOF[joint.type]
-            self.q_index[i + 1] = self.q_index[i] + dof
-            coordinate_names += [joint.name] if dof == 1 else [joint.name + s for s in _COORD_SUFFIX[joint.type]]
-            graph.add_edge(bodies[self.parent[i]], joint.child, name=joint.name, type=joint.type,
-                           axes=self.axes[i, :need].copy(), origin=self.origin[i].copy(), index=i,
+            q_index[i + 1] = q_index[i] + JOINT_DOF[joint.type]
+            names += coordinate_names(joint.name, joint.type)
+            joint = dataclasses.replace(joint, origin=frozen_array(_rigid(joint.origin, at)),
+                                        axes=frozen_array(given))
+            tree_joints.append(joint)
+            graph.add_edge(bodies[parent[i]], joint.child, key=joint.name, kind="tree", name=joint.name,
+                           type=joint.type, index=i, axes=frozen_array(axes[i, :need]), origin=frozen_array(origin[i]),
                            independent=joint.independent, mimic=joint.mimic)
-        self.joint_type = tuple(self.joint_type)
-        self.joint_names = tuple(self.joint_names)
-        self.tree_joints = tuple(moving_joints)
-        self.graph = graph
+        self.parent, self.origin = frozen_array(parent, np.int64), frozen_array(origin)
+        self.axes, self.q_index = frozen_array(axes), frozen_array(q_index, np.int64)
+        self.joint_type = ("base", *(joint.type for joint in moving))
+        self.joint_names = ("", *(joint.name for joint in moving))
+        self.tree_joints = tuple(tree_joints)
         self.body_names = tuple(bodies[1:])
-        self.coordinate_names = tuple(coordinate_names)
+        self.coordinate_names = tuple(names)
+        self.graph = graph
+        self._link_body = link_body
+        self._link_pose = {link: frozen_array(pose) for link, pose in link_pose.items()}
         self._body_index = index
+        self._node_names = tuple(bodies)
 
-    @staticmethod
-    def _dfs(root, children):
-        order, stack = [], [root]
-        while stack:
-            link = stack.pop()
-            order.append(link)
-            stack.extend(j.child for j in reversed(children[link]))
-        return order
-
-    # -- queries --------------------------------------------------------------------------
+    # -- queries --------------------------------------------------------------------------------
     @property
     def n(self) -> int:
         """Number of moving bodies (the fixed base is body 0 and is not counted)."""
@@ -629,7 +688,18 @@ class Robot:
 
     @property
     def num_parameters(self) -> int:
+        """Number of inertial parameters, 10 per moving body."""
         return 10 * self.n
+
+    @property
+    def q0(self) -> np.ndarray:
+        """Initial configuration (paper Table 2): all tree coordinates zero, shape (nq,)."""
+        return np.zeros(self.nq)
+
+    def graph_name(self, i: int) -> str:
+        """The graph node of body ``i`` (0..n): ``body_names[i - 1]``, and for the base the world
+        (floating base) or the root link."""
+        return self._node_names[i]
 
     def body_index(self, link: str) -> int:
         """Index of the body that carries URDF link ``link`` (0 for links fixed to the base)."""
@@ -640,7 +710,7 @@ class Robot:
             raise ModelError(f"{self.source or self.name}: no link named '{link}'") from None
 
     def link_pose(self, link: str) -> np.ndarray:
-        """Pose (4x4) of URDF link ``link`` in the frame of the body that carries it."""
+        """Pose (4, 4) of URDF link ``link`` in the frame of the body that carries it."""
         return self._link_pose[link]
 
     def inertial(self, i: int) -> Inertial:
@@ -651,14 +721,54 @@ class Robot:
         """Slice of the coordinates of tree joint ``i`` in q."""
         return slice(int(self.q_index[i]), int(self.q_index[i + 1]))
 
+    def support(self, i: int) -> tuple:
+        """The bodies from ``i`` down to the base, ``i`` first and the base (0) left out: the tree
+        joints whose coordinates move body ``i`` (its path in the graph's tree edges)."""
+        path = [i]
+        while path[-1] > 0:
+            path.append(int(self.parent[path[-1]]))
+        return tuple(path[:-1])
+
     @property
-    def q0(self) -> np.ndarray:
-        """Initial configuration (paper Table 2): all tree coordinates zero."""
-        return np.zeros(self.nq)
+    def loop_clusters(self) -> tuple:
+        """The bodies that loops tie together, one sorted tuple per cluster: the connected
+        components (networkx) of the tree paths between the ends of every loop joint, where the
+        two ends' supports differ. Their tree joints are the coordinates the loops constrain."""
+        cycles = nx.Graph()
+        for lp in self.loop_joints:
+            cycle = set(self.support(lp.parent)) ^ set(self.support(lp.child))
+            cycles.add_nodes_from(cycle)
+            cycles.add_edges_from((b, int(self.parent[b])) for b in cycle if self.parent[b] in cycle)
+            if lp.parent in cycle:  # else the parent is the branching body: the cycle hangs from it
+                cycles.add_edge(lp.parent, lp.child)
+        return tuple(tuple(sorted(c)) for c in sorted(nx.connected_components(cycles), key=min))
 
     def __repr__(self) -> str:
         return (f"Robot({self.name!r}, bodies={self.n}, coordinates={self.nq}, "
-                f"loops={len(self.loops)}, floating_base={self.floating_base})")
+                f"loops={len(self.loop_joints)}, floating_base={self.floating_base})")
+
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        headers = ("body", "name", "joint", "type", "parent", "coordinates", "mass (kg)", "links merged")
+        rows = [(i, self.body_names[i - 1], self.joint_names[i], self.joint_type[i],
+                 self.graph_name(int(self.parent[i])),
+                 ", ".join(self.coordinate_names[k] + ("" if k in set(self.actuated) else " (passive)")
+                           for k in range(self.coordinates(i).start, self.coordinates(i).stop)),
+                 f"{self.inertial(i).mass:.4g}", ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]))
+                for i in range(1, self.n + 1)]
+        rows += [("loop", lp.name, lp.name, lp.type, f"{self.graph_name(lp.parent)} - {self.graph_name(lp.child)}",
+                  "", "", "") for lp in self.loop_joints]
+        return headers, rows
+
+    def _repr_html_(self) -> str:
+        from .display import html_table
+        return html_table(f"{self!r}: {self.num_parameters} inertial parameters, actuated "
+                          f"{', '.join(self.actuated_names)}", *self._table())
+
+    def to_frame(self):
+        """The bodies (and loop joints) as a pandas DataFrame, the table shown in notebooks."""
+        from .display import data_frame
+        return data_frame(*self._table())
 
 
 def check_robot(robot) -> Robot:

@@ -14,8 +14,8 @@ coordinates in the paper's bases and come out as kingdon multivectors; the
 * motors are ``c1 + c2 e23 + c3 e31 + c4 e12 + c5 e01 + c6 e02 + c7 e03
   + c8 e0123`` (eq. 24) and move elements by ``X = reverse(M) X0 M`` (eq. 27).
 
-kingdon names its basis blades e13, e023, e012 where the paper uses e31, e032,
-e021; :data:`KINGDON_BLADE` below is the only place that maps one to the other.
+The algebra is kingdon's ``Algebra.fromname("3DPGA")``, whose basis blades are the paper's
+(e23, e31, e12, e032, e013, e021, ...): coordinates go in and out with no sign table.
 
 The kingdon algebra is built on first use (``ALG``), so importing this module
 costs only numpy; :func:`se3_log` and :func:`skew` never load kingdon. The SE(3)
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from kingdon.multivector import MultiVector
 
 # ---------------------------------------------------------------------------
-# Paper bases and their kingdon blades: the single source of the sign mapping.
+# Paper bases (kingdon's 3DPGA blades carry the same names)
 # ---------------------------------------------------------------------------
 
 PLANE_BASIS = ("e1", "e2", "e3", "e0")
@@ -48,28 +48,8 @@ POINT_BASIS = ("e032", "e013", "e021", "e123")
 LINE_BASIS = ("e23", "e31", "e12", "e01", "e02", "e03")
 """Paper coordinate order of a line (d; m), twist (omega; v) and wrench (f; tau), eqs. (14), (30), (20)."""
 
-MOTOR_BASIS = ("1", *LINE_BASIS, "e0123")
-"""Paper coordinate order of a motor (c1, ..., c8), eq. (24)."""
-
-KINGDON_BLADE = {
-    "1": ("e", 1.0),
-    "e1": ("e1", 1.0),
-    "e2": ("e2", 1.0),
-    "e3": ("e3", 1.0),
-    "e0": ("e0", 1.0),
-    "e23": ("e23", 1.0),
-    "e31": ("e13", -1.0),
-    "e12": ("e12", 1.0),
-    "e01": ("e01", 1.0),
-    "e02": ("e02", 1.0),
-    "e03": ("e03", 1.0),
-    "e032": ("e023", -1.0),
-    "e013": ("e013", 1.0),
-    "e021": ("e012", -1.0),
-    "e123": ("e123", 1.0),
-    "e0123": ("e0123", 1.0),
-}
-"""Paper blade -> (kingdon blade, sign) with paper blade = sign * kingdon blade."""
+MOTOR_BASIS = ("e", *LINE_BASIS, "e0123")
+"""Paper coordinate order of a motor (c1, ..., c8), eq. (24); ``e`` is kingdon's name of the scalar 1."""
 
 _STRAY_TOL = 1e-9  # relative size of components outside the expected basis
 _UNIT_TOL = 1e-6  # tolerance of the unit-motor and rigid-matrix checks
@@ -77,10 +57,10 @@ _UNIT_TOL = 1e-6  # tolerance of the unit-motor and rigid-matrix checks
 
 @functools.cache
 def _algebra() -> Algebra:
-    """The kingdon algebra G(3,0,1), built once on first use."""
+    """The kingdon algebra G(3,0,1) with the paper's blades, built once on first use."""
     from kingdon import Algebra
 
-    return Algebra(3, 0, 1)
+    return Algebra.fromname("3DPGA")
 
 
 def __getattr__(name: str):
@@ -91,16 +71,9 @@ def __getattr__(name: str):
 
 
 @functools.cache
-def _layout(basis: tuple[str, ...]) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
-    """kingdon keys of ``basis`` in kingdon's canonical order, the paper index and sign of each."""
-    alg = _algebra()
-    rank = {key: i for i, key in enumerate(alg.canon2bin.values())}
-    entries = sorted(
-        ((alg.canon2bin[KINGDON_BLADE[blade][0]], i, KINGDON_BLADE[blade][1]) for i, blade in enumerate(basis)),
-        key=lambda entry: rank[entry[0]],
-    )
-    keys, index, sign = zip(*entries)
-    return keys, np.array(index), np.array(sign)
+def _keys(basis: tuple[str, ...]) -> tuple[int, ...]:
+    """kingdon's binary keys of the blades of ``basis``."""
+    return tuple(_algebra().canon2bin[blade] for blade in basis)
 
 
 def _as_vector(x, n: int, name: str) -> np.ndarray:
@@ -112,20 +85,17 @@ def _as_vector(x, n: int, name: str) -> np.ndarray:
 
 
 def _from_paper(basis: tuple[str, ...], coeffs, name: str) -> MultiVector:
-    """The multivector sum_i coeffs[i] * basis[i] (paper blades)."""
+    """The multivector sum_i coeffs[i] * basis[i]."""
     c = _as_vector(coeffs, len(basis), name)
-    keys, index, sign = _layout(basis)
-    return _algebra().multivector(keys=keys, values=(sign * c[index]).tolist())
+    return _algebra().multivector(**dict(zip(basis, c.tolist())))
 
 
 def _to_paper(basis: tuple[str, ...], X: MultiVector, name: str) -> np.ndarray:
-    """Coefficients of ``X`` on the paper blades ``basis``; other components must vanish."""
+    """Coefficients of ``X`` on the blades ``basis``; other components must vanish."""
     if not isinstance(X, _algebra().mvtype):
         raise PgaDynError(f"{name} must be a kingdon multivector of pga.ALG, got {type(X).__name__}")
-    keys, index, sign = _layout(basis)
     items = dict(X.items())
-    out = np.empty(len(basis))
-    out[index] = sign * np.array([float(items.pop(k, 0.0)) for k in keys])
+    out = np.array([float(items.pop(k, 0.0)) for k in _keys(basis)])
     stray = max((abs(float(v)) for v in items.values()), default=0.0)
     if stray > _STRAY_TOL * (1.0 + stray + np.max(np.abs(out))):
         raise PgaDynError(f"{name} has components outside the basis {basis}: {X}")
@@ -235,6 +205,13 @@ def sandwich(M: MultiVector, X: MultiVector) -> MultiVector:
     unit motor this equals kingdon's ``(~M) >> X``.
     """
     return (~M * X * M).grade(X.grades)
+
+
+def acceleration(X: MultiVector, V: MultiVector, A: MultiVector) -> MultiVector:
+    """The acceleration X x A + (X x V) x V of a point X (Euclidean or ideal) of a body with twist
+    V and acceleration A (eq. 35; with A = dV/dt + G, G the gravity seed, a Euclidean point at p
+    gets p'' - g)."""
+    return commutator(X, A) + commutator(commutator(X, V), V)
 
 
 def power(w: MultiVector, V: MultiVector) -> float:

@@ -14,20 +14,34 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .errors import PgaDynError
-from .errors import PgaDynWarning
+from .errors import PgaDynError, PgaDynWarning
 from .kinematics import float_array
 from .loops import constraints
 from .model import Robot, check_robot
+from .progress import report
+from .tp_regressor import actuated_regressor
 
 
 @dataclass
 class States:
-    """Samples of a robot's state. ``q, qd, qdd`` (samples, nq) are tree coordinates;
-    ``q_a, qd_a, qdd_a`` (samples, n_a) the actuated ones; ``G`` (samples, nq, n_a) is dq/dq_a;
-    ``cond`` the condition number of J_p of each sample (1 for a tree); ``drawn`` and
-    ``rejected`` count the draws (rejected: out of the workspace or too close to a singularity);
-    ``max_cond`` the limit the samples were held to (:func:`sample_states`)."""
+    """Samples of a robot's state (what :func:`sample_states` returns).
+
+    Attributes
+    ----------
+    robot : Robot
+    q, qd, qdd : ndarray (samples, nq)
+        Tree coordinates.
+    q_a, qd_a, qdd_a : ndarray (samples, n_a)
+        Actuated coordinates.
+    G : ndarray (samples, nq, n_a)
+        dq/dq_a of each sample.
+    cond : ndarray (samples,)
+        cond(J_p) of each sample (1 for a tree).
+    drawn, rejected : int
+        Draws made, and those rejected (out of the workspace or too close to a singularity).
+    max_cond : float
+        The cond(J_p) limit the samples were held to (:func:`sample_states`).
+    """
 
     robot: Robot
     q: np.ndarray
@@ -46,32 +60,17 @@ class States:
         return self.q.shape[0]
 
     def regressor(self, out=None) -> np.ndarray:
-        """The regressor of every sample, (samples, n_a, 10 n), without assembling again."""
-        from .tp_regressor import _output, tree_regressor
-
-        robot = self.robot
-        result = _output((len(self), len(robot.actuated), 10 * robot.n), out)
-        if not robot.constrained:
-            return tree_regressor(robot, self.q, self.qd, self.qdd, out=result)
-        tree = tree_regressor(robot, self.q, self.qd, self.qdd)
-        return np.einsum("skj,skc->sjc", self.G, tree, out=result)
+        """The regressor of every sample, (samples, n_a, 10 n), without assembling again
+        (:func:`pga_dyn.tp_regressor.actuated_regressor`); ``out`` as in :func:`pga_dyn.regressor`."""
+        return actuated_regressor(self.robot, self.q, self.qd, self.qdd, self.G, out=out)
 
 
 def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
     """Assemble each actuated state (rows of 2-D arrays) into a full tree state, each along a
     path from ``start`` (default q0; see :mod:`pga_dyn.loops`). Raises PgaDynError for a state
     outside the workspace or at a singularity."""
-    ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
-    con = constraints(robot)
-    if not con.nf:  # couplings only: q = E q_a + e0 in closed form
-        Ea = con.E[:, :na]
-        G = np.repeat(Ea[None], ns, axis=0)
-        return States(robot, q_a @ Ea.T + con.e0, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, G, np.ones(ns), ns, 0)
-    Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
-    G, cond = np.empty((ns, nq, na)), np.empty(ns)
-    for s in range(ns):
-        Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], start)
-    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
+    Q, QD, QDD, G, cond = constraints(robot).complete_all(q_a, qd_a, qdd_a, start)
+    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, q_a.shape[0], 0)
 
 
 #: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).
@@ -151,8 +150,7 @@ def count(name: str, value) -> int:
 
 def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
                   max_draws: int | None = None) -> States:
-    """``n`` valid states: q_a uniform in ``bounds`` (see :func:`bounds_array`; default
-    :func:`default_bounds`), qd_a and qdd_a uniform in (-1, 1).
+    """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
     joints, each draw is assembled along the straight path from the reference configuration in
@@ -166,8 +164,28 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     keeps ``max_cond``). While fewer than MIN_YIELD of the draws are kept, the box is halved
     around the reference's actuated coordinates every STAGE_DRAWS n draws (a branch whose
     regular region is a small part of the box, e.g. eight parallelograms that flatten at 0 and
-    pi in a box of +-10 rad), with a warning. Raises PgaDynError when fewer than ``n`` valid states are found in
-    ``max_draws`` draws (default 100 n)."""
+    pi in a box of +-10 rad), with a warning.
+
+    Parameters
+    ----------
+    robot : Robot
+    n : int
+        Number of states.
+    seed : int or None
+        Seed of numpy's random generator.
+    bounds : None, array_like (n_a, 2) or dict
+        The box of q_a (:func:`bounds_array`; default :func:`default_bounds`).
+    max_cond : float
+        Largest accepted cond(J_p) (raised to REFERENCE_FACTOR cond(J_p) at a regular reference
+        configuration when that is larger).
+    max_draws : int, optional
+        Draws allowed (default 100 n); PgaDynError when fewer than ``n`` valid states are found.
+
+    Returns
+    -------
+    States
+        ``n`` samples: tree states (n, nq), actuated states (n, n_a), G (n, nq, n_a).
+    """
     check_robot(robot)
     n = count("n", n)
     na = len(robot.actuated)
@@ -203,6 +221,7 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         if cond < max_cond:
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
             stage_kept += 1
+            report("sampling valid states", len(kept), n)
         if stage >= STAGE_DRAWS * n and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
             scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
     if scale < 1.0 and len(kept) >= n:

@@ -27,14 +27,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .conventions import PARAM_COL, PARAM_INDEX, PARAM_ROW, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
 from .errors import PgaDynError
-from .kinematics import float_array, mul_rigid, forward, initial_poses, inverse_initial_poses, robot_arrays, states
+from .kinematics import (check_states, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
+                         robot_arrays)
+from .loops import constraints
 from .model import Robot
 
-#: Row, column of N for each entry of the 10-vector of eq. (97) (0-based).
-PARAM_INDEX = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2), (0, 3), (1, 3), (2, 3), (3, 3))
-#: Names of the classical parameters in a link frame, Pinocchio's order.
-LINK_PARAM_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+#: Row and column of the pseudo-inertia N of each entry of the 10-vector of eq. (97), for the kernel.
 
 
 @njit(cache=True, inline="always")
@@ -54,7 +54,8 @@ def _velocity(d, m, e, euclidean):
 @njit(cache=True)
 def _point_accelerations(D, V, A, E, acc):
     """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
-    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G)."""
+    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G); twin: ``pga.acceleration`` of
+    the world frame points moved by D (as in :func:`tp_tensor_pga`)."""
     w = V[:3]
     for m in range(4):
         for r in range(3):
@@ -71,7 +72,7 @@ def _point_accelerations(D, V, A, E, acc):
 @njit(cache=True)
 def _block(L, E, acc, R):
     """R[m, n] = L ^ (E_m v Edd_n) = u_m . a_n (eq. 49) for one Jacobian line L, with u_m the
-    velocity that L gives to E_m."""
+    velocity that L gives to E_m; twin: ``pga.power(pga.join(E_m, Edd_n), L)``."""
     for m in range(4):
         u0, u1, u2 = _velocity(L[:3], L[3:], E[:, m], m == 3)
         for k in range(4):
@@ -79,8 +80,9 @@ def _block(L, E, acc, R):
 
 
 @njit(cache=True)
-def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor, Y):
-    """Fill Y[s] (nq, 10 n) for every sample s, and tensor[s] (nq, n, 4, 4) when it has samples."""
+def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
+    """Fill Y[s] (nq, 10 n) for every sample s, and tensor[s] (nq, n, 4, 4) when it has samples.
+    Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
     n = parent.shape[0] - 1
     nq = Q.shape[1]
     want_tensor = tensor.shape[0] > 0
@@ -93,7 +95,7 @@ def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor,
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
     for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, grav, Q[s], QD[s], QDD[s], T, S, V, A)
+        forward(parent, code, origin, axes, qidx, seed, Q[s], QD[s], QDD[s], T, S, V, A)
         Ys = Y[s]
         Ys[:, :] = 0.0
         for i in range(1, n + 1):
@@ -101,25 +103,60 @@ def _tp_batch(parent, code, origin, axes, qidx, grav, T0inv, Q, QD, QDD, tensor,
             _point_accelerations(D, V[i], A[i], E, acc)
             c = 10 * (i - 1)
             k = i
-            while k > 0:
+            while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
                     _block(S[j], E, acc, R)
                     if want_tensor:
                         tensor[s, j, i - 1] = R
-                    Ys[j, c + 0] = R[0, 0]
-                    Ys[j, c + 1] = R[0, 1] + R[1, 0]
-                    Ys[j, c + 2] = R[0, 2] + R[2, 0]
-                    Ys[j, c + 3] = R[1, 1]
-                    Ys[j, c + 4] = R[1, 2] + R[2, 1]
-                    Ys[j, c + 5] = R[2, 2]
-                    Ys[j, c + 6] = R[0, 3] + R[3, 0]
-                    Ys[j, c + 7] = R[1, 3] + R[3, 1]
-                    Ys[j, c + 8] = R[2, 3] + R[3, 2]
-                    Ys[j, c + 9] = R[3, 3]
+                    for p in range(10):  # the bar operator of eq. (100)
+                        r, col = PARAM_ROW[p], PARAM_COL[p]
+                        Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
                 k = parent[k]
 
 
-def _output(shape, out):
+def tp_tensor_pga(arrays, T0inv, q, qd, qdd):
+    """The readable twin of :func:`_tp_batch` for one state: R[j, i, m, n] = L_j^i ^ (E_m v Edd_n)
+    (eq. 49, Algorithm 5) written with :mod:`pga_dyn.pga`, on the kinematics of
+    :func:`pga_dyn.kinematics.forward_pga`. ``arrays`` are the kernels' arrays
+    (:func:`pga_dyn.kinematics.robot_arrays`), ``T0inv`` (n+1, 4, 4) the inverse poses at q0;
+    returns R (nq, n, 4, 4), body i of the paper at index i - 1. Slow; tests compare it with the
+    kernel.
+
+    The tetrahedral points E_m of body i are the world frame points (e032, e013, e021, e123) moved
+    by the motor of D_i = T_i(q) T_i(q0)^-1 (spatial assignment, section 5.2); their accelerations
+    are eq. (35) with gravity (:func:`pga_dyn.pga.acceleration`); L_j^i is the Jacobian line of
+    coordinate j when its joint moves body i, else 0."""
+    from . import pga
+    from .kinematics import forward_pga
+
+    parent, qidx = arrays.parent, arrays.q_index
+    T, S, V, A = forward_pga(*arrays, q, qd, qdd)
+    n = parent.shape[0] - 1
+    frame = (pga.direction(1.0, 0.0, 0.0), pga.direction(0.0, 1.0, 0.0), pga.direction(0.0, 0.0, 1.0),
+             pga.point(0.0, 0.0, 0.0))
+    R = np.zeros((q.shape[0], n, 4, 4))
+    for i in range(1, n + 1):
+        D = pga.motor_from_matrix(T[i] @ T0inv[i])
+        E = [pga.sandwich(D, e) for e in frame]
+        Vi, Ai = pga.line(V[i, :3], V[i, 3:]), pga.line(A[i, :3], A[i, 3:])
+        Edd = [pga.acceleration(e, Vi, Ai) for e in E]
+        k = i
+        while k > 0:  # the joints that move body i
+            for j in range(qidx[k], qidx[k + 1]):
+                L = pga.line(S[j, :3], S[j, 3:])
+                R[j, i - 1] = [[pga.power(pga.join(E[m], Edd[c]), L) for c in range(4)] for m in range(4)]
+            k = parent[k]
+    return R
+
+
+def bar(R) -> np.ndarray:
+    """The bar operator of eq. (100): the regressor columns (..., 10) of a tensor block (..., 4, 4),
+    so that sum_mn R_mn N_mn = bar(R) @ pi (N symmetric, pi its entries of eq. 97)."""
+    return np.stack([R[..., r, c] + R[..., c, r] if r != c else R[..., r, r] for r, c in PARAM_INDEX], axis=-1)
+
+
+def output_array(shape, out) -> np.ndarray:
+    """``out`` checked to be a C-contiguous float64 array of ``shape`` (a fresh one when None)."""
     if out is None:
         return np.empty(shape)
     if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
@@ -130,99 +167,103 @@ def _output(shape, out):
 
 def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
-    batches of tree states: Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
+    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
-    Y = _output((ns, nq, 10 * n), out)
+    Y = output_array((ns, nq, 10 * n), out)
     tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
     _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), Q, QD, QDD, tensor, Y)
     return tensor if want_tensor else Y
 
 
+def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None):
+    """The regressor (samples, n_a, 10 n), or tensor (samples, n_a, n, 4, 4), with respect to the
+    actuated coordinates of assembled tree states Q, QD, QDD (samples, nq): the projection
+    Y_a = G^T Y_tree with G = dq/dq_a (samples, nq, n_a), i.e. L_j^i = sum_k L_k dq_k/dq_aj
+    (eq. 52). For a robot without constraints q_a = q and ``G`` is not used."""
+    ns, n, na = Q.shape[0], robot.n, len(robot.actuated)
+    block = (n, 4, 4) if want_tensor else (10 * n,)
+    result = output_array((ns, na, *block), out)
+    if robot.constrained:
+        np.einsum("skj,sk...->sj...", G, tree_regressor(robot, Q, QD, QDD, want_tensor), out=result)
+    elif want_tensor:
+        result[...] = tree_regressor(robot, Q, QD, QDD, True)
+    else:
+        tree_regressor(robot, Q, QD, QDD, False, result)
+    return result
+
+
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
-    q, qd, qdd, batch = states(robot, q, qd, qdd, actuated=True)
+    q, qd, qdd, batch = check_states(robot, q, qd, qdd, actuated=True)
     if not batch:
         q, qd, qdd = q[None], qd[None], qdd[None]
     ns, n, na = q.shape[0], robot.n, len(robot.actuated)
     block = (n, 4, 4) if want_tensor else (10 * n,)
-    result = _output((ns, na, *block) if batch else (na, *block), out)
+    result = output_array((ns, na, *block) if batch else (na, *block), out)
     batched = result.reshape((ns, na, *block))
-    if robot.constrained:  # L_j^i = sum_k L_k dq_k/dq_aj (eq. 52): Y_a = G^T Y_tree
-        from .sampling import complete_states
-
-        full = complete_states(robot, q, qd, qdd)
-        tree = tree_regressor(robot, full.q, full.qd, full.qdd, want_tensor)
-        np.einsum("skj,sk...->sj...", full.G, tree, out=batched)
-    elif want_tensor:
-        batched[...] = tree_regressor(robot, q, qd, qdd, True)
-    else:
-        tree_regressor(robot, q, qd, qdd, False, batched)
+    G = None
+    if robot.constrained:  # assemble each state (pga_dyn.loops)
+        q, qd, qdd, G, _ = constraints(robot).complete_all(q, qd, qdd)
+    actuated_regressor(robot, q, qd, qdd, G, want_tensor, batched)
     return result
 
 
 def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
     """The TP dynamics regressor R[j, i, m, n] = L_j^i ^ (E_m^i v Edd_n^i) (eq. 49, Algorithm 5).
 
-    Shape (n_a, n, 4, 4) for one state, (samples, n_a, n, 4, 4) for 2-D inputs. Body i of the
-    paper is index i - 1 here. tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n] (eq. 50).
-    For a robot with loops or couplings, q, qd, qdd are the actuated coordinates (see
-    :func:`regressor`).
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (n_a,) or (samples, n_a)
+        Positions, velocity and acceleration coordinates of the actuated coordinates
+        (``robot.actuated_names``; all tree coordinates for a tree), one state or a batch.
+
+    Returns
+    -------
+    ndarray (n_a, n, 4, 4), or (samples, n_a, n, 4, 4) for a batch
+        Body i of the paper is index i - 1 here; tau_j = sum_{i,m,n} R[j, i, m, n] N_i[m, n]
+        (eq. 50). Constrained robots as in :func:`regressor`.
     """
     return _run(robot, q, qd, qdd, True)
 
 
 def regressor(robot: Robot, q, qd, qdd, out=None) -> np.ndarray:
-    """The matrix regressor Y (n_a, 10 n) with Y @ inertial_parameters(robot) = tau.
+    """The matrix regressor Y with Y @ inertial_parameters(robot) = tau (eq. 50).
 
-    Columns of body i are the bar operator of eq. (100) applied to R[:, i]. 2-D inputs
-    (one row a sample) give a batch (samples, n_a, 10 n), computed in one compiled loop.
-    ``out``, a C-contiguous float64 array of the result's shape, is filled and returned
-    instead of a new array (reusing it saves the cost of fresh memory on large batches).
+    Parameters
+    ----------
+    robot : Robot
+    q, qd, qdd : array_like (n_a,) or (samples, n_a)
+        The actuated coordinates q_a (``robot.actuated_names``) and their velocity and
+        acceleration coordinates: one state, or a batch (one row a sample) computed in one
+        compiled loop. For a tree, q_a = q.
+    out : ndarray, optional
+        A C-contiguous float64 array of the result's shape, filled and returned instead of a
+        new array (reusing it saves the cost of fresh memory on large batches).
 
-    For a robot with loop joints or couplings, q, qd, qdd are the actuated coordinates q_a
-    (``robot.actuated_names``): each state is assembled (see :mod:`pga_dyn.loops`) and the
-    rows are the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52). A
-    tree is the case without constraints, where q_a = q.
+    Returns
+    -------
+    ndarray (n_a, 10 n), or (samples, n_a, 10 n) for a batch
+        Columns of body i are the bar operator of eq. (100) applied to R[:, i]. For a robot with
+        loop joints or couplings each state is assembled (:mod:`pga_dyn.loops`) and the rows are
+        the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52).
     """
     return _run(robot, q, qd, qdd, False, out)
 
 
-def _pseudo_to_vector(N: np.ndarray) -> np.ndarray:
-    return np.array([N[r, c] for r, c in PARAM_INDEX])
-
-
-def _vector_to_pseudo(x: np.ndarray) -> np.ndarray:
-    N = np.empty((4, 4))
-    for value, (r, c) in zip(x, PARAM_INDEX):
-        N[r, c] = N[c, r] = value
-    return N
-
-
-def _link_to_pseudo(phi: np.ndarray) -> np.ndarray:
-    """Pseudo-inertia (eq. 7) from [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (inertia about
-    the frame origin)."""
-    m, h = phi[0], phi[1:4]
-    J = np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
-    N = np.empty((4, 4))
-    N[:3, :3] = 0.5 * np.trace(J) * np.eye(3) - J
-    N[:3, 3] = N[3, :3] = h
-    N[3, 3] = m
-    return N
-
-
-def _pseudo_to_link(N: np.ndarray) -> np.ndarray:
-    sigma = N[:3, :3]
-    J = np.trace(sigma) * np.eye(3) - sigma
-    return np.array([N[3, 3], N[0, 3], N[1, 3], N[2, 3], J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]])
-
-
 def inertial_parameters(robot: Robot) -> np.ndarray:
-    """The 10 n vector pi of eq. (97): for each body (in ``robot.body_names`` order) the entries
-    [N11, N12, N13, N22, N23, N33, N14, N24, N34, N44] of its pseudo-inertia in the spatial
-    assignment (the body at q0, in world coordinates)."""
+    """The inertial parameters pi of the model, eq. (97).
+
+    Returns
+    -------
+    ndarray (10 n,)
+        For each body (``robot.body_names`` order) the entries [N11, N12, N13, N22, N23, N33,
+        N14, N24, N34, N44] of its pseudo-inertia in the spatial assignment (the body at q0, in
+        world coordinates; :data:`pga_dyn.conventions.PARAM_INDEX`).
+    """
     T0 = initial_poses(robot)
     return np.concatenate([
-        _pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T)
+        pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T)
         for i in range(1, robot.n + 1)]) if robot.n else np.zeros(0)
 
 
@@ -236,18 +277,58 @@ def _per_body(robot: Robot, x, name: str) -> np.ndarray:
 
 
 def from_link_parameters(robot: Robot, phi) -> np.ndarray:
-    """pi (10 n, eq. 97) from per-body classical parameters in the body (link) frames,
-    phi (n, 10) = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] with the inertia about the
-    frame origin (Pinocchio's dynamic-parameter order). N_world = T0 N_link T0^T."""
+    """pi of eq. (97) from classical parameters in the body (link) frames: N_world = T0 N_link T0^T.
+
+    Parameters
+    ----------
+    robot : Robot
+    phi : array_like (n, 10) or (10 n,)
+        Per body [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], the inertia about the frame
+        origin (Pinocchio's order, :data:`pga_dyn.conventions.LINK_PARAM_NAMES`).
+
+    Returns
+    -------
+    ndarray (10 n,)
+    """
     phi = _per_body(robot, phi, "phi")
     T0 = initial_poses(robot)
-    return np.concatenate([_pseudo_to_vector(T0[i + 1] @ _link_to_pseudo(p) @ T0[i + 1].T)
+    return np.concatenate([pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
                            for i, p in enumerate(phi)])
 
 
 def to_link_parameters(robot: Robot, pi) -> np.ndarray:
-    """Inverse of :func:`from_link_parameters`: phi (n, 10) in the body frames from pi."""
+    """The inverse of :func:`from_link_parameters`.
+
+    Parameters
+    ----------
+    robot : Robot
+    pi : array_like (10 n,) or (n, 10)
+        Parameters of eq. (97).
+
+    Returns
+    -------
+    ndarray (n, 10)
+        phi in the body frames, Pinocchio's order.
+    """
     pi = _per_body(robot, pi, "pi")
     inv = inverse_initial_poses(robot)
-    return np.array([_pseudo_to_link(inv[i + 1] @ _vector_to_pseudo(x) @ inv[i + 1].T)
+    return np.array([pseudo_to_link(inv[i + 1] @ vector_to_pseudo(x) @ inv[i + 1].T)
                      for i, x in enumerate(pi)])
+
+
+def _link_map(robot: Robot) -> np.ndarray:
+    n = robot.n
+    F = np.zeros((10 * n, 10 * n))
+    for k in range(10):
+        phi = np.zeros((n, 10))
+        phi[:, k] = 1.0
+        cols = from_link_parameters(robot, phi).reshape(n, 10)
+        for b in range(n):
+            F[10 * b:10 * b + 10, 10 * b + k] = cols[b]
+    return F
+
+
+def link_map(robot: Robot) -> np.ndarray:
+    """The matrix F (10 n, 10 n), block diagonal, with pi = F phi: :func:`from_link_parameters`
+    applied to the unit link-parameter vectors (read-only, computed once: ``robot.derived``)."""
+    return robot.derived(_link_map)

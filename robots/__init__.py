@@ -1,11 +1,18 @@
-"""Robot descriptions for pga-dyn: the built-in models and the URDF / URDF+ reader.
+"""Robot descriptions for pga-dyn: the built-in models and the readers of robot files.
 
 * :func:`load` builds a built-in robot by name (see :func:`available`);
-* :func:`load_urdf` reads any URDF or URDF+ file, :func:`parse_urdf` reads URDF text.
+* :func:`load_file` reads any robot file, by its root element: URDF / URDF+, Extended URDF +
+  YAML (a YAML given, or beside the URDF), MJCF;
+* :func:`load_urdf` reads a URDF or URDF+ file, :func:`parse_urdf` reads URDF text;
+* :func:`load_extended_urdf` reads a tree URDF with the YAML of its closed loops
+  (Gepetto's example-parallel-robots);
+* :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
+  :func:`mjcf_armature` its joints' armature (rotor inertia).
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
-``go2`` (Unitree Go2, generated from the public description by :mod:`robots.make_go2`), and
+``go2`` (Unitree Go2, generated from the public description by ``robots/data/make_go2.py``, a
+maintainer's script that is not installed; its licence text is ``robots/data/go2.LICENSE``), and
 the parallel kinematic machines of the DRNG paper, URDF+ files with loop joints:
 ``2rru_1rrs`` (after Xu, Chai and Ding 2023) and ``2prs_1psr`` (after Shi, Zhang and Ding 2023).
 Importing this package compiles nothing.
@@ -16,11 +23,14 @@ from __future__ import annotations
 import os
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.model import DEFAULT_GRAVITY
+from pga_dyn.conventions import DEFAULT_GRAVITY
 
-from .urdf import load_urdf, parse_urdf
+from .extended import load_extended_urdf, yaml_beside
+from .mjcf import load_mjcf, mjcf_armature, parse_mjcf
+from .urdf import load_urdf, parse_urdf, read_text
 
-__all__ = ["load", "available", "data_path", "load_urdf", "parse_urdf"]
+__all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
+           "load_mjcf", "parse_mjcf", "mjcf_armature"]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -51,12 +61,41 @@ def data_path(name: str) -> str:
 
 
 def load(name: str, floating_base: bool | None = None, gravity=DEFAULT_GRAVITY):
-    """Build the built-in robot ``name`` (case-insensitive) as a :class:`~pga_dyn.model.Robot`.
+    """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
-    ``floating_base=None`` takes the model's default: floating for ``go2``, fixed for the
-    others. ``gravity`` is the gravity vector in the world frame (m/s^2). An unknown name
-    raises :class:`~pga_dyn.errors.PgaDynError` listing the available robots.
+    Parameters
+    ----------
+    name : str
+        One of :func:`available` (case-insensitive); another name raises
+        :class:`~pga_dyn.errors.PgaDynError` listing them.
+    floating_base : bool or None
+        None takes the model's default: floating for ``go2``, fixed for the others.
+    gravity : array_like (3,)
+        The gravity vector in the world frame (m/s^2).
     """
     filename, floating_default = _entry(name)
     floating = floating_default if floating_base is None else bool(floating_base)
     return load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity)
+
+
+def load_file(path, yaml=None, floating_base: bool | None = None, gravity=None):
+    """Read the robot file at ``path`` into a :class:`~pga_dyn.model.Robot`, by its root element.
+
+    ``<mujoco>``: MJCF (:func:`load_mjcf`; ``floating_base`` None follows a free joint,
+    ``gravity`` None is the file's ``<option gravity>``). ``<robot>``: with a ``yaml`` given, or
+    a YAML beside the file (:func:`yaml_beside`) and no URDF+ ``<loop>`` in it, Extended URDF +
+    YAML (:func:`load_extended_urdf`); otherwise URDF / URDF+ (:func:`load_urdf`). For URDF,
+    ``floating_base`` None is False and ``gravity`` None is (0, 0, -9.81).
+    """
+    path = os.fspath(path)
+    text = read_text(path)
+    head = text[:4096]
+    if "<mujoco" in head and "<robot" not in head:
+        return load_mjcf(path, floating_base=floating_base, gravity=gravity)
+    floating = bool(floating_base)
+    gravity = DEFAULT_GRAVITY if gravity is None else gravity
+    if yaml is None and "<loop" not in text and "<coupling" not in text:
+        yaml = yaml_beside(path)
+    if yaml is not None:
+        return load_extended_urdf(path, yaml, floating_base=floating, gravity=gravity)
+    return load_urdf(path, floating_base=floating, gravity=gravity)

@@ -26,8 +26,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.model import (DEFAULT_GRAVITY, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec,
-                           Robot)
+from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
+from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 _JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
                 "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
@@ -70,18 +70,25 @@ class _Reader:
         return values
 
     def origin(self, element) -> np.ndarray:
-        """4x4 pose of an ``<origin xyz rpy>`` child (identity when absent). URDF rpy: R = Rz Ry Rx."""
+        """4x4 pose of an ``<origin xyz rpy>`` child (identity when absent); rpy as in
+        :func:`pga_dyn.conventions.rpy_rotation`."""
         o = element.find("origin")
         xyz = self.floats(o, "xyz", 3, (0, 0, 0), element)
         rpy = self.floats(o, "rpy", 3, (0, 0, 0), element)
-        r, p, y = rpy
-        cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
         t = np.eye(4)
-        t[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]]
+        t[:3, :3] = rpy_rotation(rpy)
         t[:3, 3] = xyz
         return t
+
+    def axes(self, element, joint_type: str) -> np.ndarray:
+        """The axes (k, 3) a joint of ``joint_type`` takes (:data:`pga_dyn.conventions.JOINT_AXES`):
+        ``<axis xyz>`` (default 1 0 0, as in URDF), then ``<axis2 xyz>`` (no default)."""
+        axes = [self.floats(element.find(tag), "xyz", 3, default, element)
+                for tag, default in (("axis", (1, 0, 0)), ("axis2", None))[:JOINT_AXES[joint_type]]]
+        for axis in axes:
+            if np.max(np.abs(axis)) < 1e-12:
+                self.fail(element, "axis is zero")
+        return np.array(axes).reshape(-1, 3)
 
     def name(self, element) -> str:
         name = element.get("name")
@@ -134,17 +141,9 @@ class _Reader:
         if kind not in _JOINT_TYPES:
             self.fail(element, f"unknown joint type '{kind}'")
         jtype = _JOINT_TYPES[kind]
-        axes = []
-        if jtype in ("R", "P", "U"):
-            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
-        if jtype == "U":
-            second = element.find("axis2")
-            if second is None:
-                self.fail(element, "a universal joint needs <axis2 xyz=.../>")
-            axes.append(self.floats(second, "xyz", 3, None, element))
-        for axis in axes:
-            if np.max(np.abs(axis)) < 1e-12:
-                self.fail(element, "axis is zero")
+        if jtype == "U" and element.find("axis2") is None:
+            self.fail(element, "a universal joint needs <axis2 xyz=.../>")
+        axes = self.axes(element, jtype)
         mimic = element.find("mimic")
         if mimic is not None:
             leader = mimic.get("joint")
@@ -160,7 +159,7 @@ class _Reader:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
             limits = (float(lower), float(upper))
         return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
-                         self.origin(element), np.array(axes).reshape(-1, 3),
+                         self.origin(element), axes,
                          self.bool(element, "independent"), mimic, limits)
 
     def loop(self, element) -> LoopSpec:
@@ -171,15 +170,7 @@ class _Reader:
         ends = [(self.child_link(element, tag), self.origin(element.find(tag)))
                 for tag in ("predecessor", "successor")]
         ltype = _LOOP_TYPES[kind]
-        axes = []
-        if ltype in ("R", "P", "U"):
-            axes.append(self.floats(element.find("axis"), "xyz", 3, (1, 0, 0), element))
-        if ltype == "U":
-            axes.append(self.floats(element.find("axis2"), "xyz", 3, None, element))
-        for axis in axes:
-            if np.max(np.abs(axis)) < 1e-12:
-                self.fail(element, "axis is zero")
-        return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], np.array(axes).reshape(-1, 3))
+        return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], self.axes(element, ltype))
 
     def coupling(self, element) -> CouplingSpec:
         ratio = element.find("ratio")
@@ -188,9 +179,11 @@ class _Reader:
                             self.floats(ratio, "value", 1, None, element)[0])
 
 
-def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
-               gravity=DEFAULT_GRAVITY) -> Robot:
-    """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+def urdf_specs(text: str, where: str = "<string>") -> dict:
+    """The records of URDF or URDF+ text, before they form a robot: a dict with ``name`` and
+    the lists ``links`` (LinkSpec), ``joints`` (JointSpec), ``loops`` (LoopSpec) and
+    ``couplings`` (CouplingSpec), the keyword arguments of :class:`~pga_dyn.model.Robot`.
+    Readers of formats built on URDF (``robots.extended``) edit them."""
     reader = _Reader(where)
     try:
         root = ET.fromstring(text)
@@ -203,22 +196,38 @@ def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
     joints = [reader.joint(el) for el in root.findall("joint")]
     loops = [reader.loop(el) for el in root.findall("loop")]
     couplings = [reader.coupling(el) for el in root.findall("coupling")]
-    return Robot(root.get("name") or os.path.basename(where), links, joints, loops, couplings,
-                 gravity=gravity, floating_base=floating_base, source=where)
+    return dict(name=root.get("name") or os.path.basename(where), links=links, joints=joints, loops=loops,
+                couplings=couplings)
+
+
+def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
+               gravity=DEFAULT_GRAVITY) -> Robot:
+    """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
+    return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
+
+
+def read_text(path) -> str:
+    """The UTF-8 text of the file at ``path``; PgaDynError naming it when it cannot be read."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise PgaDynError(f"{path}: cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
 
 
 def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
     """Read a URDF or URDF+ file into a :class:`~pga_dyn.model.Robot`.
 
-    ``floating_base`` adds a floating (F) joint between the world and the root link;
-    ``gravity`` is the gravity vector in the world frame (m/s^2).
+    Parameters
+    ----------
+    path : str or os.PathLike
+    floating_base : bool
+        Add a floating (F) joint between the world and the root link.
+    gravity : array_like (3,)
+        The gravity vector in the world frame (m/s^2).
     """
     path = os.fspath(path)
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise PgaDynError(f"{path}: cannot read the file: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
-    return parse_urdf(text, path, floating_base, gravity)
+    return parse_urdf(read_text(path), path, floating_base, gravity)

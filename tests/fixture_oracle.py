@@ -80,13 +80,13 @@ def constraint_jacobian(oracle: TreeOracle, qp) -> np.ndarray:
 
 
 def close(oracle: TreeOracle, q_a, max_cond=1e3):
-    """Tree coordinates q (pga-dyn's order, revolute joints only) with q[actuated] = q_a that
+    """Tree coordinates q (pga-dyn's order, revolute and prismatic joints only) with q[actuated] = q_a that
     close the loops by Pinocchio's residual, Newton from q = 0 (the fixtures close there), and
     the nullspace basis N (nv, n_a) of the constraint Jacobian; None when Newton fails or the
     state is near a singularity."""
     robot = oracle.robot
-    if set(robot.joint_type[1:]) != {"R"}:
-        raise NotImplementedError("fixture_oracle handles revolute trees (q = Pinocchio's q)")
+    if not set(robot.joint_type[1:]) <= {"R", "P"}:
+        raise NotImplementedError("fixture_oracle handles revolute and prismatic trees (q = Pinocchio's q)")
     act, pas = list(robot.actuated), list(robot.passive)
     q = np.zeros(robot.nq)
     q[act] = q_a

@@ -184,8 +184,9 @@ class TreeOracle:
             model.appendBodyToJoint(jid, _inertia(robot.inertial(i)), pin.SE3.Identity())
         assert model.nv == robot.nq
         self.model, self.data = model, model.createData()
+        eye = np.eye(robot.nq)
         self.couplings = file_couplings(self, urdf) if urdf is not None else [
-            (c.name, np.eye(robot.nq)[c.follower] - c.ratio * np.eye(robot.nq)[c.leader], c.offset)
+            (c.name, eye[c.follower] - sum(w * eye[k] for k, w in ((c.leader, c.ratio), *c.others)), c.offset)
             for c in robot.couplings]
         # a universal loop joint keeps the angle between its axes that it has at q0
         pin.forwardKinematics(model, self.data, pin.neutral(model))

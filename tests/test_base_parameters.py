@@ -16,7 +16,7 @@ from drng.result import complement
 from oracle import Oracle, erd_path, random_states
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
 from robots.urdf import load_urdf
 
 ERD_ARMS = ["ur_description/urdf/ur5_robot.urdf", "z1_description/urdf/z1.urdf",
@@ -281,3 +281,16 @@ def test_cli_analyze_points_regrouped_parameters_to_base_parameters(capsys):
     assert "m1" not in report["regrouped_into"]  # unidentifiable, not regrouped
     assert main(["analyze", "puma560", "--per-parameter"]) == 0
     assert "Iyy2       Izz1R, Ixx2R" in capsys.readouterr().out
+
+
+def test_no_public_name_is_shadowed_by_a_submodule():
+    """A package's lazy public function and a submodule of the same name would collide: importing the
+    submodule replaces the package attribute (drng.base_parameters was once both)."""
+    import pathlib
+
+    import pga_dyn
+
+    for package in (drng, pga_dyn):
+        folder = pathlib.Path(package.__file__).parent
+        submodules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
+        assert not set(package.__all__) & submodules, package.__name__

@@ -143,12 +143,17 @@ def test_analyze_puma560_json(capsys):
     assert report["vectors_per_joint"]["joint1"] == {"1": 3, "2": 4, "3": 2}
 
 
-def test_analyze_text_names_the_short_bodies_without_gravity(capsys):
+def test_analyze_certify_adds_the_check_to_a_proven_answer(capsys):
+    """Puma560 without gravity: the paper's principles give 24, the generalized rules 26 (the RPNA
+    paper's figure); --certify checks it against the sampled regressor (34 of 60)."""
     code, out, _ = run_main(["analyze", "puma560", "--gravity", "0", "0", "0", "--certify"], capsys)
     assert code == 0
     assert re.search(r"nullspace dimension:\s+26", out)
+    assert "status:               proven and certified" in out
     assert "certified: nullspace rank 26 + sampled regressor rank 34 = 60 of 60" in out
-    assert "the three principles give rank 24 and miss directions on bodies link2" in out
+    assert "miss directions" not in out
+    assert re.search(r"joint2\s+3\s+0\s+0\s+2", out)  # 3 shared points, 2 by a generalized rule
+    assert "vectors per principle: shared points 18, fixed points 4, planar rotations 2, generalized rules 2" in out
 
 
 def test_analyze_bad_input_exits_2(capsys):
@@ -183,25 +188,35 @@ def test_info_parallel_machine_shows_loops_and_conditioning(capsys):
     assert abs(cond - 6.27) < 0.01
 
 
-def test_analyze_certifies_by_default(capsys):
-    """No flag: the certified answer (Puma560 without gravity: the principles alone give 24, the
-    certificate completes to 26, the figure of the RPNA paper)."""
+def test_analyze_proves_a_tree_and_certifies_a_loop_by_default(capsys):
+    """No flag: a tree's answer is proven without sampling (Puma560 without gravity: 26, the
+    RPNA paper's figure); a closed loop's is certified against the sampled regressor."""
     code, out, err = run_main(["analyze", "puma560", "--gravity", "0", "0", "0"], capsys)
     assert code == 0, err
     assert field(out, "nullspace dimension") == 26
-    assert "certificate:          certified" in out
+    assert "status:               proven: the generalized principles are complete on a tree" in out
+    assert "certificate:" not in out and "with the certificate" not in out
+    code, out, err = run_main(["analyze", "puma560", "--gravity", "0", "0", "0", "--json"], capsys)
+    report = json.loads(out)
+    assert report["status"] == "proven" and report["proven"] and report["certified"] is None
+    assert "certificate" not in report
+    code, out, err = run_main(["analyze", "2rru_1rrs"], capsys)
+    assert code == 0, err
+    assert field(out, "nullspace dimension") == 45
+    assert "certificate:          certified" in out and "status:" not in out
 
 
 def test_no_certify_is_labelled_loudly(capsys):
-    code, out, _ = run_main(["analyze", "puma560", "--gravity", "0", "0", "0", "--no-certify", "--per-parameter"],
-                            capsys)
+    code, out, _ = run_main(["analyze", "2rru_1rrs", "--no-certify", "--per-parameter"], capsys)
     assert code == 0
-    assert field(out, "nullspace dimension") == 24
+    assert field(out, "nullspace dimension") == 45
     assert "NOT CERTIFIED (--no-certify)" in out and "this table can be wrong" in out
     assert "with the certificate" not in out
-    code, out, _ = run_main(["analyze", "puma560", "--no-certify", "--json"], capsys)
+    code, out, _ = run_main(["analyze", "2rru_1rrs", "--no-certify", "--json"], capsys)
     report = json.loads(out)
-    assert report["certified"] is None and report["status"] == "not certified"
+    assert report["certified"] is None and report["status"] == "not certified" and not report["proven"]
+    code, out, _ = run_main(["analyze", "puma560", "--no-certify", "--per-parameter"], capsys)  # a tree: proven
+    assert "NOT CERTIFIED" not in out and "can be wrong" not in out and "status:               proven" in out
 
 
 def test_bounds_option(capsys):

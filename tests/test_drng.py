@@ -55,14 +55,15 @@ def test_go2_only_shared_points():
     assert result.counts() == {1: 36} and result.dim == 36
 
 
-def test_gravity_free_puma_is_completed_on_link2():
-    """Remark 5: without gravity the fixed points of link 2 add 2 unidentifiable directions the
-    principles do not generate; the certificate completes the basis and names link 2."""
+def test_gravity_free_puma_is_proven_with_link2s_fixed_point():
+    """Remark 5: without gravity the fixed point of link 2 (where the axes of joints 1 and 2
+    meet) adds 2 unidentifiable directions, which the paper's principles miss (24) and the
+    generalized rule "fixed point on the axis" gives: 26, proven, equal to Pinocchio's."""
     robot = robots.load("puma560", gravity=(0.0, 0.0, 0.0))
-    assert drng.nullspace(robot, certify=False).dim == 24
-    result = drng.nullspace(robot, certify=True)
-    assert result.certified and not result.geometric
-    assert result.dim == 26 and result.certificate["short"] == ("link2",)
+    result = drng.nullspace(robot)
+    assert result.proven and result.certified is None and result.dim == 26
+    assert result.counts("rule")["fixed point on the axis"] == 2
+    assert {e["joint"] for e in result.provenance if e["principle"] == "generalized"} == {"joint2"}
     residual, rank = pinocchio_residual(robot, result.basis, robots.data_path("puma560"))
     assert residual < 1e-10 and rank == 34
 
@@ -160,23 +161,24 @@ def test_certified_dimension_equals_pinocchio_rank(case):
 def _rpna_cases():
     import rpna_models as rm
 
-    return [  # (model, nullspace dim from the RPNA paper, do the principles alone get it?)
-        ("2R parallel, no gravity", rm.planar_2r, 16, True),
-        ("2R perpendicular, no gravity", rm.perpendicular_2r, 12, True),
-        ("PUMA 560, gravity along joint 1", rm.puma, 24, True),
-        ("PUMA 560, no gravity", lambda: rm.puma(gravity=rm.NO_GRAVITY), 26, False),
-        ("SCARA RRPR", rm.scara, 32, True),
-        ("Cheetah 3 leg, fixed torso", rm.cheetah_leg, 13, True),
+    return [  # (model, nullspace dim from the RPNA paper)
+        ("2R parallel, no gravity", rm.planar_2r, 16),
+        ("2R perpendicular, no gravity", rm.perpendicular_2r, 12),
+        ("PUMA 560, gravity along joint 1", rm.puma, 24),
+        ("PUMA 560, no gravity", lambda: rm.puma(gravity=rm.NO_GRAVITY), 26),
+        ("SCARA RRPR", rm.scara, 32),
+        ("Cheetah 3 leg, fixed torso", rm.cheetah_leg, 13),
     ]
 
 
-@pytest.mark.parametrize("label,build,expected,geometric", _rpna_cases(), ids=lambda x: x if isinstance(x, str) else "")
-def test_rpna_reference_cases_through_the_certificate(label, build, expected, geometric):
+@pytest.mark.parametrize("label,build,expected", _rpna_cases(), ids=lambda x: x if isinstance(x, str) else "")
+def test_rpna_reference_cases_proven_and_certified(label, build, expected):
+    """The RPNA paper's figures: proven by the rules alone, and certified on request."""
     robot = build()
+    assert drng.nullspace(robot).dim == expected
     result = drng.nullspace(robot, certify=True)
-    assert result.certified and result.dim == expected
-    assert result.geometric is geometric
-    assert (drng.nullspace(robot, certify=False).dim == expected) is geometric  # docs/drng.md: principles alone
+    assert result.certified and result.proven and result.geometric and result.dim == expected
+    assert result.status == "proven and certified"
 
 
 # -- bad input ------------------------------------------------------------------------------------

@@ -1,10 +1,13 @@
-"""Every numba kernel of kinematics.py and tp_regressor.py equals the kingdon expression it implements.
+"""Every numba kernel of kinematics.py, tp_regressor.py and loops.py equals the PGA expression it
+implements.
 
-The reference side of each test is written with pga_dyn.pga only (kingdon multivectors in the
-paper's bases), never with the kernels: points and directions (eqs. 13, 15), join (eqs. 17, 18),
-commutator (eq. 28), sandwich (eq. 27), power (eq. 31), motor_exp (eq. 102). forward() is also
-checked against the definitions of velocity and acceleration by central finite differences
-(V = 2 reverse(M) dM/dt, eq. 29; A - G = dV/dt).
+The building blocks are compared with expressions written here with pga_dyn.pga only (kingdon
+multivectors in the paper's bases): points and directions (eqs. 13, 15), join (eqs. 17, 18),
+commutator (eq. 28), sandwich (eq. 27), power (eq. 31), motor_exp (eq. 102). The three kernels
+that implement the paper's algorithms are compared with their readable twins in the package, on
+random robots: forward / kinematics.forward_pga, _tp_batch / tp_regressor.tp_tensor_pga and bar,
+loop_kernel / loops.loop_pga. forward() is also checked against the definitions of velocity and
+acceleration by central finite differences (V = 2 reverse(M) dM/dt, eq. 29; A - G = dV/dt).
 """
 
 import numpy as np
@@ -15,8 +18,9 @@ from hypothesis.extra import numpy as hnp
 
 from pga_dyn import pga
 from pga_dyn import kinematics as kin
+from pga_dyn import loops
 from pga_dyn import tp_regressor as tp
-from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 SETTINGS = settings(max_examples=40, deadline=None)
 ATOL = 1e-9
@@ -66,11 +70,6 @@ def ideal_line(d):
 def axis_line(pos, d, prismatic=False):
     """The world line of a joint axis: the join of its origin and its direction (R), or the ideal line (P)."""
     return ideal_line(d) if prismatic else pga.join(pga.point(*pos), pga.direction(*d))
-
-
-def acceleration(E, V, A):
-    """Eq. (35) with gravity: Edd = E x A + (E x V) x V, A = dV/dt + G."""
-    return pga.commutator(E, A) + pga.commutator(pga.commutator(E, V), V)
 
 
 def random_rigid(rng, scale=1.5):
@@ -222,7 +221,7 @@ def test_point_accelerations_are_eq35_on_the_moved_world_frame(seed, V, A):
     M = pga.motor_from_matrix(D)
     for m, E0 in enumerate(FRAME):
         Em = pga.sandwich(M, E0)  # x, y, z ideal, O Euclidean (eqs. 41-43, spatial assignment)
-        Edd = acceleration(Em, line(V), line(A))
+        Edd = pga.acceleration(Em, line(V), line(A))
         np.testing.assert_allclose(pga.point_coords(Em), [*E[:, m], 1.0 if m == 3 else 0.0], atol=ATOL)
         np.testing.assert_allclose(pga.point_coords(Edd), [*acc[:, m], 0.0], atol=1e-8)
 
@@ -254,12 +253,10 @@ def random_inertial(rng):
     return Inertial(float(rng.uniform(0.5, 3.0)), rng.normal(size=3), J @ J.T + 0.1 * np.eye(3))
 
 
-def random_robot(seed, types, floating=False):
-    """A random tree (each link hangs from a random earlier link) with random origins, axes and inertias.
-
-    floating="offset" also gives the floating joint an initial pose T0 != I (Robot always uses
-    T0 = I; the kernel takes any, T = exp(xi^) T0), so that exp(xi^) T0 and T0 exp(xi^) differ.
-    """
+def random_robot(seed, types, floating=False, loops=()):
+    """A random tree (each link hangs from a random earlier link) with random origins, axes and
+    inertias, and loop joints of the given types between random links (not closed: the kernels and
+    their twins evaluate any state)."""
     rng = np.random.default_rng(seed)
     links = [LinkSpec("l0", random_inertial(rng))]
     joints = []
@@ -268,11 +265,26 @@ def random_robot(seed, types, floating=False):
         links.append(LinkSpec(f"l{k}", random_inertial(rng)))
         axes = np.array([unit(rng.normal(size=3)) for _ in range(AXES[t])]).reshape(-1, 3)
         joints.append(JointSpec(f"j{k}", t, parent, f"l{k}", origin=random_rigid(rng, 0.8), axes=axes))
-    robot = Robot(f"random{seed}", links, joints, gravity=rng.normal(size=3) * 5, floating_base=bool(floating))
-    if floating == "offset":
-        robot.origin = robot.origin.copy()
-        robot.origin[1] = random_rigid(rng)
-    return robot
+    closures = []
+    for k, t in enumerate(loops):
+        a, b = rng.choice(len(links), 2, replace=False)
+        axes = np.array([unit(rng.normal(size=3)) for _ in range(AXES[t])]).reshape(-1, 3)
+        closures.append(LoopSpec(f"loop{k}", t, f"l{a}", f"l{b}", random_rigid(rng, 0.5), random_rigid(rng, 0.5),
+                                 axes))
+    return Robot(f"random{seed}", links, joints, closures, gravity=rng.normal(size=3) * 5,
+                 floating_base=bool(floating))
+
+
+def kernel_arrays(robot, floating):
+    """The kernels' arrays of ``robot``; floating="offset" also gives the floating joint an initial
+    pose T0 != I (a Robot always has T0 = I; the kernel takes any, T = exp(xi^) T0), so that
+    exp(xi^) T0 and T0 exp(xi^) differ."""
+    arrays = kin.robot_arrays(robot)
+    if floating != "offset":
+        return arrays
+    origin = arrays.origin.copy()
+    origin[1] = random_rigid(np.random.default_rng(robot.n))
+    return arrays._replace(origin=origin)
 
 
 def random_state(robot, rng):
@@ -285,45 +297,10 @@ def random_state(robot, rng):
     return q, qd, qdd
 
 
-def joint_frames(robot, q):
-    """World poses of the bodies and the world Jacobian lines of the coordinates, written with kingdon.
-
-    Joint motions (docs/conventions.md): R Rot(a, q); P Trans(a q); U Rot(a1, q1) Rot(a2, q2);
-    S exp(r^); F exp(xi^) T0 in the world frame.
-    """
-    T = [np.eye(4)] * (robot.n + 1)
-    S = [None] * robot.nq
-    for i in range(1, robot.n + 1):
-        t, k, a = robot.joint_type[i], robot.q_index[i], robot.axes[i]
-        F = T[robot.parent[i]] @ robot.origin[i]  # the joint frame at q = 0
-        pos, rot = F[:3, 3], F[:3, :3]
-        if t == "R":
-            T[i] = F @ exp_matrix(q[k] * a[0])
-            S[k] = axis_line(pos, rot @ a[0])
-        elif t == "P":
-            T[i] = F @ exp_matrix(np.zeros(3), q[k] * a[0])
-            S[k] = axis_line(pos, rot @ a[0], prismatic=True)
-        elif t == "U":
-            middle = F @ exp_matrix(q[k] * a[0])
-            T[i] = middle @ exp_matrix(q[k + 1] * a[1])
-            S[k] = axis_line(pos, rot @ a[0])
-            S[k + 1] = axis_line(pos, middle[:3, :3] @ a[1])
-        elif t == "S":
-            T[i] = F @ exp_matrix(q[k:k + 3])
-            for c in range(3):
-                S[k + c] = axis_line(pos, T[i][:3, c])
-        else:  # F
-            T[i] = exp_matrix(q[k:k + 3], q[k + 3:k + 6]) @ F
-            for c in range(3):
-                S[k + c] = axis_line(np.zeros(3), np.eye(3)[c])
-                S[k + 3 + c] = axis_line(np.zeros(3), np.eye(3)[c], prismatic=True)
-    return T, S
-
-
-def run_forward(robot, q, qd, qdd):
-    n = robot.n
-    T, S, V, A = np.empty((n + 1, 4, 4)), np.zeros((robot.nq, 6)), np.empty((n + 1, 6)), np.empty((n + 1, 6))
-    kin.forward(*kin.robot_arrays(robot), q, qd, qdd, T, S, V, A)
+def run_forward(arrays, q, qd, qdd):
+    n, nq = arrays.parent.shape[0] - 1, q.shape[0]
+    T, S, V, A = np.empty((n + 1, 4, 4)), np.zeros((nq, 6)), np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    kin.forward(*arrays, q, qd, qdd, T, S, V, A)
     return T, S, V, A
 
 
@@ -365,19 +342,25 @@ CASES = [(seed, types, floating) for seed, types in enumerate(TREES) for floatin
 
 
 @pytest.mark.parametrize("seed,types,floating", CASES)
-def test_forward_poses_and_jacobian_lines(seed, types, floating):
+def test_forward_is_its_pga_twin(seed, types, floating):
+    """forward() and kinematics.forward_pga: poses, Jacobian lines, twists, accelerations."""
     robot = random_robot(seed, types, floating)
+    arrays = kernel_arrays(robot, floating)
     rng = np.random.default_rng(100 + seed)
     for _ in range(3):
         q, qd, qdd = random_state(robot, rng)
-        T, S, V, A = run_forward(robot, q, qd, qdd)
-        T_ref, S_ref = joint_frames(robot, q)
-        np.testing.assert_allclose(T, np.array(T_ref), atol=1e-9)
-        np.testing.assert_allclose(S, np.array([pga.line_coords(L) for L in S_ref]), atol=1e-9)
-        # V_i is the sum of the Jacobian lines on the path to the base times the velocities (eq. 98)
-        kinematics = kin.Kinematics(robot, q, qd, qdd)
-        for i in range(1, robot.n + 1):
-            np.testing.assert_allclose(kinematics.jacobian(i) @ qd, V[i], atol=1e-9)
+        for got, twin in zip(run_forward(arrays, q, qd, qdd), kin.forward_pga(*arrays, q, qd, qdd)):
+            np.testing.assert_allclose(got, twin, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
+def test_jacobian_lines_give_the_twists(seed, types):
+    """V_i is the sum of the Jacobian lines on the path to the base times the velocities (eq. 98)."""
+    robot = random_robot(seed, types, True)
+    q, qd, qdd = random_state(robot, np.random.default_rng(150 + seed))
+    kinematics = kin.Kinematics(robot, q, qd, qdd)
+    for i in range(1, robot.n + 1):
+        np.testing.assert_allclose(kinematics.jacobian(i) @ qd, kinematics.V[i], atol=1e-9)
 
 
 @pytest.mark.parametrize("seed,types,floating", CASES)
@@ -385,15 +368,16 @@ def test_forward_twists_and_accelerations_by_finite_differences(seed, types, flo
     """V_i = 2 reverse(M_i) dM_i/dt (eq. 29, M_i = motor_from_matrix(T_i)) and A_i - G = dV_i/dt,
     G = (0; -g); the point at p of body i then accelerates as Edd = pdd - g (eq. 35 with gravity)."""
     robot = random_robot(seed, types, floating)
+    arrays = kernel_arrays(robot, floating)
     rng = np.random.default_rng(200 + seed)
     G = np.concatenate([np.zeros(3), -robot.gravity])
     h = 1e-5
     for _ in range(2):
         q, qd, qdd = random_state(robot, rng)
         at = path(robot, q, qd, qdd)
-        T, S, V, A = run_forward(robot, *at(0.0), qdd)
+        T, S, V, A = run_forward(arrays, *at(0.0), qdd)
         np.testing.assert_allclose(at(0.0)[0], q, atol=1e-12)
-        plus, minus = run_forward(robot, *at(h), qdd), run_forward(robot, *at(-h), qdd)
+        plus, minus = run_forward(arrays, *at(h), qdd), run_forward(arrays, *at(-h), qdd)
         p_body = rng.normal(size=3)
         for i in range(1, robot.n + 1):
             M = pga.motor_coords(pga.motor_from_matrix(T[i]))
@@ -409,7 +393,7 @@ def test_forward_twists_and_accelerations_by_finite_differences(seed, types, flo
             x_minus, x, x_plus = ((pose[i] @ [*p_body, 1.0])[:3] for pose in (minus[0], T, plus[0]))
             pdd = (x_plus - 2 * x + x_minus) / h**2
             P = pga.point(*(T[i] @ [*p_body, 1.0])[:3])
-            Pdd = pga.point_coords(acceleration(P, line(V[i]), line(A[i])))
+            Pdd = pga.point_coords(pga.acceleration(P, line(V[i]), line(A[i])))
             np.testing.assert_allclose(Pdd, [*(pdd - robot.gravity), 0.0], atol=1e-4 * (1 + np.abs(pdd).max()))
 
 
@@ -426,7 +410,7 @@ def test_spherical_velocity_is_the_child_frame_relative_angular_velocity():
     rel = [kin.so3_exp(at(t)[0][k:k + 3]) for t in (-h, 0.0, h)]
     body_rate = rel[1].T @ (rel[2] - rel[0]) / (2 * h)
     np.testing.assert_allclose(body_rate, pga.skew(qd[k:k + 3]), atol=1e-6)
-    T, S, V, A = run_forward(robot, q, qd, qdd)
+    T, S, V, A = run_forward(kin.robot_arrays(robot), q, qd, qdd)
     w = T[i_s][:3, :3] @ qd[k:k + 3]
     relative = V[i_s] - V[robot.parent[i_s]]
     np.testing.assert_allclose(relative, [*w, *np.cross(T[i_s][:3, 3], w)], atol=1e-9)
@@ -437,24 +421,8 @@ def test_spherical_velocity_is_the_child_frame_relative_angular_velocity():
 # ---------------------------------------------------------------------------
 
 
-def kingdon_tensor(robot, q, qd, qdd):
-    """R[j, i, m, n] = L_j^i ^ (E_m^i v Edd_n^i) from Kinematics (T, S, V, A) and pga operations."""
-    k = kin.Kinematics(robot, q, qd, qdd)
-    T0 = kin.Kinematics(robot, robot.q0).T
-    R = np.zeros((robot.nq, robot.n, 4, 4))
-    for i in range(1, robot.n + 1):
-        M = pga.motor_from_matrix(k.T[i] @ np.linalg.inv(T0[i]))  # moves the world frame onto the body's points
-        E = [pga.sandwich(M, E0) for E0 in FRAME]
-        Edd = [acceleration(e, line(k.V[i]), line(k.A[i])) for e in E]
-        jac = k.jacobian(i)  # L_j^i: the coordinate's line if joint j is on the path to the base, else 0
-        for j in range(robot.nq):
-            if not jac[:, j].any():
-                continue
-            L = line(jac[:, j])
-            for m in range(4):
-                for n in range(4):
-                    R[j, i - 1, m, n] = pga.power(pga.join(E[m], Edd[n]), L)
-    return R
+def twin_tensor(robot, q, qd, qdd):
+    return tp.tp_tensor_pga(kin.robot_arrays(robot), kin.inverse_initial_poses(robot), q, qd, qdd)
 
 
 @pytest.mark.parametrize("types,floating", [(("R",), False), (("P",), False), (("U",), False), (("S",), False),
@@ -466,14 +434,66 @@ def test_regressor_tensor_of_one_body(types, floating):
     rng = np.random.default_rng(12)
     for _ in range(3):
         q, qd, qdd = random_state(robot, rng)
-        np.testing.assert_allclose(tp.regressor_tensor(robot, q, qd, qdd), kingdon_tensor(robot, q, qd, qdd),
-                                   atol=1e-8)
+        np.testing.assert_allclose(tp.regressor_tensor(robot, q, qd, qdd), twin_tensor(robot, q, qd, qdd), atol=1e-8)
 
 
-@pytest.mark.parametrize("seed,types,floating", CASES[:4])
-def test_regressor_tensor_of_a_tree(seed, types, floating):
+@pytest.mark.parametrize("seed,types,floating", [case for case in CASES if case[2] != "offset"])
+def test_regressor_is_its_pga_twin(seed, types, floating):
+    """The tensor of eq. (49) and the matrix regressor (the bar operator of eq. 100) of the kernel
+    against tp_tensor_pga and bar."""
     robot = random_robot(seed, types, floating)
     rng = np.random.default_rng(300 + seed)
     q, qd, qdd = random_state(robot, rng)
-    np.testing.assert_allclose(tp.regressor_tensor(robot, q, qd, qdd), kingdon_tensor(robot, q, qd, qdd),
-                               atol=1e-7)
+    twin = twin_tensor(robot, q, qd, qdd)
+    np.testing.assert_allclose(tp.regressor_tensor(robot, q, qd, qdd), twin, atol=1e-7)
+    np.testing.assert_allclose(tp.regressor(robot, q, qd, qdd), tp.bar(twin).reshape(robot.nq, -1), atol=1e-7)
+
+
+# ---------------------------------------------------------------------------
+# The loop constraints (pga_dyn.loops)
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
+def test_loop_kernel_is_its_pga_twin(seed, types):
+    """Residual, Jacobian and bias of loop joints of every type (R, P, U, S; open, at random
+    states) from loop_kernel and from loops.loop_pga."""
+    robot = random_robot(seed, types, seed % 2 == 1, loops=("R", "P", "U", "S"))
+    con = loops.Constraints(robot)
+    rng = np.random.default_rng(400 + seed)
+    for _ in range(2):
+        q, qd, _ = random_state(robot, rng)
+        T, S, V, A = run_forward(kin.robot_arrays(robot)._replace(seed=np.zeros(6)), q, qd, np.zeros(robot.nq))
+        twin = loops.loop_pga(T, S, V, A, *con.args[5:])
+        for got, expected in zip(loops.motion_kernel(*con.args, q, qd), twin):
+            np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+@SETTINGS
+@given(seeds, st.integers(1, 6), st.integers(0, 4), st.integers(1, 3))
+def test_qr_solve_is_least_squares(seed, k, extra, columns):
+    """loops.qr_solve against numpy's least squares, and its reciprocal condition estimate."""
+    rng = np.random.default_rng(seed)
+    M, B = rng.normal(size=(k + extra, k)), rng.normal(size=(k + extra, columns))
+    X = np.full((k, columns), np.nan)
+    rcond = loops.qr_solve(M.copy(), B.copy(), X)
+    np.testing.assert_allclose(X, np.linalg.lstsq(M, B, rcond=None)[0], atol=1e-8 * (1 + np.abs(X).max()))
+    s = np.linalg.svd(M, compute_uv=False)
+    # sigma_min <= min |R_ii| and max |R_ii| <= sigma_max: the estimate is at least 1 / cond(M)
+    assert s[-1] / s[0] * (1 - 1e-9) <= rcond <= 1.0
+    singular = M.copy()
+    singular[:, 0] = 0.0
+    assert loops.qr_solve(singular, B.copy(), X) == 0.0
+
+
+@SETTINGS
+@given(unit3, st.one_of(st.floats(0.0, np.pi), st.sampled_from([0.0, 1e-13, np.pi - 1e-9, np.pi])))
+def test_so3_log_is_the_motor_logarithm(axis, angle):
+    """loops.so3_log inverts so3_exp and agrees with the rotation part of pga.motor_log."""
+    R = exp_matrix(angle * axis)[:3, :3]
+    r = loops.so3_log(np.ascontiguousarray(R))
+    np.testing.assert_allclose(kin.so3_exp(r), R, atol=1e-9)
+    M = pga.motor_from_matrix(exp_matrix(angle * axis))
+    expected = pga.line_coords(pga.motor_log(M))[:3]
+    if angle < np.pi - 1e-6:  # at pi, r and -r are the same rotation
+        np.testing.assert_allclose(r, expected, atol=1e-9)

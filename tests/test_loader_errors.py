@@ -123,7 +123,7 @@ def test_fixture_is_valid():
     robot = parse_urdf(FIXTURE, "fixture.urdf")
     assert robot.n == 5 and robot.nq == 1 + 1 + 2 + 1 + 3
     assert robot.joint_type[1:] == ("R", "P", "U", "R", "S")
-    assert len(robot.loops) == 1 and len(robot.couplings) == 2  # the <mimic> of j4 and <coupling> c1
+    assert len(robot.loop_specs) == 1 and len(robot.couplings) == 2  # the <mimic> of j4 and <coupling> c1
     assert parse_urdf(FIXTURE, "fixture.urdf", floating_base=True).nq == robot.nq + 6
 
 

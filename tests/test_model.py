@@ -38,7 +38,8 @@ def test_depth_first_numbering_and_tree_arrays():
     assert robot.body_index("f") == 2 and np.allclose(robot.link_pose("f")[:3, 3], [0, 0, 1])
     assert all(robot.parent[i] < i for i in range(1, robot.n + 1))
     assert set(robot.graph.nodes) == {"b", "a1", "a2", "c1"}
-    assert robot.graph.edges["a1", "a2"]["type"] == "U"
+    assert robot.graph.edges["a1", "a2", "ja2"]["type"] == "U"
+    assert [robot.graph.nodes[name]["index"] for name in ("b", "a1", "a2", "c1")] == [0, 1, 2, 3]
 
 
 def test_lumped_inertia_of_merged_links_is_the_sum():
@@ -55,20 +56,25 @@ def test_lumped_inertia_of_merged_links_is_the_sum():
     assert np.allclose(body.inertia, np.diag([2.0, 2.0, 0.0]))  # two masses at distance 1 from the COM
 
 
-def test_table2_of_the_four_bar():
+def test_reference_configuration_of_the_four_bar():
+    """The robot attributes of the DRNG paper's Table 2 for the four-bar: parents, the motors of the
+    body frames at q0, the joint lines at q0, the gravity seed, the loop joint's bodies."""
+    from pga_dyn.conventions import gravity_seed
+    from pga_dyn.kinematics import Kinematics, initial_poses
+
     robot = load_urdf(FOUR_BAR)
-    t = pga_dyn.table2(robot)
-    assert t.n == 3 and t.nl == 1 and t.ltype == ("R",)
-    assert list(t.parent) == [-1, 0, 1, 0]
+    assert robot.n == 3 and len(robot.loop_joints) == 1 and robot.loop_joints[0].type == "R"
+    assert list(robot.parent) == [-1, 0, 1, 0]
     # rocker_joint turns about z through D = (0.8, 0, 0) (tests/fixtures/four_bar.urdf): the
     # line (0, 0, 1; p x s) = (0, 0, 1; 0, -0.8, 0)
-    assert np.allclose(t.L0[3], [0, 0, 1, 0, -0.8, 0])
-    assert np.allclose(t.g, [0, 0, 0, 0, 0, 9.81])
-    for i in range(t.n + 1):  # link frames at the pivots A, A, B, D, parallel to the world
+    assert np.allclose(Kinematics(robot, robot.q0).S[robot.q_index[3]], [0, 0, 1, 0, -0.8, 0])
+    assert np.allclose(gravity_seed(robot.gravity), [0, 0, 0, 0, 0, 9.81])
+    T0 = initial_poses(robot)
+    for i in range(robot.n + 1):  # link frames at the pivots A, A, B, D, parallel to the world
         expected = np.eye(4)
         expected[:3, 3] = {0: (0, 0, 0), 1: (0, 0, 0), 2: (0.1, 0.2, 0), 3: (0.8, 0, 0)}[i]
-        assert np.allclose(pga.matrix_from_motor(pga.motor(t.M0[i])), expected)
-    assert t.lparent[0] > 0 and t.lchild[0] > 0
+        assert np.allclose(pga.matrix_from_motor(pga.motor_from_matrix(T0[i])), expected)
+    assert robot.loop_joints[0].parent > 0 and robot.loop_joints[0].child > 0
 
 
 def test_state_shape_errors_name_the_argument():
@@ -120,19 +126,6 @@ def test_mimic_on_a_fixed_joint_is_ignored():
     assert robot.couplings == () and not robot.constrained and robot.actuated_names == ("ja",)
 
 
-def test_a_robot_is_immutable():
-    """Arrays the compiled kernels and caches depend on cannot be changed after loading."""
-    import robots
-
-    robot = robots.load("puma560")
-    pga_dyn.regressor(robot, np.zeros(6), np.zeros(6), np.zeros(6))
-    with pytest.raises(AttributeError):
-        robot.gravity = np.array([9.81, 0, 0])
-    for array in (robot.gravity, robot.origin, robot.axes, robot.parent, pga_dyn.kinematics.initial_poses(robot)):
-        with pytest.raises(ValueError, match="read-only"):
-            array[...] = 0
-
-
 def test_independent_false_without_constraint_is_an_error():
     text = """<robot name="tree"><link name="b"/><link name="a"/>
       <joint name="ja" type="revolute" independent="false"><parent link="b"/><child link="a"/><axis xyz="0 0 1"/></joint>
@@ -174,3 +167,34 @@ def test_gravity_must_be_three_numbers():
 
     with pytest.raises(PgaDynError, match="gravity must be a vector of 3 numbers"):
         robots.load("puma560", gravity="abc")
+
+
+TRUNK = """<robot name="trunk">
+  <link name="base"/><link name="trunk"/><link name="a"/><link name="b"/><link name="c"/>
+  <joint name="jt" type="revolute" independent="{trunk}"><parent link="base"/><child link="trunk"/><axis xyz="0 0 1"/></joint>
+  <joint name="ja" type="revolute"><parent link="trunk"/><child link="a"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/></joint>
+  <joint name="jb" type="revolute" independent="false"><parent link="a"/><child link="b"/><origin xyz="1 0 0"/>
+    <axis xyz="0 0 1"/></joint>
+  <joint name="jc" type="revolute" independent="false"><parent link="trunk"/><child link="c"/><origin xyz="0 1 0"/>
+    <axis xyz="0 0 1"/></joint>
+  <loop name="close" type="revolute"><predecessor link="b"><origin xyz="1 0 0"/></predecessor>
+    <successor link="c"><origin xyz="2 -1 0"/></successor><axis xyz="0 0 1"/></loop>
+</robot>"""
+
+
+def test_loop_clusters_are_the_cycles_of_the_loops():
+    """A loop between b (on trunk-a-b) and c (on trunk-c) ties a, b and c together: the trunk
+    moves both ends alike, so it is outside the cluster (networkx components of the cycles)."""
+    robot = parse_urdf(TRUNK.format(trunk="true"), "trunk.urdf")
+    assert robot.body_names == ("trunk", "a", "b", "c")
+    assert robot.loop_clusters == ((2, 3, 4),)
+    assert robot.graph.edges["b", "c", "close"]["kind"] == "loop"
+    assert load_urdf(FOUR_BAR).loop_clusters == ((1, 2, 3),)
+    assert parse_urdf(TRUNK.format(trunk="true").replace("<loop", "<!--").replace("</loop>", "-->")
+                      .replace('independent="false"', ""), "tree.urdf").loop_clusters == ()
+
+
+def test_a_passive_joint_outside_every_loop_cluster_is_an_error():
+    """A passive trunk joint moves both ends of the loop alike: the loop cannot determine it."""
+    with pytest.raises(PgaDynError, match="trunk.urdf.*'jt'.*no loop joint moves it"):
+        parse_urdf(TRUNK.format(trunk="false"), "trunk.urdf")

@@ -65,7 +65,7 @@ def residual(robot, q):
     component across the predecessor's (2 rows)."""
     T = Kinematics(robot, q).T
     rows = []
-    for loop in robot.loops:
+    for loop in robot.loop_specs:
         a, b = loop_frames(robot, T, loop)
         rows.append(b[:3, 3] - a[:3, 3])
         if loop.type == "U":
@@ -160,7 +160,7 @@ def test_bodies_and_coordinates(name):
     assert robot.actuated_names == spec["actuated"]
     assert len(robot.passive) == robot.nq - 3
     assert all(c in robot.coordinate_names for c in spec["actuated"])
-    got = tuple((lp.name, lp.type, lp.predecessor, lp.successor) for lp in robot.loops)
+    got = tuple((lp.name, lp.type, lp.predecessor, lp.successor) for lp in robot.loop_specs)
     assert got == spec["loops"]
 
 
@@ -176,7 +176,7 @@ def test_actuated_joint_types(name):
 def test_loops_closed_at_q0(name):
     robot = load(name)
     T = initial_poses(robot)
-    for loop in robot.loops:
+    for loop in robot.loop_specs:
         a, b = loop_frames(robot, T, loop)
         # The two frames coincide (origin and orientation), which closes any loop type.
         np.testing.assert_allclose(b, a, atol=1e-12, err_msg=loop.name)
@@ -250,7 +250,7 @@ def test_2rru_1rrs_u_constraints_redundant():
     of the U loop vanishes identically: it adds nothing to the constraints (paper: "the
     rotational constraints in the U joints have no effect")."""
     robot = load("2rru_1rrs")
-    loop = robot.loops[0]
+    loop = robot.loop_specs[0]
     for q in configurations("2rru_1rrs"):
         T = Kinematics(robot, q).T
         a, b = loop_frames(robot, T, loop)

@@ -131,22 +131,26 @@ def test_differential_that_the_file_does_not_state_is_refused():
 
 
 def test_cli_double_pendulum_with_zero_limits(capsys):
-    """example-robot-data's double pendulum has limits 0/0 on both joints: the command prints the
-    certified answer, Pinocchio's dimension, and a warning naming both joints; exit status 0."""
+    """example-robot-data's double pendulum has limits 0/0 on both joints. With no flag the
+    answer is proven (a tree: no sampling, the limits play no part); with --certify it is also
+    certified, sampled in the default range with a warning naming both joints. Both print
+    Pinocchio's dimension and exit 0."""
     path = erd_path("double_pendulum_description/urdf/double_pendulum.urdf")
-    code = main(["analyze", path])
-    out, err = capsys.readouterr()
-    assert code == 0
-    assert re.search(r"warning: .*double_pendulum.urdf: joint limits .* 'joint1' \[0.0, 0.0\], 'joint2' \[0.0, 0.0\]",
-                     err), err
-    assert re.search(r"^certificate:\s+certified:", out, flags=re.M)
     robot = robots.load_urdf(path)
     oracle = Oracle(robot, path)
     Q, QD, QDD = random_states(robot, 30, seed=1)
     rank, gap = numerical_rank(np.vstack([oracle.regressor(Q[s], QD[s], QDD[s]) for s in range(30)]))
-    assert gap > 1e8
-    dim = int(re.search(r"^nullspace dimension:\s+(\d+)", out, flags=re.M).group(1))
-    assert dim == 10 * robot.n - rank == 14
+    assert gap > 1e8 and 10 * robot.n - rank == 14
+    for flags, status in (([], "proven"), (["--certify"], "proven and certified")):
+        code = main(["analyze", path, *flags])
+        out, err = capsys.readouterr()
+        assert code == 0
+        assert re.search(rf"^status:\s+{status}:", out, flags=re.M), out
+        assert int(re.search(r"^nullspace dimension:\s+(\d+)", out, flags=re.M).group(1)) == 14
+        warned = re.search(r"warning: .*double_pendulum.urdf: joint limits .* 'joint1' \[0.0, 0.0\], "
+                           r"'joint2' \[0.0, 0.0\]", err)
+        assert bool(warned) is bool(flags), err
+    assert re.search(r"^certificate:\s+certified:", out, flags=re.M)
 
 
 def test_short_lever_is_sampled_with_a_limit_relative_to_its_reference():

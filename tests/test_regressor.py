@@ -5,6 +5,7 @@ import pytest
 
 from oracle import Oracle, erd_path, random_states
 from pga_dyn import tp_regressor as tp
+from pga_dyn.conventions import vector_to_pseudo
 from robots.urdf import load_urdf
 
 FIXED = [
@@ -89,7 +90,7 @@ def test_tensor_contracts_to_regressor():
     R = tp.regressor_tensor(robot, Q, QD, QDD)
     Y = tp.regressor(robot, Q, QD, QDD)
     assert R.shape == (2, robot.nq, robot.n, 4, 4)
-    N = np.array([tp._vector_to_pseudo(x) for x in tp.inertial_parameters(robot).reshape(-1, 10)])
+    N = np.array([vector_to_pseudo(x) for x in tp.inertial_parameters(robot).reshape(-1, 10)])
     assert np.allclose(np.einsum("sjimn,imn->sj", R, N), Y @ tp.inertial_parameters(robot))
     assert np.allclose(tp.regressor_tensor(robot, Q[1], QD[1], QDD[1]), R[1])
     bar = R[..., [0, 0, 0, 1, 1, 2, 0, 1, 2, 3], [0, 1, 2, 1, 2, 2, 3, 3, 3, 3]] + np.where(

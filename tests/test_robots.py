@@ -1,5 +1,6 @@
 """The built-in robots: Puma560 against its standard-DH table, Go2 against the public description."""
 
+import importlib.util
 import os
 
 import numpy as np
@@ -61,7 +62,7 @@ def se3(m):
 
 
 def go2_source():
-    """The public Go2 description of example-robot-data, which robots/make_go2.py converts."""
+    """The public Go2 description of example-robot-data, which robots/data/make_go2.py converts."""
     from oracle import erd_path
     return erd_path("go2_description/urdf/go2.urdf")
 
@@ -178,13 +179,22 @@ def test_puma560_regressor_equals_pinocchio(gravity):
 
 # -- Go2: generated file against the public description ----------------------------------
 
+def make_go2():
+    """The generator script beside the data file (robots/data/make_go2.py, not installed)."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots", "data", "make_go2.py")
+    spec = importlib.util.spec_from_file_location("make_go2", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_go2_generated_file_is_current():
-    from robots.make_go2 import generate
+    generate = make_go2().generate
 
     with open(go2_source(), encoding="utf-8") as handle:
         text = generate(handle.read(), "go2.urdf")
     with open(robots.data_path("go2"), encoding="utf-8") as handle:
-        assert handle.read() == text, "robots/data/go2.urdf is stale: rerun python -m robots.make_go2"
+        assert handle.read() == text, "robots/data/go2.urdf is stale: rerun python robots/data/make_go2.py"
 
 
 def test_go2_rnea_equals_original():
@@ -205,18 +215,26 @@ def test_go2_rnea_equals_original():
             np.testing.assert_allclose(tau_gen, tau_orig, rtol=0, atol=1e-10 * np.linalg.norm(tau_orig))
 
 
-def test_go2_lump_formula():
-    """The generator's lumping equals the pseudo-inertia sum of pga_dyn.model."""
-    from pga_dyn.model import Inertial, _lump
-    from robots.make_go2 import lump
+def test_lump_is_the_parallel_axis_sum():
+    """pga_dyn.model.lump (the pseudo-inertia sum that the model and the Go2 generator use) equals
+    the textbook sum: total mass, mass-weighted centre, inertias moved by the parallel-axis theorem."""
+    from pga_dyn.model import Inertial, lump
 
     rng = np.random.default_rng(2)
-    parts = []
+    parts, moved = [], []
     for _ in range(3):
         b = rng.normal(size=(3, 3))
-        parts.append((rng.uniform(0.1, 2), rng.normal(size=3), b @ b.T))
-    mass, com, inertia = lump(parts)
-    ref = _lump((Inertial(m, c, j), np.eye(4)) for m, c, j in parts)
-    assert mass == pytest.approx(ref.mass)
-    np.testing.assert_allclose(com, ref.com, atol=1e-12)
-    np.testing.assert_allclose(inertia, ref.inertia, atol=1e-12)
+        m, c, j = rng.uniform(0.1, 2), rng.normal(size=3), b @ b.T
+        pose = np.eye(4)
+        rotation = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        pose[:3, :3] = rotation * np.sign(np.linalg.det(rotation))  # det +1
+        pose[:3, 3] = rng.normal(size=3)
+        parts.append((Inertial(m, c, j), pose))
+        moved.append((m, pose[:3, :3] @ c + pose[:3, 3], pose[:3, :3] @ j @ pose[:3, :3].T))
+    mass = sum(m for m, _, _ in moved)
+    com = sum(m * c for m, c, _ in moved) / mass
+    inertia = sum(j + m * ((c - com) @ (c - com) * np.eye(3) - np.outer(c - com, c - com)) for m, c, j in moved)
+    got = lump(parts)
+    assert got.mass == pytest.approx(mass)
+    np.testing.assert_allclose(got.com, com, atol=1e-12)
+    np.testing.assert_allclose(got.inertia, inertia, atol=1e-12)

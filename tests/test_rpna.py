@@ -16,7 +16,8 @@ from drng.classification import ALONE, COMBINATION, UNIDENTIFIABLE, Row
 from drng.comparison import ANGLE_TOL, largest_angle
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES, from_link_parameters
+from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.tp_regressor import from_link_parameters, link_map
 
 import drng.rpna_algorithms as rpna_module  # noqa: E402
 
@@ -140,7 +141,7 @@ def test_descriptor_spans_the_identifiable_subspace(name):
     n10 = 10 * robot.n
     assert np.abs(D @ L).max() < 1e-10 * np.abs(D).max() * np.abs(L).max()
     assert np.linalg.matrix_rank(D) + result.dim == n10
-    F = rpna_module.link_map(robot)
+    F = link_map(robot)
     assert np.allclose(F @ L, result.basis)
     from drng.numerical import stacked_regressor
 
@@ -364,10 +365,16 @@ def test_compare():
     assert set(comparison.angles) == {("drng", "rpna"), ("drng", "numerical"), ("rpna", "numerical")}
     text = str(comparison)
     assert "agree" in text and "DISAGREE" not in text and "rpna" in text
-    # without gravity DRNG's principles miss two PUMA vectors (DRNG Remark 5): the comparison
-    # uses the certified (completed) basis and says so
+    # without gravity the paper's principles miss two PUMA vectors (DRNG Remark 5); the
+    # generalized rules do not: no numerical completion
     comparison = drng.compare(build("puma_no_gravity"))
-    assert comparison.agree and comparison.dims["rpna"] == 26
+    assert comparison.agree and comparison.dims == {"drng": 26, "rpna": 26, "numerical": 26}
+    assert not comparison.notes
+    # couplings: RPNA is skipped, the rules fall short and the certificate completes them, and says so
+    text = open(robots.data_path("puma560")).read().replace(
+        '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>')
+    comparison = drng.compare(robots.parse_urdf(text, "coupled_puma.urdf"), samples=60)
+    assert comparison.agree and "rpna" not in comparison.dims
     assert any("completed numerically" in note for note in comparison.notes)
 
 

@@ -36,7 +36,7 @@ def joints(robot):
         kind = robot.joint_type[i]
         axes = [T[i][:3, :3] @ a for a in robot.axes[i, :{"R": 1, "P": 1, "U": 2}.get(kind, 0)]]
         out.append((robot.joint_names[i], kind, T[i][:3, 3], axes, robot.joint_names[i] in actuated, False))
-    for loop in robot.loops:
+    for loop in robot.loop_specs:
         pred = T[robot.body_index(loop.predecessor)] @ robot.link_pose(loop.predecessor) @ loop.predecessor_origin
         succ = T[robot.body_index(loop.successor)] @ robot.link_pose(loop.successor) @ loop.successor_origin
         axes = [pred[:3, :3] @ loop.axes[0]] if len(loop.axes) else []
@@ -53,7 +53,7 @@ def body_points(robot):
     for i in range(1, robot.n + 1):
         if robot.parent[i] > 0:
             points[robot.parent[i]].append(T[i][:3, 3])
-    for loop in robot.loops:
+    for loop in robot.loop_specs:
         for link, origin in ((loop.predecessor, loop.predecessor_origin), (loop.successor, loop.successor_origin)):
             b = robot.body_index(link)
             if b > 0:

@@ -4,8 +4,8 @@ names and expressions, and the base regressor Y_b with Y phi = Y_b beta.
 Coordinates. phi (10 n) are the classical parameters of every body in its own (link, joint)
 frame, Pinocchio's order and ``robot.body_names`` order: per body
 [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], the inertia about the frame origin
-(``pga_dyn.tp_regressor.LINK_PARAM_NAMES``). pga-dyn's own vector pi of eq. (97) (spatial
-assignment) is pi = F phi with F = ``drng.rpna_algorithms.link_map(robot)``, so the link-frame
+(``pga_dyn.conventions.LINK_PARAM_NAMES``). pga-dyn's own vector pi of eq. (97) (spatial
+assignment) is pi = F phi with F = ``pga_dyn.tp_regressor.link_map(robot)``, so the link-frame
 regressor is Y_link = Y F and its nullspace is F^-1 Null(Y) (``drng.classification.link_nullspace``).
 
 Elimination. Let N (10 n x d) be an orthonormal basis of the link-frame nullspace. Choose d
@@ -40,7 +40,8 @@ from typing import NamedTuple
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.tp_regressor import LINK_PARAM_NAMES
+from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.tp_regressor import link_map
 
 from .classification import ALONE, COMBINATION, UNIDENTIFIABLE, link_nullspace
 from .result import NullspaceResult
@@ -86,6 +87,14 @@ def _term(coefficient: float, name: str, first: bool) -> str:
     return f"{sign}{body}" if first else f" {sign} {body}"
 
 
+def expression(name: str, row: np.ndarray, leading: int, names) -> str:
+    """``name = leading + c*other + ...``: the row of K of one base parameter written out, the
+    leading parameter first, then the other nonzero terms in parameter order, coefficients to
+    6 significant digits."""
+    terms = [names[leading]] + [_term(row[c], names[c], False) for c in np.flatnonzero(row) if c != leading]
+    return f"{name} = " + "".join(terms)
+
+
 @dataclass(frozen=True, eq=False)
 class BaseParameters:
     """The base parameters beta = K phi of a robot (see the module docstring for the math).
@@ -125,13 +134,8 @@ class BaseParameters:
     def expressions(self) -> tuple:
         """``name = leading + c*other + ...`` for each base parameter, terms in parameter order
         after the leading one, coefficients to 6 significant digits (``K`` holds them exactly)."""
-        names = self.parameter_names
-        out = []
-        for j, (name, k) in enumerate(zip(self.names, self.leading)):
-            terms = [names[k]] + [_term(self.K[j, c], names[c], False)
-                                  for c in np.flatnonzero(self.K[j]) if c != k]
-            out.append(f"{name} = " + "".join(terms))
-        return tuple(out)
+        return tuple(expression(name, row, k, self.parameter_names)
+                     for name, row, k in zip(self.names, self.K, self.leading))
 
     @cached_property
     def parameters(self) -> tuple:
@@ -195,6 +199,21 @@ class BaseParameters:
                 "expressions": list(self.expressions), "leading": [int(k) for k in self.leading],
                 "K": self.K.tolist()}
 
+    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def _table(self):
+        return ("base parameter", "expression"), [(name, e.split(" = ", 1)[1] if " = " in e else e)
+                                                  for name, e in zip(self.names, self.expressions)]
+
+    def _repr_html_(self) -> str:
+        from pga_dyn.display import html_table
+        return html_table(f"{self.robot_name}: {self.num_base_parameters} base parameters of "
+                          f"{len(self.parameter_names)}", *self._table())
+
+    def to_frame(self):
+        """The base parameters and their expressions in the link-frame parameters (pandas DataFrame)."""
+        from pga_dyn.display import data_frame
+        return data_frame(*self._table())
+
 
 def _elimination_order(n: int, keep) -> list:
     """Indices of the link-frame parameters in the order they are offered for elimination:
@@ -213,14 +232,13 @@ def _elimination_order(n: int, keep) -> list:
 
 def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: float = PIVOT_TOL) -> BaseParameters:
     """The base parameters of ``robot`` from the nullspace ``result`` (any method: DRNG,
-    certified, RPNA, numerical; default ``drng.nullspace(robot, certify=True)``).
+    certified, RPNA, numerical; default ``drng.nullspace(robot)``: proven on trees, certified on
+    loops and couplings).
 
     ``keep``: names of link-frame parameters (``m6``, ``Izz2``, see :func:`parameter_names`) to
     keep as leading parameters; PgaDynError if one cannot be (it is unidentifiable, or its
     regressor column is a combination of those of the other kept parameters). ``tol``: the
     pivot tolerance of the elimination (see the module docstring)."""
-    from .rpna_algorithms import link_map
-
     if isinstance(keep, str):
         raise PgaDynError(f"keep must be a sequence of parameter names, got the string '{keep}'")
     if not tol > 0:
@@ -228,10 +246,31 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
     if result is None:
         from .generator import nullspace
 
-        result = nullspace(robot, certify=True)
+        result = nullspace(robot)
     N = link_nullspace(robot, result)  # (10 n, d), orthonormal
-    n, d = robot.n, N.shape[1]
-    order = _elimination_order(n, keep)
+    n = robot.n
+    names = parameter_names(n)
+    try:
+        K, kept, eliminated = regroup(N, _elimination_order(n, keep), tol)
+    except PgaDynError as exc:
+        raise PgaDynError(f"{exc}: use a smaller tol") from None
+    blocked = [names[c] for c in eliminated if names[c] in keep]
+    if blocked:
+        raise PgaDynError(f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by "
+                          f"the other kept parameters")
+    return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot))
+
+
+def regroup(N: np.ndarray, order, tol: float = PIVOT_TOL):
+    """The elimination of the module docstring on any orthonormal nullspace basis ``N`` (p, d)
+    of a regressor with p columns: the parameters are offered in ``order`` (indices 0..p-1, each
+    at most once) and eliminated at a Gram-Schmidt pivot of norm above ``tol``.
+
+    Returns (K (p - d, p), kept (p - d,) sorted indices, eliminated (d,) indices in elimination
+    order) with K[:, kept] = identity, K[:, eliminated] = C = -N_I N_E^-1 (coefficients within
+    SNAP_TOL of 0, 1, -1 set to them), so that Y theta = Y[:, kept] K theta for Y N = 0. Raises
+    PgaDynError when ``order`` leaves directions of N without a pivot."""
+    p, d = N.shape
     pivots = np.zeros((0, d))  # orthonormal basis of the rows eliminated so far
     eliminated = []
     for c in order:
@@ -245,19 +284,13 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
             eliminated.append(c)
             pivots = np.vstack([pivots, row / norm])
     if len(eliminated) < d:
-        raise PgaDynError(f"tol={tol} leaves {d - len(eliminated)} of the {d} nullspace directions "
-                          f"without a pivot: use a smaller tol")
-    names = parameter_names(n)
-    blocked = [names[c] for c in eliminated if names[c] in keep]
-    if blocked:
-        raise PgaDynError(f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by "
-                          f"the other kept parameters")
-    kept = np.array(sorted(set(range(10 * n)) - set(eliminated)), dtype=np.int64)
+        raise PgaDynError(f"tol={tol} leaves {d - len(eliminated)} of the {d} nullspace directions without a pivot")
+    kept = np.array(sorted(set(range(p)) - set(eliminated)), dtype=np.int64)
     E = np.array(eliminated, dtype=np.int64)
     C = -np.linalg.solve(N[E].T, N[kept].T).T if d else np.zeros((kept.size, 0))
     for value in (0.0, 1.0, -1.0):
         C[np.abs(C - value) < SNAP_TOL] = value
-    K = np.zeros((kept.size, 10 * n))
+    K = np.zeros((kept.size, p))
     K[np.arange(kept.size), kept] = 1.0
     K[:, E] = C
-    return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot))
+    return K, kept, eliminated

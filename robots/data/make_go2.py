@@ -1,6 +1,9 @@
 """Generate pga-dyn's Go2 model, ``robots/data/go2.urdf``, from the public Unitree Go2 description.
 
-    python -m robots.make_go2 <example-robot-data>/robots/go2_description/urdf/go2.urdf robots/data/go2.urdf
+    python robots/data/make_go2.py <example-robot-data>/robots/go2_description/urdf/go2.urdf robots/data/go2.urdf
+
+A maintainer's tool beside the file it makes: it is not part of the installed package (only
+``robots/data/*.urdf`` and the licence text ``go2.LICENSE`` are package data).
 
 The public file (Unitree Go2, as distributed in example-robot-data) hangs one rotor link on a
 fixed joint next to each leg joint. This script
@@ -25,6 +28,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from pga_dyn.conventions import rpy_rotation
+from pga_dyn.model import Inertial, lump
+
 HEADER = """\
   Unitree Go2 quadruped: links, joints and inertial parameters, for pga-dyn.
 
@@ -33,7 +39,9 @@ HEADER = """\
   gives its licence as MPL-2.0), as distributed in the example-robot-data package
   (robots/go2_description/urdf/go2.urdf), from unitreerobotics/unitree_ros.
 
-  GENERATED FILE - do not edit. Made by robots/make_go2.py from {source}:
+  Licence: BSD-3-Clause, Unitree Robotics; its text is robots/data/go2.LICENSE.
+
+  GENERATED FILE - do not edit. Made by robots/data/make_go2.py from {source}:
   the rotor links on fixed joints are merged into their parent links (inertials lumped:
   total mass, combined centre of mass, inertia about it); visuals, collisions and meshes are
   dropped; names, joint origins, axes, limits and the other inertials are kept.
@@ -60,49 +68,31 @@ def _floats(element, attr, default):
     return np.array([float(v) for v in element.get(attr).split()], dtype=float)
 
 
-def _rotation(rpy) -> np.ndarray:
-    """URDF rpy: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    rx = np.array([[1, 0, 0], [0, np.cos(r), -np.sin(r)], [0, np.sin(r), np.cos(r)]])
-    ry = np.array([[np.cos(p), 0, np.sin(p)], [0, 1, 0], [-np.sin(p), 0, np.cos(p)]])
-    rz = np.array([[np.cos(y), -np.sin(y), 0], [np.sin(y), np.cos(y), 0], [0, 0, 1]])
-    return rz @ ry @ rx
-
-
-def _pose(element):
-    """(R, p) of the <origin> child of ``element`` (identity when absent)."""
+def _pose(element) -> np.ndarray:
+    """The pose (4, 4) of the <origin> child of ``element`` (identity when absent)."""
     origin = element.find("origin")
-    return _rotation(_floats(origin, "rpy", (0, 0, 0))), _floats(origin, "xyz", (0, 0, 0))
+    pose = np.eye(4)
+    pose[:3, :3] = rpy_rotation(_floats(origin, "rpy", (0, 0, 0)))
+    pose[:3, 3] = _floats(origin, "xyz", (0, 0, 0))
+    return pose
 
 
 def read_inertial(link):
-    """(mass, com, inertia about the com) of a <link> in the link frame; None without <inertial>."""
+    """The Inertial of a <link> in the link frame (None without <inertial>)."""
     inertial = link.find("inertial")
     if inertial is None:
         return None
-    rot, com = _pose(inertial)
+    pose = _pose(inertial)
     mass = float(inertial.find("mass").get("value"))
     el = inertial.find("inertia")
     v = {k: float(el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
     j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
                   [v["ixz"], v["iyz"], v["izz"]]])
-    return mass, com, rot @ j @ rot.T
+    return Inertial(mass, pose[:3, 3], pose[:3, :3] @ j @ pose[:3, :3].T)
 
 
-def lump(parts):
-    """Combine inertials ``(mass, com, inertia about com)`` given in one frame."""
-    mass = sum(m for m, _, _ in parts)
-    if mass <= 0:
-        return 0.0, np.zeros(3), sum(j for _, _, j in parts)
-    com = sum(m * c for m, c, _ in parts) / mass
-    inertia = np.zeros((3, 3))
-    for m, c, j in parts:
-        d = c - com
-        inertia += j + m * (d @ d * np.eye(3) - np.outer(d, d))
-    return mass, com, inertia
-
-
-def _inertial_element(mass, com, inertia):
+def _inertial_element(inertial):
+    mass, com, inertia = inertial.mass, inertial.com, inertial.inertia
     el = ET.Element("inertial")
     ET.SubElement(el, "origin", xyz=" ".join(_fmt(v) for v in com), rpy="0 0 0")
     ET.SubElement(el, "mass", value=_fmt(mass))
@@ -154,12 +144,9 @@ def generate(text: str, source: str) -> str:
             link = ET.SubElement(out, "link", name=name)
             if name in merged_into:
                 own = read_inertial(element)
-                parts = [] if own is None else [own]
-                for rotor in merged_into[name]:
-                    rot, p = _pose(parent_joint[rotor])
-                    m, c, j = read_inertial(links[rotor])
-                    parts.append((m, rot @ c + p, rot @ j @ rot.T))
-                link.append(_inertial_element(*lump(parts)))
+                parts = [] if own is None else [(own, np.eye(4))]
+                parts += [(read_inertial(links[rotor]), _pose(parent_joint[rotor])) for rotor in merged_into[name]]
+                link.append(_inertial_element(lump(parts)))
             else:
                 inertial = _copy_inertial(element)
                 if inertial is not None:
@@ -188,7 +175,7 @@ def generate(text: str, source: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robots.make_go2", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python robots/data/make_go2.py", description=__doc__.splitlines()[0])
     parser.add_argument("source", help="the public go2.urdf (example-robot-data)")
     parser.add_argument("output", help="the file to write, e.g. robots/data/go2.urdf")
     args = parser.parse_args(argv)

@@ -1,0 +1,275 @@
+"""Trajectories and measurements of the actuated coordinates: arrays, CSV and NPZ files in and
+out, velocities and accelerations from zero-phase filtering and differentiation.
+
+A :class:`Trajectory` holds, for ``ns`` samples of the actuated coordinates q_a of a robot
+(``robot.actuated_names``, in that order), the times ``t`` (ns,), the positions ``q``, the
+velocity and acceleration coordinates ``qd``, ``qdd`` (ns, n_a) and, for measurements, the
+generalized forces ``tau`` (ns, n_a) of the actuated coordinates (joint torques, actuator
+forces).
+
+File layout. CSV: one header row, then one row per sample; the columns are ``t`` and, per
+actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME``,
+``tau_NAME`` (all of a kind or none). NPZ: arrays ``t`` (ns,), ``q`` and optionally ``qd``,
+``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
+against the robot's). Anything else in a file is an error: nothing is silently dropped.
+
+Derivatives. When ``qd`` or ``qdd`` is not given, q is smoothed and differentiated by a
+Savitzky-Golay filter (``scipy.signal.savgol_filter``: the derivatives at each sample of the
+least-squares polynomial of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on
+it; a symmetric FIR filter, so zero phase; near the ends, the polynomial of the first or last
+window). The window follows from the cutoff ``cutoff`` (Hz; default :data:`DEFAULT_CUTOFF`
+times the sample rate) by Schafer's rule for the -3 dB frequency of the smoother (R. W. Schafer,
+"What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
+f_c / f_Nyquist ~ (order + 1) / (3.2 M - 4.6). The smoothed q replaces q, so that q, qd and
+qdd are one signal. A Butterworth filter run forwards and backwards (``filtfilt``) was tried
+first: inside it is as good, but its start-up transients put errors of the size of qdd itself
+into the first and last 0.1 s (docs/identification.md). This needs uniform sampling. tau is
+used as measured.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+from pga_dyn.kinematics import float_array
+
+#: Quantities per actuated coordinate, in file column order.
+QUANTITIES = ("q", "qd", "qdd", "tau")
+#: Polynomial order of the Savitzky-Golay filter that smooths and differentiates q.
+POLYORDER = 4
+#: Default cutoff (-3 dB) of the filter, as a fraction of the sample rate (10 Hz at 200 Hz).
+DEFAULT_CUTOFF = 0.05
+#: Smallest half-width of the filter's window (samples).
+MIN_HALF_WINDOW = 3
+#: Sample times may deviate from a uniform grid by this fraction of the step when q is differentiated.
+UNIFORM_RTOL = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """Samples of the actuated coordinates ``names`` over time: ``t`` (ns,), ``q``, ``qd``,
+    ``qdd`` (ns, n_a), ``tau`` (ns, n_a) or None; ``source`` names where they came from (a
+    file, or ``arrays``) and ``derivatives`` how qd and qdd were obtained."""
+
+    names: tuple
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray | None = None
+    source: str = "arrays"
+    derivatives: str = "given"
+
+    def __len__(self) -> int:
+        return self.t.shape[0]
+
+    def with_tau(self, tau, source: str | None = None) -> "Trajectory":
+        """The same motion with the generalized forces ``tau`` (ns, n_a)."""
+        tau = _samples(self.source, "tau", tau, len(self), self.names)
+        return replace(self, tau=tau, source=self.source if source is None else source)
+
+    def columns(self) -> dict:
+        """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
+        out = {"t": self.t}
+        for quantity in QUANTITIES:
+            values = getattr(self, quantity)
+            if values is not None:
+                out.update({f"{quantity}_{name}": values[:, j] for j, name in enumerate(self.names)})
+        return out
+
+    def write(self, path) -> None:
+        """Write the trajectory to ``path``: CSV (``.csv``, every float with the digits that read
+        back the same number) or NPZ (``.npz``)."""
+        path = os.fspath(path)
+        kind = _kind(path)
+        if kind == "npz":
+            arrays = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "names": np.array(self.names)}
+            if self.tau is not None:
+                arrays["tau"] = self.tau
+            with open(path, "wb") as handle:
+                np.savez(handle, **arrays)
+            return
+        columns = self.columns()
+        table = np.column_stack(list(columns.values()))
+        with open(path, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(columns)
+            writer.writerows([[repr(float(x)) for x in row] for row in table])
+
+
+def _kind(path: str) -> str:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".csv", ".npz"):
+        raise PgaDynError(f"{path}: a trajectory file must end in .csv or .npz")
+    return ext[1:]
+
+
+def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
+    """A finite (ns, n_a) array (a 1-D array for one coordinate), or a PgaDynError naming the
+    array, the sample and the coordinate at fault."""
+    x = float_array(f"{where}: {name}", value)
+    if x.ndim == 1 and len(names) == 1:
+        x = x[:, None]
+    if x.ndim != 2 or x.shape[1] != len(names):
+        raise PgaDynError(f"{where}: {name} must have one column per actuated coordinate {list(names)}, "
+                          f"got shape {x.shape}")
+    if x.shape[0] != ns:
+        raise PgaDynError(f"{where}: unequal lengths: t has {ns} samples, {name} has {x.shape[0]}")
+    bad = np.argwhere(~np.isfinite(x))
+    if bad.size:
+        s, j = bad[0]
+        raise PgaDynError(f"{where}: {name} of '{names[j]}' is {x[s, j]} at sample {s} (t index {s}); "
+                          f"{len(bad)} non-finite value{'s' if len(bad) > 1 else ''} in all")
+    return x
+
+
+def differentiate(t, q, cutoff=None, where: str = "arrays"):
+    """Smoothed positions, velocities and accelerations (ns, n_a) of uniformly sampled positions
+    ``q`` (see the module docstring), and a sentence saying how they were obtained."""
+    from . import optional
+
+    signal = optional("scipy.signal", "deriving qd and qdd from q")
+    ns = len(t)
+    step = (t[-1] - t[0]) / (ns - 1) if ns > 1 else 0.0
+    if ns < 2 or np.max(np.abs(np.diff(t) - step)) > UNIFORM_RTOL * step:
+        raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
+                          "give qd and qdd, or resample")
+    rate = 1.0 / step
+    cutoff = DEFAULT_CUTOFF * rate if cutoff is None else cutoff
+    if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
+        raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
+                          f"({rate / 2:.6g} Hz), got {cutoff!r}")
+    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
+    window = 2 * half + 1
+    if ns < window:
+        raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
+                          f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
+    q, qd, qdd = (signal.savgol_filter(q, window, POLYORDER, deriv=d, delta=step, axis=0, mode="interp")
+                  for d in range(3))
+    how = (f"q smoothed and differentiated by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window "
+           f"{window} samples = {window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz)")
+    return q, qd, qdd, how
+
+
+def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays") -> Trajectory:
+    """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
+    (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
+    A missing ``qd`` or ``qdd`` is derived from q (:func:`differentiate`, ``cutoff`` in Hz).
+    Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
+    do not increase; the message names ``source``, the array, the sample and the coordinate."""
+    names = tuple(robot.actuated_names)
+    t = float_array(f"{source}: t", t)
+    if t.ndim != 1 or t.size == 0:
+        raise PgaDynError(f"{source}: t must be a non-empty 1-D array of times, got shape {t.shape}")
+    ns = t.shape[0]
+    if not np.all(np.isfinite(t)):
+        raise PgaDynError(f"{source}: t is {t[~np.isfinite(t)][0]} at sample {int(np.flatnonzero(~np.isfinite(t))[0])}")
+    if np.any(np.diff(t) <= 0):
+        s = int(np.flatnonzero(np.diff(t) <= 0)[0])
+        raise PgaDynError(f"{source}: t must increase, but t[{s + 1}] = {t[s + 1]} follows t[{s}] = {t[s]}")
+    q = _samples(source, "q", q, ns, names)
+    given = {name: _samples(source, name, value, ns, names) for name, value in (("qd", qd), ("qdd", qdd))
+             if value is not None}
+    tau = None if tau is None else _samples(source, "tau", tau, ns, names)
+    how = "given"
+    if len(given) < 2:
+        derived = " and ".join(name for name in ("qd", "qdd") if name not in given)
+        q, qd_f, qdd_f, how = differentiate(t, q, cutoff, source)
+        given.setdefault("qd", qd_f)
+        given.setdefault("qdd", qdd_f)
+        how = f"{derived} derived: {how}"
+    return Trajectory(names, t, q, given["qd"], given["qdd"], tau, source, how)
+
+
+def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Trajectory:
+    """The :class:`Trajectory` in a CSV or NPZ file (layout in the module docstring) of
+    ``robot``'s actuated coordinates; ``require_tau``: the file must hold tau (measurements).
+    Raises PgaDynError naming the file and the column, row or array at fault."""
+    path = os.fspath(path)
+    kind = _kind(path)
+    try:
+        columns = _read_npz(path) if kind == "npz" else _read_csv(path)
+    except OSError as exc:
+        raise PgaDynError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    names = tuple(robot.actuated_names)
+    if kind == "npz":
+        arrays = columns
+        if "names" in arrays and tuple(str(x) for x in np.atleast_1d(arrays.pop("names"))) != names:
+            raise PgaDynError(f"{path}: its names do not match the actuated coordinates of '{robot.name}' {list(names)}")
+        unknown = sorted(set(arrays) - {"t", *QUANTITIES})
+        if unknown:
+            raise PgaDynError(f"{path}: unknown arrays {unknown}; expected t, q, qd, qdd, tau and names")
+    else:
+        arrays = _csv_arrays(path, columns, names)
+    if "t" not in arrays or "q" not in arrays:
+        missing = [c for c in ("t", "q") if c not in arrays]
+        raise PgaDynError(f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
+                          f"coordinate NAME in {list(names)})")
+    if require_tau and "tau" not in arrays:
+        raise PgaDynError(f"{path}: no measured forces: columns tau_NAME for the actuated coordinates {list(names)} "
+                          "are missing")
+    return trajectory(robot, arrays["t"], arrays["q"], arrays.get("qd"), arrays.get("qdd"), arrays.get("tau"),
+                      cutoff, path)
+
+
+def _read_npz(path: str) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {key: data[key] for key in data.files}
+    except ValueError as exc:
+        raise PgaDynError(f"{path}: not a readable NPZ file of arrays: {exc}") from None
+
+
+def _read_csv(path: str) -> list:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.reader(handle))
+
+
+def _csv_arrays(path: str, rows: list, names: tuple) -> dict:
+    """{t: (ns,), quantity: (ns, n_a)} from the rows of a CSV file, checked cell by cell."""
+    if not rows:
+        raise PgaDynError(f"{path}: the file is empty (expected a header row t, q_NAME, ...)")
+    header = [cell.strip() for cell in rows[0]]
+    known = {"t": ("t", -1)}
+    known.update({f"{quantity}_{name}": (quantity, j) for quantity in QUANTITIES for j, name in enumerate(names)})
+    duplicate = sorted({c for c in header if header.count(c) > 1})
+    if duplicate:
+        raise PgaDynError(f"{path}: columns {duplicate} appear more than once")
+    unknown = [c for c in header if c not in known]
+    if unknown:
+        raise PgaDynError(f"{path}: unknown columns {unknown}; the columns are t and q_NAME, qd_NAME, qdd_NAME, "
+                          f"tau_NAME for the actuated coordinates NAME in {list(names)}")
+    body = rows[1:]
+    if not body:
+        raise PgaDynError(f"{path}: no samples after the header row")
+    values = np.empty((len(body), len(header)))
+    for k, row in enumerate(body):
+        line = k + 2
+        if len(row) != len(header):
+            raise PgaDynError(f"{path}: line {line} has {len(row)} fields, the header has {len(header)}")
+        for c, cell in enumerate(row):
+            try:
+                values[k, c] = float(cell)
+            except ValueError:
+                raise PgaDynError(f"{path}: line {line}, column '{header[c]}': '{cell}' is not a number") from None
+            if not np.isfinite(values[k, c]):
+                raise PgaDynError(f"{path}: line {line}, column '{header[c]}' is {cell.strip()}")
+    arrays = {}
+    present = {}
+    for c, column in enumerate(header):
+        quantity, j = known[column]
+        if quantity == "t":
+            arrays["t"] = values[:, c]
+        else:
+            present.setdefault(quantity, {})[j] = values[:, c]
+    for quantity, cols in present.items():
+        missing = [f"{quantity}_{names[j]}" for j in range(len(names)) if j not in cols]
+        if missing:
+            raise PgaDynError(f"{path}: missing columns {missing} (the other {quantity}_ columns are there)")
+        arrays[quantity] = np.column_stack([cols[j] for j in range(len(names))])
+    return arrays

@@ -1,0 +1,307 @@
+"""Least-squares and Bayesian estimates of the identifiable parameters beta = K theta
+(:mod:`drng.identification.model`) from measured generalized forces.
+
+Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
+
+* **OLS**: beta = argmin ||W beta - tau||^2, by QR of the column-scaled W.
+* **WLS** (the default; Gautier 1997): the noise variance of each actuated coordinate j from
+  the OLS residuals, sigma_j^2 = ||e_j||^2 / (ns - p / n_a); the rows of coordinate j divided
+  by sigma_j; least squares again, sigma_j re-estimated from these residuals until it settles
+  (:data:`WLS_RTOL`).
+* **Standard deviations**: with W_w the weighted regressor and s^2 = ||e_w||^2 / (ns n_a - p)
+  (about 1 when the weights are right), Cov(beta) = s^2 (W_w^T W_w)^-1; the relative standard
+  deviation of beta_k is sigma_k / |beta_k|.
+* **MAP** with a Gaussian prior theta ~ N(theta_0, diag(sigma_0^2)) on the full parameters
+  theta = (phi, x) (Bayesian identification; Martinez, Tonneau, Mastalli): the data enter
+  through beta only, and the likelihood of beta is N(beta_hat, Cov(beta)), so with the
+  information A = Cov(beta)^-1
+
+      theta_MAP = argmin (K theta - beta_hat)^T A (K theta - beta_hat) + ||(theta - theta_0) / sigma_0||^2
+                = (K^T A K + P_0)^-1 (K^T A beta_hat + P_0 theta_0),   P_0 = diag(sigma_0^-2),
+
+  with posterior covariance (K^T A K + P_0)^-1. The data decide the identifiable
+  combinations; the prior, the directions the data do not see. In A the noise standard
+  deviation of each coordinate is at least :data:`NOISE_FLOOR` times its RMS force (active for
+  noise-free simulated data only).
+* **Physically consistent** (:mod:`drng.identification.consistency`): the same objective with
+  every pseudo-inertia positive semidefinite.
+
+The default prior (:func:`default_prior`) is the model file's parameters with standard
+deviation ``relative`` times max(|theta_0|, a floor per kind of parameter) for the inertial
+parameters, and for an extra term the value that alone would give ten times the measured RMS
+force of its coordinate (a weak prior around 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+
+from ..result import one_blas_thread
+
+from .model import IdentificationModel, identification_model
+
+#: Reciprocal condition (smallest over largest singular value of the column-scaled stacked
+#: regressor) below which the data do not determine beta.
+MIN_RCOND = 1e-10
+#: The weights of WLS are re-estimated from its own residuals until they change by less than
+#: WLS_RTOL (at most WLS_ITERATIONS fits): the OLS residuals of a coordinate with little noise
+#: carry some of the noise of the others.
+WLS_ITERATIONS = 10
+WLS_RTOL = 1e-3
+#: The MAP and consistent estimates weigh the data with noise standard deviations of at least
+#: NOISE_FLOOR times the RMS force of each coordinate: a closer fit (noise-free simulated data)
+#: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
+#: decide in floating point (and the convex solver nothing it can solve).
+NOISE_FLOOR = 1e-6
+#: Kinds of link-frame parameters that share a prior floor: masses, first moments, inertias.
+KIND_OF = (0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
+#: The prior floor of a kind: this fraction of the largest |theta_0| of that kind in the robot.
+PRIOR_FLOOR = 0.1
+
+
+@dataclass(frozen=True, eq=False)
+class Estimate:
+    """An estimate of beta from one trajectory of measurements.
+
+    ``beta``, ``std`` (p,), ``covariance`` (p, p); ``gram`` (n_a, p, p) the Gram matrices
+    W_j^T W_j of the rows of each actuated coordinate and ``variances`` (n_a,) the noise
+    variances they are weighted with, Cov(beta)^-1 = sum_j W_j^T W_j / variances_j (``ols`` or ``wls``);
+    ``sigma`` (n_a,) the noise standard deviation of each actuated coordinate estimated from
+    the residuals; ``residuals`` (ns, n_a) = tau - W beta; ``cond`` the condition number of
+    the column-scaled stacked W; ``rows``; ``scale`` the residual variance factor s^2 (1 for
+    well-chosen weights)."""
+
+    model: IdentificationModel
+    data: object
+    beta: np.ndarray
+    std: np.ndarray
+    covariance: np.ndarray
+    gram: np.ndarray
+    variances: np.ndarray
+    method: str
+    sigma: np.ndarray
+    residuals: np.ndarray
+    cond: float
+    scale: float
+    max_cond_jp: float = field(default=1.0)
+
+    @property
+    def names(self) -> tuple:
+        return self.model.names
+
+    def information(self, floor: float = NOISE_FLOOR) -> np.ndarray:
+        """A = sum_j W_j^T W_j / v_j (p, p), the information of beta, with each coordinate's noise
+        variance v_j taken at least (``floor`` times the RMS of its forces)^2 (module docstring)."""
+        rms2 = np.mean(self.data.tau ** 2, axis=0)
+        v = np.maximum(self.variances, floor ** 2 * rms2)
+        return np.einsum("jkl,j->kl", self.gram, 1.0 / v)
+
+    @property
+    def relative_std(self) -> np.ndarray:
+        """sigma_k / |beta_k| (inf for beta_k = 0)."""
+        with np.errstate(divide="ignore"):
+            return np.where(self.beta != 0, self.std / np.abs(self.beta), np.inf)
+
+    def predict(self, data) -> np.ndarray:
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
+        return predict(self.model, self.beta, data)
+
+    def rms(self, data=None) -> np.ndarray:
+        """RMS (n_a,) of tau - W beta on ``data`` (default: the identification data)."""
+        if data is None:
+            return np.sqrt(np.mean(self.residuals ** 2, axis=0))
+        if data.tau is None:
+            raise PgaDynError(f"{data.source}: no measured tau to compare with")
+        return np.sqrt(np.mean((data.tau - self.predict(data)) ** 2, axis=0))
+
+
+def states_of(robot, data):
+    """pga-dyn states (:class:`pga_dyn.States`, assembled for closed loops along paths from q0,
+    as :func:`pga_dyn.regressor`) of a :class:`~drng.identification.trajectory.Trajectory`."""
+    from pga_dyn.sampling import complete_states
+
+    if tuple(data.names) != tuple(robot.actuated_names):
+        raise PgaDynError(f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
+                          f"of '{robot.name}' {list(robot.actuated_names)}")
+    try:
+        return complete_states(robot, data.q, data.qd, data.qdd)
+    except PgaDynError as exc:
+        raise PgaDynError(f"{data.source}: {exc}") from None
+
+
+def predict(model: IdentificationModel, beta, data) -> np.ndarray:
+    """W beta (ns, n_a) along ``data``."""
+    return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
+
+
+def _solve(W: np.ndarray, tau: np.ndarray):
+    """Least squares on the column-scaled W: beta and (W^T W)^-1, and the condition number of
+    the column-scaled W; PgaDynError when it is rank-deficient."""
+    norms = np.linalg.norm(W, axis=0)
+    if np.any(norms == 0):
+        return None, None, np.inf
+    Q, R = np.linalg.qr(W / norms)
+    s = np.linalg.svd(R, compute_uv=False)
+    cond = float(s[0] / s[-1]) if s[-1] > 0 else np.inf
+    if s[-1] <= MIN_RCOND * s[0]:
+        return None, None, cond
+    Rinv = np.linalg.inv(R)
+    beta = (Rinv @ (Q.T @ tau)) / norms
+    inverse = (Rinv @ Rinv.T) / np.outer(norms, norms)
+    return beta, inverse, cond
+
+
+@one_blas_thread
+def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimate:
+    """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
+    (see the module docstring). PgaDynError when the data have fewer rows than parameters, or
+    do not excite every parameter (the column-scaled stacked regressor is rank-deficient: the
+    parameters it cannot tell apart are named)."""
+    if data.tau is None:
+        raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
+    robot, p = model.robot, model.num_parameters
+    ns, na = data.tau.shape
+    if ns * na <= p:
+        raise PgaDynError(f"{data.source}: {ns} samples of {na} forces give {ns * na} equations for {p} parameters: "
+                          f"too few samples (need at least {p // na + 1})")
+    states = states_of(robot, data)
+    Wt = model.regressor(states)
+
+    def solve(weights):
+        W = (Wt * weights[None, :, None]).reshape(-1, p)
+        beta, inverse, cond = _solve(W, (data.tau * weights).reshape(-1))
+        if beta is None:
+            raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
+                              f"column-scaled regressor {cond:.2e}); {_unexcited(model, W)}: use an exciting "
+                              f"trajectory (pga-dyn excite)")
+        return beta, inverse, cond
+
+    beta, inverse, cond = solve(np.ones(na))
+    residuals = data.tau - Wt @ beta
+    dof = ns - p / na
+    sigma = np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
+    method, weights = "ols", np.ones(na)
+    for _ in range(WLS_ITERATIONS if weighted else 0):
+        if np.any(sigma == 0):
+            raise PgaDynError(f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
+                              "are fitted exactly: the noise cannot be weighted (use ordinary least squares)")
+        method, weights = "wls", 1.0 / sigma
+        beta, inverse, cond = solve(weights)
+        residuals = data.tau - Wt @ beta
+        previous, sigma = sigma, np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
+        if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
+            break
+    scale = float(np.sum((residuals * weights) ** 2) / (ns * na - p))
+    gram = np.einsum("sjk,sjl->jkl", Wt, Wt)
+    return Estimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse, gram,
+                    scale / weights ** 2, method, sigma, residuals, cond, scale, float(states.cond.max()))
+
+
+def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
+    """The parameters along the least excited direction of the column-scaled W."""
+    norms = np.linalg.norm(W, axis=0)
+    zero = [model.names[k] for k in np.flatnonzero(norms == 0)]
+    if zero:
+        return f"no signal at all for {', '.join(zero)}"
+    v = np.linalg.svd(W / norms, full_matrices=False)[2][-1]
+    top = np.argsort(-np.abs(v))[:4]
+    return "least excited: " + " ".join(f"{v[k]:+.2f}*{model.names[k]}" for k in top)
+
+
+def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None) -> Estimate:
+    """Identify ``robot`` from ``data`` (a :class:`~drng.identification.trajectory.Trajectory`
+    with measured tau): the identifiable parameters beta of its base inertial parameters and,
+    optionally, ``friction`` terms and ``armature`` (:func:`identification_model`; or give
+    ``model``), by WLS (``weighted``, the default) or OLS. Returns an :class:`Estimate`."""
+    model = identification_model(robot, friction, armature) if model is None else model
+    return estimate(model, data, weighted)
+
+
+# -- prior and MAP -----------------------------------------------------------------------------------
+def default_prior(model: IdentificationModel, data=None, relative: float = 0.5):
+    """(theta_0, sigma_0) of the default prior (module docstring): the model file's link-frame
+    parameters and zero extra terms. ``data`` (with tau) scales the extra terms' deviations;
+    without it they are 1e3 (a flat prior in practice)."""
+    import pga_dyn
+
+    if not relative > 0:
+        raise PgaDynError(f"relative prior deviation must be positive, got {relative!r}")
+    robot = model.robot
+    phi0 = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(-1)
+    kinds = np.tile(KIND_OF, robot.n)
+    floor = np.array([PRIOR_FLOOR * max(np.abs(phi0[kinds == k]).max(), 1e-12) for k in range(3)])
+    sigma_phi = relative * np.maximum(np.abs(phi0), floor[kinds])
+    sigma_x = np.full(len(model.extras), 1e3)
+    if data is not None and data.tau is not None and model.extras:
+        states = states_of(robot, data)
+        D = model.extra_columns(states.qd_a, states.qdd_a)
+        rms_tau = np.sqrt(np.mean(data.tau ** 2, axis=0))
+        for k, (_, j) in enumerate(model.extras):
+            rms_col = np.sqrt(np.mean(D[:, j, k] ** 2))
+            sigma_x[k] = 10 * rms_tau[j] / rms_col if rms_col > 0 else 1e3
+    return np.concatenate([phi0, np.zeros(len(model.extras))]), np.concatenate([sigma_phi, sigma_x])
+
+
+def check_prior(model: IdentificationModel, prior) -> tuple:
+    """(theta_0, sigma_0) as finite arrays of the size of theta, sigma_0 > 0."""
+    size = model.K.shape[1]
+    try:
+        theta0, sigma0 = (np.asarray(x, dtype=float) for x in prior)
+    except (TypeError, ValueError):
+        raise PgaDynError("prior must be a pair (theta_0, sigma_0) of arrays") from None
+    if theta0.shape != (size,) or sigma0.shape != (size,):
+        raise PgaDynError(f"prior: theta_0 and sigma_0 must have shape ({size},) ({len(model.base.parameter_names)} "
+                          f"link-frame parameters, {len(model.extras)} extra terms), got {theta0.shape}, {sigma0.shape}")
+    if not (np.all(np.isfinite(theta0)) and np.all(np.isfinite(sigma0)) and np.all(sigma0 > 0)):
+        raise PgaDynError("prior: theta_0 must be finite and sigma_0 finite and positive")
+    return theta0, sigma0
+
+
+@dataclass(frozen=True, eq=False)
+class FullEstimate:
+    """Full parameters theta = (phi, x) (10 n + n_e,) of a MAP or consistent estimate, with
+    ``beta`` = K theta, ``std`` (posterior standard deviations, MAP; None for the consistent
+    estimate), ``method`` (``map`` or ``consistent``) and ``min_eigenvalues`` (n,) of the
+    bodies' pseudo-inertias."""
+
+    model: IdentificationModel
+    theta: np.ndarray
+    beta: np.ndarray
+    std: np.ndarray | None
+    method: str
+    min_eigenvalues: np.ndarray
+    solver: str = ""
+
+    @property
+    def phi(self) -> np.ndarray:
+        """The link-frame inertial parameters (n, 10)."""
+        return self.theta[:self.model.base.K.shape[1]].reshape(-1, 10)
+
+    @property
+    def extras(self) -> np.ndarray:
+        return self.theta[self.model.base.K.shape[1]:]
+
+    def predict(self, data) -> np.ndarray:
+        return predict(self.model, self.beta, data)
+
+
+@one_blas_thread
+def map_estimate(est: Estimate, prior=None) -> FullEstimate:
+    """The MAP estimate of theta from ``est`` and a Gaussian ``prior`` (theta_0, sigma_0)
+    (default :func:`default_prior` of the identification data); see the module docstring."""
+    from .consistency import pseudo_inertia_eigenvalues
+
+    model = est.model
+    theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
+    K, A = model.K, est.information()
+    P = K.T @ A @ K + np.diag(sigma0 ** -2)
+    cov = np.linalg.inv(P)
+    cov = 0.5 * (cov + cov.T)
+    theta = np.linalg.solve(P, K.T @ A @ est.beta + theta0 / sigma0 ** 2)
+    phi = theta[:model.base.K.shape[1]]
+    return FullEstimate(model, theta, K @ theta, np.sqrt(np.diag(cov)), "map", pseudo_inertia_eigenvalues(phi))
+

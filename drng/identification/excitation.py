@@ -1,0 +1,283 @@
+"""Exciting trajectories: finite Fourier series per actuated coordinate (Swevers, Ganseman,
+Tukel, De Schutter, Van Brussel 1997), optimised for the condition number of the regressor.
+
+Each actuated coordinate follows
+
+    q_j(t) = c_j + sum_{l=1..L} a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t),
+
+periodic with period 1/f in q, qd and qdd (so a trajectory of whole periods can be repeated
+and averaged), with qd and qdd in closed form. c_j is the middle of the coordinate's position
+box. A vector x of raw coefficients (n_a, 2 L) becomes a trajectory inside the limits by
+scaling each coordinate's coefficients by the largest factor that keeps |q_j - c_j|, |qd_j|
+and |qdd_j| within (1 - MARGIN) of the half-width of the box, the velocity and the
+acceleration limit on a grid of GRID_PER_HARMONIC points per period of the highest harmonic
+(a trigonometric polynomial of degree L exceeds its maximum on such a grid by at most a
+factor 1 / cos(pi / GRID_PER_HARMONIC), well inside the margin).
+
+The optimisation (``scipy.optimize.minimize``, L-BFGS-B with finite-difference gradients)
+minimises log cond of the column-scaled stacked regressor W of the identification model
+(:mod:`drng.identification.model`: base inertial parameters, and the friction and armature
+columns asked for) over one period sampled at ``points`` instants. For a robot with closed
+loops every state is assembled (:func:`pga_dyn.sampling.complete_states`, along a path from
+q0); a trajectory with a state that does not assemble or has cond(J_p) >= ``max_cond`` (the
+sampling limit of :func:`pga_dyn.sample_states`) costs a penalty, and the final trajectory is
+checked sample by sample. The start is a random x (coefficients ~ N(0, 1/l)): its trajectory
+is :func:`random_excitation`, the peer an optimised trajectory is measured against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+
+from ..result import one_blas_thread
+
+from .model import identification_model, joint_kinds
+from .data import Trajectory
+
+#: Limits are kept within this fraction.
+MARGIN = 0.01
+#: Grid points per period of the highest harmonic on which the limits are enforced.
+GRID_PER_HARMONIC = 64
+#: Default velocity and acceleration limits of a coordinate: rotations (rad/s, rad/s^2),
+#: translations (m/s, m/s^2).
+DEFAULT_VELOCITY = {"rotation": 1.0, "translation": 0.25}
+DEFAULT_ACCELERATION = {"rotation": 5.0, "translation": 1.0}
+#: log cond charged for a trajectory that leaves the workspace or nears a singularity.
+PENALTY = 100.0
+
+
+@dataclass(frozen=True, eq=False)
+class Fourier:
+    """q_j(t) = offset_j + sum_l a[j, l-1] sin(2 pi l f t) + b[j, l-1] cos(2 pi l f t)."""
+
+    frequency: float
+    offset: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+
+    def evaluate(self, t):
+        """q, qd, qdd (ns, n_a) at times ``t`` (ns,)."""
+        t = np.asarray(t, dtype=float)
+        w = 2 * np.pi * self.frequency * np.arange(1, self.a.shape[1] + 1)  # (L,)
+        s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))  # (ns, L)
+        q = self.offset + s @ self.a.T + c @ self.b.T
+        qd = c @ (self.a * w).T - s @ (self.b * w).T
+        qdd = -(s @ (self.a * w ** 2).T + c @ (self.b * w ** 2).T)
+        return q, qd, qdd
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Position box (n_a, 2), velocity and acceleration limits (n_a,) of the actuated coordinates."""
+
+    position: np.ndarray
+    velocity: np.ndarray
+    acceleration: np.ndarray
+
+    def check(self, q, qd, qdd) -> list:
+        """The limits that samples (ns, n_a) break, as sentences (empty when none)."""
+        out = []
+        for name, x, lo, hi in (("position", q, self.position[:, 0], self.position[:, 1]),
+                                ("velocity", qd, -self.velocity, self.velocity),
+                                ("acceleration", qdd, -self.acceleration, self.acceleration)):
+            bad = np.flatnonzero(np.any((x < lo) | (x > hi), axis=0))
+            out += [f"{name} of coordinate {j} outside [{lo[j]:.6g}, {hi[j]:.6g}]" for j in bad]
+        return out
+
+
+def _per_coordinate(robot, name: str, value, default: dict) -> np.ndarray:
+    """(n_a,) positive limits from None (``default`` by joint kind), a number, (n_a,) numbers
+    or {coordinate name: number}."""
+    names = list(robot.actuated_names)
+    kinds = joint_kinds(robot)
+    for name, kind in zip(names, kinds):
+        if kind not in ("R", "P", "U"):
+            raise PgaDynError(f"{robot.name}: actuated coordinate '{name}' belongs to a joint of type {kind}; "
+                              "exciting trajectories are made for revolute, prismatic and universal joints (not "
+                              "floating bases or spherical joints)")
+    out = np.array([default["translation" if kind == "P" else "rotation"] for kind in kinds])
+    if isinstance(value, dict):
+        for key, v in value.items():
+            if key not in names:
+                raise PgaDynError(f"{name}: '{key}' is not an actuated coordinate of '{robot.name}' ({names})")
+            out[names.index(key)] = v
+    elif value is not None:
+        out = np.broadcast_to(np.asarray(value, dtype=float), out.shape).copy() if np.ndim(value) == 0 \
+            else np.asarray(value, dtype=float)
+    if out.shape != (len(names),) or not np.all(np.isfinite(out)) or np.any(out <= 0):
+        raise PgaDynError(f"{name} must be positive and finite, one per actuated coordinate {names}, got {value!r}")
+    return out
+
+
+def limits(robot, bounds=None, velocity=None, acceleration=None) -> Limits:
+    """The :class:`Limits` of ``robot``'s actuated coordinates: the position box of
+    :func:`pga_dyn.sampling.bounds_array` (``bounds``; default the joint limits), velocity and
+    acceleration limits (a number, one per coordinate, or a dict by coordinate name; default
+    :data:`DEFAULT_VELOCITY`, :data:`DEFAULT_ACCELERATION`)."""
+    from pga_dyn.sampling import bounds_array
+
+    return Limits(bounds_array(robot, bounds), _per_coordinate(robot, "velocity", velocity, DEFAULT_VELOCITY),
+                  _per_coordinate(robot, "acceleration", acceleration, DEFAULT_ACCELERATION))
+
+
+def fit(x: np.ndarray, box: Limits, frequency: float) -> Fourier:
+    """The Fourier series of raw coefficients ``x`` (n_a, 2 L), scaled per coordinate into the
+    limits ``box`` (module docstring)."""
+    na, L = x.shape[0], x.shape[1] // 2
+    raw = Fourier(frequency, np.zeros(na), x[:, :L], x[:, L:])
+    grid = np.arange(GRID_PER_HARMONIC * L) / (GRID_PER_HARMONIC * L * frequency)
+    q, qd, qdd = (np.abs(v).max(axis=0) for v in raw.evaluate(grid))
+    half = 0.5 * (box.position[:, 1] - box.position[:, 0])
+    with np.errstate(divide="ignore"):
+        scale = (1 - MARGIN) * np.min([half / q, box.velocity / qd, box.acceleration / qdd], axis=0)
+    scale = np.where(np.isfinite(scale), scale, 0.0)
+    return Fourier(frequency, box.position.mean(axis=1), raw.a * scale[:, None], raw.b * scale[:, None])
+
+
+@dataclass(frozen=True, eq=False)
+class Excitation:
+    """An exciting trajectory: ``trajectory`` (its samples), ``fourier`` (the series),
+    ``limits``; ``cond`` the condition number of the column-scaled stacked regressor of the
+    identification model over all samples and ``cond_start`` that of the random start;
+    ``max_cond_jp`` the largest cond(J_p) of the samples (1 for a tree); ``iterations`` of the
+    optimiser (0: not optimised)."""
+
+    trajectory: Trajectory
+    fourier: Fourier
+    limits: Limits
+    cond: float
+    cond_start: float
+    max_cond_jp: float
+    iterations: int
+    model: object
+
+
+def scaled_condition(W: np.ndarray) -> float:
+    """The condition number of W (rows, p) with its columns scaled to unit norm (inf when a
+    column is zero or W is rank-deficient)."""
+    norms = np.linalg.norm(W, axis=0)
+    if np.any(norms == 0):
+        return np.inf
+    s = np.linalg.svd(W / norms, compute_uv=False)
+    return float(s[0] / s[-1]) if s[-1] > 0 else np.inf
+
+
+def _condition(model, fourier: Fourier, t, max_cond: float):
+    """(cond of the column-scaled regressor, max cond(J_p)) along ``fourier`` at times ``t``;
+    (inf, reason) when a state does not assemble or is too close to a singularity."""
+    from pga_dyn.sampling import complete_states
+
+    q, qd, qdd = fourier.evaluate(t)
+    try:
+        states = complete_states(model.robot, q, qd, qdd)
+    except PgaDynError as exc:
+        return np.inf, str(exc)
+    if states.cond.max() >= max_cond:
+        return np.inf, f"cond(J_p) = {states.cond.max():.3g} >= {max_cond:g}"
+    return scaled_condition(model.regressor(states).reshape(-1, model.num_parameters)), float(states.cond.max())
+
+
+def _setup(robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model):
+    from pga_dyn.sampling import count
+
+    harmonics = count("harmonics", harmonics)
+    for name, value in (("duration", duration), ("rate", rate), ("period", period)):
+        if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
+            raise PgaDynError(f"{name} must be a positive number, got {value!r}")
+    ns = int(round(duration * rate))
+    if ns < 2:
+        raise PgaDynError(f"duration {duration} s at {rate} Hz gives {ns} samples")
+    box = limits(robot, bounds, velocity, acceleration)
+    model = identification_model(robot, friction, armature) if model is None else model
+    return harmonics, np.arange(ns) / rate, box, model
+
+
+def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitation:
+    q, qd, qdd = fourier.evaluate(t)
+    broken = box.check(q, qd, qdd)
+    if broken:  # cannot happen for a scaled series: a bug, not bad input
+        raise RuntimeError(f"the exciting trajectory breaks its limits: {broken}")
+    cond, info = _condition(model, fourier, t, max_cond)
+    if not np.isfinite(cond):
+        raise PgaDynError(f"{model.robot.name}: the exciting trajectory is not valid at every sample ({info}); "
+                          "narrow the position box (bounds)")
+    traj = Trajectory(tuple(model.robot.actuated_names), t, q, qd, qdd, None, "excitation", "given")
+    return Excitation(traj, fourier, box, cond, cond if cond_start is None else cond_start, info, iterations, model)
+
+
+def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond, tries: int = 50):
+    """A random raw start x; a start whose trajectory is not valid at ``t_opt`` is drawn again."""
+    for _ in range(tries):
+        x = rng.standard_normal((na, 2 * harmonics)) / np.tile(np.arange(1, harmonics + 1), 2)
+        if np.isfinite(_condition(model, fit(x, box, frequency), t_opt, max_cond)[0]):
+            return x
+    raise PgaDynError(f"{model.robot.name}: no valid random trajectory in {tries} draws (every one leaves the "
+                      f"workspace or has cond(J_p) >= {max_cond:g}); narrow the position box (bounds)")
+
+
+def _opt_times(model, harmonics, frequency, points):
+    if points is None:
+        points = max(20 * harmonics, -(-4 * model.num_parameters // len(model.robot.actuated)))
+    return np.arange(points) / (points * frequency)
+
+
+@one_blas_thread
+def random_excitation(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
+                      friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None,
+                      seed=None, max_cond: float = 30.0, model=None) -> Excitation:
+    """A random Fourier trajectory inside the limits (the start of :func:`excite`, not optimised);
+    arguments as :func:`excite`."""
+    harmonics, t, box, model = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
+                                      velocity, acceleration, model)
+    rng = np.random.default_rng(seed)
+    t_opt = _opt_times(model, harmonics, 1 / period, None)
+    x = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
+    fourier = fit(x, box, 1 / period)
+    return _finish(model, fourier, t, box, max_cond, None, 0)
+
+
+@one_blas_thread
+def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
+           friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None, seed=None,
+           max_cond: float = 30.0, iterations: int = 100, points: int | None = None, model=None,
+           progress=None) -> Excitation:
+    """An exciting trajectory of ``duration`` s sampled at ``rate`` Hz: a Fourier series of
+    ``harmonics`` harmonics of the base frequency 1 / ``period`` per actuated coordinate, inside
+    the limits (:func:`limits`: ``bounds``, ``velocity``, ``acceleration``), optimised from a
+    random start (``seed``) for at most ``iterations`` L-BFGS-B iterations to minimise the
+    condition number of the identification model's regressor (``friction``, ``armature``, or
+    ``model``) over one period at ``points`` instants (default: 20 per harmonic, at least 4
+    regressor rows per parameter). For closed loops every sample assembles with cond(J_p) <
+    ``max_cond``. ``progress(iteration, iterations, cond)`` is called after each iteration."""
+    from pga_dyn.sampling import count
+
+    from . import optional
+
+    minimize = optional("scipy.optimize", "the optimisation of an exciting trajectory").minimize
+
+    iterations = count("iterations", iterations)
+    harmonics, t, box, model = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
+                                      velocity, acceleration, model)
+    frequency, na = 1 / period, len(robot.actuated)
+    t_opt = _opt_times(model, harmonics, frequency, points if points is None else count("points", points))
+    x0 = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
+    cond_start = _condition(model, fit(x0, box, frequency), t, max_cond)[0]
+
+    def cost(x):
+        cond, _ = _condition(model, fit(x.reshape(na, -1), box, frequency), t_opt, max_cond)
+        return float(np.log(cond)) if np.isfinite(cond) else PENALTY
+
+    done = [0]
+
+    def step(intermediate_result):
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], iterations, float(np.exp(intermediate_result.fun)))
+
+    result = minimize(cost, x0.ravel(), method="L-BFGS-B", callback=step, options={"maxiter": iterations})
+    best = result.x if result.fun <= cost(x0.ravel()) else x0.ravel()
+    return _finish(model, fit(best.reshape(na, -1), box, frequency), t, box, max_cond, cond_start, done[0])

@@ -1,0 +1,45 @@
+"""Generalized forces of a robot model along a trajectory, with friction, armature and noise:
+measurements for an identification without a robot.
+
+    tau = Y(q, qd, qdd) pi + fv qd + fc sign(qd) + f0 + Ia qdd + noise,
+
+Y pi the rigid-body forces of pga-dyn's TP model (:func:`pga_dyn.regressor`; for closed loops
+the forces of the actuated coordinates, each state assembled along a path from q0), the extra
+terms per actuated coordinate as in :mod:`drng.identification.model`, and Gaussian noise of
+standard deviation ``noise`` times the RMS of each coordinate's noise-free force (``noise=0.01``:
+1 % noise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pga_dyn.errors import PgaDynError
+
+from ..result import one_blas_thread
+
+from .estimation import states_of
+from .model import extra_column, extra_values
+
+
+@one_blas_thread
+def simulate(robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=None):
+    """The ``trajectory`` with the forces tau (module docstring) of ``robot`` with link-frame
+    parameters ``phi`` ((n, 10) or (10 n,); default the model file's) and ``extras``
+    ({term: value or (n_a,) values}, terms of :data:`~drng.identification.model.EXTRA_TERMS`).
+    Returns (trajectory with tau, the noise standard deviations (n_a,))."""
+    import pga_dyn
+
+    if not (isinstance(noise, (int, float)) and np.isfinite(noise) and noise >= 0):
+        raise PgaDynError(f"noise must be a non-negative number (a fraction of each force's RMS), got {noise!r}")
+    states = states_of(robot, trajectory)
+    pi = pga_dyn.inertial_parameters(robot) if phi is None else pga_dyn.from_link_parameters(robot, phi)
+    tau = states.regressor() @ pi
+    for term, values in extra_values(robot, extras or {}).items():
+        for j, value in enumerate(values):
+            if value:
+                tau[:, j] += value * extra_column(term, trajectory.qd[:, j], trajectory.qdd[:, j])
+    sigma = noise * np.sqrt(np.mean(tau ** 2, axis=0))
+    if noise:
+        tau = tau + sigma * np.random.default_rng(seed).standard_normal(tau.shape)
+    return trajectory.with_tau(tau, source=f"simulation of {robot.name}"), sigma

@@ -1,0 +1,117 @@
+"""The layers of the code, read from its syntax trees (docs/architecture.md).
+
+* pga_dyn imports neither drng nor robots; drng and robots import pga_dyn and not each other;
+  the CLI, ``pga_dyn.cli``, is the composition root: the only module that imports all three.
+* No module imports itself back through others: the graph of imports between the modules of the
+  three packages (imports inside functions included) has no cycle.
+* No private name (``_name``) crosses a module: none is imported from another module, and no
+  private attribute is read on anything but ``self`` or ``cls``.
+"""
+
+import ast
+import pathlib
+
+import networkx as nx
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGES = ("pga_dyn", "drng", "robots")
+#: Which packages each package may import; the CLI may import all.
+ALLOWED = {"pga_dyn": {"pga_dyn"}, "drng": {"drng", "pga_dyn"}, "robots": {"robots", "pga_dyn"}}
+COMPOSITION_ROOT = "pga_dyn.cli"
+#: Private-looking names that are public API: those of namedtuples.
+NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
+
+
+def module_name(path: pathlib.Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+#: The modules of the three packages (robots/data/make_go2.py is a maintainer's script, not a module).
+FILES = {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).glob("*.py"))}
+SOURCES = {module: path.read_text(encoding="utf-8") for module, path in FILES.items()}
+PACKAGE_INIT = set(PACKAGES)
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def imports(module: str, source: str):
+    """(imported module, names imported from it, line) for every import in ``source``, the text of
+    ``module``, at any depth (imports inside functions too)."""
+    package = module if module in PACKAGE_INIT else module.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, (), node.lineno
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+            target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
+            names = [alias.name for alias in node.names]
+            modules = [name for name in names if f"{target}.{name}" in SOURCES]  # "from . import pga"
+            yield target, tuple(name for name in names if name not in modules), node.lineno
+            for name in modules:
+                yield f"{target}.{name}", (), node.lineno
+
+
+def violations(module: str, source: str) -> list:
+    """What ``source`` (the text of ``module``) does against the layers and private names."""
+    found = []
+    allowed = set(PACKAGES) if module == COMPOSITION_ROOT else ALLOWED[module.split(".")[0]]
+    for target, names, line in imports(module, source):
+        if target.split(".")[0] in set(PACKAGES) - allowed:
+            found.append(f"{module}:{line} imports {target}")
+        if [name for name in names if private(name)]:
+            found.append(f"{module}:{line} imports {[n for n in names if private(n)]} from {target}")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and private(node.attr) and node.attr not in NAMEDTUPLE_API:
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+                found.append(f"{module}:{node.lineno} reads {ast.unparse(node)}")
+    return found
+
+
+def import_graph(sources: dict) -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_nodes_from(sources)
+    for module, source in sources.items():
+        graph.add_edges_from((module, target) for target, _, _ in imports(module, source)
+                             if target in sources and target != module)
+    return graph
+
+
+def test_the_packages_are_found():
+    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "drng", "drng.principles", "robots.urdf"} <= set(SOURCES)
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_layers_and_private_names(module):
+    assert violations(module, SOURCES[module]) == []
+
+
+def test_only_the_cli_imports_all_three_packages():
+    for module, source in SOURCES.items():
+        reached = {target.split(".")[0] for target, _, _ in imports(module, source)} & set(PACKAGES)
+        assert reached != set(PACKAGES) or module == COMPOSITION_ROOT, module
+    reached = {target.split(".")[0] for target, _, _ in imports(COMPOSITION_ROOT, SOURCES[COMPOSITION_ROOT])}
+    assert reached >= set(PACKAGES)
+
+
+def test_no_import_cycle():
+    cycles = list(nx.simple_cycles(import_graph(SOURCES)))
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_checks_see_violations():
+    """Each check reports the violation it is meant to catch, and the CLI may import everything."""
+    bad = "import drng\nfrom .model import _lump\n\ndef f(robot):\n    from robots import urdf\n    return robot._cache\n"
+    assert violations("pga_dyn.kinematics", bad) == [
+        "pga_dyn.kinematics:1 imports drng", "pga_dyn.kinematics:2 imports ['_lump'] from pga_dyn.model",
+        "pga_dyn.kinematics:5 imports robots", "pga_dyn.kinematics:5 imports robots.urdf",
+        "pga_dyn.kinematics:6 reads robot._cache"]
+    assert violations("drng.generator", "import robots\n") == ["drng.generator:1 imports robots"]
+    assert violations("pga_dyn.cli", "import drng\nimport robots\nfrom . import loops\n") == []
+    assert ("pga_dyn.pga", (), 1) in list(imports("pga_dyn.kinematics", "from . import pga\n"))
+    cyclic = {"pga_dyn.sampling": "from .tp_regressor import f\n", "pga_dyn.tp_regressor": "def g():\n    from .sampling import h\n"}
+    assert list(nx.simple_cycles(import_graph(cyclic)))
