@@ -136,10 +136,11 @@ def info_lines(robot) -> list:
     else:
         lines.append("  none")
     if robot.couplings:
-        lines += ["", "Couplings (follower = ratio * leader + offset)"]
+        lines += ["", "Couplings (follower = ratio * leader + the other terms + offset)"]
         rows = [(c.name, robot.coordinate_names[c.follower], robot.coordinate_names[c.leader], _num(c.ratio),
-                 _num(c.offset)) for c in robot.couplings]
-        lines += _table(("name", "follower", "leader", "ratio", "offset"), rows)
+                 " ".join(f"{_num(w)}*{robot.coordinate_names[k]}" for k, w in c.others) or "-", _num(c.offset))
+                for c in robot.couplings]
+        lines += _table(("name", "follower", "leader", "ratio", "other terms", "offset"), rows)
     lines += ["", f"actuated coordinates: {' '.join(robot.actuated_names)}"]
     if robot.constrained:
         passive = " ".join(robot.coordinate_names[k] for k in robot.passive) or "none"

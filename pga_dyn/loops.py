@@ -44,11 +44,13 @@ and Y_a = G^T Y_tree.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from numba import njit
 
-from .errors import ModelError, PgaDynError
 from .conventions import CODE_P, CODE_R, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
+from .errors import ModelError, PgaDynError, PgaDynWarning
 from .kinematics import forward, robot_arrays, so3_exp
 from .model import Robot
 
@@ -57,8 +59,23 @@ LOOP_ROWS = {"R": 6, "P": 12, "U": 4, "S": 3}
 ROWS_BY_CODE = np.array([LOOP_ROWS[t] for t in sorted(LOOP_JOINT_TYPES, key=JOINT_CODE.get)], dtype=np.int64)
 #: Residual norm below which a loop is closed (m, or unit-vector differences).
 CLOSURE_TOL = 1e-9
+#: Residual norm the assembly aims at: residuals of 1e-12 leave errors near 1e-11 (relative) in
+#: the sampled regressor, too close to the certificate's threshold of 1e-10 (a chain of eight
+#: four-bars; docs/drng.md). A model whose round-off floor is above it stops at the floor,
+#: which must lie below FLOOR_TOL.
+ASSEMBLY_TOL = 1e-14
+FLOOR_TOL = 1e-11
 #: Longest step of the actuated coordinates along an assembly path (rad or m).
 PATH_STEP = 0.2
+#: Steps (rad or m, every actuated coordinate) from a singular reference configuration towards
+#: the regular one the samples start from (:meth:`Constraints.close_reference`).
+REFERENCE_STEP = 0.1
+REFERENCE_STEPS = 10
+#: An assembly path slows down where the reciprocal condition estimate of J_f falls below
+#: PATH_SLOW times its value at the reference configuration; sampling stops a path where it
+#: falls below PATH_LIMIT times that value (:func:`newton_kernel`).
+PATH_SLOW = 0.1
+PATH_LIMIT = 0.01
 #: Reciprocal condition (smallest over largest |R_ii| of the QR of J_f) below which the
 #: predictor step of an assembly path is skipped.
 SINGULAR_RCOND = 1e-8
@@ -435,18 +452,89 @@ def _jacobian_free(J, E, na, rows, out):
 
 
 @njit(cache=True)
+def _orientation(Jz, na, Q):
+    """Q (m, nf): the columns of J_f = Jz[:, na:] made orthonormal by modified Gram-Schmidt; the
+    frame in which the next point's J_f must keep a positive determinant. False when J_f is
+    rank-deficient."""
+    m, nf = Q.shape
+    for j in range(nf):
+        for i in range(m):
+            Q[i, j] = Jz[i, na + j]
+        for k in range(j):
+            s = 0.0
+            for i in range(m):
+                s += Q[i, k] * Q[i, j]
+            for i in range(m):
+                Q[i, j] -= s * Q[i, k]
+        norm = 0.0
+        for i in range(m):
+            norm += Q[i, j] * Q[i, j]
+        norm = np.sqrt(norm)
+        if norm == 0.0:
+            return False
+        for i in range(m):
+            Q[i, j] /= norm
+    return True
+
+
+@njit(cache=True)
+def _same_orientation(Q, Jz, na):
+    """Whether det(Q^T J_f) > 0 for J_f = Jz[:, na:] (Gaussian elimination with partial pivoting):
+    J_f has not passed through a singular configuration since Q was taken (at a regular point
+    det(Q^T J_f) = det(R) > 0; it changes sign where J_f crosses a singularity)."""
+    m, nf = Q.shape
+    B = np.empty((nf, nf))
+    for a in range(nf):
+        for b in range(nf):
+            s = 0.0
+            for i in range(m):
+                s += Q[i, a] * Jz[i, na + b]
+            B[a, b] = s
+    sign = 1.0
+    for k in range(nf):
+        p = k
+        for i in range(k + 1, nf):
+            if abs(B[i, k]) > abs(B[p, k]):
+                p = i
+        if B[p, k] == 0.0:
+            return False
+        if p != k:
+            for c in range(nf):
+                B[k, c], B[p, c] = B[p, c], B[k, c]
+            sign = -sign
+        if B[k, k] < 0.0:
+            sign = -sign
+        for i in range(k + 1, nf):
+            f = B[i, k] / B[k, k]
+            for c in range(k, nf):
+                B[i, c] -= f * B[k, c]
+    return sign > 0.0
+
+
+@njit(cache=True)
 def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
-                  E, e0, na, spherical, z, target, tol, max_iter):
-    """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path in
-    steps of at most PATH_STEP, solving the loop constraints for the free passive part z[na:] by
-    Newton's method on the exact Jacobian J_f = J E[:, na:] at every step, with a tangent
-    predictor dz_f = -J_f^+ J_a dq_a (skipped where J_f is singular). The Newton steps are
-    Levenberg-Marquardt steps, min |J_f dx + r|^2 + mu^2 |dx|^2 with mu = |r| (Yamashita and
-    Fukushima: quadratic convergence at regular solutions, progress from singular starts such
-    as a flat linkage), at most 0.5 long. z is updated in place. Returns (status, residual):
-    status 0 assembled, 1 no convergence (the path leaves the workspace). A numerical method, not
-    a PGA expression: its geometry is :func:`loop_kernel` (twin :func:`loop_pga`); the tests
-    check what it returns, a closed configuration on the branch of the start."""
+                  E, e0, na, spherical, z, target, tol, max_iter, rcond_ref, min_rcond):
+    """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path,
+    solving the loop constraints for the free passive part z[na:] by Newton's method on the
+    exact Jacobian J_f = J E[:, na:] at every step, with a tangent predictor dz_f = -J_f^+ J_a
+    dq_a (skipped where J_f is singular). The Newton steps are Levenberg-Marquardt steps,
+    min |J_f dx + r|^2 + mu^2 |dx|^2 with mu = |r| (Yamashita and Fukushima: quadratic
+    convergence at regular solutions, progress from singular starts such as a flat linkage),
+    at most 0.5 long, to a residual below ``tol`` at the end of the path (or at the round-off
+    floor of the model, when that is above ``tol`` but below FLOOR_TOL). z is updated in place.
+
+    The steps are at most PATH_STEP long in q_a, and shorter near a singularity: scaled by
+    rho / (PATH_SLOW rcond_ref) when the reciprocal condition estimate rho of J_f (from its
+    QR, :func:`qr_solve`) falls below PATH_SLOW rcond_ref (rcond_ref: rho at the start of the
+    paths, the reference configuration), and never below PATH_STEP / 1000. With ``min_rcond`` >
+    0 (a path that must stay in the regular region of its start, on one assembly branch) a
+    path stops (status 2) where rho falls below ``min_rcond`` or where det(Q^T J_f) changes
+    sign between two steps (Q: orthonormal columns of the previous J_f; the sign changes where
+    the path steps over a singular configuration). Returns (status, residual): status 0
+    assembled, 1 no convergence (the path leaves the workspace), 2 the path meets a
+    singularity. A numerical method, not a PGA expression: its geometry is :func:`loop_kernel`
+    (twin :func:`loop_pga`); the tests check what it returns, a closed configuration on the
+    branch of the start."""
     nq, nz = E.shape
     nf = nz - na
     n = parent.shape[0] - 1
@@ -458,19 +546,24 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
         m += ROWS_BY_CODE[kind[l]]
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
     Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
+    Q = np.empty((m, nf))
     start = z[:na].copy()
     big = 0.0
     for j in range(na):
         big = max(big, abs(target[j] - start[j]))
-    steps = max(1, int(np.ceil(big / PATH_STEP)))
+    dt_max = PATH_STEP / big if big > 0.0 else 1.0
+    watch = min_rcond > 0.0 and m >= nf
     norm = np.inf
-    for step in range(1, steps + 1):
-        t = step / steps
-        if step > 1:  # predictor from the tangent at the last converged point (J, Jz hold it)
+    t = 0.0
+    first = True
+    while first or t < 1.0:
+        if not first:  # tangent dz_f/dt and rho at the last converged point (Jz holds its Jacobian)
+            if watch and not _orientation(Jz, na, Q):
+                return 2, norm
             for i in range(m):
                 s = 0.0
                 for j in range(na):
-                    s += Jz[i, j] * (target[j] - start[j]) / steps
+                    s += Jz[i, j] * (target[j] - start[j])
                 B[i, 0] = -s
                 for j in range(nf):
                     M[i, j] = Jz[i, na + j]
@@ -478,11 +571,19 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
                 B[i, 0] = 0.0
                 for j in range(nf):
                     M[i, j] = 0.0
-            if qr_solve(M, B, X) >= SINGULAR_RCOND:
-                _update(z, X[:, 0], na, spherical, 1.0)
+            rho = qr_solve(M, B, X)
+            if rho < min_rcond:
+                return 2, norm
+            dt = dt_max * min(1.0, max(rho / (PATH_SLOW * rcond_ref), 1e-3))
+            dt = min(dt, 1.0 - t)
+            if rho >= SINGULAR_RCOND:
+                _update(z, X[:, 0], na, spherical, dt)
+            t = 1.0 if dt >= 1.0 - t else t + dt
+        first = False
         for j in range(na):
             z[j] = start[j] + t * (target[j] - start[j])
         converged = False
+        last = np.inf
         for _ in range(max_iter):
             _coordinates(E, e0, z, q)
             forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
@@ -492,9 +593,11 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
             for i in range(m):
                 norm += r[i] * r[i]
             norm = np.sqrt(norm)
-            if norm < (tol if step == steps else 1e-8):
+            # converged: below tol, or at the round-off floor (below FLOOR_TOL and no longer halving)
+            if norm < (tol if t >= 1.0 else 1e-8) or (t >= 1.0 and norm < FLOOR_TOL and norm > 0.5 * last):
                 converged = True
                 break
+            last = norm
             for i in range(m):
                 B[i, 0] = -r[i]
                 for j in range(nf):
@@ -510,6 +613,8 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
             _update(z, X[:, 0], na, spherical, min(1.0, 0.5 / big) if big > 0.0 else 1.0)
         if not converged:
             return 1, norm
+        if watch and t > 0.0 and not _same_orientation(Q, Jz, na):
+            return 2, norm
     return 0, norm
 
 
@@ -536,7 +641,8 @@ def coupling_map(robot: Robot):
     """The affine map q = E z + e0 (E: (nq, nz), e0: (nq,)) that solves the couplings, with the free
     coordinates z = (q_a, q_f): the actuated coordinates, then the passive ones that no coupling
     determines, in tree order; and the indices of z in q (nz,). Chains of couplings are
-    substituted (a follower of a follower); a cycle of couplings is a ModelError."""
+    substituted (a follower of a follower, a leader among ``others``); a cycle of couplings is a
+    ModelError."""
     nq = robot.nq
     follow = {c.follower: c for c in robot.couplings}
     free = [k for k in range(nq) if k not in follow]
@@ -556,8 +662,11 @@ def coupling_map(robot: Robot):
             names = [robot.coordinate_names[c] for c in chain]
             raise ModelError(f"{robot.source or robot.name}: the couplings form a cycle through joints {names}")
         c = follow[k]
-        row, offset = solve(c.leader, chain + (k,))
-        state[k] = (c.ratio * row, c.ratio * offset + c.offset)
+        row, offset = np.zeros(len(column)), c.offset
+        for leader, weight in ((c.leader, c.ratio), *c.others):
+            lead_row, lead_offset = solve(leader, chain + (k,))
+            row, offset = row + weight * lead_row, offset + weight * lead_offset
+        state[k] = (row, offset)
         return state[k]
 
     for k in range(nq):
@@ -639,8 +748,9 @@ class Constraints:
         for c in robot.couplings:
             row = np.zeros(robot.nq)
             row[c.follower] += 1.0
-            row[c.leader] -= c.ratio
-            rows_r.append([q[c.follower] - c.ratio * q[c.leader] - c.offset])
+            for leader, weight in ((c.leader, c.ratio), *c.others):
+                row[leader] -= weight
+            rows_r.append([row @ q - c.offset])
             rows_J.append(row[None])
         r, J = np.concatenate(rows_r), np.vstack(rows_J)
         return r, J, (np.concatenate([bias, np.zeros(len(robot.couplings))]) if qd is not None else None)
@@ -659,11 +769,12 @@ class Constraints:
         """Assemble the reference configuration: q0 with its passive coordinates solved by Newton
         (q0 itself when its loops close, as DRNG's Table 2 assumes); every assembly path starts
         there. Raise a ModelError naming the loop joints when they cannot be closed at the
-        actuated position of q0."""
+        actuated position of q0. ``cond_ref`` is cond(J_p) there; a singular q0 is left for a
+        regular neighbour (``moved``), with a warning (:meth:`_leave_singular_reference`)."""
         z = np.zeros(self.E.shape[1])
         if self.nf:
             status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
-                                      z[:self.na].copy(), 1e-12, 200)
+                                      z[:self.na].copy(), 1e-12, 200, 1e-300, 0.0)
             if status:
                 open_ = [(name, res) for name, res in self.residuals(self.robot.q0) if res > CLOSURE_TOL]
                 listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
@@ -671,6 +782,63 @@ class Constraints:
                                  f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
                                  "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
         self.z_ref = z
+        self.cond_ref, self.rcond_ref, self.moved = 1.0, 1.0, False
+        if self.nf:
+            _, J, _ = self.evaluate(self.E @ z + self.e0)
+            self.cond_ref = self.condition(J)
+            if self.cond_ref >= 1.0 / SINGULAR_RCOND:
+                self._leave_singular_reference(J)
+            self.rcond_ref = self.rcond(self.evaluate(self.E @ self.z_ref + self.e0)[1])
+
+    def rcond(self, J) -> float:
+        """min |R_ii| / max |R_ii| of the QR of J_f (>= 1 / cond(J_f)): the estimate the assembly
+        paths watch (:func:`newton_kernel`); 0 when J_f is rank-deficient."""
+        Jf = J[:self.m] @ self.E[:, self.na:]
+        if Jf.shape[0] < Jf.shape[1]:
+            return 0.0
+        d = np.abs(np.diag(np.linalg.qr(Jf, mode="r")))
+        return float(d.min() / d.max()) if d.max() > 0 else 0.0
+
+    def _leave_singular_reference(self, J):
+        """At a singular reference (J_f rank-deficient: several assembly modes, branches of C(q) = 0,
+        can meet there, with different identifiability) move the reference along q_a = q0 + t (1,
+        ..., 1), t = REFERENCE_STEP, 2 REFERENCE_STEP, ..., REFERENCE_STEPS REFERENCE_STEP,
+        assembled from it, to the best-conditioned of these configurations when it is regular:
+        the samples then follow the one branch of that configuration. A PgaDynWarning names the loops, the passive
+        joints the loops leave free to first order, and the reference used."""
+        robot = self.robot
+        Jf = J[:self.m] @ self.E[:, self.na:]
+        _, s, vt = np.linalg.svd(Jf)
+        free = vt[np.concatenate([s, np.zeros(len(vt) - len(s))]) <= SINGULAR_RCOND * s[0]]
+        moving = np.abs(free).max(axis=0) > 0.1 * np.abs(free).max()
+        loops, row = [], 0
+        for lp in robot.loop_joints:
+            rows = Jf[row:row + LOOP_ROWS[lp.type]]
+            if np.abs(rows[:, moving]).max() > 1e-9 * max(np.abs(Jf).max(), 1e-300):
+                loops.append(lp.name)
+            row += LOOP_ROWS[lp.type]
+        joints = [robot.coordinate_names[k] for k in self.z_index[self.na:][moving]]
+        z, best, cond, step = self.z_ref.copy(), None, np.inf, 0.0
+        for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
+            status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
+                                      self.z_ref[:self.na] + k * REFERENCE_STEP, 1e-12, 200, 1e-300, 0.0)
+            if status:
+                break
+            c = self.condition(self.evaluate(self.E @ z + self.e0)[1])
+            if c < cond:
+                best, cond, step = z.copy(), c, k * REFERENCE_STEP
+        if cond < 1.0 / SINGULAR_RCOND:
+            self.z_ref, self.cond_ref, self.moved = best, cond, True
+            used = (f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
+                    f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+                    f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch")
+        else:
+            used = "no regular configuration was found next to it; the samples may mix branches"
+        warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
+                      f"loop joint{'s' if len(loops) > 1 else ''} {_listing(loops)} (J_p is "
+                      f"rank-deficient along joints {_listing(joints)}): assembly modes of "
+                      f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
+                      PgaDynWarning, stacklevel=3)
 
     def condition(self, J):
         """cond(J_f) for the constraint Jacobian J (rows of the loops, then of the couplings) in the
@@ -688,10 +856,12 @@ class Constraints:
         """The free coordinates z of a tree configuration that satisfies the couplings."""
         return np.asarray(q, dtype=float)[self.z_index].copy()
 
-    def assemble(self, q_a, start=None, tol=1e-12, max_iter=30):
+    def assemble(self, q_a, start=None, tol=ASSEMBLY_TOL, max_iter=30, regular=False):
         """Solve the constraints for the passive coordinates at actuated position q_a, following
         a path from ``start`` (an assembled tree configuration; default: the reference
-        configuration, q0 closed; see :meth:`close_reference`).
+        configuration, q0 closed; see :meth:`close_reference`). ``regular``: the path must stay
+        away from singular configurations (reciprocal condition estimate of J_f above PATH_LIMIT
+        times the reference's), so that the state is on the reference's assembly branch.
 
         Returns (q, z): the tree configuration and its free coordinates. Raises PgaDynError when
         the path leaves the workspace or meets a singularity."""
@@ -699,8 +869,12 @@ class Constraints:
         q_a = np.ascontiguousarray(q_a, dtype=float)
         z = self.z_ref.copy() if start is None else self.free(start)
         if self.nf:
-            status, norm = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na,
-                                         self.spherical, z, q_a, tol, max_iter)
+            status, norm = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
+                                         q_a, tol, max_iter, max(self.rcond_ref, 1e-300),
+                                         PATH_LIMIT * self.rcond_ref if regular else 0.0)
+            if status == 2:
+                raise PgaDynError(f"{robot.name}: the assembly path from the start to q_a = "
+                                  f"{np.round(q_a, 6).tolist()} meets a singular configuration")
             if status:
                 raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
                                   f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
@@ -708,9 +882,10 @@ class Constraints:
             z[:self.na] = q_a
         return self.E @ z + self.e0, z
 
-    def complete(self, q_a, qd_a, qdd_a, start=None):
-        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_f)."""
-        q, _ = self.assemble(q_a, start)
+    def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):
+        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_f);
+        ``regular`` as in :meth:`assemble`."""
+        q, _ = self.assemble(q_a, start, regular=regular)
         Ea, Ef = self.E[:, :self.na], self.E[:, self.na:]
         if not self.nf:
             return q, Ea @ qd_a, Ea @ qdd_a, Ea.copy(), 1.0
@@ -746,6 +921,12 @@ def _closed_constraints(robot: Robot) -> Constraints:
     con = Constraints(robot)
     con.close_reference()
     return con
+
+
+def _listing(names, most=6) -> str:
+    """'a', 'b', 'c' (and 4 more)."""
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" (and {len(names) - most} more)" if len(names) > most else "")
 
 
 def constraints(robot: Robot) -> Constraints:

@@ -127,7 +127,10 @@ class LoopSpec:
 
 @dataclass(frozen=True)
 class CouplingSpec:
-    """A URDF+ ``<coupling>``: ``successor`` turns ``ratio`` times as fast as ``predecessor``."""
+    """A URDF+ ``<coupling>`` between two links: ``ratio`` times the sum of the coordinates of the
+    joints from the links' nearest common ancestor to ``predecessor`` equals the sum of those
+    from the ancestor to ``successor`` (a rotor on the parent of its link turns ``ratio``
+    times as fast as the link)."""
 
     name: str
     type: str
@@ -157,14 +160,22 @@ class LoopJoint:
 
 @dataclass(frozen=True)
 class Coupling:
-    """A linear constraint between two tree coordinates: q[follower] = ratio q[leader] + offset
-    (URDF ``<mimic>``, URDF+ ``<coupling>``)."""
+    """A linear constraint between tree coordinates (URDF ``<mimic>``, URDF+ ``<coupling>``):
+    q[follower] = ratio q[leader] + sum(c q[k] for k, c in others) + offset. ``others`` holds
+    the other joints on the paths of a URDF+ coupling whose links do not share their parent
+    (e.g. an ankle rotor on the hip: q_rotor = r (q_knee + q_ankle)); empty for a mimic."""
 
     name: str
     follower: int
     leader: int
     ratio: float
     offset: float
+    others: tuple = ()
+
+    @property
+    def leaders(self) -> tuple:
+        """The coordinates the follower depends on, ``leader`` first."""
+        return (self.leader, *(k for k, _ in self.others))
 
 
 def _check_finite(values, what: str, where: str) -> None:
@@ -457,12 +468,16 @@ class Robot:
         return LoopJoint(loop.name, loop.type, a, b, frozen_array(fa), frozen_array(fb), frozen_array(axes))
 
     def _couplings(self, tree, couplings, where):
-        """Mimic joints and URDF+ couplings as linear constraints q[follower] = ratio q[leader] + offset.
+        """Mimic joints and URDF+ couplings as linear constraints (:class:`Coupling`).
 
-        A ``<mimic>`` joint follows its leader. A URDF+ coupling says that the successor turns
-        ``ratio`` times as fast as the predecessor; the successor follows, unless it is marked
-        ``independent="true"`` and the predecessor ``independent="false"``: then the coupling
-        determines the predecessor, q_p = q_s / ratio (a rotor that drives its link)."""
+        A ``<mimic>`` joint follows its leader. A URDF+ coupling with ratio r between links p and
+        s says r sum(q_P) = sum(q_S), P and S the joints from the links' nearest common ancestor
+        down to p and to s (the semantics of generalized_rbda's URDF+ reader,
+        ``ClusterTreeModel::explicitRollingConstraint``; a link that is the ancestor stands for
+        its own joint, :meth:`_paths_from_common_ancestor`): for a rotor on the parent of its link,
+        q_s = r q_p; for an ankle rotor on the hip, q_rotor = r (q_knee + q_ankle). The joint
+        that follows is s's, unless it is marked ``independent="true"`` and one joint of P or S
+        is marked ``independent="false"``: then that one (a rotor that drives its link)."""
         index = {name: k for k, name in enumerate(self.joint_names) if k > 0}
         joints = [joint for _, _, joint in tree.edges(data="joint")]
         flag = {joint.name: joint.independent for joint in joints}
@@ -483,17 +498,44 @@ class Robot:
             for link in (c.predecessor, c.successor):
                 if link not in self._link_body:
                     raise ModelError(f"{at}: names unknown link '{link}'")
-            ends = [next((j.name for _, _, j in tree.in_edges(link, data="joint")), None)
-                    for link in (c.predecessor, c.successor)]
-            if None in ends:
-                raise ModelError(f"{at}: its links must be the children of tree joints")
             if not np.isfinite(c.ratio) or c.ratio == 0.0:
                 raise ModelError(f"{at}: the ratio must be a finite nonzero number, got {c.ratio}")
-            predecessor, successor = (coordinate(end, at) for end in ends)
-            if flag[ends[1]] is True and flag[ends[0]] is False:  # the rotor drives its link
-                yield Coupling(c.name, predecessor, successor, 1.0 / float(c.ratio), 0.0)
-            else:
-                yield Coupling(c.name, successor, predecessor, float(c.ratio), 0.0)
+            paths = self._paths_from_common_ancestor(c.predecessor, c.successor, at)
+            terms = {}  # coordinate -> coefficient in r sum(q_P) - sum(q_S) = 0
+            for weight, path in zip((float(c.ratio), -1.0), paths):
+                for i in path:
+                    terms[coordinate(self.joint_names[i], at)] = weight
+            ends = [coordinate(self.joint_names[path[-1]], at) for path in paths]
+            dependent = [k for i in paths[0] + paths[1] if flag.get(self.joint_names[i]) is False
+                         for k in [coordinate(self.joint_names[i], at)]]
+            follower = ends[1]
+            if flag.get(self.joint_names[paths[1][-1]]) is True and dependent:
+                if len(dependent) > 1:
+                    raise ModelError(f"{at}: joints {[self.coordinate_names[k] for k in dependent]} on its paths are "
+                                     "all marked independent=\"false\": a coupling determines one of them")
+                follower = dependent[0]
+            scale = -1.0 / terms.pop(follower)  # q_f = sum(-(a_k / a_f) q_k)
+            leader = ends[0] if follower == ends[1] else ends[1]
+            yield Coupling(c.name, follower, leader, scale * terms.pop(leader), 0.0,
+                           tuple((k, scale * a) for k, a in sorted(terms.items())))
+
+    def _paths_from_common_ancestor(self, link_a, link_b, at):
+        """The tree joints (body indices, top down) from the nearest common ancestor of the bodies
+        of two links down to each of them. When one link's body is that ancestor (a slider
+        driven by its parent's rotation, a lead screw), its path is its own joint: the common
+        ancestor's path would be empty and the coupling would hold the other path still."""
+        up = []
+        for link in (link_a, link_b):
+            body, path = self._body_index[self._link_body[link]], []
+            while body > 0:
+                path.append(body)
+                body = int(self.parent[body])
+            up.append(path)
+        common = set(up[0]) & set(up[1])
+        paths = [[i for i in reversed(path) if i not in common] or path[:1] for path in up]
+        if not paths[0] or not paths[1] or paths[0] == paths[1]:
+            raise ModelError(f"{at}: its links must be carried by two different joints of the tree")
+        return paths
 
     def _actuation(self, where):
         """Actuated (independent) coordinates: all of a tree, else those of joints marked
@@ -508,7 +550,7 @@ class Robot:
                                  f"'{self.coordinate_names[coupling.follower]}' already follows "
                                  f"'{followed[coupling.follower]}'")
             followed[coupling.follower] = coupling.name
-        chain = nx.DiGraph((c.leader, c.follower) for c in self.couplings)
+        chain = nx.DiGraph((k, c.follower) for c in self.couplings for k in c.leaders)
         if not nx.is_directed_acyclic_graph(chain):
             cycle = [self.coordinate_names[edge[0]] for edge in nx.find_cycle(chain)]
             raise ModelError(f"{where}: the couplings form a cycle through joints {cycle}")
@@ -530,18 +572,22 @@ class Robot:
         its configuration, velocity and acceleration arbitrary)."""
         moved = {k for cluster in self.loop_clusters for body in cluster
                  for k in range(*self.coordinates(body).indices(self.nq))}
-        for k in self.passive:
-            if k in followed or k in moved:
-                continue
-            name = self.coordinate_names[k]
-            ties = [c.name for c in self.couplings if c.leader == k]
-            tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
-                   f"make{'' if len(ties) > 1 else 's'} other joints follow it, but nothing determines it"
-                   ) if ties else ""
-            raise ModelError(f"{where}: joint '{name}' is marked independent=\"false\" but no loop joint "
-                             f"moves it and no coupling determines its coordinate{tie} (mark it independent, "
-                             "or add the <loop> or <coupling> that drives it; a differential or other "
-                             "transmission between several joints is not supported)")
+        loose = [k for k in self.passive if k not in followed and k not in moved]
+        if not loose:
+            return
+        names = [self.coordinate_names[k] for k in loose]
+        ties = [c.name for c in self.couplings if set(c.leaders) & set(loose)]
+        tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
+               f"make{'' if len(ties) > 1 else 's'} other joints follow {'it' if len(loose) == 1 else 'them'}, "
+               "but nothing determines " + ("it" if len(loose) == 1 else "them")) if ties else ""
+        what = (f"joint '{names[0]}' is" if len(names) == 1 else
+                f"joints {', '.join(repr(n) for n in names)} are")
+        it = "it" if len(names) == 1 else "them"
+        raise ModelError(f"{where}: {what} marked independent=\"false\" but no loop joint moves {it} and no "
+                         f"coupling determines {it}{tie} (mark {it} independent, or add the <loop> or <coupling> "
+                         f"that drives {it}; a transmission that no element of the file states, such as a "
+                         "differential between two rotors and two joints, is not supported: URDF+ has no "
+                         "element for it)")
 
     # -- construction ---------------------------------------------------------------------------
     def _build(self, tree, by_name, where):

@@ -40,6 +40,8 @@ class States:
         cond(J_p) of each sample (1 for a tree).
     drawn, rejected : int
         Draws made, and those rejected (out of the workspace or too close to a singularity).
+    max_cond : float
+        The cond(J_p) limit the samples were held to (:func:`sample_states`).
     """
 
     robot: Robot
@@ -53,6 +55,7 @@ class States:
     cond: np.ndarray
     drawn: int = 0
     rejected: int = 0
+    max_cond: float = np.inf
 
     def __len__(self) -> int:
         return self.q.shape[0]
@@ -70,6 +73,15 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
     Q, QD, QDD, G, cond = constraints(robot).complete_all(q_a, qd_a, qdd_a, start)
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, q_a.shape[0], 0)
 
+
+#: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).
+REFERENCE_FACTOR = 3.0
+
+#: When fewer than MIN_YIELD of STAGE_DRAWS n draws are kept, the sampling box is halved around
+#: the reference configuration, down to MIN_SCALE of its size (:func:`sample_states`).
+STAGE_DRAWS = 2
+MIN_YIELD = 0.1
+MIN_SCALE = 1.0 / 64
 
 #: Default sampling range of a coordinate without limits: rotations (rad), translations (m).
 DEFAULT_RANGE = {"rotation": (-np.pi, np.pi), "translation": (-1.0, 1.0)}
@@ -149,9 +161,18 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
-    joints, each draw is assembled along the straight path from q0 in q_a (as
-    :func:`pga_dyn.regressor` does, so that a state is a function of q_a), which keeps every
-    sample on the assembly branch of q0, and kept when it closes and cond(J_p) < ``max_cond``.
+    joints, each draw is assembled along the straight path from the reference configuration in
+    q_a (as :func:`pga_dyn.regressor` does, so that a state is a function of q_a); a path that
+    meets a singular configuration is rejected (``regular=True`` of
+    :meth:`pga_dyn.loops.Constraints.assemble`), which keeps every sample in the regular region
+    of the reference's assembly branch; a draw is kept when it closes and cond(J_p) is below the
+    limit: ``max_cond``, or REFERENCE_FACTOR times cond(J_p) at the reference configuration when
+    that is larger (a mechanism whose regular reference is already above ``max_cond``, e.g.
+    millimetre rods measured in metres against radians; a reference moved off a singular q0
+    keeps ``max_cond``). While fewer than MIN_YIELD of the draws are kept, the box is halved
+    around the reference's actuated coordinates every STAGE_DRAWS n draws (a branch whose
+    regular region is a small part of the box, e.g. eight parallelograms that flatten at 0 and
+    pi in a box of +-10 rad), with a warning.
 
     Parameters
     ----------
@@ -163,7 +184,8 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     bounds : None, array_like (n_a, 2) or dict
         The box of q_a (:func:`bounds_array`; default :func:`default_bounds`).
     max_cond : float
-        Largest accepted cond(J_p).
+        Largest accepted cond(J_p) (raised to REFERENCE_FACTOR cond(J_p) at a regular reference
+        configuration when that is larger).
     max_draws : int, optional
         Draws allowed (default 100 n); PgaDynError when fewer than ``n`` valid states are found.
     seconds : float, optional
@@ -196,7 +218,10 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)
-    kept, drawn = [], 0
+    if not con.moved:  # a reference moved off a singular q0 is ill-conditioned by its closeness to it
+        max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
+    centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
+    kept, drawn, scale, stage, stage_kept = [], 0, 1.0, 0, 0
     deadline = np.inf if seconds is None else time.perf_counter() + seconds
     while len(kept) < n and drawn < max_draws:
         if time.perf_counter() > deadline:
@@ -204,17 +229,27 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
                               f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
                               "time or change bounds")
         drawn += 1
-        q_a = rng.uniform(box[:, 0], box[:, 1])
+        stage += 1
+        q_a = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
         try:
-            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a)
+            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a, regular=True)
         except PgaDynError:
-            continue
+            cond = np.inf
         if cond < max_cond:
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
+            stage_kept += 1
             report("sampling valid states", len(kept), n)
+        if stage >= STAGE_DRAWS * n and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
+            scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
+    if scale < 1.0 and len(kept) >= n:
+        warnings.warn(f"{robot.source or robot.name}: fewer than {MIN_YIELD:.0%} of the draws from the sampling box "
+                      "reached their actuated position on the reference's assembly branch without meeting a singular "
+                      f"configuration: the box was shrunk {1 / scale:g} times around the reference, "
+                      f"q_a = {np.round(centre, 3).tolist()} (the rank is structural: any open part of the branch "
+                      "gives it)", PgaDynWarning, stacklevel=2)
     if len(kept) < n:
         raise PgaDynError(f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
     cols = [np.array(c) for c in zip(*kept)]
-    return States(robot, *cols, drawn=drawn, rejected=drawn - n)
+    return States(robot, *cols, drawn=drawn, rejected=drawn - n, max_cond=float(max_cond))

@@ -75,11 +75,7 @@ def constraint_jacobian(oracle: TreeOracle, qp) -> np.ndarray:
         elif lp.type == "U":
             ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[1]
             rows.append(np.cross(ua, ub) @ (Ja[3:] - Jb[3:]))
-    for c in robot.couplings:
-        row = np.zeros(model.nv)
-        row[c.follower] += 1.0
-        row[c.leader] -= c.ratio
-        rows.append(row)
+    rows += [a for _, a, _ in oracle.couplings]
     return np.vstack([np.reshape(r, (-1, model.nv)) for r in rows])
 
 
@@ -154,3 +150,175 @@ if __name__ == "__main__":
             robot = robots.load_urdf(fixture(name), gravity=gravity)
             dim, gap, _ = nullity(robot)
             print(f"{name:20s} gravity {gravity}: nullspace dim {dim:3d} of {10 * robot.n} (gap {gap:.1e})")
+
+
+# -- any robot: floating bases, every joint type, couplings read from the file -------------------
+def passive_velocities(oracle: TreeOracle, urdf: str) -> np.ndarray:
+    """Velocity indices (Pinocchio's) of the coordinates the constraints determine, from the
+    file's text: the joints marked ``independent="false"``, the ``<mimic>`` joints, and the
+    parent joint of a coupling's successor link when neither end is marked (the file's design,
+    read here, not pga-dyn's ``robot.passive``)."""
+    import xml.etree.ElementTree as ET
+
+    model, robot = oracle.model, oracle.robot
+    root = ET.fromstring(urdf)
+    flags = {el.get("name"): el.get("independent", "").lower() for el in root.iter("joint")}
+    names = set()
+    for el in root.iter("joint"):
+        if el.get("type") != "fixed" and (flags[el.get("name")] in ("false", "0") or el.find("mimic") is not None):
+            names.add(el.get("name"))
+    parent_joint = {el.find("child").get("link"): el.get("name") for el in root.iter("joint")}
+    for el in root.iter("coupling"):
+        ends = [parent_joint[el.find(tag).get("link")] for tag in ("predecessor", "successor")]
+        if not any(flags[e] in ("false", "0") for e in ends):
+            names.add(ends[1])
+    out = []
+    for name in sorted(names, key=model.getJointId):
+        joint = model.joints[model.getJointId(name)]
+        out.extend(range(joint.idx_v, joint.idx_v + joint.nv))
+    return np.array(out, dtype=int)
+
+
+def random_configuration(oracle: TreeOracle, rng, spread: float) -> np.ndarray:
+    """Pinocchio configuration: 1-DoF and universal joints uniform in (-spread, spread); spherical
+    joints exp of a rotation vector uniform in (-1, 1)^3; a free flyer at a position uniform in
+    (-1, 1)^3 with such a rotation."""
+    model = oracle.model
+    qp = pin.neutral(model)
+    for joint in model.joints[1:]:
+        k, kind = joint.idx_q, joint.shortname()
+        if kind == "JointModelFreeFlyer":
+            qp[k:k + 3] = rng.uniform(-1.0, 1.0, 3)
+            qp[k + 3:k + 7] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
+        elif kind == "JointModelSpherical":
+            qp[k:k + 4] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
+        else:
+            qp[k:k + joint.nq] = rng.uniform(-spread, spread, joint.nq)
+    return qp
+
+
+def newton(oracle: TreeOracle, qp, free, tol=1e-12, iterations=100):
+    """Close the constraints by Levenberg-Marquardt on the velocity indices ``free``: the step
+    minimises |J_p dx + r|^2 + |r|^2 |dx|^2 (J_p: Pinocchio's constraint Jacobian), applied with
+    pin.integrate, at most 0.3 long; the closed configuration, or None."""
+    v = np.zeros(oracle.model.nv)
+    for _ in range(iterations):
+        r = oracle.residual(qp)
+        if np.abs(r).max() < tol:
+            return qp
+        J = constraint_jacobian(oracle, qp)[:, free]
+        damped = np.vstack([J, np.linalg.norm(r) * np.eye(len(free))])
+        step = np.linalg.lstsq(damped, np.concatenate([-r, np.zeros(len(free))]), rcond=None)[0]
+        v[:] = 0.0
+        v[free] = step * min(1.0, 0.3 / max(np.abs(step).max(), 1e-300))
+        qp = pin.integrate(oracle.model, qp, v)
+    return None
+
+
+def regular_nullspace(oracle: TreeOracle, qp, free, max_cond: float):
+    """N (nv, nv - len(free)), an orthonormal basis of the nullspace of the constraint Jacobian J
+    at a closed qp, when the passive columns J_p have full column rank with cond below
+    ``max_cond`` (a regular state); else None. J's rank must be len(free): a gap of 1e8 below it."""
+    J = constraint_jacobian(oracle, qp)
+    nv, k = oracle.model.nv, len(free)
+    if k == 0:
+        return np.eye(nv)
+    s = np.linalg.svd(J[:, free], compute_uv=False)
+    if len(s) < k or s[k - 1] < s[0] / max_cond:
+        return None
+    _, s, vt = np.linalg.svd(J)
+    assert len(s) == k or s[k] < 1e-8 * s[k - 1], ("the constraints have more rank than the passive coordinates", s)
+    return vt[k:].T
+
+
+def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
+    """The start of the assembly paths: q0 (neutral) with the passive coordinates closed; when
+    J_p is singular there, the best-conditioned of the configurations with every actuated
+    coordinate moved by step, 2 step, ..., steps step (rad or m), each closed by Newton from
+    the previous one (docs/drng.md, assembly modes). Also the cond(J_p) limit of the samples:
+    30, or 3 cond(J_p) at a regular q0 when that is larger (as pga-dyn's sampling states it)."""
+    model = oracle.model
+    start = newton(oracle, pin.neutral(model), free)
+    if start is None:  # a flat q0 with open loops: Newton cannot leave it, start a little off it
+        kick = np.zeros(model.nv)
+        kick[free] = np.random.default_rng(0).uniform(-1e-2, 1e-2, len(free))
+        start = newton(oracle, pin.integrate(model, pin.neutral(model), kick), free)
+    assert start is not None, "the reference configuration does not close"
+    def cond(qp):
+        s = np.linalg.svd(constraint_jacobian(oracle, qp)[:, free], compute_uv=False)
+        return np.inf if len(s) < len(free) or s[len(free) - 1] < 1e-8 * s[0] else s[0] / s[len(free) - 1]
+
+    if len(free) and cond(start) == np.inf:
+        move = np.full(model.nv, step)
+        move[free] = 0.0
+        qp, best = start, (np.inf, None)
+        for _ in range(steps):
+            qp = newton(oracle, pin.integrate(model, qp, move), free)
+            if qp is None:
+                break
+            best = min(best, (cond(qp), qp), key=lambda pair: pair[0])
+        return best[1], 30.0
+    return start, max(30.0, 3.0 * cond(start)) if len(free) else 30.0
+
+
+def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None):
+    """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
+
+    ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
+    coordinates move by random amounts in (-spread, spread) along a straight path in steps of
+    ``step`` (rad),
+    closing the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
+    ``max_cond``, or steps over a singular one (det(U^T J_p) changes sign, U an orthonormal
+    basis of the previous J_p's columns), is rejected: every state is in the regular region of
+    the reference's assembly branch. ``mode="any"``: random coordinates, passive ones
+    included, closed by Newton: any mode."""
+    model = oracle.model
+    if mode == "any":
+        qp = newton(oracle, random_configuration(oracle, rng, spread), free)
+        return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
+    act = np.setdiff1d(np.arange(model.nv), free)
+    dv = np.zeros(model.nv)
+    dv[act] = rng.uniform(-spread, spread, len(act))
+    steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
+    qp = start
+    U, R = np.linalg.qr(constraint_jacobian(oracle, qp)[:, free])
+    for _ in range(steps):
+        qp = newton(oracle, pin.integrate(model, qp, dv / steps), free)
+        if qp is None or regular_nullspace(oracle, qp, free, max_cond) is None:
+            return None
+        Jp = constraint_jacobian(oracle, qp)[:, free]
+        if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
+            return None
+        U, R = np.linalg.qr(Jp)
+    return qp, regular_nullspace(oracle, qp, free, max_cond)
+
+
+def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, spread: float = 1.0,
+                 mode: str = "q0", max_cond: float | None = None):
+    """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
+    ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
+    ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
+    N w) stacked, 3 rows per parameter by default. Couplings and the passive coordinates are
+    read from the text (:func:`file_couplings`, :func:`passive_velocities`)."""
+    oracle = TreeOracle(robot, urdf)
+    free = passive_velocities(oracle, urdf)
+    dof = oracle.model.nv - len(free)
+    samples = samples or -(-30 * robot.n // dof) + 2
+    rng = np.random.default_rng(seed)
+    rows, draws = [], 0
+    zero = np.zeros(oracle.model.nv)
+    start, limit = reference(oracle, free) if len(free) and mode == "q0" else (None, 100.0)
+    max_cond = limit if max_cond is None else max_cond
+    while len(rows) < samples:
+        draws += 1
+        assert draws < 50 * samples, f"only {len(rows)} of {draws} draws closed"
+        state = closed_state(oracle, rng, free, spread, mode, max_cond, start=start) if len(free) else (
+            random_configuration(oracle, rng, spread), np.eye(oracle.model.nv))
+        if state is None or state[1] is None:
+            continue
+        qp, N = state
+        Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))
+        rows.append(N.T @ Y)
+    stacked = np.vstack(rows)
+    rank, gap = numerical_rank(stacked)
+    return 10 * robot.n - rank, gap, stacked, draws

@@ -130,6 +130,19 @@ def _perpendiculars(u: np.ndarray) -> np.ndarray:
     return np.linalg.svd(u.reshape(1, 3))[2][1:]
 
 
+def _inertia(inertial) -> "pin.Inertia":
+    """Pinocchio's inertia of a pga-dyn Inertial; a tensor that pin.Inertia(m, c, I) refuses (the
+    degenerate ones of real files, e.g. a planar link's diag(0, 0, izz)) is given by its dynamic
+    parameters [m, m c, I about the origin]."""
+    m, c = float(inertial.mass), np.asarray(inertial.com, dtype=float)
+    I = np.asarray(inertial.inertia, dtype=float)
+    if m == 0.0 or np.linalg.eigvalsh(I).min() > 0.0:
+        return pin.Inertia(m, c, I)
+    J = I + m * (c @ c * np.eye(3) - np.outer(c, c))
+    return pin.Inertia.FromDynamicParameters(np.array([m, *(m * c), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2],
+                                                       J[2, 2]]))
+
+
 class TreeOracle:
     """Pinocchio's model of the spanning tree of ``robot`` (fixed base), body i on joint i.
 
@@ -137,11 +150,15 @@ class TreeOracle:
     JointModelUniversal(axis1, axis2), whose placement is Rot(a1, q1) Rot(a2, q2) and whose
     velocity is (q1', q2') as pga-dyn's; S: JointModelSpherical, q = quaternion of exp(r^),
     v = the child's angular velocity in the child frame as pga-dyn's. The velocity
-    coordinates of both models are therefore the same vector."""
+    coordinates of both models are therefore the same vector. F: JointModelFreeFlyer, whose
+    coordinates are not pga-dyn's (exponential coordinates, spatial twist): a floating robot's
+    states are drawn in Pinocchio's own coordinates (tests/fixture_oracle.py), and
+    :meth:`configuration` refuses it.
 
-    def __init__(self, robot):
-        if robot.floating_base or "F" in robot.joint_type:
-            raise NotImplementedError("TreeOracle builds fixed-base trees only")
+    ``urdf`` (the file's text): the couplings are read from its ``<coupling>`` and ``<mimic>``
+    elements here (:func:`file_couplings`), not taken from pga-dyn's ``robot.couplings``."""
+
+    def __init__(self, robot, urdf: str | None = None):
         self.robot = robot
         model = pin.Model()
         model.gravity.linear = np.asarray(robot.gravity, dtype=float)
@@ -155,6 +172,8 @@ class TreeOracle:
                 joint = pin.JointModelUniversal(axes[0].copy(), axes[1].copy())
             elif kind == "S":
                 joint = pin.JointModelSpherical()
+            elif kind == "F":
+                joint = pin.JointModelFreeFlyer()
             else:
                 raise NotImplementedError(f"joint type {kind}")
             origin = robot.origin[i]
@@ -162,13 +181,15 @@ class TreeOracle:
                                  robot.joint_names[i])
             assert jid == i
             assert model.joints[jid].idx_v == robot.q_index[i]
-            inertial = robot.inertial(i)
-            model.appendBodyToJoint(jid, pin.Inertia(float(inertial.mass), np.asarray(inertial.com, dtype=float),
-                                                     np.asarray(inertial.inertia, dtype=float)), pin.SE3.Identity())
+            model.appendBodyToJoint(jid, _inertia(robot.inertial(i)), pin.SE3.Identity())
         assert model.nv == robot.nq
         self.model, self.data = model, model.createData()
+        eye = np.eye(robot.nq)
+        self.couplings = file_couplings(self, urdf) if urdf is not None else [
+            (c.name, eye[c.follower] - sum(w * eye[k] for k, w in ((c.leader, c.ratio), *c.others)), c.offset)
+            for c in robot.couplings]
         # a universal loop joint keeps the angle between its axes that it has at q0
-        pin.forwardKinematics(model, self.data, self.configuration(np.zeros(robot.nq)))
+        pin.forwardKinematics(model, self.data, pin.neutral(model))
         self.cos0 = [self._axes(lp)[0] @ self._axes(lp)[1] if lp.type == "U" else 0.0 for lp in robot.loop_joints]
 
     def _axes(self, lp):
@@ -180,6 +201,8 @@ class TreeOracle:
     def configuration(self, q) -> np.ndarray:
         """Pinocchio's q of pga-dyn's tree coordinates q (velocities need no conversion)."""
         robot, qp = self.robot, np.zeros(self.model.nq)
+        if "F" in robot.joint_type:
+            raise NotImplementedError("pga-dyn's floating-base coordinates are not mapped to Pinocchio's")
         for i in range(1, robot.n + 1):
             sl, k = robot.coordinates(i), self.model.joints[i].idx_q
             if robot.joint_type[i] == "S":
@@ -215,7 +238,8 @@ class TreeOracle:
         S: p_b - p_a; U: p_b - p_a and (R_a u1).(R_b u2) - (the same at q0); R: p_b - p_a and R_b u - R_a u (6 rows
         of rank 5; zero only when the axes point the same way: a revolute joint cannot flip its
         axis); P: log(R_a^T R_b) and p_b - p_a projected on two normals of R_a u (5 rows, zero
-        only for the same orientation). Couplings: q_f - r q_l - c."""
+        only for the same orientation). Couplings: a . q - c for each row (a, c) of
+        ``self.couplings``, q the coordinates of the 1-DoF joints (zero elsewhere)."""
         pin.forwardKinematics(self.model, self.data, qp)
         rows = []
         for lp, cos0 in zip(self.robot.loop_joints, self.cos0):
@@ -231,13 +255,13 @@ class TreeOracle:
             elif lp.type == "P":
                 rows.append(pin.log3(Ra.T @ Rb))
                 rows.append((Ra @ _perpendiculars(lp.axes[0]).T).T @ d)
-        for c in self.robot.couplings:
-            qf, ql = (qp[self.model.joints[self._joint_of(k)].idx_q] for k in (c.follower, c.leader))
-            rows.append([qf - c.ratio * ql - c.offset])
+        if self.couplings:
+            q1 = np.zeros(self.model.nv)
+            for joint in self.model.joints[1:]:
+                if joint.nq == 1:
+                    q1[joint.idx_v] = qp[joint.idx_q]
+            rows += [[a @ q1 - c] for _, a, c in self.couplings]
         return np.concatenate([np.ravel(r) for r in rows]) if rows else np.zeros(0)
-
-    def _joint_of(self, coordinate: int) -> int:
-        return int(np.searchsorted(self.robot.q_index, coordinate, side="right") - 1)
 
     def jacobian(self, qp, h: float = 1e-6) -> np.ndarray:
         """d residual / d v by central differences, the increments applied with pin.integrate."""
@@ -253,3 +277,46 @@ class TreeOracle:
         velocity and acceleration at t = 0 are v and a."""
         r = [self.residual(pin.integrate(self.model, qp, t * v + 0.5 * t * t * a)) for t in (-h, 0.0, h)]
         return (r[0] - 2 * r[1] + r[2]) / (h * h)
+
+
+def file_couplings(oracle: TreeOracle, text: str) -> list:
+    """The linear constraints a . q = c (a: (nv,)) of the transmissions of a URDF+ file, read from
+    its text, as generalized_rbda's URDF+ reader states them: a ``<coupling>`` with ratio r
+    between a predecessor and a successor link says that r times the sum of the coordinates of
+    the joints from their nearest common ancestor to the predecessor equals the sum of those
+    from the ancestor to the successor (``ClusterTreeModel::explicitRollingConstraint``); a
+    URDF ``<mimic joint multiplier offset/>`` says q = multiplier q_joint + offset. Bodies and
+    paths are those of Pinocchio's model."""
+    import xml.etree.ElementTree as ET
+
+    model, robot = oracle.model, oracle.robot
+    root = ET.fromstring(text)
+
+    def path(body):
+        out = []
+        while body > 0:
+            out.append(body)
+            body = model.parents[body]
+        return out
+
+    rows = []
+    for element in root.iter("coupling"):
+        ends = [robot.body_index(element.find(tag).get("link")) for tag in ("predecessor", "successor")]
+        up = [path(b) for b in ends]
+        common = set(up[0]) & set(up[1])
+        a = np.zeros(model.nv)
+        for sign, chain in ((float(element.find("ratio").get("value")), up[0]), (-1.0, up[1])):
+            for body in chain:
+                if body not in common:
+                    assert model.joints[body].nv == 1, "a coupling through a multi-DoF joint"
+                    a[model.joints[body].idx_v] += sign
+        rows.append((element.get("name"), a, 0.0))
+    for element in root.iter("joint"):
+        mimic = element.find("mimic")
+        if mimic is None or element.get("type") == "fixed":
+            continue
+        a = np.zeros(model.nv)
+        a[model.joints[model.getJointId(element.get("name"))].idx_v] += 1.0
+        a[model.joints[model.getJointId(mimic.get("joint"))].idx_v] -= float(mimic.get("multiplier", 1.0))
+        rows.append((element.get("name"), a, float(mimic.get("offset", 0.0))))
+    return rows
