@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import os
 import warnings
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
@@ -41,7 +40,7 @@ from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 from .extended import weld_as_loop
-from .urdf import read_text
+from .urdf import read_text, xml_root
 
 __all__ = ["load_mjcf", "parse_mjcf", "mjcf_armature"]
 
@@ -189,12 +188,7 @@ def mjcf_armature(text: str, where: str = "<string>") -> dict:
 
 def _read(text, where, floating_base, gravity):
     """(robot, {joint: armature})."""
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise PgaDynError(f"{where}: malformed XML: {exc}") from None
-    if root.tag != "mujoco":
-        raise PgaDynError(f"{where}: the root element is <{root.tag}>, not <mujoco>")
+    root = xml_root(text, where, "mujoco")
     reader = _Reader(where, root)
     for element in root:
         if element.tag not in _SKIPPED:

@@ -209,18 +209,25 @@ class _Reader:
                             self.floats(ratio, "value", 1, None, element)[0])
 
 
+def xml_root(text: str, where: str, tag: str) -> ET.Element:
+    """The root element of XML ``text``, which must be ``<tag>``; PgaDynError naming ``where``
+    for malformed XML or another root element."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as exc:
+        raise PgaDynError(f"{where}: malformed XML: {exc}") from None
+    if root.tag != tag:
+        raise PgaDynError(f"{where}: the root element is <{root.tag}>, not <{tag}>")
+    return root
+
+
 def urdf_specs(text: str, where: str = "<string>") -> dict:
     """The records of URDF or URDF+ text, before they form a robot: a dict with ``name`` and
     the lists ``links`` (LinkSpec), ``joints`` (JointSpec), ``loops`` (LoopSpec) and
     ``couplings`` (CouplingSpec), the keyword arguments of :class:`~pga_dyn.model.Robot`.
     Readers of formats built on URDF (``robots.extended``) edit them."""
     reader = _Reader(where)
-    try:
-        root = ET.fromstring(text)
-    except ET.ParseError as exc:
-        raise PgaDynError(f"{where}: malformed XML: {exc}") from None
-    if root.tag != "robot":
-        raise PgaDynError(f"{where}: the root element is <{root.tag}>, not <robot>")
+    root = xml_root(text, where, "robot")
     reader.parents = {child: parent for parent in root.iter() for child in parent}
     links = [LinkSpec(reader.name(el), reader.inertial(el)) for el in root.findall("link")]
     joints = [reader.joint(el) for el in root.findall("joint")]

@@ -125,7 +125,7 @@ def test_all_passive_robots_are_refused_clearly(tmp_path, capsys):
     (no independent coordinate) are refused naming the file, in the library and the CLI."""
     tree = CHAIN.replace(' type="revolute">', ' type="revolute" independent="false">').replace(
         '<mimic joint="j1" multiplier="RATIO"/>', "")
-    with pytest.raises(PgaDynError, match="chain.urdf: joint 'j1' is marked independent=\"false\" but no loop"):
+    with pytest.raises(PgaDynError, match="chain.urdf: joints 'j1', 'j2' are marked independent=\"false\" but no loop"):
         robots.parse_urdf(tree, "chain.urdf")
     with open(FOUR_BAR) as handle:
         four_bar = handle.read().replace('independent="true"', 'independent="false"')
