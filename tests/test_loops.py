@@ -33,9 +33,10 @@ from paths import LEG_LINKAGE, FOUR_BAR, SIX_BAR  # noqa: E402
 # -- fixtures ------------------------------------------------------------------------------------
 def inertial(mass, com, rpy=(0.1, -0.2, 0.3), diag=(0.02, 0.03, 0.025)):
     """An <inertial> with an offset, rotated centre-of-mass frame (full inertia matrix)."""
+    off = 0.1 * min(diag)  # products of inertia small enough for a positive definite inertia
     return (f'<inertial><mass value="{mass}"/><origin xyz="{com[0]} {com[1]} {com[2]}" '
-            f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><inertia ixx="{diag[0]}" ixy="0.002" ixz="-0.001" '
-            f'iyy="{diag[1]}" iyz="0.0015" izz="{diag[2]}"/></inertial>')
+            f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><inertia ixx="{diag[0]}" ixy="{off}" ixz="{-0.5 * off}" '
+            f'iyy="{diag[1]}" iyz="{0.75 * off}" izz="{diag[2]}"/></inertial>')
 
 
 def link(name, mass=None, com=(0, 0, 0), **kw):
