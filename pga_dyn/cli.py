@@ -177,15 +177,18 @@ def _cmd_plot(args, out) -> int:
     return 0
 
 
-def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bounds=None) -> dict:
-    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict (``certify`` as in
-    :func:`drng.nullspace`: None samples only an answer that is not proven)."""
+def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bounds=None,
+            budget: float | None = None) -> dict:
+    """The figures ``pga-dyn analyze`` prints, as a JSON-ready dict (``certify``, ``bounds`` and
+    ``budget`` as in :func:`drng.nullspace`: None samples only an answer that is not proven;
+    ``budget`` None: the library's default time budget)."""
     import time
 
     import drng
 
     start = time.perf_counter()
-    result = drng.nullspace(robot, certify=certify, bounds=bounds)
+    kwargs = {} if budget is None else {"budget": budget}
+    result = drng.nullspace(robot, certify=certify, bounds=bounds, **kwargs)
     seconds = time.perf_counter() - start  # with the certificate and the loading of the kernels
     warm = drng.nullspace(robot, certify=False).seconds  # DRNG alone, compiled kernels loaded
     per_joint = {}
@@ -290,7 +293,9 @@ def _cmd_analyze(args, out) -> int:
 
     robot = _robot(args)
     certify = False if args.no_certify else (True if args.certify or args.bounds else None)
-    report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds))
+    if args.budget is not None and not args.budget > 0:
+        raise PgaDynError(f"--budget must be a positive number of seconds, got {args.budget}")
+    report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds), args.budget)
     if args.json:
         json.dump(report, out, indent=2)
         out.write("\n")
@@ -444,6 +449,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze_parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
                                 help="sampling range of an actuated coordinate for the certificate (implies --certify) "
                                                   "(repeat for more; default: the joint limits, or +-pi rad, +-1 m)")
+    analyze_parser.add_argument("--budget", type=float, metavar="SECONDS",
+                                help="time allowed to the certificate's sampling and linear algebra (default 45 s)")
     analyze_parser.add_argument("--per-parameter", action="store_true",
                                 help="classify each link-frame parameter [m, mc, I] of each body: "
                                      "identifiable alone, in combination, or unidentifiable")

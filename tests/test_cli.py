@@ -227,3 +227,15 @@ def test_bounds_option(capsys):
     assert code == 2 and "'nojoint' is not an actuated coordinate" in err and "Traceback" not in err
     code, _, err = run_main(["analyze", "puma560", "--bounds", "joint2", "a", "0.5"], capsys)
     assert code == 2 and "must be numbers" in err
+
+
+def test_analyze_budget(capsys):
+    """--budget bounds the certificate's time: too small a budget is a clear error (exit 2, no
+    traceback) saying what ran out; a non-positive budget is refused naming the option."""
+    assert main(["analyze", str(FOUR_BAR), "--budget", "1e-4"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pga-dyn: error:") and "Traceback" not in err
+    assert re.search(r"(sampling stopped after|out of its time budget)", err)
+    assert main(["analyze", str(FOUR_BAR), "--budget", "0"]) == 2
+    assert "--budget must be a positive number of seconds" in capsys.readouterr().err
+    assert main(["analyze", str(FOUR_BAR), "--budget", "60"]) == 0
