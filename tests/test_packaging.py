@@ -40,7 +40,9 @@ def test_metadata_and_version():
     meta = project()["project"]
     assert meta["dynamic"] == ["version"] and project()["tool"]["setuptools"]["dynamic"]["version"]["attr"] == \
         "pga_dyn.__version__"
-    assert any(c.startswith("License :: OSI Approved") for c in meta["classifiers"])
+    assert meta["license"] == "MIT" and not any(c.startswith("License ::") for c in meta["classifiers"])
+    for path in meta["license-files"]:  # the licence texts the wheel carries exist
+        assert os.path.isfile(os.path.join(ROOT, path)), path
     assert set(meta["optional-dependencies"]) >= {"test", "identify", "plot", "yaml"}
     run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "--version"], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=ROOT))
