@@ -102,13 +102,17 @@ class BaseParameters:
     ``K`` (r, 10 n): rows are base parameters, columns the link-frame parameters named in
     ``parameter_names``. ``leading`` (r,): the index of the parameter each base parameter is
     named after (K[j, leading[j]] = 1 and K[:, leading] is the identity). ``link_map`` (10 n,
-    10 n): F with pi = F phi, to take pga-dyn regressors to link-frame coordinates."""
+    10 n): F with pi = F phi, to take pga-dyn regressors to link-frame coordinates.
+    ``status`` and ``trusted``: those of the nullspace result behind them
+    (:attr:`drng.result.NullspaceResult.status`): base parameters are only as right as it."""
 
     robot_name: str
     body_names: tuple
     K: np.ndarray
     leading: np.ndarray
     link_map: np.ndarray
+    status: str = "not certified"
+    trusted: bool = False
 
     @property
     def parameter_names(self) -> tuple:
@@ -258,7 +262,8 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
     if blocked:
         raise PgaDynError(f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by "
                           f"the other kept parameters")
-    return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot))
+    return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot), result.status,
+                          result.trusted)
 
 
 def regroup(N: np.ndarray, order, tol: float = PIVOT_TOL):

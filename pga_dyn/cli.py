@@ -352,6 +352,8 @@ def base_lines(report: dict) -> list:
         f"Ixx, Ixy, Iyy, Ixz, Iyz, Izz in each body's frame, inertia about its origin; name + body number)",
         f"base parameters:      {report['base_parameters']} (suffix R: other parameters regrouped into it; "
         f"value: for the model's own inertias)",
+        f"status:               {report['status']}" + ("" if report["trusted"] else
+                                                       " (the base parameters can be wrong)"),
         "",
     ]
     rows = [(name, bodies[k // 10], _num(value), expression)

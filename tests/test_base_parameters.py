@@ -294,3 +294,27 @@ def test_no_public_name_is_shadowed_by_a_submodule():
         folder = pathlib.Path(package.__file__).parent
         submodules = {p.stem for p in folder.glob("*.py")} | {p.name for p in folder.iterdir() if p.is_dir()}
         assert not set(package.__all__) & submodules, package.__name__
+
+
+def test_base_parameters_carry_the_status_of_their_nullspace():
+    """Base parameters are only as right as the nullspace behind them: they say which it was."""
+    puma = robots.load("puma560")
+    bp = drng.base_parameters(puma)
+    assert bp.status == "proven" and bp.trusted
+    pkm = robots.load("2rru_1rrs")
+    unchecked = drng.base_parameters(pkm, drng.nullspace(pkm, certify=False))
+    assert unchecked.status == "not certified" and not unchecked.trusted
+    certified = drng.base_parameters(pkm)
+    assert certified.status == "certified" and certified.trusted
+
+
+def test_identification_refuses_an_untrusted_nullspace(monkeypatch):
+    """identification_model does not build on base parameters whose nullspace is not trusted."""
+    from drng.identification import identification_model
+    from pga_dyn.errors import PgaDynError
+
+    pkm = robots.load("2rru_1rrs")
+    untrusted = drng.base_parameters(pkm, drng.nullspace(pkm, certify=False))
+    monkeypatch.setattr(drng, "base_parameters", lambda robot: untrusted)
+    with pytest.raises(PgaDynError, match="2rru_1rrs.*not certified.*could be wrong"):
+        identification_model(pkm)

@@ -194,7 +194,12 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     import drng
     from pga_dyn.sampling import count, sample_states
 
-    base = drng.base_parameters(robot) if base is None else base
+    if base is None:
+        base = drng.base_parameters(robot)
+        if not base.trusted:
+            raise PgaDynError(f"{robot.source or robot.name}: the nullspace behind the base parameters is "
+                              f"{base.status} (pga-dyn analyze says why): an identification on it could be wrong; "
+                              "pass base= built from a result you trust")
     from ..regrouping import regroup
     from ..numerical import GAP_MIN, sampled_nullspace
 
