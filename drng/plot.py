@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.display import save_figure
 
 __all__ = ["plot", "plot_robot", "plot_spectrum", "plot_identifiability"]
 
@@ -183,8 +184,7 @@ def plot(robot, path=None, result=None, samples=None, seed=0, bounds=None):
     plot_spectrum(robot, samples, seed, bounds, fig.add_subplot(1, 3, 2))
     from .classification import classify
     plot_identifiability(robot, classify(robot, result), fig.add_subplot(1, 3, 3))
-    status = "proven" if result.proven else ("certified" if result.certified else "NOT CERTIFIED")
-    fig.suptitle(f"{robot.name}: nullspace dimension {result.dim} of {10 * robot.n} ({status})", fontsize=12)
+    fig.suptitle(f"{robot.name}: nullspace dimension {result.dim} of {10 * robot.n} ({result.status})", fontsize=12)
     if path is not None:
-        fig.savefig(path, dpi=110)
+        save_figure(fig, path, 110)
     return fig

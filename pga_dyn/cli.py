@@ -171,7 +171,7 @@ def _cmd_plot(args, out) -> int:
     from drng.plot import plot
 
     robot = _robot(args)
-    figure = plot(robot, args.output, samples=args.samples, seed=args.seed)
+    figure = plot(robot, _new_file(args.output, robot.source), samples=args.samples, seed=args.seed)
     title = figure.texts[0].get_text() if figure.texts else robot.name
     print(f"{title}: written to {args.output}", file=out)
     return 0
@@ -370,7 +370,7 @@ def _cmd_base(args, out) -> int:
     robot = _robot(args)
     report = base_report(robot, args.keep)
     if args.csv:
-        with open(args.csv, "w", newline="", encoding="utf-8") as handle:
+        with open(_new_file(args.csv, robot.source), "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
             writer.writerow(("name", "leading", "body", "value", "expression"))
             for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
@@ -652,7 +652,7 @@ def _cmd_identify(args, out) -> int:
     if args.output:
         result["urdf"] = write_urdf(robot, full.phi, _new_file(args.output, robot.source, args.data))
     if args.plot:
-        result["plot"] = plot(est, args.plot, test)
+        result["plot"] = plot(est, _new_file(args.plot, robot.source, args.data), test)
     if args.json:
         json.dump(result, out, indent=2)
         out.write("\n")
@@ -762,6 +762,10 @@ def main(argv=None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except OSError as exc:  # an output file that cannot be written (no such folder, no permission, disk full)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"{PROG}: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

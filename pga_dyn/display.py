@@ -1,4 +1,5 @@
-"""Tables for notebooks: HTML for ``_repr_html_`` and pandas DataFrames for ``to_frame()``.
+"""Tables for notebooks: HTML for ``_repr_html_`` and pandas DataFrames for ``to_frame()``;
+figures saved to files (:func:`save_figure`).
 
 Every displayable object (Robot, NullspaceResult, BaseParameters, the classification) states
 its table once, as headers and rows; this module renders it.
@@ -11,7 +12,7 @@ import importlib
 
 from .errors import PgaDynError
 
-__all__ = ["html_table", "data_frame"]
+__all__ = ["html_table", "data_frame", "save_figure"]
 
 
 def html_table(caption: str, headers, rows) -> str:
@@ -29,3 +30,12 @@ def data_frame(headers, rows):
     except ImportError:
         raise PgaDynError("to_frame needs pandas: pip install pandas") from None
     return pandas.DataFrame([list(row) for row in rows], columns=list(headers))
+
+
+def save_figure(fig, path, dpi: int) -> None:
+    """Save a matplotlib figure to ``path``; PgaDynError naming the file when matplotlib has no
+    writer for its format (the suffix), OSError when it cannot be written."""
+    try:
+        fig.savefig(path, dpi=dpi)
+    except ValueError as exc:  # matplotlib: "Format 'foo' is not supported (supported formats: ...)"
+        raise PgaDynError(f"{path}: {exc}") from None

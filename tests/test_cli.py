@@ -239,3 +239,20 @@ def test_analyze_budget(capsys):
     assert main(["analyze", str(FOUR_BAR), "--budget", "0"]) == 2
     assert "--budget must be a positive number of seconds" in capsys.readouterr().err
     assert main(["analyze", str(FOUR_BAR), "--budget", "60"]) == 0
+
+
+def test_outputs_never_overwrite_inputs_and_unwritable_outputs_are_clear(tmp_path, capsys):
+    """-o/--csv naming the input file is refused; a folder that does not exist and a format
+    matplotlib cannot write are errors naming the file, with no traceback (exit 2)."""
+    robot_file = tmp_path / "four_bar.urdf"
+    robot_file.write_text(open(FOUR_BAR).read())
+    before = robot_file.read_text()
+    assert main(["base", str(robot_file), "--csv", str(robot_file)]) == 2
+    assert "this is an input file" in capsys.readouterr().err and robot_file.read_text() == before
+    missing = str(tmp_path / "no_such_folder" / "base.csv")
+    assert main(["base", "puma560", "--csv", missing]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pga-dyn: error:") and "no_such_folder" in err and "Traceback" not in err
+    assert main(["plot", "puma560", "-o", str(tmp_path / "puma.foo")]) == 2
+    err = capsys.readouterr().err
+    assert "puma.foo" in err and "not supported" in err and "Traceback" not in err

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from pga_dyn.display import save_figure
 from pga_dyn.errors import PgaDynError
 
 from .consistency import mass_properties, violations
@@ -125,6 +126,6 @@ def plot(est, path, data=None) -> str:
     axes[-1, 0].set_xlabel("t [s]")
     fig.suptitle(f"{est.model.robot.name}: measured and predicted forces on {os.path.basename(data.source)}", fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, 120)
     plt.close(fig)
     return os.fspath(path)
