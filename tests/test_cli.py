@@ -75,7 +75,7 @@ def test_info_four_bar_lists_loop(capsys):
     assert re.search(r"coupler_joint\s+R\s.*\bno$", out, flags=re.M)
     # q = 0 of the fixture four-bar is closed and regular: cond(J_p) as Pinocchio's constraint
     # Jacobian gives it (tests/fixture_oracle.py)
-    pytest.importorskip("pinocchio")
+    import pinocchio  # noqa: F401  (the oracle, in the test extra)
     import robots
     from fixture_oracle import TreeOracle, constraint_jacobian
 

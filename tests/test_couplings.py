@@ -19,7 +19,7 @@ from pga_dyn import PgaDynError
 from pga_dyn import tp_regressor as tp
 from pga_dyn.sampling import sample_states
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 
 def inertial(mass, com, diag):

@@ -16,7 +16,7 @@ from pga_dyn import tp_regressor as tp
 from pga_dyn.loops import constraints
 from pga_dyn.sampling import complete_states
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 from fixture_oracle import GRAVITIES, TreeOracle, close, constraint_jacobian, fixture, nullity  # noqa: E402
 

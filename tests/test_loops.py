@@ -25,7 +25,7 @@ from pga_dyn import PgaDynError
 from pga_dyn import tp_regressor as tp
 from pga_dyn.sampling import complete_states, sample_states
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 from paths import LEG_LINKAGE, FOUR_BAR, SIX_BAR  # noqa: E402
 

@@ -38,7 +38,9 @@ def test_tables_show_the_objects():
     pkm = robots.load("2rru_1rrs")
     result = drng.nullspace(pkm)
     assert len(cells(pkm._repr_html_())) == 1 + pkm.n + len(pkm.loop_joints)
-    assert "dim=45" in result._repr_html_() and "certified" in result._repr_html_()
+    assert "dim=45, parameters=70, certified)" in result._repr_html_()
+    unchecked = drng.nullspace(pkm, certify=False)._repr_html_()
+    assert "not certified" in unchecked.lower() and "parameters=70, certified)" not in unchecked
     assert len(result.to_frame()) == result.dim
     base = drng.base_parameters(pkm, result)
     assert len(cells(base._repr_html_())) == 1 + base.num_base_parameters

@@ -9,7 +9,7 @@ import pytest
 import robots
 from pga_dyn.errors import PgaDynError
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 # Corke and Armstrong-Helouvry (1994), standard DH (their consensus table; docs/robots.md):
 # d, a, alpha, mass, COM in DH frame {i}, principal inertias about the COM.
