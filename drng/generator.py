@@ -12,9 +12,9 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
-from .numerical import BUDGET, MEMORY
+from .numerical import BUDGET, MEMORY, Budget
 from .principles import DEPENDENT_RTOL, drng_kernel, independent_loop_vectors
-from .result import NullspaceResult
+from .result import NullspaceResult, check_memory
 
 
 def kernel_arrays(robot):
@@ -81,6 +81,8 @@ def nullspace(robot, certify: bool | None = None, samples: int | None = None, se
     ``drng.result.MEMORY`` before it is built.
     """
     check_robot(robot)
+    Budget(budget, "the certificate")  # the arguments are checked even when no sampling follows
+    check_memory("nothing", 0.0, memory)
     if robot.loop_joints:
         from pga_dyn.loops import constraints
 

@@ -59,7 +59,7 @@ class Budget:
             return None
         left = self.seconds - (time.perf_counter() - self.start)
         if left <= 0:
-            raise PgaDynError(f"{self.what}: out of its time budget of {self.seconds:g} s (budget=)")
+            raise PgaDynError(f"{self.what}: out of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
         return left
 
     def check(self, shape, task: str) -> None:
@@ -70,7 +70,7 @@ class Budget:
         seconds = (2.0 * rows * cols ** 2 + 22.0 * cols ** 3) / FLOP_RATE
         if left is not None and seconds > left:
             raise PgaDynError(f"{self.what}: {task} of a {rows} x {cols} matrix would take about {seconds:.3g} s, "
-                              f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (budget=)")
+                              f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
 
 
 def regressor_bytes(robot, samples: int) -> float:

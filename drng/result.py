@@ -24,14 +24,14 @@ def gib(nbytes: float) -> str:
     return f"{nbytes / 1024 ** 3:.3g} GiB"
 
 
-def check_memory(what: str, nbytes: float, memory: float = MEMORY) -> None:
+def check_memory(what: str, nbytes: float, memory: float = MEMORY, knob: str = "the memory= argument") -> None:
     """A PgaDynError saying how much ``what`` would need when it is more than ``memory`` bytes,
-    before anything is allocated (no MemoryError half-way)."""
+    before anything is allocated (no MemoryError half-way); ``knob`` says how to change the limit."""
     if not (isinstance(memory, Real) and memory > 0):
         raise PgaDynError(f"memory must be a positive number of bytes, got {memory!r}")
     if nbytes > memory:
         raise PgaDynError(f"{what} would need about {gib(nbytes)} of memory, more than the limit of {gib(memory)} "
-                          "(the memory= argument, in bytes)")
+                          f"({knob}, in bytes)")
 
 
 def rank(matrix: np.ndarray, rtol: float = RANK_RTOL):
@@ -142,7 +142,7 @@ class NullspaceResult:
 
         n, bodies = blocks[0], blocks[1]
         check_memory(f"{self.robot_name}: the dense nullspace basis ({10 * n} x {len(bodies)})",
-                     8.0 * 10 * n * len(bodies), MEMORY)
+                     8.0 * 10 * n * len(bodies), MEMORY, "drng.result.MEMORY")
         value = dense_basis(*blocks)
         setattr(self, name, value)
         return value

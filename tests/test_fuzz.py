@@ -239,3 +239,12 @@ def test_revolute_limits_wider_than_a_turn_sample_one_turn(lower, upper, box):
     reference = drng.nullspace(robots.load_urdf(FOUR_BAR))
     result = drng.nullspace(robot, budget=30.0)
     assert result.certified and result.dim == reference.dim
+
+
+def test_budget_and_memory_are_checked_on_the_proven_path():
+    """A proven tree samples nothing, yet a bad budget= or memory= is still refused by name."""
+    puma = robots.load("puma560")
+    with pytest.raises(PgaDynError, match="budget must be a positive number"):
+        drng.nullspace(puma, budget=-1)
+    with pytest.raises(PgaDynError, match="memory must be a positive number"):
+        drng.nullspace(puma, memory=-5)
