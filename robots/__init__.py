@@ -21,6 +21,7 @@ Importing this package compiles nothing.
 from __future__ import annotations
 
 import os
+import xml.etree.ElementTree as ET
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
@@ -88,13 +89,15 @@ def load_file(path, yaml=None, floating_base: bool | None = None, gravity=None):
     ``floating_base`` None is False and ``gravity`` None is (0, 0, -9.81).
     """
     path = os.fspath(path)
-    text = read_text(path)
-    head = text[:4096]
-    if "<mujoco" in head and "<robot" not in head:
+    try:
+        root = ET.fromstring(read_text(path))
+    except ET.ParseError:
+        root = None  # the URDF reader says what is wrong, naming the file
+    if root is not None and root.tag == "mujoco":
         return load_mjcf(path, floating_base=floating_base, gravity=gravity)
     floating = bool(floating_base)
     gravity = DEFAULT_GRAVITY if gravity is None else gravity
-    if yaml is None and "<loop" not in text and "<coupling" not in text:
+    if yaml is None and root is not None and root.find("loop") is None and root.find("coupling") is None:
         yaml = yaml_beside(path)
     if yaml is not None:
         return load_extended_urdf(path, yaml, floating_base=floating, gravity=gravity)

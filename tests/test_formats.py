@@ -283,3 +283,17 @@ def test_cli_takes_the_gravity_of_an_mjcf_file_unless_told(tmp_path):
         run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "info", path, *extra], capture_output=True,
                              text=True, env=env)
         assert run.returncode == 0 and f"gravity:     {shown}" in run.stdout, (run.stdout, run.stderr)
+
+
+def test_load_file_reads_the_root_element_not_the_text(tmp_path):
+    """An MJCF whose comment mentions <robot> is still MJCF; a URDF+ <loop> only in a comment
+    does not stop the YAML beside a URDF from being read."""
+    mjcf_text = open(paths("four_bar")[2], encoding="utf-8").read()
+    mjcf = write(tmp_path, "converted.xml", "<!-- converted from a <robot> URDF -->\n" + mjcf_text)
+    assert len(robots.load_file(mjcf).loop_joints) == len(robots.load_file(paths("four_bar")[2]).loop_joints) == 1
+    urdf_text = files()["four_bar/robot.urdf"]
+    folder = tmp_path / "commented"
+    folder.mkdir()
+    urdf = write(folder, "robot.urdf", urdf_text.replace("<robot", "<!-- no <loop> here -->\n<robot", 1))
+    write(folder, "robot.yaml", files()["four_bar/robot.yaml"])
+    assert len(robots.load_file(urdf).loop_joints) == 1
