@@ -7,7 +7,6 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import check_robot
 
-from .numerical import GAP_MIN  # noqa: F401  (re-exported: the gap a certificate needs)
 from .numerical import BUDGET, MEMORY, Budget
 from .result import NullspaceResult, complement, one_blas_thread, orthonormal, rank
 
@@ -133,6 +132,12 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
         dim = rank(basis)[0]
     info["rank"] = dim
     certified = bool(decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num == nparam)
+    info["reason"] = (None if certified else
+                      "the sampled regressor has no clean singular gap (at least GAP_MIN with the threshold inside)"
+                      if not decision["clean"] else
+                      f"the basis is not in the nullspace of the sampled regressor (residual {residual:.1e})"
+                      if residual >= RESIDUAL_TOL else
+                      f"the ranks do not add up: {dim} + {rank_num} of {nparam} parameters")
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     return NullspaceResult(result.robot_name, method, basis, codes, result.joint_names, certified, info,
                            geometric, result.seconds, result.proven and geometric)

@@ -147,7 +147,7 @@ def rank_at_gap(s: np.ndarray, shape: tuple, rtol: float = SAMPLED_RTOL) -> dict
     s = np.concatenate([np.asarray(s, dtype=float), np.zeros(cols - len(s))])
     s1 = s[0] if cols else 0.0
     if s1 == 0.0:
-        return {"rank": 0, "gap": np.inf, "threshold": rtol, "smallest_kept": np.nan,
+        return {"rank": 0, "gap": np.inf, "threshold": rtol, "smallest_kept": 0.0,  # nothing kept: no NaN
                 "largest_dropped": 0.0, "clean": True}
     floor = np.finfo(float).eps * s1
     t = np.append(np.maximum(s, floor), floor)

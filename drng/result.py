@@ -200,12 +200,13 @@ class NullspaceResult:
     @property
     def status(self) -> str:
         """"proven" (complete by proof, no sampling), "proven and certified", "certified",
-        "not certified" (neither proven nor checked) or "NOT certified" (the check failed)."""
+        "not certified" (neither proven nor checked), "NOT certified" (the check failed) or
+        "proven, but its sampled check FAILED" (proof and check disagree: not trusted)."""
         if self.certified is None:
             return "proven" if self.proven else "not certified"
         if self.certified:
             return "proven and certified" if self.proven else "certified"
-        return "NOT certified"
+        return "proven, but its sampled check FAILED" if self.proven else "NOT certified"
 
     def __repr__(self) -> str:
         return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "

@@ -92,3 +92,17 @@ def test_single_floating_body(tmp_path):
     rank = numerical_rank(np.vstack([oracle.regressor(Q[s], QD[s], QDD[s]) for s in range(10)]))[0]
     assert result.certified and result.dim == 10 - rank == 0
     assert result.certificate["rank_numerical"] == 10
+
+
+def test_a_failed_certificate_says_why_and_a_proven_one_that_fails_is_not_trusted(monkeypatch):
+    """The certificate records its reason; a proof contradicted by the sampled check is not
+    trusted and says so (forced here by a tolerance no residual meets)."""
+    import drng.certify
+
+    ok = drng.nullspace(robots.load("2rru_1rrs"))
+    assert ok.certified and ok.certificate["reason"] is None
+    monkeypatch.setattr(drng.certify, "RESIDUAL_TOL", 0.0)
+    result = drng.nullspace(robots.load("puma560"), certify=True)
+    assert result.certified is False and result.proven and not result.trusted
+    assert result.status == "proven, but its sampled check FAILED"
+    assert result.certificate["reason"].startswith("the basis is not in the nullspace of the sampled regressor")
