@@ -82,24 +82,16 @@ def link_nullspace(robot, result: NullspaceResult) -> np.ndarray:
     return orthonormal(link)
 
 
-def _default_result(robot) -> NullspaceResult:
-    if robot.loop_joints or robot.couplings:
-        from .generator import nullspace
-
-        return nullspace(robot, certify=True)
-    from .rpna_algorithms import rpna
-
-    return rpna(robot)
-
-
 def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> list:
     """The class of every link-frame parameter of every body, as :class:`Row` tuples (a
     :class:`Classification`, a list)
     (body, parameter, class), bodies in ``robot.body_names`` order, parameters in
     ``LINK_PARAM_NAMES`` order. ``result`` is any nullspace of the robot (RPNA, DRNG,
-    numerical); by default the RPNA's for a tree and the certified DRNG's otherwise."""
+    numerical); by default ``drng.nullspace(robot)``: proven on a tree, certified otherwise."""
     if result is None:
-        result = _default_result(robot)
+        from .generator import nullspace
+
+        result = nullspace(robot)
     Q = link_nullspace(robot, result)
     weight = np.sum(Q * Q, axis=1)  # squared length of the projection of e_k onto the nullspace
     rows = []
