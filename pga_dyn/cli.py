@@ -475,11 +475,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------
-def _draw(label: str, done: int, total: int, extra: str = "") -> None:
+def _draw(label: str, done: int, total: int) -> None:
     """One progress bar on stderr, redrawn in place."""
     filled = int(30 * min(done, total) / max(total, 1))
-    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}{extra}", end="", file=sys.stderr,
-          flush=True)
+    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
 
 
 def _bars(quiet: bool):
@@ -494,14 +493,6 @@ def _bars(quiet: bool):
             print(file=sys.stderr)
 
     return show
-
-
-def _progress(label: str, quiet: bool = False):
-    """A progress callback (done, total, value) of the excitation optimiser, drawn like
-    :func:`_bars`; None when silent."""
-    if _bars(quiet) is None:
-        return None
-    return lambda done, total, value: _draw(label, done, total, f"  cond {value:.4g}")
 
 
 def _friction(values):
@@ -552,13 +543,10 @@ def _cmd_excite(args, out) -> int:
     from drng.identification import excite
 
     robot = _robot(args)
-    progress = _progress("optimising", args.quiet)
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
                         friction=_friction(args.friction), armature=args.armature, bounds=_bounds(args.bounds),
                         velocity=args.velocity, acceleration=args.acceleration, seed=args.seed,
-                        max_cond=args.max_cond, iterations=args.iterations, progress=progress)
-    if progress is not None:  # the optimiser may stop before the last iteration: end the bar's line
-        print(file=sys.stderr)
+                        max_cond=args.max_cond, iterations=args.iterations)
     excitation.trajectory.write(_new_file(args.output, robot.source))
     report = excite_report(robot, excitation, args.output)
     if args.json:

@@ -57,3 +57,17 @@ def test_reporting_is_scoped():
         report("step", 1, 2)
     report("step", 2, 2)  # nobody listens any more
     assert seen == [("step", 1, 2)]
+
+
+def test_excite_reports_its_iterations_and_finishes_the_step():
+    """The excitation optimiser reports through pga_dyn.progress; its step always ends at
+    done == total, so the bar's line is closed even when the optimiser stops early."""
+    import robots
+    from drng.identification import excite
+    from drng.identification.excitation import STEP
+
+    seen = []
+    with reporting(lambda step, done, total: seen.append((step, done, total))):
+        excite(robots.load("puma560"), duration=1.0, rate=50.0, period=1.0, harmonics=1, iterations=3, seed=0)
+    assert seen and all(step == STEP and total == 3 for step, _, total in seen)
+    assert seen[-1][1] == 3 and [done for _, done, _ in seen] == sorted(done for _, done, _ in seen)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
+from pga_dyn.progress import report
 
 from ..result import one_blas_thread
 
@@ -240,11 +241,14 @@ def random_excitation(robot, duration: float = 20.0, rate: float = 200.0, period
     return _finish(model, fourier, t, box, max_cond, None, 0)
 
 
+#: The name under which :func:`excite` reports its iterations to :mod:`pga_dyn.progress`.
+STEP = "optimising the excitation"
+
+
 @one_blas_thread
 def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
            friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None, seed=None,
-           max_cond: float = 30.0, iterations: int = 100, points: int | None = None, model=None,
-           progress=None) -> Excitation:
+           max_cond: float = 30.0, iterations: int = 100, points: int | None = None, model=None) -> Excitation:
     """An exciting trajectory of ``duration`` s sampled at ``rate`` Hz: a Fourier series of
     ``harmonics`` harmonics of the base frequency 1 / ``period`` per actuated coordinate, inside
     the limits (:func:`limits`: ``bounds``, ``velocity``, ``acceleration``), optimised from a
@@ -252,7 +256,8 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
     condition number of the identification model's regressor (``friction``, ``armature``, or
     ``model``) over one period at ``points`` instants (default: 20 per harmonic, at least 4
     regressor rows per parameter). For closed loops every sample assembles with cond(J_p) <
-    ``max_cond``. ``progress(iteration, iterations, cond)`` is called after each iteration."""
+    ``max_cond``. Each iteration is reported to :mod:`pga_dyn.progress` (step "optimising the
+    excitation")."""
     from pga_dyn.sampling import count
 
     from . import optional
@@ -275,9 +280,10 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
 
     def step(intermediate_result):
         done[0] += 1
-        if progress is not None:
-            progress(done[0], iterations, float(np.exp(intermediate_result.fun)))
+        report(STEP, done[0], iterations)
 
     result = minimize(cost, x0.ravel(), method="L-BFGS-B", callback=step, options={"maxiter": iterations})
+    if done[0] < iterations:  # the optimiser stopped early: the step is finished
+        report(STEP, iterations, iterations)
     best = result.x if result.fun <= cost(x0.ravel()) else x0.ravel()
     return _finish(model, fit(best.reshape(na, -1), box, frequency), t, box, max_cond, cond_start, done[0])
