@@ -818,6 +818,11 @@ class Constraints:
                 loops.append(lp.name)
             row += LOOP_ROWS[lp.type]
         joints = [robot.coordinate_names[k] for k in self.z_index[self.na:][moving]]
+        if not loops:  # the free motion moves no loop frame (a pin spinning about the closure point):
+            bodies = {b for b in range(1, robot.n + 1)  # name the loops of the clusters of its joints
+                      if set(range(*robot.coordinates(b).indices(robot.nq))) & set(self.z_index[self.na:][moving])}
+            clusters = [set(c) for c in robot.loop_clusters if bodies & set(c)]
+            loops = [lp.name for lp in robot.loop_joints if any({lp.parent, lp.child} & c for c in clusters)]
         z, best, cond, step = self.z_ref.copy(), None, np.inf, 0.0
         for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
             status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
@@ -833,7 +838,14 @@ class Constraints:
                     f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
                     f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch")
         else:
-            used = "no regular configuration was found next to it; the samples may mix branches"
+            raise ModelError(
+                f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration (q0, loops "
+                f"closed) and at q0 + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
+                f"actuated coordinate, along joints {_listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
+                f"{_listing(loops)}): the loops leave a passive motion that no actuator drives (a link spinning "
+                "between two ball joints, a planar linkage closed by more constraints than it has), so the "
+                "actuated coordinates do not determine the configuration; pga-dyn needs them to: actuate one "
+                "of these joints, or use joints that remove the free motion")
         warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
                       f"loop joint{'s' if len(loops) > 1 else ''} {_listing(loops)} (J_p is "
                       f"rank-deficient along joints {_listing(joints)}): assembly modes of "

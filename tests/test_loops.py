@@ -463,3 +463,26 @@ def test_tree_sized_state_names_the_actuated_coordinates(name):
     assert f"({len(robot.actuated)},)" in message
     passive = [robot.coordinate_names[k] for k in robot.passive]
     assert not any(f"'{p}'" in message for p in passive), message
+
+
+# A planar four-bar whose closure is a point (spherical loop joint) between the coupler and a
+# pin link hinged on the rocker (as in files that keep every joint in the tree): three passive
+# coordinates, three equations, but the planar linkage makes one of them vanish, so the pin spins
+# freely: a passive motion that no actuator drives (J_p rank-deficient everywhere).
+PLANAR_PIN = robot_xml(
+    "planar_pin",
+    link("base"), link("crank", 1.2, (0.15, 0.01, 0.0)), link("coupler", 2.0, (0.35, 0.02, 0.0)),
+    link("rocker", 1.5, (0.01, 0.2, 0.0)), link("pin", 0.2, (0.02, 0.0, 0.0)),
+    joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
+    joint("coupler_joint", "revolute", "crank", "coupler", "0.3 0 0", "0 0 1", attrs='independent="false"'),
+    joint("rocker_joint", "revolute", "base", "rocker", "1.0 0 0", "0 0 1", attrs='independent="false"'),
+    joint("pin_joint", "revolute", "rocker", "pin", "0 0.6 0", "0 0 1", attrs='independent="false"'),
+    loop("coupler_pin", "spherical", "coupler", "0.7 0.6 0", "pin", "0.0 0 0"),
+)
+
+
+def test_a_passive_motion_no_actuator_drives_is_refused_naming_it():
+    """The pin's free spin: a clear error naming the joints and the loop, not '0 valid draws'."""
+    with pytest.raises(PgaDynError, match=r"planar_pin: J_p is rank-deficient .* along joints .*pin_joint.* "
+                                          r"\(loop joint 'coupler_pin'\): the loops leave a passive motion"):
+        drng.nullspace(robots.parse_urdf(PLANAR_PIN, where="planar_pin"))
