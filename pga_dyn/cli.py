@@ -1,8 +1,8 @@
 """The ``pga-dyn`` command line.
 
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
-    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--no-certify]
-                    [--bounds JOINT LOWER UPPER ...] [--per-parameter] [--json]
+    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify | --no-certify]
+                    [--bounds JOINT LOWER UPPER ...] [--budget SECONDS] [--per-parameter] [--json]
     pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
                  [--json] [--csv FILE]
     pga-dyn excite ROBOT_OR_PATH -o TRAJECTORY [--duration S] [--rate HZ] [--period S] [--harmonics L]
@@ -30,7 +30,7 @@ carry an identification from an exciting trajectory to identified parameters
 URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
 draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
 (``drng.plot``). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
-only when it is a terminal) and ``pga-dyn --version`` prints the version.
+only when it is a terminal) and ``--yaml FILE``; ``pga-dyn --version`` prints the version.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. Subcommands are argparse subparsers: a new one is a function
