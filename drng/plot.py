@@ -79,11 +79,7 @@ def plot_robot(robot, result=None, ax=None):
         loop = name in {lp.name for lp in robot.loop_joints}
         ax.scatter(*point, s=60, facecolors="none" if loop else ("red" if name in actuated else "white"),
                    edgecolors="purple" if loop else "black", linewidths=1.5, zorder=5)
-    counts = {}
-    for entry in result.provenance:
-        if entry["joint"] in points:
-            counts.setdefault((entry["principle"], entry["joint"]), 0)
-            counts[entry["principle"], entry["joint"]] += 1
+    counts = {key: count for key, count in result.counts(("principle", "joint")).items() if key[1] in points}
     offsets = {1: (0.04, 0, 0), 2: (0, 0.04, 0), 3: (0, 0, 0.04), "generalized": (-0.04, 0, 0)}
     labelled = set()
     for (principle, joint), count in sorted(counts.items(), key=str):

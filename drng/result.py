@@ -188,8 +188,11 @@ class NullspaceResult:
     def num_base_parameters(self) -> int:
         return self.num_parameters - self.dim
 
-    def counts(self, key: str = "principle") -> Counter:
-        """Number of basis vectors per ``principle``, ``joint`` or ``equation`` (vectors, not rank)."""
+    def counts(self, key="principle") -> Counter:
+        """Number of basis vectors per ``principle``, ``joint``, ``rule`` or ``equation`` (vectors,
+        not rank); a tuple of these keys counts per combination (``("joint", "principle")``)."""
+        if isinstance(key, tuple):
+            return Counter(tuple(entry[k] for k in key) for entry in self.provenance)
         return Counter(entry[key] for entry in self.provenance)
 
     @property
@@ -219,10 +222,7 @@ class NullspaceResult:
 
     def _repr_html_(self) -> str:
         from pga_dyn.display import html_table
-        counts = {}
-        for entry in self.provenance:
-            counts[entry["joint"], entry["principle"]] = counts.get((entry["joint"], entry["principle"]), 0) + 1
-        rows = [(joint, principle, count) for (joint, principle), count in counts.items()]
+        rows = [(joint, principle, count) for (joint, principle), count in self.counts(("joint", "principle")).items()]
         return html_table(f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
                           ("joint", "principle", "vectors"), rows)
 

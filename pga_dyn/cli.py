@@ -192,10 +192,8 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
     seconds = time.perf_counter() - start  # with the certificate and the loading of the kernels
     warm = drng.nullspace(robot, certify=False).seconds  # DRNG alone, compiled kernels loaded
     per_joint = {}
-    for entry in result.provenance:
-        joint = entry["joint"] or "numerical completion"
-        per_joint.setdefault(joint, {}).setdefault(str(entry["principle"]), 0)
-        per_joint[joint][str(entry["principle"])] += 1
+    for (joint, principle), count in result.counts(("joint", "principle")).items():
+        per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
     report = {
         "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
         "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,

@@ -234,3 +234,17 @@ def test_block_form_results_build_their_dense_basis_only_when_read():
         assert np.abs(Y @ B).max() < 1e-10 * np.abs(Y).max() * np.abs(B).max()
     assert "link_basis" not in vars(result)
     np.testing.assert_allclose(tp.link_map(robot) @ result.link_basis, result.basis, atol=1e-12)
+
+
+def test_counts_by_combination_agree_with_the_provenance():
+    """result.counts(("joint", "principle")) counts each (joint, principle) pair of the
+    provenance; summed over joints it gives counts("principle")."""
+    from collections import Counter
+
+    result = drng.nullspace(robots.load("2rru_1rrs"))
+    pairs = result.counts(("joint", "principle"))
+    assert pairs == Counter((e["joint"], e["principle"]) for e in result.provenance)
+    by_principle = Counter()
+    for (_, principle), count in pairs.items():
+        by_principle[principle] += count
+    assert by_principle == result.counts() and sum(pairs.values()) == len(result.provenance)
