@@ -19,13 +19,15 @@ import numpy as np
 from pga_dyn.conventions import LINK_PARAM_NAMES
 from pga_dyn.display import save_figure
 
+from .principles import PRINCIPLE_NAMES
+
 __all__ = ["plot", "plot_robot", "plot_spectrum", "plot_identifiability"]
 
 #: Marker, colour and label of each principle in :func:`plot_robot`.
-PRINCIPLE_STYLE = {1: ("o", "tab:orange", "shared points (principle 1)"),
-                   2: ("s", "black", "fixed points (principle 2)"),
-                   3: ("^", "tab:green", "planar rotations (principle 3)"),
-                   "generalized": ("D", "tab:purple", "generalized rules")}
+PRINCIPLE_STYLE = {1: ("o", "tab:orange", f"{PRINCIPLE_NAMES[1]} (principle 1)"),
+                   2: ("s", "black", f"{PRINCIPLE_NAMES[2]} (principle 2)"),
+                   3: ("^", "tab:green", f"{PRINCIPLE_NAMES[3]} (principle 3)"),
+                   "generalized": ("D", "tab:purple", PRINCIPLE_NAMES["generalized"])}
 CLASS_COLOURS = ("tab:green", "gold", "lightgray")
 
 

@@ -67,6 +67,10 @@ F_ALL, F_IDEAL_PLANE, F_LINE, F_POINT, F_DIRECTION, F_NONE = 0, 1, 2, 3, 4, 5
 IL_ALL, IL_PARALLEL, IL_LINE, IL_NONE = 0, 1, 2, 3
 
 
+#: What each principle of the provenance is called (the paper's three, and the rules it lacks).
+PRINCIPLE_NAMES = {1: "shared points", 2: "fixed points", 3: "planar rotations", "generalized": "generalized rules"}
+
+
 class Rule(NamedTuple):
     """What a vector of the kernel is: the rule's name, the paper's principle (1, 2, 3) or
     "generalized" for a rule the paper does not have, and the paper's equation where the rule

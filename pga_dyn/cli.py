@@ -51,9 +51,6 @@ from .progress import reporting
 
 PROG = "pga-dyn"
 #: Column names of the principles in the vector counts (drng.principles.RULES).
-PRINCIPLE_NAMES = {"1": "shared points", "2": "fixed points", "3": "planar rotations", "generalized": "generalized rules"}
-
-
 def _load(target: str, floating, gravity, yaml=None):
     """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
     Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
@@ -234,13 +231,17 @@ def regrouped_lines(report: dict) -> list:
 
 
 def analyze_lines(report: dict) -> list:
+    """The lines ``pga-dyn analyze`` prints for an :func:`analyze` report."""
+    from drng.principles import PRINCIPLE_NAMES as NAMES
+
+    names = {str(k): v for k, v in NAMES.items()}  # the report's keys are strings (JSON)
     lines = [
         f"robot:                {report['robot']}",
         f"parameters:           {report['parameters']} (10 per body, {report['bodies']} bodies)",
         f"nullspace dimension:  {report['nullspace_dimension']} (unidentifiable directions)",
         f"base parameters:      {report['base_parameters']} (identifiable combinations)",
         "vectors per principle: " + ", ".join(
-            f"{PRINCIPLE_NAMES.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
+            f"{names.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
     ]
     if report["bodies"] == 0:
         lines.append("no moving body:       every link is fixed to the base: no inertial parameter to identify")
@@ -273,10 +274,10 @@ def analyze_lines(report: dict) -> list:
     else:
         lines.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
                      f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
-    rows = [(joint, *(counts.get(k, 0) for k in PRINCIPLE_NAMES), counts.get("numerical", ""))
+    rows = [(joint, *(counts.get(k, 0) for k in names), counts.get("numerical", ""))
             for joint, counts in report["vectors_per_joint"].items()]
     lines += ["", "Vectors per joint"]
-    lines += _table(("joint", *PRINCIPLE_NAMES.values(), "numerical"), rows)
+    lines += _table(("joint", *names.values(), "numerical"), rows)
     if "per_parameter" in report:
         from drng.classification import SYMBOL
 
