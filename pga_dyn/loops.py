@@ -137,6 +137,28 @@ def _direction_motion(V, A, b, u, vel, acc):
 
 
 @njit(cache=True)
+def _rotate(R, v, out):
+    """out = R v for R (3, 3) and v (3,)."""
+    for k in range(3):
+        out[k] = R[k, 0] * v[0] + R[k, 1] * v[1] + R[k, 2] * v[2]
+
+
+@njit(cache=True)
+def _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab):
+    """The 3 rows of R_b u_b - R_a u_a = 0 (ua, ub: the directions on bodies a and b, in the
+    world): residual, Jacobian rows and, ``with_bias``, the bias."""
+    for k in range(3):
+        r[row + k] = ub[k] - ua[k]
+    _direction_rows(S, on, b, ub, 1.0, J, row)
+    _direction_rows(S, on, a, ua, -1.0, J, row)
+    if with_bias:
+        _direction_motion(V, A, b, ub, vb, ab)
+        _direction_motion(V, A, a, ua, va, aa)
+        for k in range(3):
+            bias[row + k] = ab[k] - aa[k]
+
+
+@njit(cache=True)
 def _frame(T, F, R, p):
     """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
     for r in range(3):
@@ -174,22 +196,13 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                     bias[row + k] = ab[k] - aa[k]
             row += 3
         if c == CODE_R:  # the axis directions coincide
-            for k in range(3):
-                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
-                ub[k] = Rb[k, 0] * axes[l, 0, 0] + Rb[k, 1] * axes[l, 0, 1] + Rb[k, 2] * axes[l, 0, 2]
-                r[row + k] = ub[k] - ua[k]
-            _direction_rows(S, on, b, ub, 1.0, J, row)
-            _direction_rows(S, on, a, ua, -1.0, J, row)
-            if with_bias:
-                _direction_motion(V, A, b, ub, vb, ab)
-                _direction_motion(V, A, a, ua, va, aa)
-                for k in range(3):
-                    bias[row + k] = ab[k] - aa[k]
+            _rotate(Ra, axes[l, 0], ua)
+            _rotate(Rb, axes[l, 0], ub)
+            _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
-            for k in range(3):
-                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
-                ub[k] = Rb[k, 0] * axes[l, 1, 0] + Rb[k, 1] * axes[l, 1, 1] + Rb[k, 2] * axes[l, 1, 2]
+            _rotate(Ra, axes[l, 0], ua)
+            _rotate(Rb, axes[l, 1], ub)
             r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
             _cross(ua, ub, t)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
             for k in range(S.shape[0]):
@@ -210,17 +223,10 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for k in range(3):
                     ua[k] = Ra[k, e]
                     ub[k] = Rb[k, e]
-                    r[row + k] = ub[k] - ua[k]
-                _direction_rows(S, on, b, ub, 1.0, J, row)
-                _direction_rows(S, on, a, ua, -1.0, J, row)
-                if with_bias:
-                    _direction_motion(V, A, b, ub, vb, ab)
-                    _direction_motion(V, A, a, ua, va, aa)
-                    for k in range(3):
-                        bias[row + k] = ab[k] - aa[k]
+                _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
                 row += 3
+            _rotate(Ra, axes[l, 0], ua)
             for k in range(3):
-                ua[k] = Ra[k, 0] * axes[l, 0, 0] + Ra[k, 1] * axes[l, 0, 1] + Ra[k, 2] * axes[l, 0, 2]
                 t[k] = pb[k] - pa[k]
             _cross(t, ua, ub)
             for k in range(3):
