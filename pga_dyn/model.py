@@ -61,6 +61,11 @@ def frozen_array(value, dtype=float) -> np.ndarray:
     return array
 
 
+#: Largest magnitude of a number of a model (SI units; directions excepted): larger values
+#: overflow the kinematics and the regressor (squares and products of lengths, masses, ratios,
+#: gravity and sampled positions). The readers refuse them in files, the model in gravity.
+MAX_VALUE = 1e9
+
 @dataclass(frozen=True)
 class Inertial:
     """Mass properties of a link in its own frame: ``mass``, centre of mass ``com`` (3,) and the
@@ -338,6 +343,8 @@ class Robot:
         if g is None or g.shape != (3,):
             raise ModelError(f"{where}: gravity must be a vector of 3 numbers, got {gravity!r}")
         _check_finite(g, "gravity", where)
+        if np.any(np.abs(g) > MAX_VALUE):
+            raise ModelError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
         self.gravity = frozen_array(g)
         self.floating_base = bool(floating_base)
         links = list(links)

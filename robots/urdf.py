@@ -17,7 +17,7 @@ multiplier offset/>`` inside a joint is read too.
 
 Every problem raises :class:`pga_dyn.errors.PgaDynError` naming the file and the element: a
 malformed or non-UTF-8 file, a missing or malformed attribute, a number that is not finite or
-larger than :data:`MAX_VALUE`, a negative mass; an inertia that is not positive semidefinite
+larger than :data:`pga_dyn.model.MAX_VALUE`, a negative mass; an inertia that is not positive semidefinite
 gets a :class:`pga_dyn.errors.PgaDynWarning`.
 """
 
@@ -31,12 +31,8 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
-from pga_dyn.model import CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+from pga_dyn.model import MAX_VALUE, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
-#: Largest magnitude of a number in a robot file (SI units), the directions <axis>, <axis2>
-#: excepted: larger values are refused, they overflow the kinematics and the regressor (squares
-#: and products of lengths, masses, ratios and sampled positions).
-MAX_VALUE = 1e9
 #: Relative tolerance of the principal moments in :meth:`_Reader.check_inertia`.
 INERTIA_RTOL = 1e-9
 
@@ -240,12 +236,6 @@ def urdf_specs(text: str, where: str = "<string>") -> dict:
 def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
                gravity=DEFAULT_GRAVITY) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
-    try:
-        g = np.asarray(gravity, dtype=float)
-    except (TypeError, ValueError):
-        g = None  # Robot says what is wrong with it
-    if g is not None and np.any(np.abs(g) > MAX_VALUE):
-        raise PgaDynError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
     return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
 
 

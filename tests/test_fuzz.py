@@ -102,9 +102,14 @@ def test_huge_gravity_is_refused(capsys):
     err = capsys.readouterr().err
     assert "2rru_1rrs.urdf: gravity [1e+300, 0.0, 0.0] is out of range" in err and "Traceback" not in err
     robot = robots.load("2rru_1rrs")
-    huge = Robot("huge_gravity", [LinkSpec("l0"), LinkSpec("l1", robot.inertial(1))],
-                 [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 1.0, 0]]))], gravity=(1e300, 0, 0))
-    with pytest.raises(PgaDynError, match="huge_gravity: the regressor of huge_gravity is not finite at the sampled "
+    links = [LinkSpec("l0"), LinkSpec("l1", robot.inertial(1))]
+    with pytest.raises(PgaDynError, match=r"huge_gravity: gravity \[1e\+300, 0.0, 0.0\] is out of range"):
+        Robot("huge_gravity", links, [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 1.0, 0]]))],
+              gravity=(1e300, 0, 0))  # the model refuses it, whatever reader built it
+    lever = np.eye(4)
+    lever[0, 3] = 1e160  # a model built by hand, past the readers' bounds: the backstop still holds
+    huge = Robot("huge_lever", links, [JointSpec("j1", "R", "l0", "l1", lever, np.array([[0, 1.0, 0]]))])
+    with pytest.raises(PgaDynError, match="huge_lever: the regressor of huge_lever is not finite at the sampled "
                                           "states, or so large that its norms overflow"):
         drng.numerical_nullspace(huge, samples=20)
 
