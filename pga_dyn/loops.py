@@ -144,16 +144,24 @@ def _rotate(R, v, out):
 
 
 @njit(cache=True)
-def _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab):
-    """The 3 rows of R_b u_b - R_a u_a = 0 (ua, ub: the directions on bodies a and b, in the
-    world): residual, Jacobian rows and, ``with_bias``, the bias."""
+def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, aa, vb, ab):
+    """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a, x_b moving
+    with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias."""
     for k in range(3):
-        r[row + k] = ub[k] - ua[k]
-    _direction_rows(S, on, b, ub, 1.0, J, row)
-    _direction_rows(S, on, a, ua, -1.0, J, row)
+        r[row + k] = xb[k] - xa[k]
+    if point:
+        _point_rows(S, on, b, xb, 1.0, J, row)
+        _point_rows(S, on, a, xa, -1.0, J, row)
+    else:
+        _direction_rows(S, on, b, xb, 1.0, J, row)
+        _direction_rows(S, on, a, xa, -1.0, J, row)
     if with_bias:
-        _direction_motion(V, A, b, ub, vb, ab)
-        _direction_motion(V, A, a, ua, va, aa)
+        if point:
+            _point_motion(V, A, b, xb, vb, ab)
+            _point_motion(V, A, a, xa, va, aa)
+        else:
+            _direction_motion(V, A, b, xb, vb, ab)
+            _direction_motion(V, A, a, xa, va, aa)
         for k in range(3):
             bias[row + k] = ab[k] - aa[k]
 
@@ -185,20 +193,12 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
         _frame(T[a], Fp[l], Ra, pa)
         _frame(T[b], Fc[l], Rb, pb)
         if c != CODE_P:  # R, U, S: the centre is shared
-            for k in range(3):
-                r[row + k] = pb[k] - pa[k]
-            _point_rows(S, on, b, pb, 1.0, J, row)
-            _point_rows(S, on, a, pa, -1.0, J, row)
-            if with_bias:
-                _point_motion(V, A, b, pb, vb, ab)
-                _point_motion(V, A, a, pa, va, aa)
-                for k in range(3):
-                    bias[row + k] = ab[k] - aa[k]
+            _coincide(True, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         if c == CODE_R:  # the axis directions coincide
             _rotate(Ra, axes[l, 0], ua)
             _rotate(Rb, axes[l, 0], ub)
-            _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+            _coincide(False, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
             _rotate(Ra, axes[l, 0], ua)
@@ -223,7 +223,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for k in range(3):
                     ua[k] = Ra[k, e]
                     ub[k] = Rb[k, e]
-                _same_direction(S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+                _coincide(False, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
                 row += 3
             _rotate(Ra, axes[l, 0], ua)
             for k in range(3):
