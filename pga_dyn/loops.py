@@ -333,6 +333,18 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
 
 
 @njit(cache=True)
+def _reflect(v, j, vnorm, X, first):
+    """X[j:, first:] <- (I - 2 v v^T / v^T v) X[j:, first:], v (m,) nonzero from row j on."""
+    for c in range(first, X.shape[1]):
+        s = 0.0
+        for i in range(j, X.shape[0]):
+            s += v[i] * X[i, c]
+        s *= 2.0 / vnorm
+        for i in range(j, X.shape[0]):
+            X[i, c] -= s * v[i]
+
+
+@njit(cache=True)
 def qr_solve(M, B, X):
     """Least-squares solution X (k, c) of M X = B for M (m, k), m >= k, by Householder QR (M and B
     are overwritten; twin: ``numpy.linalg.lstsq``). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
@@ -355,21 +367,9 @@ def qr_solve(M, B, X):
         v[j] -= alpha
         for i in range(j, m):
             vnorm += v[i] * v[i]
-        if vnorm > 0.0:
-            for c in range(j, k):  # M <- (I - 2 v v^T / v^T v) M, and B likewise
-                s = 0.0
-                for i in range(j, m):
-                    s += v[i] * M[i, c]
-                s *= 2.0 / vnorm
-                for i in range(j, m):
-                    M[i, c] -= s * v[i]
-            for c in range(B.shape[1]):
-                s = 0.0
-                for i in range(j, m):
-                    s += v[i] * B[i, c]
-                s *= 2.0 / vnorm
-                for i in range(j, m):
-                    B[i, c] -= s * v[i]
+        if vnorm > 0.0:  # M <- (I - 2 v v^T / v^T v) M, and B likewise
+            _reflect(v, j, vnorm, M, j)
+            _reflect(v, j, vnorm, B, 0)
     big, small = 0.0, np.inf
     for j in range(k):
         big = max(big, abs(M[j, j]))
