@@ -1,6 +1,12 @@
 """Wall time of a first `pga-dyn analyze` from an empty numba cache, and warm.
 
-Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--repeat 1]
+Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--verbose]
+     python benchmarks/cold_start.py --install [--robots puma560 2rru_1rrs]
+
+``--install`` measures what a new user gets: a new virtual environment, ``pip install .`` of
+this checkout (timed: it builds the wheel, whose build step compiles the kernels into it,
+setup.py), then each command in a fresh process with that environment's ``pga-dyn``, first
+and again. It needs pip's index (or its cache) for the dependencies.
 
 Each command runs in a fresh Python process (as a user types it). "cold" starts with an empty
 numba cache (NUMBA_CACHE_DIR set to a new temporary directory, so every kernel the command
@@ -84,11 +90,33 @@ def line(label, args, wall, report):
     return specs
 
 
+def installed(robots):
+    """A fresh virtual environment with ``pip install .``; then each command first and again."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_") and key != "PYTHONPATH"}
+    with tempfile.TemporaryDirectory(prefix="pga-dyn-venv-") as folder:
+        subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+        start = time.perf_counter()
+        subprocess.run([os.path.join(folder, "bin", "python"), "-m", "pip", "install", "--quiet", ROOT], check=True,
+                       env=env, capture_output=True)
+        print(f"pip install . (build with the compiled kernels, and install): {time.perf_counter() - start:.1f} s")
+        for robot in robots:
+            for label in ("first", "again"):
+                start = time.perf_counter()
+                subprocess.run([os.path.join(folder, "bin", "pga-dyn"), "analyze", robot], check=True, env=env,
+                               capture_output=True, cwd=folder)
+                print(f"{label:<6} pga-dyn analyze {robot:<12} {time.perf_counter() - start:6.2f} s wall")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", nargs="+", default=["puma560", "2rru_1rrs"])
     parser.add_argument("--verbose", action="store_true", help="print the specializations per function")
+    parser.add_argument("--install", action="store_true",
+                        help="a new virtual environment with `pip install .`, then the first and a second call")
     args = parser.parse_args()
+    if args.install:
+        installed(args.robots)
+        return
     print(f"{'run':<6} {'command (pga-dyn ...)':<28} {'wall':>9} {'compiling':>11} {'compiles':>8} "
           f"{'functions':>9} {'signatures':>8}")
     shared = tempfile.mkdtemp(prefix="pga-dyn-cache-")  # the first robot's cache, then the others'

@@ -13,6 +13,7 @@
     pga-dyn plot ROBOT_OR_PATH -o FILE [--samples N] [--seed N]
     pga-dyn identify ROBOT_OR_PATH DATA [--friction [TERM ...]] [--armature] [--ols] [--consistent | --map]
                      [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json]
+    pga-dyn compile
 
 ``info`` prints what pga-dyn made of a robot: its bodies (with the URDF links merged into
 each), tree joints, loop joints, coordinates and the number of inertial parameters.
@@ -29,7 +30,9 @@ carry an identification from an exciting trajectory to identified parameters
 (``robots.available()``) or a robot file read by ``robots.load_file``: URDF, URDF+, Extended
 URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
 draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
-(``drng.plot``). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
+(``drng.plot``). ``compile`` compiles every numba kernel into numba's on-disk cache
+(:func:`compile_kernels`; ``pip install .`` runs it, so a new install does not compile on its
+first call: docs/performance.md, "Cold start"). Every command takes ``--quiet`` (no progress bars; bars are drawn on stderr
 only when it is a terminal) and ``--yaml FILE``; ``pga-dyn --version`` prints the version.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
@@ -470,7 +473,58 @@ def build_parser() -> argparse.ArgumentParser:
     base_parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
     base_parser.set_defaults(func=_cmd_base)
     _identification_parsers(sub)
+    compile_parser = sub.add_parser(
+        "compile", help="compile every kernel into numba's on-disk cache (pip install . does it)",
+        description="Compile every numba kernel of pga-dyn into numba's on-disk cache, so that no later command "
+                    "compiles. `pip install .` runs it; run it after installing a wheel built on another machine, "
+                    "or when building a container image.")
+    compile_parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    compile_parser.set_defaults(func=_cmd_compile)
     return parser
+
+
+def compile_kernels() -> list:
+    """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
+
+    Runs the paths that reach each kernel on built-in robots: the DRNG kernel and the poses at
+    q0 (puma560), the sampled regressor and the certificate (puma560, certified), the loop
+    closure (2rru_1rrs: assembly, loop Jacobians and their motion), a single-state regressor.
+    Each kernel has one signature (docs/performance.md), so what is compiled here is what every
+    later call loads. The cache is numba's: ``__pycache__`` beside the sources when it is
+    writable, else ``NUMBA_CACHE_DIR`` or the user's cache folder. ``pip install .`` runs this
+    on the files it installs (setup.py), so the installed package carries its compiled kernels
+    for the machine it was installed on. Returns the qualified names of the kernels this process
+    compiled or loaded from the cache (the helpers inside a kernel are named only when compiled).
+    """
+    import numpy as np
+
+    import drng
+    import robots
+    from numba.core.registry import CPUDispatcher
+
+    from . import regressor
+
+    tree = robots.load("puma560")
+    drng.nullspace(tree, certify=True)
+    q = np.zeros(tree.nq)
+    regressor(tree, q, q, q)
+    drng.nullspace(robots.load("2rru_1rrs"))
+    names = []
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] in ("pga_dyn", "drng", "robots"):
+            names += [f"{name}.{attr}" for attr, value in vars(module).items()
+                      if isinstance(value, CPUDispatcher) and value.__module__ == name and value.signatures]
+    return sorted(names)
+
+
+def _cmd_compile(args, out) -> int:
+    import time
+
+    start = time.perf_counter()
+    names = compile_kernels()
+    print(f"{len(names)} kernels compiled or loaded from numba's cache in {time.perf_counter() - start:.1f} s",
+          file=out)
+    return 0
 
 
 # -- identification: excite, simulate, identify (drng.identification; docs/identification.md) -----------

@@ -48,3 +48,58 @@ def test_metadata_and_version():
     run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "--version"], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=ROOT))
     assert run.returncode == 0 and run.stdout.strip() == f"pga-dyn {pga_dyn.__version__}"
+
+
+CHECK_NO_COMPILE = r"""
+import contextlib, io, sys
+import numpy as np
+from numba.core import event
+compiled = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        compiled.append(ev.data["dispatcher"].py_func.__qualname__ if "dispatcher" in ev.data else "?")
+
+
+event.register("numba:compile", Listener())
+import drng, robots, pga_dyn
+from pga_dyn.cli import main
+from pga_dyn.sampling import sample_states
+for argv in (["analyze", "puma560", "--certify"], ["analyze", "2rru_1rrs"], ["analyze", "2prs_1psr"],
+             ["analyze", "go2"], ["base", "puma560"]):
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(argv + ["--quiet"]) == 0, argv
+robot = robots.load("go2")
+states = sample_states(robot, 5, seed=1)
+pga_dyn.regressor(robot, states.q, states.qd, states.qdd)
+pga_dyn.regressor(robot, states.q[0], states.qd[0], states.qdd[0])
+drng.rpna(robots.load("puma560"))
+print(compiled)
+"""
+
+
+def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
+    """setup.py's build step (what `pip install .` runs) compiles every kernel into the built
+    packages' own __pycache__ (a NUMBA_CACHE_DIR of the builder's is not used), and a new process
+    on those packages then runs the commands on a tree, both PKMs, a floating base, batches and
+    single states without one numba compile event."""
+    build = tmp_path / "lib"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"))
+    run = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)], cwd=ROOT,
+                         capture_output=True, text=True, env=env)
+    assert run.returncode == 0, run.stderr
+    assert "could not be compiled" not in run.stderr, run.stderr
+    assert not (tmp_path / "elsewhere").exists()
+    for package, kernel in (("pga_dyn", "kinematics.forward"), ("drng", "principles.drng_kernel"),
+                            ("pga_dyn", "loops.newton_kernel")):
+        assert any(name.startswith(kernel + "-") and name.endswith(".nbi")
+                   for name in os.listdir(build / package / "__pycache__")), kernel
+    env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+    check = subprocess.run([sys.executable, "-c", CHECK_NO_COMPILE], capture_output=True, text=True,
+                           env=dict(env, PYTHONPATH=str(build)), cwd=str(tmp_path))
+    assert check.returncode == 0, check.stderr
+    assert check.stdout.strip().splitlines()[-1] == "[]", check.stdout

@@ -1,0 +1,39 @@
+"""Build step of pga-dyn: everything else is in pyproject.toml.
+
+``pip install .`` builds a wheel; after copying the packages into the build folder, this
+compiles every numba kernel there (``python -m pga_dyn.cli compile``), so numba's cache files
+(``__pycache__/*.nbi``, ``*.nbc``) travel in the wheel and the installed package does not compile
+on its first call. numba keys its cache by the source's content, the numba version and the CPU:
+on another numba version or CPU the kernels compile on first use, as without this step. Editable
+installs (``pip install -e .``) skip it. Set ``PGA_DYN_NO_PRECOMPILE=1`` to skip it too.
+"""
+
+import os
+import subprocess
+import sys
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+
+class BuildPyCompiled(build_py):
+    """build_py, then ``pga-dyn compile`` on the built packages (their own __pycache__)."""
+
+    def run(self):
+        super().run()
+        if self.editable_mode or os.environ.get("PGA_DYN_NO_PRECOMPILE"):
+            return
+        env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
+        env["PYTHONPATH"] = os.path.abspath(self.build_lib)
+        done = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "compile", "--quiet"], env=env,
+                              cwd=self.build_lib, capture_output=True, text=True)
+        if done.returncode != 0:
+            # The package works without its compiled cache (its kernels compile on first use),
+            # but say so: a silent failure here would only show as a slow first call.
+            self.warn("pga-dyn: the kernels could not be compiled at build time; they will compile on "
+                      f"first use:\n{done.stderr}")
+        else:
+            self.announce(f"pga-dyn: {done.stdout.strip()}", level=2)
+
+
+setup(cmdclass={"build_py": BuildPyCompiled})
