@@ -187,18 +187,19 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
     va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     J[:, :] = 0.0
-    row = np.int64(0)  # not a numba literal: one compiled version of the row helpers
+    row = np.int64(0)  # not numba literals: one compiled version of the row helpers
+    point, direction = np.bool_(True), np.bool_(False)
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
         _frame(T[b], Fc[l], Rb, pb)
         if c != CODE_P:  # R, U, S: the centre is shared
-            _coincide(True, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
+            _coincide(point, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         if c == CODE_R:  # the axis directions coincide
             _rotate(Ra, axes[l, 0], ua)
             _rotate(Rb, axes[l, 0], ub)
-            _coincide(False, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+            _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
             _rotate(Ra, axes[l, 0], ua)
@@ -223,7 +224,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for k in range(3):
                     ua[k] = Ra[k, e]
                     ub[k] = Rb[k, e]
-                _coincide(False, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+                _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
                 row += 3
             _rotate(Ra, axes[l, 0], ua)
             for k in range(3):
@@ -353,6 +354,7 @@ def qr_solve(M, B, X):
     if m < k:
         return 0.0
     v = np.empty(m)
+    whole = np.int64(0)  # B's first column: not a numba literal, one compiled _reflect
     for j in range(k):
         norm = 0.0
         for i in range(j, m):
@@ -369,7 +371,7 @@ def qr_solve(M, B, X):
             vnorm += v[i] * v[i]
         if vnorm > 0.0:  # M <- (I - 2 v v^T / v^T v) M, and B likewise
             _reflect(v, j, vnorm, M, j)
-            _reflect(v, j, vnorm, B, 0)
+            _reflect(v, j, vnorm, B, whole)
     big, small = 0.0, np.inf
     for j in range(k):
         big = max(big, abs(M[j, j]))
