@@ -45,7 +45,9 @@ and Y_a = G^T Y_tree.
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
+import networkx as nx
 import numpy as np
 from numba import njit
 
@@ -729,6 +731,37 @@ class Constraints:
         self.args = self._args + (self.cos0,)
         for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
             array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
+        self.loose_rows = np.zeros(0, dtype=np.int64)
+        self.parts = self._parts(on) if self.nf else ()
+
+    def _parts(self, on):
+        """The independent parts of the loop constraints (:class:`Part`): loops that share a free
+        coordinate which moves one of a loop's two bodies and not the other. A coordinate that
+        moves both bodies of a loop (or neither) moves them rigidly together, which leaves the
+        loop's closure unchanged (its rows of J vanish at a closed configuration): so each part
+        is assembled, watched for singularities and sampled on its own, with the other free
+        coordinates held (``tests/test_loops.py`` checks the states against Pinocchio). Every
+        passive coordinate is in a part (the model checks that a loop moves it,
+        ``Robot._check_determined``); the rows of loops that no passive coordinate moves are
+        ``loose_rows``, checked after each assembly."""
+        kind, lpar, lchi = self.args[6:9]
+        moves = (on.astype(np.int64) @ (self.E != 0).astype(np.int64)) > 0  # (n + 1, nz): z_j moves body b
+        depends = moves[lpar] ^ moves[lchi]  # (loops, nz)
+        graph = nx.Graph()
+        graph.add_nodes_from(("loop", l) for l in range(len(kind)))
+        graph.add_edges_from((("loop", l), ("z", j)) for l, j in zip(*np.nonzero(depends)))
+        offsets = np.concatenate([[0], np.cumsum([ROWS_BY_CODE[c] for c in kind])])
+        parts, loose = [], []
+        for nodes in sorted(nx.connected_components(graph), key=lambda c: min(k for t, k in c if t == "loop")):
+            loops = np.array(sorted(k for t, k in nodes if t == "loop"), dtype=np.int64)
+            columns = np.array(sorted(k for t, k in nodes if t == "z"), dtype=np.int64)
+            rows = np.concatenate([np.arange(offsets[l], offsets[l + 1]) for l in loops])
+            if np.any(columns >= self.na):
+                parts.append(_new_part(self, loops, columns, rows))
+            else:  # no passive coordinate closes it: watched, not solved (e.g. coaxial with an actuated joint)
+                loose.append(rows)
+        self.loose_rows = np.concatenate(loose) if loose else np.zeros(0, dtype=np.int64)
+        return tuple(parts)
 
     def _angles_at_q0(self):
         """cos of the angle between the two axes of each U loop joint at q0, its constant angle."""
@@ -777,35 +810,44 @@ class Constraints:
         """Assemble the reference configuration: q0 with its passive coordinates solved by Newton
         (q0 itself when its loops close, as DRNG's Table 2 assumes); every assembly path starts
         there. Raise a ModelError naming the loop joints when they cannot be closed at the
-        actuated position of q0. ``cond_ref`` is cond(J_p) there; a singular q0 is left for a
-        regular neighbour (``moved``), with a warning (:meth:`_leave_singular_reference`)."""
+        actuated position of q0. ``cond_ref`` is cond(J_p) there (the largest over the parts); a
+        singular q0 is left for a regular neighbour (``moved``), with a warning
+        (:meth:`_leave_singular_reference`). ``rcond_ref`` (parts,) holds the reciprocal
+        condition estimate of each part's J_f there, which its assembly paths watch."""
         z = np.zeros(self.E.shape[1])
+        self.cond_ref, self.moved, self.rcond_ref = 1.0, False, np.ones(len(self.parts))
         if self.nf:
-            status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
-                                      z[:self.na].copy(), 1e-12, 200, 1e-300, 0.0)
-            if status:
+            failed = [part for part in self.parts if self._newton(part, z, z[part.actuated].copy(), 1e-12, 200,
+                                                                  1e-300, 0.0)[0]]
+            closed = self.residuals(self.E @ z + self.e0)
+            if failed or any(res > CLOSURE_TOL for _, res in closed):
                 open_ = [(name, res) for name, res in self.residuals(self.robot.q0) if res > CLOSURE_TOL]
                 listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
                 raise ModelError(f"{self.robot.source or self.robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
                                  f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
                                  "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
         self.z_ref = z
-        self.cond_ref, self.rcond_ref, self.moved = 1.0, 1.0, False
         if self.nf:
             _, J, _ = self.evaluate(self.E @ z + self.e0)
             self.cond_ref = self.condition(J)
             if self.cond_ref >= 1.0 / SINGULAR_RCOND:
                 self._leave_singular_reference(J)
-            self.rcond_ref = self.rcond(self.evaluate(self.E @ self.z_ref + self.e0)[1])
+            J = self.evaluate(self.E @ self.z_ref + self.e0)[1]
+            self.rcond_ref = np.array([_rcond(p.free_jacobian(J)) for p in self.parts])
 
-    def rcond(self, J) -> float:
-        """min |R_ii| / max |R_ii| of the QR of J_f (>= 1 / cond(J_f)): the estimate the assembly
-        paths watch (:func:`newton_kernel`); 0 when J_f is rank-deficient."""
-        Jf = J[:self.m] @ self.E[:, self.na:]
-        if Jf.shape[0] < Jf.shape[1]:
-            return 0.0
-        d = np.abs(np.diag(np.linalg.qr(Jf, mode="r")))
-        return float(d.min() / d.max()) if d.max() > 0 else 0.0
+    def _newton(self, part, z, target, tol, max_iter, rcond_ref, min_rcond):
+        """:func:`newton_kernel` on one part: its actuated coordinates in z move to ``target`` (their
+        values at the end of the path) and its passive ones follow, the other free coordinates
+        held. z (nz,) is updated in place when the part assembles. Returns the kernel's (status,
+        residual)."""
+        e0 = self.e0 + self.E[:, part.held] @ z[part.held]
+        e0.flags.writeable = False  # as self.e0: one compiled signature
+        local = z[part.columns]
+        status, norm = newton_kernel(*part.args, part.E, e0, part.na, part.spherical, local, target, tol, max_iter,
+                                     rcond_ref, min_rcond)
+        if status == 0:
+            z[part.columns] = local
+        return status, norm
 
     def _leave_singular_reference(self, J):
         """At a singular reference (J_f rank-deficient: several assembly modes, branches of C(q) = 0,
@@ -833,10 +875,10 @@ class Constraints:
             loops = [lp.name for lp in robot.loop_joints if any({lp.parent, lp.child} & c for c in clusters)]
         z, best, cond, step = self.z_ref.copy(), None, np.inf, 0.0
         for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
-            status, _ = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
-                                      self.z_ref[:self.na] + k * REFERENCE_STEP, 1e-12, 200, 1e-300, 0.0)
-            if status:
+            target = self.z_ref[:self.na] + k * REFERENCE_STEP
+            if any(self._newton(part, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in self.parts):
                 break
+            z[:self.na] = target
             c = self.condition(self.evaluate(self.E @ z + self.e0)[1])
             if c < cond:
                 best, cond, step = z.copy(), c, k * REFERENCE_STEP
@@ -860,67 +902,110 @@ class Constraints:
                       f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
                       PgaDynWarning, stacklevel=3)
 
-    def condition(self, J):
-        """cond(J_f) for the constraint Jacobian J (rows of the loops, then of the couplings) in the
-        tree coordinates; inf when J_f has fewer independent rows than columns."""
-        Jf = J[:self.m] @ self.E[:, self.na:]
-        if Jf.shape[1] == 0:
-            return 1.0
-        s = np.linalg.svd(Jf, compute_uv=False)
-        if len(s) < Jf.shape[1] or s[-1] <= 1e-12 * max(s[0], 1.0):
-            return np.inf
-        return float(s[0] / s[-1])
+    def conditions(self, J, parts=None) -> np.ndarray:
+        """cond(J_f) of each part (:class:`Part`; or of the parts numbered ``parts``) for the
+        constraint Jacobian J (rows of the loops, then of the couplings) in the tree coordinates;
+        inf where J_f has fewer independent rows than columns. Shape (parts,)."""
+        chosen = self.parts if parts is None else [self.parts[k] for k in parts]
+        return np.array([_cond(part.free_jacobian(J)) for part in chosen])
+
+    def condition(self, J) -> float:
+        """cond(J_p): the largest cond(J_f) of the parts (1 without passive coordinates), the
+        figure sampling holds below its limit part by part."""
+        return float(self.conditions(J).max()) if self.parts else 1.0
 
     # -- assembly -----------------------------------------------------------------------------
     def free(self, q) -> np.ndarray:
         """The free coordinates z of a tree configuration that satisfies the couplings."""
         return np.asarray(q, dtype=float)[self.z_index].copy()
 
+    def assemble_parts(self, q_a, z, parts, regular=False) -> list:
+        """Assemble the parts numbered ``parts`` (indices of :attr:`parts`) at actuated position
+        q_a, each along a path from the reference configuration, the other parts held as they are
+        in z (nz,), which is updated in place (its actuated coordinates become q_a). ``regular``
+        as in :meth:`assemble`. Returns [(part number, status, residual)] of the parts that did
+        not assemble (status 1: the path leaves the workspace, 2: it meets a singularity), and
+        (-1, 1, residual) when a loop that no passive coordinate moves is open."""
+        failed = []
+        for k in parts:
+            part, rcond = self.parts[k], self.rcond_ref[k]
+            z[part.columns] = self.z_ref[part.columns]
+            status, norm = self._newton(part, z, q_a[part.actuated], ASSEMBLY_TOL, 30, max(rcond, 1e-300),
+                                        PATH_LIMIT * rcond if regular else 0.0)
+            if status:
+                failed.append((k, status, norm))
+        z[:self.na] = q_a
+        if self.loose_rows.size:  # the loops no part solves must still close (part -1: all of them)
+            r = motion_kernel(*self.args, self.E @ z + self.e0, np.zeros(self.robot.nq))[0][self.loose_rows]
+            if np.linalg.norm(r) > CLOSURE_TOL:
+                failed.append((-1, 1, float(np.linalg.norm(r))))
+        return failed
+
     def assemble(self, q_a, start=None, tol=ASSEMBLY_TOL, max_iter=30, regular=False):
         """Solve the constraints for the passive coordinates at actuated position q_a, following
         a path from ``start`` (an assembled tree configuration; default: the reference
-        configuration, q0 closed; see :meth:`close_reference`). ``regular``: the path must stay
-        away from singular configurations (reciprocal condition estimate of J_f above PATH_LIMIT
-        times the reference's), so that the state is on the reference's assembly branch.
+        configuration, q0 closed; see :meth:`close_reference`), part by part (:class:`Part`).
+        ``regular``: the path must stay away from singular configurations (reciprocal condition
+        estimate of each part's J_f above PATH_LIMIT times the reference's), so that the state is
+        on the reference's assembly branch.
 
         Returns (q, z): the tree configuration and its free coordinates. Raises PgaDynError when
-        the path leaves the workspace or meets a singularity."""
+        a path leaves the workspace or meets a singularity, or when a loop is left open."""
         robot = self.robot
         q_a = np.ascontiguousarray(q_a, dtype=float)
         z = self.z_ref.copy() if start is None else self.free(start)
-        if self.nf:
-            status, norm = newton_kernel(*self._args[:12], self.cos0, self.E, self.e0, self.na, self.spherical, z,
-                                         q_a, tol, max_iter, max(self.rcond_ref, 1e-300),
-                                         PATH_LIMIT * self.rcond_ref if regular else 0.0)
+        for part, rcond in zip(self.parts, self.rcond_ref):
+            status, norm = self._newton(part, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
+                                        PATH_LIMIT * rcond if regular else 0.0)
             if status == 2:
                 raise PgaDynError(f"{robot.name}: the assembly path from the start to q_a = "
                                   f"{np.round(q_a, 6).tolist()} meets a singular configuration")
             if status:
                 raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
                                   f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
-        else:
-            z[:self.na] = q_a
-        return self.E @ z + self.e0, z
+        z[:self.na] = q_a
+        q = self.E @ z + self.e0
+        if self.parts:  # every loop, also one that no passive coordinate closes
+            open_ = [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL]
+            if open_:
+                raise PgaDynError(f"{robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
+                                  f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
+        return q, z
 
-    def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):
-        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_f);
-        ``regular`` as in :meth:`assemble`."""
-        q, _ = self.assemble(q_a, start, regular=regular)
-        Ea, Ef = self.E[:, :self.na], self.E[:, self.na:]
+    def project(self, q, qd_a, qdd_a):
+        """At an assembled configuration q (nq,): the velocity and acceleration of the tree (nq,),
+        the projection G = dq/dq_a (nq, n_a), G = E_a - sum over the parts of E_f J_f^+ J_a
+        (eq. 92, part by part), and cond(J_f) of each part (parts,); inf where a part is singular
+        (its G columns are then not valid)."""
+        Ea = self.E[:, :self.na]
         if not self.nf:
-            return q, Ea @ qd_a, Ea @ qdd_a, Ea.copy(), 1.0
+            return Ea @ qd_a, Ea @ qdd_a, Ea.copy(), np.ones(0)
         _, J, _ = motion_kernel(*self.args, q, np.zeros(self.robot.nq))
-        Jf, Ja = J @ Ef, J @ Ea
-        u, s, vt = np.linalg.svd(Jf, full_matrices=False)
-        if len(s) < self.nf or s[-1] <= 1e-12 * max(s[0], 1.0):
-            raise PgaDynError(f"{self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
-        pinv = (vt.T / s) @ u.T
-        Gf = -pinv @ Ja
-        G = Ea + Ef @ Gf
+        G, pinvs, conds = Ea.copy(), [], np.empty(len(self.parts))
+        for k, part in enumerate(self.parts):
+            Jp = J[part.rows]
+            u, s, vt = np.linalg.svd(Jp @ part.Ef, full_matrices=False)
+            keep = s > 1e-12 * max(s[0], 1.0)
+            conds[k] = s[0] / s[-1] if len(s) == part.nf and keep.all() else np.inf
+            pinv = (vt[keep].T / s[keep]) @ u[:, keep].T
+            G -= part.Ef @ (pinv @ (Jp @ Ea))
+            pinvs.append(pinv)
         qd = G @ qd_a
         _, _, bias = motion_kernel(*self.args, q, qd)
-        qdd = G @ qdd_a - Ef @ (pinv @ bias)
-        return q, qd, qdd, G, float(s[0] / s[-1])
+        qdd = G @ qdd_a
+        for part, pinv in zip(self.parts, pinvs):
+            qdd -= part.Ef @ (pinv @ bias[part.rows])
+        return qd, qdd, G, conds
+
+    def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):
+        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_p) (the
+        largest of the parts'); ``regular`` as in :meth:`assemble`."""
+        q, _ = self.assemble(q_a, start, regular=regular)
+        qd, qdd, G, conds = self.project(q, qd_a, qdd_a)
+        cond = float(conds.max()) if len(conds) else 1.0
+        if cond == np.inf:
+            raise PgaDynError(f"{self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
+        return q, qd, qdd, G, cond
 
     def complete_all(self, q_a, qd_a, qdd_a, start=None):
         """:meth:`complete` for a batch: actuated states (samples, n_a) in, the tree states Q, QD,
@@ -935,6 +1020,70 @@ class Constraints:
         for s in range(ns):
             Q[s], QD[s], QDD[s], G[s], cond[s] = self.complete(q_a[s], qd_a[s], qdd_a[s], start)
         return Q, QD, QDD, G, cond
+
+
+@dataclass(frozen=True)
+class Part:
+    """One independent part of the loop constraints (:meth:`Constraints._parts`): its loops, their
+    rows of the residual, and its free coordinates z[columns] (actuated ones first, then passive
+    ones), with the kernel arrays of its loops and E restricted to its columns.
+
+    ``loops`` (l,), ``rows`` (m_p,), ``columns`` (c,), ``na`` actuated columns (``actuated``: the
+    first ``na`` columns, also indices into q_a), ``nf`` passive ones, ``held`` (the other free
+    coordinates), ``E`` (nq, c), ``Ef`` (nq, nf), ``spherical`` (positions in ``columns`` of the
+    first coordinate of each spherical joint), ``args`` (the robot's and the loops' kernel arrays)."""
+
+    loops: np.ndarray
+    rows: np.ndarray
+    columns: np.ndarray
+    na: int
+    nf: int
+    actuated: np.ndarray
+    held: np.ndarray
+    E: np.ndarray
+    Ef: np.ndarray
+    spherical: np.ndarray
+    args: tuple
+
+    def free_jacobian(self, J) -> np.ndarray:
+        """J_f of this part, (m_p, nf), from the constraint Jacobian J in the tree coordinates."""
+        return J[self.rows] @ self.Ef
+
+
+def _new_part(con: Constraints, loops, columns, rows) -> Part:
+    """The :class:`Part` of ``con`` made of ``loops`` (l,), their residual ``rows`` and the free
+    coordinates ``columns`` (sorted: the actuated ones come first), its arrays read-only (one
+    compiled signature of the kernels, and a frozen model)."""
+    na = int(np.count_nonzero(columns < con.na))
+    E = np.ascontiguousarray(con.E[:, columns])
+    position = {int(k): i for i, k in enumerate(columns)}
+    spherical = np.array([position[k] for k in con.spherical if k in position], dtype=np.int64)
+    parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0 = con.args
+    own = tuple(np.ascontiguousarray(array[loops]) for array in (kind, lpar, lchi, Fp, Fc, laxes, cos0))
+    held = np.setdiff1d(np.arange(con.E.shape[1]), columns)
+    for array in (*own, loops, columns, rows, E, spherical, held):
+        array.flags.writeable = False
+    return Part(loops, rows, columns, na, len(columns) - na, columns[:na], held, E, E[:, na:], spherical,
+                (parent, code, origin, axes, qidx, on, *own))
+
+
+def _cond(Jf) -> float:
+    """cond(Jf); inf when Jf has fewer independent rows than columns; 1 for no columns."""
+    if Jf.shape[1] == 0:
+        return 1.0
+    s = np.linalg.svd(Jf, compute_uv=False)
+    if len(s) < Jf.shape[1] or s[-1] <= 1e-12 * max(s[0], 1.0):
+        return np.inf
+    return float(s[0] / s[-1])
+
+
+def _rcond(Jf) -> float:
+    """min |R_ii| / max |R_ii| of the QR of Jf (>= 1 / cond(Jf)): the estimate the assembly paths
+    watch (:func:`newton_kernel`); 0 when Jf is rank-deficient."""
+    if Jf.shape[0] < Jf.shape[1]:
+        return 0.0
+    d = np.abs(np.diag(np.linalg.qr(Jf, mode="r")))
+    return float(d.min() / d.max()) if d.max() > 0 else 0.0
 
 
 def _closed_constraints(robot: Robot) -> Constraints:

@@ -169,10 +169,15 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     limit: ``max_cond``, or REFERENCE_FACTOR times cond(J_p) at the reference configuration when
     that is larger (a mechanism whose regular reference is already above ``max_cond``, e.g.
     millimetre rods measured in metres against radians; a reference moved off a singular q0
-    keeps ``max_cond``). While fewer than MIN_YIELD of the draws are kept, the box is halved
-    around the reference's actuated coordinates every STAGE_DRAWS n draws (a branch whose
-    regular region is a small part of the box, e.g. eight parallelograms that flatten at 0 and
-    pi in a box of +-10 rad), with a warning.
+    keeps ``max_cond``). The loops are sampled part by part (:class:`pga_dyn.loops.Part`: loops
+    that share no coordinate moving one of their bodies relative to the other): a part that
+    fails (its path, or its cond(J_f)) is drawn again while the parts that passed keep their
+    actuated coordinates, so sixty independent four-bars cost about what one does, and each
+    part's coordinates are still uniform on its valid region (rejection part by part: the parts
+    are independent). A draw is one vector of the box. While fewer than MIN_YIELD of the parts
+    drawn pass, the box is halved around the reference's actuated coordinates every STAGE_DRAWS
+    n draws of each part (a branch whose regular region is a small part of the box, e.g. eight
+    parallelograms that flatten at 0 and pi in a box of +-10 rad), with a warning.
 
     Parameters
     ----------
@@ -222,6 +227,8 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
     centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
     kept, drawn, scale, stage, stage_kept = [], 0, 1.0, 0, 0
+    parts = range(len(con.parts))
+    todo, z, q_a = list(parts), con.z_ref.copy(), None  # the parts of the next state still to draw
     deadline = np.inf if seconds is None else time.perf_counter() + seconds
     while len(kept) < n and drawn < max_draws:
         if time.perf_counter() > deadline:
@@ -229,18 +236,29 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
                               f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
                               "time or change bounds")
         drawn += 1
-        stage += 1
-        q_a = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
+        fresh = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
-        try:
-            q, qd, qdd, G, cond = con.complete(q_a, qd_a, qdd_a, regular=True)
-        except PgaDynError:
-            cond = np.inf
-        if cond < max_cond:
-            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, cond))
-            stage_kept += 1
+        if q_a is not None:  # the parts kept from the last draw keep their actuated coordinates
+            done = [k for k in parts if k not in todo]
+            held = np.concatenate([con.parts[k].actuated for k in done]) if done else np.zeros(0, dtype=int)
+            fresh[held] = q_a[held]
+        q_a = fresh
+        failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
+        if -1 in failed:  # a loop no part solves is open: every part is drawn again
+            failed, todo = set(parts), list(parts)
+        q = con.E @ z + con.e0
+        assembled = [k for k in todo if k not in failed]
+        conds = con.conditions(con.evaluate(q)[1], assembled)
+        stage += len(todo)
+        good = [k for k, c in zip(assembled, conds) if c < max_cond]
+        stage_kept += len(good)
+        todo = [k for k in todo if k not in good]
+        if not todo:
+            qd, qdd, G, conds = con.project(q, qd_a, qdd_a)
+            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(conds.max())))
             report("sampling valid states", len(kept), n)
-        if stage >= STAGE_DRAWS * n and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
+            todo, z, q_a = list(parts), con.z_ref.copy(), None
+        if stage >= STAGE_DRAWS * n * len(parts) and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
             scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
     if scale < 1.0 and len(kept) >= n:
         warnings.warn(f"{robot.source or robot.name}: fewer than {MIN_YIELD:.0%} of the draws from the sampling box "

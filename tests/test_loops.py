@@ -141,7 +141,32 @@ COUPLED_ARM = robot_xml(
     '<ratio value="6.0"/></coupling>',
 )
 
-FIXTURES = {"rsur": RSUR, "rsur_skew": RSUR_SKEW, "rusr": RUSR, "slider": SLIDER}
+
+
+def rsur_leg(tag, ground, y):
+    """The R-S-U-R four-bar of RSUR hung from ``ground`` at lateral offset y, its names tagged."""
+    return (link(f"crank_{tag}", 1.2, (0.15, 0.01, -0.02)), link(f"coupler_{tag}", 2.0, (0.35, 0.02, 0.4)),
+            link(f"rocker_{tag}", 1.5, (0.01, 0.0, 0.3)),
+            joint(f"crank_joint_{tag}", "revolute", ground, f"crank_{tag}", f"0 {y} 0", "0 0 1"),
+            joint(f"coupler_joint_{tag}", "spherical", f"crank_{tag}", f"coupler_{tag}", "0.3 0 0",
+                  attrs='independent="false"'),
+            joint(f"rocker_joint_{tag}", "revolute", ground, f"rocker_{tag}", f"1.0 {y} 0.2", "0 1 0",
+                  attrs='independent="false"'),
+            loop(f"coupler_rocker_{tag}", "universal", f"coupler_{tag}", "0.7 0 0.8", f"rocker_{tag}", "0 0 0.6",
+                 "0 1 0", "1 0 0"))
+
+
+# Two R-S-U-R legs on a torso that an actuated hip turns: two independent parts of the loop
+# constraints (pga_dyn.loops.Part), and a coordinate (the hip) that moves both bodies of every
+# loop, so that it belongs to neither part.
+TWO_LEGS = robot_xml(
+    "two_legs",
+    link("base"), link("torso", 3.0, (0.4, 0.1, 0.05)),
+    joint("hip", "revolute", "base", "torso", "0 0 0.5", "1 0 0"),
+    *rsur_leg("left", "torso", 0.3), *rsur_leg("right", "torso", -0.3),
+)
+
+FIXTURES = {"rsur": RSUR, "rsur_skew": RSUR_SKEW, "rusr": RUSR, "slider": SLIDER, "two_legs": TWO_LEGS}
 FILES = {"four_bar": FOUR_BAR, "six_bar": SIX_BAR, "leg_linkage": LEG_LINKAGE}
 BUILTIN_PKMS = ("2rru_1rrs", "2prs_1psr")
 
@@ -205,7 +230,7 @@ def test_tree_builder_spherical_and_universal_kinematics():
 
 
 # -- 2. loops: the assembled states against Pinocchio's kinematics and dynamics --------------------
-LOOP_ROBOTS = ["four_bar", "six_bar", "leg_linkage", "rsur", "rsur_skew", "rusr", "slider", *BUILTIN_PKMS]
+LOOP_ROBOTS = ["four_bar", "six_bar", "leg_linkage", "rsur", "rsur_skew", "rusr", "slider", "two_legs", *BUILTIN_PKMS]
 BOUNDS = {"slider": [[-2.8, 2.8]]}
 
 
@@ -486,3 +511,50 @@ def test_a_passive_motion_no_actuator_drives_is_refused_naming_it():
     with pytest.raises(PgaDynError, match=r"planar_pin: J_p is rank-deficient .* along joints .*pin_joint.* "
                                           r"\(loop joint 'coupler_pin'\): the loops leave a passive motion"):
         drng.nullspace(robots.parse_urdf(PLANAR_PIN, where="planar_pin"))
+
+
+def test_independent_loops_are_separate_parts():
+    """Two legs on a turning torso: one part per leg, each with its own crank; the hip moves both
+    bodies of each loop (it leaves their closure unchanged) and belongs to neither part. The
+    assembled states of the part-by-part solver are checked against Pinocchio above (``assembled``)."""
+    from pga_dyn.loops import constraints
+
+    robot = load("two_legs")
+    con = constraints(robot)
+    names = [[robot.coordinate_names[con.z_index[k]] for k in part.columns] for part in con.parts]
+    assert names == [["crank_joint_left", "coupler_joint_left.rx", "coupler_joint_left.ry", "coupler_joint_left.rz",
+                      "rocker_joint_left"],
+                     ["crank_joint_right", "coupler_joint_right.rx", "coupler_joint_right.ry",
+                      "coupler_joint_right.rz", "rocker_joint_right"]]
+    assert [robot.loop_joints[l].name for part in con.parts for l in part.loops] == ["coupler_rocker_left",
+                                                                                      "coupler_rocker_right"]
+
+
+
+def spinner_four_bar(point):
+    """The four-bar of tests/fixtures/four_bar.urdf plus an actuated spinner about x held to the
+    base by a spherical loop joint at ``point`` of the spinner: a loop that no passive coordinate
+    moves (``Constraints.loose_rows``)."""
+    with open(FOUR_BAR) as handle:
+        text = handle.read()
+    extra = (link("spinner", 0.5, (0.1, 0.05, 0.02)) + joint("spin", "revolute", "base", "spinner", "0 0 1", "1 0 0")
+             + loop("pin", "spherical", "spinner", point, "base", f"{point.split()[0]} {point.split()[1]} "
+                    f"{1 + float(point.split()[2])}"))
+    return robots.parse_urdf(text.replace("</robot>", extra + "</robot>"), where="spinner.urdf")
+
+
+def test_a_loop_no_passive_coordinate_moves_is_watched():
+    """On the spinner's axis the loop stays closed whatever the spinner does: the samples are valid
+    (closed per Pinocchio); off the axis every turn of the spinner opens it, so no draw is valid."""
+    from pga_dyn.loops import constraints
+
+    robot = spinner_four_bar("0.3 0 0")
+    con = constraints(robot)
+    assert len(con.parts) == 1 and con.loose_rows.size == 3
+    states = sample_states(robot, 4, seed=2)
+    oracle = TreeOracle(robot)
+    assert np.ptp(states.q_a[:, list(robot.coordinate_names[k] for k in robot.actuated).index("spin")]) > 0.5
+    for s in range(len(states)):
+        assert np.abs(oracle.residual(oracle.configuration(states.q[s]))).max() < 1e-9
+    with pytest.raises(PgaDynError, match="draws were valid"):
+        sample_states(spinner_four_bar("0.3 0.2 0"), 3, seed=2, max_draws=30)
