@@ -24,13 +24,16 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 
 from __future__ import annotations
 
+import functools
+
+import numba
 import numpy as np
 from numba import njit
 
 from .conventions import PARAM_COL, PARAM_INDEX, PARAM_ROW, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
 from .errors import PgaDynError
-from .kinematics import (check_states, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
-                         robot_arrays)
+from .kinematics import (first_nonfinite, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
+                         raise_nonfinite, robot_arrays, state_arrays)
 from .loops import constraints
 from .model import Robot
 
@@ -79,12 +82,34 @@ def _block(L, E, acc, R):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 
 
+def _kernel_arrays(robot: Robot):
+    """The robot's constant arrays for :func:`_tp_batch`, packed into two so that a call types and
+    unboxes two arrays instead of seven: ``ints`` = [parent (n+1), code (n+1), q_index (n+2)] and
+    ``floats`` = [origin (n+1, 4, 4), axes (n+1, 2, 3), T_i(q0)^-1 (n+1, 4, 4), seed (6)], flat."""
+    parent, code, origin, axes, qidx, seed = robot_arrays(robot)
+    return (np.concatenate((parent, code, qidx)),
+            np.concatenate((origin.ravel(), axes.ravel(), inverse_initial_poses(robot).ravel(), seed)))
+
+
 @njit(cache=True)
-def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
-    """Fill Y[s] (nq, 10 n) for every sample s, and tensor[s] (nq, n, 4, 4) when it has samples.
+def _tp_batch(ints, floats, Q, QD, QDD, tensor, Y):
+    """The TP regressor of ``samples`` tree states, one compiled call. ``ints``, ``floats``: the
+    robot (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
+    Y (samples nq, 10 n): filled, rows s nq + j; tensor (samples nq, n, 4, 4): filled when it
+    has rows. Returns -1, or without computing anything the index (0, 1, 2) of the first of Q,
+    QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
     Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
-    n = parent.shape[0] - 1
-    nq = Q.shape[1]
+    bad = first_nonfinite(Q, QD, QDD)
+    n = (ints.shape[0] - 4) // 3
+    nq = ints[3 * n + 3]
+    if bad >= 0 or nq == 0:
+        return bad
+    parent, code, qidx = ints[:n + 1], ints[n + 1:2 * n + 2], ints[2 * n + 2:]
+    size = 16 * (n + 1)
+    origin = floats[:size].reshape((n + 1, 4, 4))
+    axes = floats[size:size + 6 * (n + 1)].reshape((n + 1, 2, 3))
+    T0inv = floats[size + 6 * (n + 1):2 * size + 6 * (n + 1)].reshape((n + 1, 4, 4))
+    seed = floats[2 * size + 6 * (n + 1):]
     want_tensor = tensor.shape[0] > 0
     T = np.empty((n + 1, 4, 4))
     S = np.zeros((nq, 6))
@@ -95,10 +120,13 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
     gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
-    for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
-        Ys = Y[s]
-        Ys[:, :] = 0.0
+    for s in range(Q.shape[0] // nq):
+        rows = s * nq
+        forward(parent, code, origin, axes, qidx, gravity, Q[rows:rows + nq], QD[rows:rows + nq],
+                QDD[rows:rows + nq], T, S, V, A)
+        for j in range(nq):
+            for c in range(10 * n):
+                Y[rows + j, c] = 0.0
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
             _point_accelerations(D, V[i], A[i], E, acc)
@@ -110,11 +138,12 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
                     if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
                         for r in range(4):
                             for col in range(4):
-                                tensor[s, j, i - 1, r, col] = R[r, col]
+                                tensor[rows + j, i - 1, r, col] = R[r, col]
                     for p in range(10):  # the bar operator of eq. (100)
                         r, col = PARAM_ROW[p], PARAM_COL[p]
-                        Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
+                        Y[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
                 k = parent[k]
+    return -1
 
 
 def tp_tensor_pga(arrays, T0inv, q, qd, qdd):
@@ -159,13 +188,20 @@ def bar(R) -> np.ndarray:
 
 
 def output_array(shape, out) -> np.ndarray:
-    """``out`` checked to be a C-contiguous float64 array of ``shape`` (a fresh one when None)."""
+    """``out`` checked to be a C-contiguous, aligned, writable float64 array of ``shape`` (a fresh
+    one when None)."""
     if out is None:
         return np.empty(shape)
     if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
-            or not out.flags.c_contiguous):
-        raise PgaDynError(f"out must be a C-contiguous float64 array of shape {shape}")
+            or not out.flags.carray):
+        raise PgaDynError(f"out must be a writable C-contiguous float64 array of shape {shape}")
     return out
+
+
+def _fill(robot: Robot, Q, QD, QDD, tensor, Y):
+    """:func:`_tp_batch` on flat states (samples nq,); PgaDynError naming a non-finite argument."""
+    ints, floats = robot.derived(_kernel_arrays)
+    raise_nonfinite(_tp_batch(ints, floats, Q, QD, QDD, tensor, Y))
 
 
 def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
@@ -173,9 +209,9 @@ def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
     batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     Y = output_array((ns, nq, 10 * n), out)
-    tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
-    _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), Q, QD, QDD, tensor, Y)
-    return tensor if want_tensor else Y
+    tensor = np.zeros((ns * nq if want_tensor else 0, n, 4, 4))
+    _fill(robot, Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), tensor, Y.reshape(ns * nq, 10 * n))
+    return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
 
 
 def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None):
@@ -195,24 +231,45 @@ def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None)
     return result
 
 
+#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
+_NO_TENSOR = np.zeros((0, 0, 4, 4))
+
+
+def _one_state(robot: Robot):
+    """``f(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch` for one state, its compiled entry point
+    for its one signature with the robot's arrays bound (``robot.derived``). The call skips numba's
+    dispatcher (typing the arguments, finding the version, about 0.3 us of a 4 us call); the caller
+    must pass exactly the kinds of arrays of that signature, which :func:`_run` has checked:
+    q, qd, qdd C-contiguous, aligned, writable float64 (nq,), Y the same kind (nq, 10 n). The
+    scratch arrays are allocated inside each call (a few ns each), so calls share no state."""
+    ints, floats = robot.derived(_kernel_arrays)
+    state, rows = np.zeros(0), np.zeros((0, 0))
+    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (ints, floats, state, state, state, _NO_TENSOR, rows)))
+    return functools.partial(entry, ints, floats)
+
+
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
-    q, qd, qdd, batch = check_states(robot, q, qd, qdd, actuated=True)
+    q, qd, qdd, batch = state_arrays(robot, q, qd, qdd, actuated=True)
+    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
+        if batch:
+            result = output_array((*q.shape, 10 * robot.n), out)
+            _fill(robot, q.reshape(-1), qd.reshape(-1), qdd.reshape(-1), _NO_TENSOR, result.reshape(-1, 10 * robot.n))
+        else:
+            result = output_array((q.shape[0], 10 * robot.n), out)
+            raise_nonfinite(robot.derived(_one_state)(q, qd, qdd, _NO_TENSOR, result))
+        return result
+    raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
     ns = q.shape[0] if batch else 1
     block = (n, 4, 4) if want_tensor else (10 * n,)
     result = output_array((ns, na, *block) if batch else (na, *block), out)
     if not batch:
         q, qd, qdd = q.reshape(1, na), qd.reshape(1, na), qdd.reshape(1, na)
-    batched = result.reshape((ns, na, *block))
-    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
-        _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), q, qd, qdd, np.zeros((0, 0, 0, 4, 4)),
-                  batched)
-        return result
     G = None
     if robot.constrained:  # assemble each state (pga_dyn.loops)
         q, qd, qdd, G, _ = constraints(robot).complete_all(q, qd, qdd)
-    actuated_regressor(robot, q, qd, qdd, G, want_tensor, batched)
+    actuated_regressor(robot, q, qd, qdd, G, want_tensor, result.reshape((ns, na, *block)))
     return result
 
 
