@@ -318,7 +318,9 @@ def state_arrays(robot: Robot, q, qd, qdd, actuated: bool = False):
     :func:`raise_nonfinite` (one compiled call instead of two)."""
     check_robot(robot)
     size = len(robot.actuated) if actuated else robot.nq
-    q, qd, qdd = _state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd)
+    if not (type(q) is type(qd) is type(qdd) is np.ndarray and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+            and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # not three arrays ready as they are
+        q, qd, qdd = _state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd)
     shape = q.shape
     if not (shape == qd.shape == qdd.shape and (shape == (size,) or len(shape) == 2 and shape[1] == size)):
         raise _shape_error(robot, (q, qd, qdd), size, actuated)

@@ -25,6 +25,7 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -235,29 +236,39 @@ def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None)
 _NO_TENSOR = np.zeros((0, 0, 4, 4))
 
 
-def _one_state(robot: Robot):
-    """``f(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch` for one state, its compiled entry point
-    for its one signature with the robot's arrays bound (``robot.derived``). The call skips numba's
-    dispatcher (typing the arguments, finding the version, about 0.3 us of a 4 us call); the caller
-    must pass exactly the kinds of arrays of that signature, which :func:`_run` has checked:
-    q, qd, qdd C-contiguous, aligned, writable float64 (nq,), Y the same kind (nq, 10 n). The
-    scratch arrays are allocated inside each call (a few ns each), so calls share no state."""
+class _OneState(NamedTuple):
+    """What a tree's single state needs, bound once per robot (``robot.derived``)."""
+
+    #: ``kernel(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch`'s compiled entry point for its one
+    #: signature, with the robot's arrays bound.
+    kernel: functools.partial
+    #: The shape (nq, 10 n) of Y.
+    shape: tuple
+
+
+def _one_state(robot: Robot) -> _OneState:
+    """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
+    seven arguments and finding the version: 0.3 us of a 4 us call), so the caller passes exactly
+    the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd C-contiguous,
+    aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel allocates its
+    scratch arrays in each call (a few ns each): calls share no state and may run in any thread."""
     ints, floats = robot.derived(_kernel_arrays)
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (ints, floats, state, state, state, _NO_TENSOR, rows)))
-    return functools.partial(entry, ints, floats)
+    return _OneState(functools.partial(entry, ints, floats), (robot.nq, 10 * robot.n))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
     q, qd, qdd, batch = state_arrays(robot, q, qd, qdd, actuated=True)
-    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
-        if batch:
-            result = output_array((*q.shape, 10 * robot.n), out)
-            _fill(robot, q.reshape(-1), qd.reshape(-1), qdd.reshape(-1), _NO_TENSOR, result.reshape(-1, 10 * robot.n))
-        else:
-            result = output_array((q.shape[0], 10 * robot.n), out)
-            raise_nonfinite(robot.derived(_one_state)(q, qd, qdd, _NO_TENSOR, result))
+    if not (batch or want_tensor or robot.constrained):  # a tree's state: the compiled entry point fills Y
+        kernel, shape = robot.derived(_one_state)
+        result = output_array(shape, out)
+        raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
+        return result
+    if not (want_tensor or robot.constrained):  # a tree's batch: the kernel fills the result in place
+        result = output_array((*q.shape, 10 * robot.n), out)
+        _fill(robot, q.reshape(-1), qd.reshape(-1), qdd.reshape(-1), _NO_TENSOR, result.reshape(-1, 10 * robot.n))
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
