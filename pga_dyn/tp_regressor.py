@@ -83,34 +83,25 @@ def _block(L, E, acc, R):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 
 
-def _kernel_arrays(robot: Robot):
-    """The robot's constant arrays for :func:`_tp_batch`, packed into two so that a call types and
-    unboxes two arrays instead of seven: ``ints`` = [parent (n+1), code (n+1), q_index (n+2)] and
-    ``floats`` = [origin (n+1, 4, 4), axes (n+1, 2, 3), T_i(q0)^-1 (n+1, 4, 4), seed (6)], flat."""
-    parent, code, origin, axes, qidx, seed = robot_arrays(robot)
-    return (np.concatenate((parent, code, qidx)),
-            np.concatenate((origin.ravel(), axes.ravel(), inverse_initial_poses(robot).ravel(), seed)))
+def _kernel_arrays(robot: Robot) -> tuple:
+    """The robot's arrays of :func:`_tp_batch`: :func:`pga_dyn.kinematics.robot_arrays` and the
+    inverse poses at q0."""
+    return (*robot_arrays(robot), inverse_initial_poses(robot))
 
 
 @njit(cache=True)
-def _tp_batch(ints, floats, Q, QD, QDD, tensor, Y):
-    """The TP regressor of ``samples`` tree states, one compiled call. ``ints``, ``floats``: the
-    robot (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
+def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
+    """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
+    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
     Y (samples nq, 10 n): filled, rows s nq + j; tensor (samples nq, n, 4, 4): filled when it
     has rows. Returns -1, or without computing anything the index (0, 1, 2) of the first of Q,
     QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
     Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
     bad = first_nonfinite(Q, QD, QDD)
-    n = (ints.shape[0] - 4) // 3
-    nq = ints[3 * n + 3]
+    n = parent.shape[0] - 1
+    nq = qidx[n + 1]
     if bad >= 0 or nq == 0:
         return bad
-    parent, code, qidx = ints[:n + 1], ints[n + 1:2 * n + 2], ints[2 * n + 2:]
-    size = 16 * (n + 1)
-    origin = floats[:size].reshape((n + 1, 4, 4))
-    axes = floats[size:size + 6 * (n + 1)].reshape((n + 1, 2, 3))
-    T0inv = floats[size + 6 * (n + 1):2 * size + 6 * (n + 1)].reshape((n + 1, 4, 4))
-    seed = floats[2 * size + 6 * (n + 1):]
     want_tensor = tensor.shape[0] > 0
     T = np.empty((n + 1, 4, 4))
     S = np.zeros((nq, 6))
@@ -201,8 +192,7 @@ def output_array(shape, out) -> np.ndarray:
 
 def _fill(robot: Robot, Q, QD, QDD, tensor, Y):
     """:func:`_tp_batch` on flat states (samples nq,); PgaDynError naming a non-finite argument."""
-    ints, floats = robot.derived(_kernel_arrays)
-    raise_nonfinite(_tp_batch(ints, floats, Q, QD, QDD, tensor, Y))
+    raise_nonfinite(_tp_batch(*robot.derived(_kernel_arrays), Q, QD, QDD, tensor, Y))
 
 
 def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
@@ -248,14 +238,14 @@ class _OneState(NamedTuple):
 
 def _one_state(robot: Robot) -> _OneState:
     """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
-    seven arguments and finding the version: 0.3 us of a 4 us call), so the caller passes exactly
+    twelve arguments and finding the version: about 1 us of a 4 us call), so the caller passes exactly
     the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd C-contiguous,
     aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel allocates its
     scratch arrays in each call (a few ns each): calls share no state and may run in any thread."""
-    ints, floats = robot.derived(_kernel_arrays)
+    arrays = robot.derived(_kernel_arrays)
     state, rows = np.zeros(0), np.zeros((0, 0))
-    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (ints, floats, state, state, state, _NO_TENSOR, rows)))
-    return _OneState(functools.partial(entry, ints, floats), (robot.nq, 10 * robot.n))
+    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
+    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
