@@ -190,18 +190,19 @@ def output_array(shape, out) -> np.ndarray:
     return out
 
 
-def _fill(robot: Robot, Q, QD, QDD, tensor, Y):
-    """:func:`_tp_batch` on flat states (samples nq,); PgaDynError naming a non-finite argument."""
-    raise_nonfinite(_tp_batch(*robot.derived(_kernel_arrays), Q, QD, QDD, tensor, Y))
+#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
+_NO_TENSOR = np.zeros((0, 0, 4, 4))
 
 
 def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
-    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
+    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
+    PgaDynError naming an argument that holds a NaN or an infinity."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     Y = output_array((ns, nq, 10 * n), out)
-    tensor = np.zeros((ns * nq if want_tensor else 0, n, 4, 4))
-    _fill(robot, Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), tensor, Y.reshape(ns * nq, 10 * n))
+    tensor = np.zeros((ns * nq, n, 4, 4)) if want_tensor else _NO_TENSOR
+    raise_nonfinite(_tp_batch(*robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), tensor,
+                              Y.reshape(ns * nq, 10 * n)))
     return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
 
 
@@ -222,10 +223,6 @@ def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None)
     return result
 
 
-#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
-_NO_TENSOR = np.zeros((0, 0, 4, 4))
-
-
 class _OneState(NamedTuple):
     """What a tree's single state needs, bound once per robot (``robot.derived``)."""
 
@@ -238,10 +235,12 @@ class _OneState(NamedTuple):
 
 def _one_state(robot: Robot) -> _OneState:
     """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
-    twelve arguments and finding the version: about 1 us of a 4 us call), so the caller passes exactly
-    the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd C-contiguous,
-    aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel allocates its
-    scratch arrays in each call (a few ns each): calls share no state and may run in any thread."""
+    twelve arguments and finding the version: about 0.8 us of a 4 us call), so the caller passes
+    exactly the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd
+    C-contiguous, aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel
+    allocates its scratch arrays in each call (a few ns each): calls share no state and may run
+    in any thread. ``_tp_batch.compile`` loads the version from numba's cache or compiles it, as
+    a call through the dispatcher would: still one version of the kernel."""
     arrays = robot.derived(_kernel_arrays)
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
@@ -251,14 +250,12 @@ def _one_state(robot: Robot) -> _OneState:
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
     q, qd, qdd, batch = state_arrays(robot, q, qd, qdd, actuated=True)
-    if not (batch or want_tensor or robot.constrained):  # a tree's state: the compiled entry point fills Y
-        kernel, shape = robot.derived(_one_state)
+    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
+        if batch:
+            return tree_regressor(robot, q, qd, qdd, False, out)
+        kernel, shape = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
         result = output_array(shape, out)
         raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
-        return result
-    if not (want_tensor or robot.constrained):  # a tree's batch: the kernel fills the result in place
-        result = output_array((*q.shape, 10 * robot.n), out)
-        _fill(robot, q.reshape(-1), qd.reshape(-1), qdd.reshape(-1), _NO_TENSOR, result.reshape(-1, 10 * robot.n))
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
