@@ -273,13 +273,13 @@ _FLOAT64 = np.dtype(np.float64)
 
 
 def _state_array(name: str, value) -> np.ndarray:
-    """``value`` as a C-contiguous, writable float64 array: the array itself when it is one (the
-    common case, checked in a few hundred nanoseconds), else a converted copy (one kind of array
-    for the kernels: numba compiles one version per kind)."""
+    """``value`` as a C-contiguous, aligned, writable float64 array: the array itself when it is
+    one (the common case, checked in a few hundred nanoseconds), else a converted copy (one kind
+    of array for the kernels: numba compiles one version per kind)."""
     if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.carray:  # C-contiguous, aligned, writable
         return value
     x = float_array(name, value)
-    return x if x.flags.writeable else x.copy()
+    return x if x.flags.carray else x.copy()
 
 
 @njit(cache=True)

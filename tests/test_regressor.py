@@ -152,6 +152,7 @@ def test_single_state_keeps_every_check():
     from robots.urdf import parse_urdf
 
     from pga_dyn.errors import PgaDynError
+    from pga_dyn.kinematics import state_arrays
 
     robot = robots.load("puma560")
     Q, QD, QDD = random_states(robot, 2, seed=3)
@@ -185,6 +186,9 @@ def test_single_state_keeps_every_check():
     read_only.flags.writeable = False
     for state in (unaligned, read_only, np.repeat(q, 2)[::2], list(q)):
         assert np.array_equal(tp.regressor(robot, state, qd, qdd), expected)
+    # what the entry point is handed: C-contiguous, aligned, writable float64 arrays
+    assert all(x.flags.carray and x.dtype == np.float64
+               for x in state_arrays(robot, unaligned, read_only, np.repeat(q, 2)[::2], actuated=True)[:3])
     empty = parse_urdf('<robot name="one"><link name="b"/></robot>', "one.urdf")  # no moving body
     assert tp.regressor(empty, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0, 0)
 
@@ -200,6 +204,11 @@ def test_regressor_kernel_compiles_one_version():
     tp.regressor(robot, Q, QD, QDD, out=np.empty((3, 6, 60)))
     tp.regressor(robot, Q[:0], QD[:0], QDD[:0])
     tp.regressor(robot, Q.T.copy().T, QD.astype(np.float32), QDD.tolist())
+    unaligned = np.frombuffer(bytearray(Q.nbytes + 1), dtype=np.float64, offset=1).reshape(Q.shape)
+    unaligned[:] = Q
+    assert not unaligned.flags.aligned and unaligned.flags.writeable
+    tp.regressor(robot, unaligned, QD, QDD)
+    tp.regressor(robot, unaligned[0], QD[0], QDD[0])
     tp.regressor_tensor(robot, Q[0], QD[0], QDD[0])
     tp.tree_regressor(robot, Q, QD, QDD, want_tensor=True)
     assert len(tp._tp_batch.signatures) == 1
