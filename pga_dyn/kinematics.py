@@ -273,20 +273,20 @@ _FLOAT64 = np.dtype(np.float64)
 
 
 def _state_array(name: str, value) -> np.ndarray:
-    """``value`` as a C-contiguous, writable float64 array: the array itself when it is one (the
-    common case, checked in a few hundred nanoseconds), else a converted copy (one kind of array
-    for the kernels: numba compiles one version per kind)."""
-    if (type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.c_contiguous
-            and value.flags.writeable):
+    """``value`` as a C-contiguous, aligned, writable float64 array: the array itself when it is
+    one (the common case, checked in a few hundred nanoseconds), else a converted copy (one kind
+    of array for the kernels: numba compiles one version per kind)."""
+    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.flags.carray:  # C-contiguous, aligned, writable
         return value
     x = float_array(name, value)
-    return x if x.flags.writeable else x.copy()
+    return x if x.flags.carray else x.copy()
 
 
 @njit(cache=True)
-def _nonfinite(q, qd, qdd):
+def first_nonfinite(q, qd, qdd):
     """The index (0, 1, 2) of the first of three 1-D arrays that holds a NaN or an infinity, -1
-    when all values are finite (x * 0 is 0 for a finite x, NaN otherwise)."""
+    when all values are finite (x * 0 is 0 for a finite x, NaN otherwise); see
+    :func:`raise_nonfinite`."""
     for index, x in enumerate((q, qd, qdd)):
         zero = 0.0
         for k in range(x.shape[0]):
@@ -296,27 +296,48 @@ def _nonfinite(q, qd, qdd):
     return -1
 
 
+def raise_nonfinite(bad: int):
+    """PgaDynError naming q, qd or qdd when ``bad`` (the index :func:`first_nonfinite` returns) is
+    not -1."""
+    if bad >= 0:
+        raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
+
+
 def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
     """``(q, qd, qdd, batch)``: one state (1-D arrays (nq,)) or a batch of states (2-D, one row a
     sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
     when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
+    q, qd, qdd, batch = state_arrays(robot, q, qd, qdd, actuated)
+    raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
+    return q, qd, qdd, batch
+
+
+def state_arrays(robot: Robot, q, qd, qdd, actuated: bool = False):
+    """:func:`check_states` but for the finiteness of the values, for a kernel that starts with
+    :func:`first_nonfinite` on the flat arrays and whose caller passes its answer to
+    :func:`raise_nonfinite` (one compiled call instead of two)."""
     check_robot(robot)
     size = len(robot.actuated) if actuated else robot.nq
-    states = (_state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd))
+    if not (type(q) is type(qd) is type(qdd) is np.ndarray and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+            and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # not three arrays ready as they are
+        q, qd, qdd = _state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd)
+    shape = q.shape
+    if not (shape == qd.shape == qdd.shape and (shape == (size,) or len(shape) == 2 and shape[1] == size)):
+        raise _shape_error(robot, (q, qd, qdd), size, actuated)
+    return q, qd, qdd, len(shape) == 2
+
+
+def _shape_error(robot: Robot, states, size: int, actuated: bool) -> PgaDynError:
+    """The error for states whose shapes are not all (size,) or all (samples, size), naming the
+    first argument at fault."""
     batch = states[0].ndim == 2
     for name, x in zip(("q", "qd", "qdd"), states):
         shape = (x.shape[0] if x.ndim == 2 else "samples", size) if batch else (size,)
         if x.shape != shape:
             names = robot.actuated_names if actuated else robot.coordinate_names
-            raise PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
-                              f"(coordinates {list(names)}), got {x.shape}")
-    q, qd, qdd = states
-    if batch and not (q.shape[0] == qd.shape[0] == qdd.shape[0]):
-        raise PgaDynError("q, qd and qdd must hold the same number of samples")
-    bad = _nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1))
-    if bad >= 0:
-        raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
-    return q, qd, qdd, batch
+            return PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
+                               f"(coordinates {list(names)}), got {x.shape}")
+    return PgaDynError("q, qd and qdd must hold the same number of samples")
 
 
 def tree_state(robot: Robot, q, qd=None, qdd=None):

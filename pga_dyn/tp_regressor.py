@@ -24,13 +24,17 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 
 from __future__ import annotations
 
+import functools
+from typing import NamedTuple
+
+import numba
 import numpy as np
 from numba import njit
 
 from .conventions import PARAM_COL, PARAM_INDEX, PARAM_ROW, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
 from .errors import PgaDynError
-from .kinematics import (check_states, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
-                         robot_arrays)
+from .kinematics import (first_nonfinite, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
+                         raise_nonfinite, robot_arrays, state_arrays)
 from .loops import constraints
 from .model import Robot
 
@@ -79,12 +83,25 @@ def _block(L, E, acc, R):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 
 
+def _kernel_arrays(robot: Robot) -> tuple:
+    """The robot's arrays of :func:`_tp_batch`: :func:`pga_dyn.kinematics.robot_arrays` and the
+    inverse poses at q0."""
+    return (*robot_arrays(robot), inverse_initial_poses(robot))
+
+
 @njit(cache=True)
 def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
-    """Fill Y[s] (nq, 10 n) for every sample s, and tensor[s] (nq, n, 4, 4) when it has samples.
+    """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
+    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
+    Y (samples nq, 10 n): filled, rows s nq + j; tensor (samples nq, n, 4, 4): filled when it
+    has rows. Returns -1, or without computing anything the index (0, 1, 2) of the first of Q,
+    QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
     Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
+    bad = first_nonfinite(Q, QD, QDD)
     n = parent.shape[0] - 1
-    nq = Q.shape[1]
+    nq = qidx[n + 1]
+    if bad >= 0 or nq == 0:
+        return bad
     want_tensor = tensor.shape[0] > 0
     T = np.empty((n + 1, 4, 4))
     S = np.zeros((nq, 6))
@@ -95,10 +112,13 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     acc = np.empty((3, 4))
     R = np.empty((4, 4))
     gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
-    for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
-        Ys = Y[s]
-        Ys[:, :] = 0.0
+    for s in range(Q.shape[0] // nq):
+        rows = s * nq
+        forward(parent, code, origin, axes, qidx, gravity, Q[rows:rows + nq], QD[rows:rows + nq],
+                QDD[rows:rows + nq], T, S, V, A)
+        for j in range(nq):
+            for c in range(10 * n):
+                Y[rows + j, c] = 0.0
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
             _point_accelerations(D, V[i], A[i], E, acc)
@@ -110,11 +130,12 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
                     if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
                         for r in range(4):
                             for col in range(4):
-                                tensor[s, j, i - 1, r, col] = R[r, col]
+                                tensor[rows + j, i - 1, r, col] = R[r, col]
                     for p in range(10):  # the bar operator of eq. (100)
                         r, col = PARAM_ROW[p], PARAM_COL[p]
-                        Ys[j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
+                        Y[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
                 k = parent[k]
+    return -1
 
 
 def tp_tensor_pga(arrays, T0inv, q, qd, qdd):
@@ -159,23 +180,30 @@ def bar(R) -> np.ndarray:
 
 
 def output_array(shape, out) -> np.ndarray:
-    """``out`` checked to be a C-contiguous float64 array of ``shape`` (a fresh one when None)."""
+    """``out`` checked to be a C-contiguous, aligned, writable float64 array of ``shape`` (a fresh
+    one when None)."""
     if out is None:
         return np.empty(shape)
     if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
-            or not out.flags.c_contiguous):
-        raise PgaDynError(f"out must be a C-contiguous float64 array of shape {shape}")
+            or not out.flags.carray):
+        raise PgaDynError(f"out must be a writable C-contiguous float64 array of shape {shape}")
     return out
+
+
+#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
+_NO_TENSOR = np.zeros((0, 0, 4, 4))
 
 
 def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
-    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4)."""
+    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
+    PgaDynError naming an argument that holds a NaN or an infinity."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     Y = output_array((ns, nq, 10 * n), out)
-    tensor = np.zeros((ns, nq, n, 4, 4)) if want_tensor else np.zeros((0, 0, 0, 4, 4))
-    _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), Q, QD, QDD, tensor, Y)
-    return tensor if want_tensor else Y
+    tensor = np.zeros((ns * nq, n, 4, 4)) if want_tensor else _NO_TENSOR
+    raise_nonfinite(_tp_batch(*robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), tensor,
+                              Y.reshape(ns * nq, 10 * n)))
+    return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
 
 
 def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None):
@@ -195,24 +223,51 @@ def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None)
     return result
 
 
+class _OneState(NamedTuple):
+    """What a tree's single state needs, bound once per robot (``robot.derived``)."""
+
+    #: ``kernel(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch`'s compiled entry point for its one
+    #: signature, with the robot's arrays bound.
+    kernel: functools.partial
+    #: The shape (nq, 10 n) of Y.
+    shape: tuple
+
+
+def _one_state(robot: Robot) -> _OneState:
+    """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
+    twelve arguments and finding the version: about 0.8 us of a 4 us call), so the caller passes
+    exactly the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd
+    C-contiguous, aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel
+    allocates its scratch arrays in each call (a few ns each): calls share no state and may run
+    in any thread. ``_tp_batch.compile`` loads the version from numba's cache or compiles it, as
+    a call through the dispatcher would: still one version of the kernel."""
+    arrays = robot.derived(_kernel_arrays)
+    state, rows = np.zeros(0), np.zeros((0, 0))
+    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
+    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))
+
+
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     """Regressor (or tensor) with respect to the actuated coordinates, one state or a batch."""
-    q, qd, qdd, batch = check_states(robot, q, qd, qdd, actuated=True)
+    q, qd, qdd, batch = state_arrays(robot, q, qd, qdd, actuated=True)
+    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
+        if batch:
+            return tree_regressor(robot, q, qd, qdd, False, out)
+        kernel, shape = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
+        result = output_array(shape, out)
+        raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
+        return result
+    raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
     ns = q.shape[0] if batch else 1
     block = (n, 4, 4) if want_tensor else (10 * n,)
     result = output_array((ns, na, *block) if batch else (na, *block), out)
     if not batch:
         q, qd, qdd = q.reshape(1, na), qd.reshape(1, na), qdd.reshape(1, na)
-    batched = result.reshape((ns, na, *block))
-    if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
-        _tp_batch(*robot_arrays(robot), inverse_initial_poses(robot), q, qd, qdd, np.zeros((0, 0, 0, 4, 4)),
-                  batched)
-        return result
     G = None
     if robot.constrained:  # assemble each state (pga_dyn.loops)
         q, qd, qdd, G, _ = constraints(robot).complete_all(q, qd, qdd)
-    actuated_regressor(robot, q, qd, qdd, G, want_tensor, batched)
+    actuated_regressor(robot, q, qd, qdd, G, want_tensor, result.reshape((ns, na, *block)))
     return result
 
 

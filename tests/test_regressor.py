@@ -143,3 +143,86 @@ def test_rank_of_stacked_regressor_equals_pinocchio(name, gravity, expected):
     rank, gap = numerical_rank(ours)
     assert gap > 1e4, gap
     assert rank == numerical_rank(theirs)[0] == expected
+
+
+def test_single_state_keeps_every_check():
+    """The single-state path (the compiled entry point called without numba's dispatcher) checks
+    what the batch path checks, and takes any kind of array as the same values."""
+    import robots
+    from robots.urdf import parse_urdf
+
+    from pga_dyn.errors import PgaDynError
+    from pga_dyn.kinematics import state_arrays
+
+    robot = robots.load("puma560")
+    Q, QD, QDD = random_states(robot, 2, seed=3)
+    q, qd, qdd = Q[0], QD[0], QDD[0]
+    expected = tp.regressor(robot, q, qd, qdd)
+    for k, name in enumerate(("q", "qd", "qdd")):
+        two_d = f"^{name} must have shape \\(6,\\)" if k else "^qd must have shape \\('samples', 6\\)"  # q sets the kind
+        for bad, message in ((np.zeros(5), f"^{name} must have shape \\(6,\\) for robot 'puma560'"),
+                             (np.zeros((1, 6)), two_d),
+                             (np.zeros(6) + 1j, f"^{name} must be real"),
+                             (np.full(6, np.nan), f"^{name} contains non-finite values"),
+                             ("abc", f"^{name} must be an array of numbers")):
+            args = [q, qd, qdd]
+            args[k] = bad
+            with pytest.raises(PgaDynError, match=message):
+                tp.regressor(robot, *args)
+    for out in (np.zeros((6, 60), dtype=np.float32), np.zeros((60, 6)).T, np.zeros((6, 61))[:, :60]):
+        with pytest.raises(PgaDynError, match="out must be a writable C-contiguous float64 array of shape \\(6, 60\\)"):
+            tp.regressor(robot, q, qd, qdd, out=out)
+    frozen = np.zeros((6, 60))
+    frozen.flags.writeable = False
+    with pytest.raises(PgaDynError, match="out must be a writable"):
+        tp.regressor(robot, q, qd, qdd, out=frozen)
+    out = np.full((6, 60), np.nan)
+    assert tp.regressor(robot, q, qd, qdd, out=out) is out and np.array_equal(out, expected)
+    # unaligned, read-only, strided and list inputs are copied into arrays the kernel takes
+    unaligned = np.frombuffer(bytearray(6 * 8 + 1), dtype=np.float64, offset=1)
+    unaligned[:] = q
+    assert not unaligned.flags.aligned
+    read_only = q.copy()
+    read_only.flags.writeable = False
+    for state in (unaligned, read_only, np.repeat(q, 2)[::2], list(q)):
+        assert np.array_equal(tp.regressor(robot, state, qd, qdd), expected)
+    # what the entry point is handed: C-contiguous, aligned, writable float64 arrays
+    assert all(x.flags.carray and x.dtype == np.float64
+               for x in state_arrays(robot, unaligned, read_only, np.repeat(q, 2)[::2], actuated=True)[:3])
+    empty = parse_urdf('<robot name="one"><link name="b"/></robot>', "one.urdf")  # no moving body
+    assert tp.regressor(empty, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0, 0)
+
+
+def test_regressor_kernel_compiles_one_version():
+    """Single states, batches, out=, the tensor and converted inputs all call one compiled version
+    of the kernel (the single state binds its entry point for that version)."""
+    import robots
+
+    robot = robots.load("puma560")
+    Q, QD, QDD = random_states(robot, 3, seed=4)
+    tp.regressor(robot, Q[0], QD[0], QDD[0])
+    tp.regressor(robot, Q, QD, QDD, out=np.empty((3, 6, 60)))
+    tp.regressor(robot, Q[:0], QD[:0], QDD[:0])
+    tp.regressor(robot, Q.T.copy().T, QD.astype(np.float32), QDD.tolist())
+    unaligned = np.frombuffer(bytearray(Q.nbytes + 1), dtype=np.float64, offset=1).reshape(Q.shape)
+    unaligned[:] = Q
+    assert not unaligned.flags.aligned and unaligned.flags.writeable
+    tp.regressor(robot, unaligned, QD, QDD)
+    tp.regressor(robot, unaligned[0], QD[0], QDD[0])
+    tp.regressor_tensor(robot, Q[0], QD[0], QDD[0])
+    tp.tree_regressor(robot, Q, QD, QDD, want_tensor=True)
+    assert len(tp._tp_batch.signatures) == 1
+
+
+def test_single_states_from_threads_agree():
+    """Calls share no scratch memory: states computed in four threads equal the serial results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import robots
+
+    robot = robots.load("go2")
+    Q, QD, QDD = random_states(robot, 40, seed=6)
+    serial = [tp.regressor(robot, Q[s], QD[s], QDD[s]) for s in range(40)]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda s: tp.regressor(robot, Q[s], QD[s], QDD[s]), range(40)))
+    assert all(np.array_equal(a, b) for a, b in zip(serial, threaded))
