@@ -35,7 +35,11 @@ default the reference configuration: q0, with its passive coordinates closed whe
 q0 is not assembled), with a predictor step from the tangent dq_f/dq_a. Following the path
 keeps the solution on the assembly branch of the start (the assembly mode of q0);
 a path that leaves the workspace fails, and the draw is rejected; a state whose J_f is
-singular is refused.
+singular is refused. Loops that share no coordinate moving one of a loop's bodies relative to
+the other are independent (:class:`Part`): each part is solved, watched for singularities and
+sampled on its own (:meth:`Constraints._parts`), so sixty independent four-bars cost sixty small
+solves, not one solve of all their coordinates, and a draw is not lost because one of them
+meets a singularity.
 
 The regressor with respect to q_a is the projection of the tree regressor: with
 G = dq/dq_a = E [I; -J_f^+ J_z,a] (rows in tree order), L_j^i = sum_k L_k dq_k/dq_j (eq. 52)
