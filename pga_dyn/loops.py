@@ -962,17 +962,17 @@ class Constraints:
             status, norm = self._newton(part, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
                                         PATH_LIMIT * rcond if regular else 0.0)
             if status == 2:
-                raise PgaDynError(f"{robot.name}: the assembly path from the start to q_a = "
+                raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
                                   f"{np.round(q_a, 6).tolist()} meets a singular configuration")
             if status:
-                raise PgaDynError(f"{robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
+                raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
                                   f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
         z[:self.na] = q_a
         q = self.E @ z + self.e0
         if self.parts:  # every loop, also one that no passive coordinate closes
             open_ = [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL]
             if open_:
-                raise PgaDynError(f"{robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
+                raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
                                   f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
         return q, z
 
@@ -1008,7 +1008,7 @@ class Constraints:
         qd, qdd, G, conds = self.project(q, qd_a, qdd_a)
         cond = float(conds.max()) if len(conds) else 1.0
         if cond == np.inf:
-            raise PgaDynError(f"{self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
+            raise PgaDynError(f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
         return q, qd, qdd, G, cond
 
     def complete_all(self, q_a, qd_a, qdd_a, start=None):

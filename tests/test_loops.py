@@ -450,7 +450,7 @@ def test_unreachable_actuated_position_raises():
     output dyad E-G-F reaches, on either branch."""
     assert min(six_bar_output_gap(np.pi)) > 0.005 and min(six_bar_output_gap(0.0)) < 0  # q0 closes
     robot = load("six_bar")
-    with pytest.raises(PgaDynError, match="workspace"):
+    with pytest.raises(PgaDynError, match="six_bar.urdf: the loops do not close.*workspace"):  # names the file
         tp.regressor(robot, [np.pi], np.zeros(1), np.zeros(1))
     with np.errstate(all="raise"):  # no NaN produced on the way, either
         with pytest.raises(PgaDynError):
