@@ -243,8 +243,8 @@ def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds,
     if np.any((lower > 0) & (lower != robot.parent[owner])):
         return None
     k = len(owner)
-    check_memory(f"{robot.source or robot.name}: the body lines of {samples} states",
-                 8.0 * (2 * samples * (132 * n + 6 * nq) + 200 * (n + k)), memory)
+    check_memory(f"{robot.source or robot.name}: the body lines of {samples} states",  # G: sample_states' dq/dq_a
+                 8.0 * (samples * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k)), memory)
     slot = (bodies[:, 1] == owner).astype(int)  # the slot of each vector's own block
     own = vals[np.arange(k), slot]
     low = np.where((lower > 0)[:, None], vals[np.arange(k), 1 - slot], 0.0)
@@ -261,6 +261,7 @@ def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds,
     clock.left()
     Y_states = sample_states(robot, samples, seed=seed, bounds=bounds)
     S, H = body_lines(robot, Y_states)
+    del Y_states
     if not _representable(S, H):
         return None
     clock.left()
