@@ -11,8 +11,9 @@ only when ``basis`` is read). RPNA is ``drng.rpna`` (its result in block form to
 baseline drng.numerical_nullspace with 20 samples (its stacked regressor has 20 n rows and 10 n
 columns: its SVD grows as n^3, so it stops at 200 bodies), the certificate
 ``drng.nullspace(robot, certify=True)`` (default samples: 30 for a tree; up to ``--cert-max``
-bodies: the sampling's dq/dq_a, samples x n^2, outgrows the memory limit beyond 2000). Writes a
-log-log plot of the figures.
+bodies: the sampling's dq/dq_a, samples x n^2, outgrows the memory limit beyond 2000). Then RPNA on
+chains whose every second joint is universal (U joints split through virtual bodies), up to
+``--u-max`` bodies. Writes a log-log plot of the figures.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000])
     parser.add_argument("--cert-max", type=int, default=1000, help="largest chain certified")
+    parser.add_argument("--u-max", type=int, default=1000, help="largest R-U chain given to RPNA")
     parser.add_argument("--out", default="docs/img/scaling.png")
     args = parser.parse_args()
     drng_blocks(chain(3))  # load the compiled kernels
@@ -65,8 +67,14 @@ def main():
             assert checked.status == "proven and certified", checked.certificate
             certificate = best(lambda: drng.nullspace(robot, certify=True), 3 if n <= 200 else 1)
         rows.append((n, kernel, total, dense, rpna, numerical, certificate))
-        print(f"{n:>6} {dim:>6} {kernel * 1e3:>10.3f}ms {total * 1e3:>9.3f}ms {dense * 1e3:>9.3f}ms {rpna_result.dim:>9} "
-              f"{rpna * 1e3:>8.1f}ms {numerical * 1e3:>8.1f}ms {certificate * 1e3:>10.1f}ms")
+        print(f"{n:>6} {dim:>6} {kernel * 1e3:>10.3f}ms {total * 1e3:>9.3f}ms {dense * 1e3:>9.3f}ms "
+              f"{rpna_result.dim:>9} {rpna * 1e3:>8.1f}ms {numerical * 1e3:>8.1f}ms {certificate * 1e3:>10.1f}ms")
+    print(f"\n{'bodies':>6} {'dim':>6} {'RPNA, R-U chain':>16}")
+    for n in [n for n in args.sizes if n <= args.u_max]:
+        robot = chain(n, universal=True)
+        dim = drng.rpna(robot).dim
+        assert dim == drng.nullspace(robot).dim
+        print(f"{n:>6} {dim:>6} {best(lambda: drng.rpna(robot), 1) * 1e3:>14.1f}ms")
     import matplotlib
 
     matplotlib.use("Agg")

@@ -45,8 +45,9 @@ PAPER = {
 }
 
 
-def chain(n, seed=0):
-    """A serial chain of n bodies: revolute joints about random axes, random offsets and inertias."""
+def chain(n, seed=0, universal=False):
+    """A serial chain of n bodies: revolute joints about random axes, random offsets and inertias
+    (``universal``: every second joint a U joint about two random axes)."""
     rng = np.random.default_rng(seed)
     links = [LinkSpec("base")]
     joints = []
@@ -54,7 +55,9 @@ def chain(n, seed=0):
         links.append(LinkSpec(f"l{k}", Inertial(1.0, rng.normal(size=3) * 0.1, np.eye(3) * 0.1)))
         origin = np.eye(4)
         origin[:3, 3] = rng.normal(size=3) * 0.2
-        joints.append(JointSpec(f"j{k}", "R", links[k].name, f"l{k}", origin, rng.normal(size=(1, 3))))
+        kind = "U" if universal and k % 2 else "R"
+        axes = rng.normal(size=(2 if kind == "U" else 1, 3))
+        joints.append(JointSpec(f"j{k}", kind, links[k].name, f"l{k}", origin, axes))
     return Robot(f"chain{n}", links, joints)
 
 

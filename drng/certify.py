@@ -118,7 +118,8 @@ def certificate(robot, result: NullspaceResult, samples: int | None = None, seed
 def _certified(result: NullspaceResult, basis, codes, geometric: bool, info: dict) -> NullspaceResult:
     """``result`` with the certificate ``info`` (and ``basis``: a dense array, or blocks)."""
     nparam = result.num_parameters
-    certified = bool(info["clean"] and info["residual"] < RESIDUAL_TOL and info["rank"] + info["rank_numerical"] == nparam)
+    certified = bool(info["clean"] and info["residual"] < RESIDUAL_TOL
+                     and info["rank"] + info["rank_numerical"] == nparam)
     info["reason"] = (None if certified else
                       "the sampled regressor has no clean singular gap (at least GAP_MIN with the threshold inside)"
                       if not info["clean"] else
@@ -236,15 +237,15 @@ def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds,
     or a block rank short or unclean): the dense certificate then decides."""
     from pga_dyn.sampling import sample_states
 
-    n, nq, na = robot.n, robot.nq, len(robot.actuated)
+    n, nq = robot.n, robot.nq
     _, bodies, vals = result.blocks
     owner = bodies.max(axis=1)
     lower = bodies.min(axis=1)
     if np.any((lower > 0) & (lower != robot.parent[owner])):
         return None
     k = len(owner)
-    check_memory(f"{robot.source or robot.name}: the body lines of {samples} states",  # G: sample_states' dq/dq_a
-                 8.0 * (samples * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k)), memory)
+    check_memory(f"{robot.source or robot.name}: the sampling (dq/dq_a, {samples} x {nq} x {nq}) and the body lines "
+                 f"of {samples} states", 8.0 * (samples * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k)), memory)
     slot = (bodies[:, 1] == owner).astype(int)  # the slot of each vector's own block
     own = vals[np.arange(k), slot]
     low = np.where((lower > 0)[:, None], vals[np.arange(k), 1 - slot], 0.0)
