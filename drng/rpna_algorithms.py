@@ -390,10 +390,11 @@ def rpna(robot) -> RpnaResult:
     real = [b for b, body in enumerate(chain) if body.real]
     renumber = np.zeros(nb + 1, dtype=np.int64)  # chain body + 1 -> robot body (0: the base)
     renumber[1:] = [body.real for body in chain]
-    bodies = renumber[np.concatenate([c[0] for c in kept]).reshape(-1, 2)]
-    lvals, vals = (np.concatenate([c[k] for c in kept]).reshape(-1, 2, 10) for k in (1, 2))
-    transfer = np.concatenate([np.full(c[0].shape[0], chain[b].real, dtype=np.int64) for b, c in zip(real, kept)]
-                              + [np.zeros(0, dtype=np.int64)])
+    empty = (np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2, 10)), np.zeros((0, 2, 10)))  # a robot with no body
+    bodies = renumber[np.concatenate([empty[0]] + [c[0] for c in kept])]
+    lvals, vals = (np.concatenate([empty[k]] + [c[k] for c in kept]) for k in (1, 2))
+    transfer = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.full(c[0].shape[0], chain[b].real, dtype=np.int64)
+                                                               for b, c in zip(real, kept)])
     blocks, link = (robot.n, bodies, vals), (robot.n, bodies, lvals)
     seconds = time.perf_counter() - start
 
