@@ -36,7 +36,9 @@ velocity), F (the 6 x 6 identity: a floating base, whose body has T = {0}; gravi
 nothing). A universal joint has no constant free modes in the child frame; it is split into two
 R joints through a massless virtual body, and the nullspace of the real bodies is the part of
 the augmented nullspace with zero change on the virtual bodies (exact: the virtual columns of
-the regressor are simply dropped). The per-body figures of a body behind a U joint are those
+the regressor are simply dropped). Only the columns of the virtual body v and of its child i
+touch v, so that part is Null([R_v, -B_i R_i]) joint by joint: each vector stays on i and on v's
+parent, and the basis keeps its block form. The per-body figures of a body behind a U joint are those
 of the augmented chain.
 
 The result's basis is in the parameter coordinates of ``pga_dyn.inertial_parameters`` (the
@@ -235,8 +237,9 @@ class RpnaResult(NullspaceResult):
     * ``V``, ``K``, ``N``: orthonormal bases of V_i, K_i and the descriptors N_i (rows);
     * ``link_basis``: the nullspace basis in link-frame parameters (10 n, dim), body-major,
       [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body; like ``basis``, kept in block
-      form (``link_blocks``, at most two bodies per column) and built on first access, except
-      behind a U joint (the virtual bodies' projection mixes the columns);
+      form (``link_blocks``, at most two bodies per column) and built on first access (behind a
+      U joint too: the projection that clears its virtual body combines the columns of that body
+      and of its child only);
     * ``descriptor``: the system nullspace descriptor N of Appendix G in link-frame parameters:
       its rows span the identifiable subspace (the row space of the regressor), Null = nullspace.
       Built on first access (a dense matrix with a block per body and descendant: O(n^2) on a
@@ -353,35 +356,46 @@ def rpna(robot) -> RpnaResult:
 
     # nullspace basis (Appendix G) in block form: the columns of body b are Null(N_b) on b and
     # -B_b Null(N_b) on its parent, in link-frame parameters (lvals) and mapped by the block
-    # diagonal F into those of eq. (97) (vals; a virtual body's blocks, dropped below, unmapped)
-    offsets = np.cumsum([0] + dims_T)
-    K = offsets[-1]
-    bodies, lvals, vals = np.zeros((K, 2), dtype=np.int64), np.zeros((K, 2, 10)), np.zeros((K, 2, 10))
-    transfer = np.zeros(K, dtype=np.int64)
+    # diagonal F into those of eq. (97) (vals; a virtual body's blocks unmapped)
     F = link_blocks(robot)
+    columns = []  # per body of the chain: (bodies (t, 2) in chain numbering + 1, lvals, vals (t, 2, 10))
     for b, body in enumerate(chain):
-        cols = slice(offsets[b], offsets[b + 1])
+        t = dims_T[b]
+        bodies, lvals, vals = np.zeros((t, 2), dtype=np.int64), np.zeros((t, 2, 10)), np.zeros((t, 2, 10))
         for slot, k, block in ((0, b, Rs[b]), (1, body.parent, -Bs[b] @ Rs[b])):
             if k >= 0:
-                bodies[cols, slot] = k + 1
-                lvals[cols, slot] = block.T
-                vals[cols, slot] = (F[chain[k].real - 1] @ block if chain[k].real else block).T
-        transfer[cols] = body.real if body.real else chain[b + 1].real
-    blocks, link = (robot.n, bodies, vals), (robot.n, bodies, lvals)
-    basis = link_basis = None  # built from the blocks on first access
-
-    # drop the virtual bodies of U joints: keep the nullspace part with no change on them
+                bodies[:, slot] = k + 1
+                lvals[:, slot] = block.T
+                vals[:, slot] = (F[chain[k].real - 1] @ block if chain[k].real else block).T
+        columns.append((bodies, lvals, vals))
+    # a U joint's virtual body v: keep the part of the span of the columns of v and of its child i
+    # with no change on v (no other column touches v): Null([R_v, -B_i R_i]) combines them into
+    # vectors on i and on v's parent, still at most two blocks each
+    kept = []
+    for b, body in enumerate(chain):
+        if not body.real:
+            continue
+        if b and not chain[b - 1].real:  # i = b behind its virtual body v = b - 1
+            (_, vl, vv), (_, il, iv) = columns[b - 1], columns[b]
+            tv = vl.shape[0]
+            Z = null_rows(np.hstack([vl[:, 0].T, il[:, 1].T]), tv + il.shape[0])
+            za, zb = Z[:tv], Z[tv:]
+            t = Z.shape[1]
+            bodies = np.column_stack([np.full(t, b + 1), np.full(t, chain[b - 1].parent + 1)])
+            lvals = np.stack([(il[:, 0].T @ zb).T, (vl[:, 1].T @ za).T], axis=1)
+            vals = np.stack([(iv[:, 0].T @ zb).T, (vv[:, 1].T @ za).T], axis=1)
+            kept.append((bodies, lvals, vals))
+        else:
+            kept.append(columns[b])
     real = [b for b, body in enumerate(chain) if body.real]
-    if len(real) < nb:
-        from .principles import dense_basis
-
-        R, P = dense_basis(nb, bodies, lvals), dense_basis(nb, bodies, vals)
-        virtual_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in range(nb) if not chain[b].real])
-        real_rows = np.concatenate([np.arange(10 * b, 10 * b + 10) for b in real])
-        c = null_rows(R[virtual_rows], R.shape[1])
-        link_basis, basis, blocks, link = R[real_rows] @ c, P[real_rows] @ c, None, None
-        # a column's joint is no longer one transfer: label with the dominant one
-        transfer = transfer[np.argmax(np.abs(c), axis=0)] if c.shape[1] else np.zeros(0, dtype=np.int64)
+    renumber = np.zeros(nb + 1, dtype=np.int64)  # chain body + 1 -> robot body (0: the base)
+    renumber[1:] = [body.real for body in chain]
+    empty = (np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2, 10)), np.zeros((0, 2, 10)))  # a robot with no body
+    bodies = renumber[np.concatenate([empty[0]] + [c[0] for c in kept])]
+    lvals, vals = (np.concatenate([empty[k]] + [c[k] for c in kept]) for k in (1, 2))
+    transfer = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.full(c[0].shape[0], chain[b].real, dtype=np.int64)
+                                                               for b, c in zip(real, kept)])
+    blocks, link = (robot.n, bodies, vals), (robot.n, bodies, lvals)
     seconds = time.perf_counter() - start
 
     names = tuple(body.name for body in chain)
@@ -393,9 +407,9 @@ def rpna(robot) -> RpnaResult:
         "rank_N": [10 - t for t in dims_T],
         "gravity_seed": bool(V0.shape[1]),
     }
-    return RpnaResult(robot.name, "rpna", basis, None, robot.joint_names, None, figures, True, seconds,
+    return RpnaResult(robot.name, "rpna", None, None, robot.joint_names, None, figures, True, seconds,
                       bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
                       dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=link_basis, link_blocks=link, blocks=blocks, transfers=tuple(Bs),
+                      N=tuple(Ns), link_basis=None, link_blocks=link, blocks=blocks, transfers=tuple(Bs),
                       parents=tuple(body.parent for body in chain), real=tuple(real), transfer_joint=transfer,
                       joint_dim_T=joint_dim_T)

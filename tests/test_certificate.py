@@ -106,3 +106,96 @@ def test_a_failed_certificate_says_why_and_a_proven_one_that_fails_is_not_truste
     assert result.certified is False and result.proven and not result.trusted
     assert result.status == "proven, but its sampled check FAILED"
     assert result.certificate["reason"].startswith("the basis is not in the nullspace of the sampled regressor")
+
+
+# -- the certificate of a tree, from the block-triangular structure of its regressor -----------
+
+def _trees():
+    """Trees with every joint type, a floating base and branches (tests/random_trees.py's builder)."""
+    from random_trees import AXES, tree
+
+    z, x, skew = AXES[0], AXES[1], AXES[4]
+    return [
+        tree([(0, "R", [z], (0, 0, 0.3), (0, 0, 0)), (1, "U", [x, skew], (0.2, 0, 0), (0.3, 0.2, -0.4)),
+              (2, "P", [skew], (0, 0.1, 0), (0, 0, 0)), (1, "S", [], (0.1, -0.2, 0.3), (0, 0, 0)),
+              (4, "R", [x], (0.3, 0, 0), (0, 1.5707963267948966, 0))], name="R-U-P, S-R"),
+        tree([(0, "P", [z], (0, 0, 0), (0, 0, 0)), (1, "R", [z], (0, 0, 0.4), (0, 0, 0)),
+              (2, "R", [x], (0.3, 0, 0), (0, 0, 0)), (2, "U", [z, x], (0, 0.2, 0.1), (0, 0, 0))],
+             gravity=(3.0, -4.0, -8.0), name="P-R-R, U"),
+        tree([(0, "R", [skew], (0.1, -0.2, 0.3), (0, 0, 0)), (1, "S", [], (0, 0, 0.4), (0, 0, 0)),
+              (0, "U", [x, z], (0.3, 0, 0), (0.3, 0.2, -0.4))], gravity=(0.0, 0.0, 0.0), floating=True,
+             name="floating R-S, U"),
+    ]
+
+
+@pytest.mark.parametrize("robot", _trees(), ids=lambda r: r.name)
+def test_body_lines_factor_the_regressor(robot):
+    """Y[k, body i] = S_k^T H_i on the joints k supporting i, zero elsewhere (oracle: the TP
+    regressor's compiled kernel, itself equal to Pinocchio's in test_regressor.py)."""
+    from drng.certify import body_lines
+    from pga_dyn.sampling import sample_states
+
+    states = sample_states(robot, 3, seed=5)
+    Y = states.regressor()
+    S, H = body_lines(robot, states)
+    for i in range(1, robot.n + 1):
+        rows = np.zeros(robot.nq, dtype=bool)
+        for k in robot.support(i):
+            rows[robot.coordinates(k)] = True
+        block = Y[:, :, 10 * (i - 1):10 * i]
+        np.testing.assert_allclose(np.einsum("skc,scp->skp", S[:, rows], H[:, i - 1]), block[:, rows],
+                                   rtol=0, atol=1e-12 * np.abs(Y).max())
+        assert not block[:, ~rows].any()
+
+
+@pytest.mark.parametrize("robot", _trees(), ids=lambda r: r.name)
+def test_tree_certificate_agrees_with_pinocchio(robot):
+    """The blockwise certificate of a tree: its rank bound is Pinocchio's identifiable rank (an
+    independent stacked regressor and SVD), and the residual it sums body by body is
+    ||Y' B||_F / ||Y'||_F of the dense sampled regressor, also for a basis off the nullspace."""
+    from drng.certify import tree_certificate
+    from drng.numerical import Budget, stacked_regressor
+    from drng.principles import dense_basis
+    from drng.result import NullspaceResult
+    from random_trees import pinocchio_nullspace
+
+    result = drng.nullspace(robot, certify=True)
+    nullity, gap, _ = pinocchio_nullspace(robot)
+    assert gap > 1e6
+    assert result.certificate["structure"] == "block-triangular" and result.status == "proven and certified"
+    assert result.certificate["rank_numerical"] == 10 * robot.n - nullity == 10 * robot.n - result.dim
+    assert "basis" not in vars(result)  # the certificate kept the block form
+    n, bodies, vals = drng.nullspace(robot).blocks
+    vals = vals + np.random.default_rng(3).normal(scale=1e-3, size=vals.shape) * (bodies[:, :, None] > 0)
+    off = NullspaceResult(robot.name, "perturbed", None, blocks=(n, bodies, vals))
+    info = tree_certificate(robot, off, 30, 0, None, Budget(None, "test"))
+    Y = stacked_regressor(robot, 30, seed=1)[0]  # the certificate's independent samples: seed + 1
+    assert info["residual"] == pytest.approx(np.linalg.norm(Y @ dense_basis(n, bodies, vals)) / np.linalg.norm(Y),
+                                             rel=1e-9)
+    assert info["residual"] > 1e-6
+
+
+def test_an_incomplete_tree_basis_is_completed_by_the_dense_certificate():
+    """When the blockwise bound falls short (here: vectors left out of a tree's basis), the dense
+    certificate decides and completes the basis (oracle: Pinocchio's identifiable rank); a vector
+    whose two blocks are not on a parent and its child goes to the dense certificate too."""
+    from drng.certify import certificate
+    from drng.result import NullspaceResult
+    from random_trees import pinocchio_nullspace
+
+    robot = _trees()[1]
+    nullity = pinocchio_nullspace(robot)[0]
+    full = drng.nullspace(robot)
+    n, bodies, vals = full.blocks
+    keep = np.arange(len(bodies)) % 4 != 0
+    partial = NullspaceResult(robot.name, "drng", None, full.codes[keep], full.joint_names, blocks=(n, bodies[keep],
+                                                                                                    vals[keep]))
+    completed = certificate(robot, partial)
+    assert completed.certificate["structure"] == "dense" and completed.certified and not completed.geometric
+    assert completed.dim == nullity and completed.certificate["rank_drng"] == keep.sum()
+    skipping = bodies.copy()
+    j = int(np.nonzero((bodies[:, 1] > 0) & (robot.parent[bodies[:, 1]] > 0))[0][0])  # a parent off the base
+    skipping[j, 1] = robot.parent[skipping[j, 1]]  # the vector's second block moved to its grandparent
+    moved = NullspaceResult(robot.name, "drng", None, full.codes, full.joint_names, blocks=(n, skipping, vals))
+    checked = certificate(robot, moved)
+    assert checked.certificate["structure"] == "dense" and checked.certified is False

@@ -177,17 +177,28 @@ def test_budget_and_memory_arguments_are_checked(bad):
 
 
 def test_memory_estimate_refuses_with_the_figure():
-    """The matrices are estimated before they are allocated: a limit of 1 MiB refuses the
-    certificate of a random 6-body tree with the memory it would need (no MemoryError)."""
+    """The matrices are estimated before they are allocated: small limits refuse the certificate
+    of a random 6-body tree with the memory it would need (no MemoryError), blockwise (the
+    sampling's dq/dq_a and the body lines) and dense (a basis given as a matrix)."""
+    from drng.certify import certificate
+    from drng.result import NullspaceResult
+
     robot = random_tree(lambda options: options[-1], max_bodies=6)
-    rows, cols = 30 * robot.nq, 10 * robot.n  # a tree: n_a = nq
+    proven = drng.nullspace(robot, memory=100)  # a proven answer is kept in blocks: nothing dense
+    assert proven.proven and proven.dim == proven.num_vectors
+    n, nq, k = robot.n, robot.nq, proven.num_vectors
+    lines = 8.0 * (30 * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k))  # two samples' lines, dq/dq_a, blocks
+    with pytest.raises(PgaDynError, match=rf"the sampling \(dq/dq_a, 30 x {nq} x {nq}\) and the body lines of 30 "
+                                          rf"states would need about {lines / 1024 ** 3:.3g} GiB of memory, more than "
+                                          r"the limit of 9.54e-07 GiB"):
+        drng.nullspace(robot, certify=True, samples=30, memory=2 ** 10)
+    rows, cols = 30 * nq, 10 * n  # a tree: n_a = nq
     need = 8.0 * (3 * rows * cols + 4 * cols * cols)  # Y, its scaled copy, Y'; four (10 n, 10 n) factors
+    dense = NullspaceResult(robot.name, "drng", proven.basis, proven.codes, proven.joint_names, proven=True)
     with pytest.raises(PgaDynError, match=rf"the sampled regressor of 30 states \({rows} x {cols}\) would need "
                                           rf"about {need / 1024 ** 3:.3g} GiB of memory, more than the limit of "
                                           r"0.000977 GiB"):
-        drng.nullspace(robot, certify=True, samples=30, memory=2 ** 20)
-    proven = drng.nullspace(robot, memory=100)  # a proven answer is kept in blocks: nothing dense
-    assert proven.proven and proven.dim == proven.num_vectors
+        certificate(robot, dense, samples=30, memory=2 ** 20)
 
 
 def test_dense_basis_is_estimated_before_it_is_built(monkeypatch):

@@ -208,12 +208,32 @@ def _mixed_tree(gravity):
 
 @pytest.mark.parametrize("gravity,null", [((0.0, 0.0, -9.81), 18), ((0.0, 0.0, 0.0), 20)])
 def test_all_joint_types(gravity, null):
+    """Behind the U joint too the basis is in block form, each vector on a body and its parent
+    (the virtual body cleared joint by joint); it spans the numerical nullspace (oracle) and
+    link_basis maps onto basis."""
     robot = _mixed_tree(gravity)
     result = drng.rpna(robot)
     assert result.bodies == ("l1", "l2#U1", "l2", "l3", "l4", "l5")
+    _, bodies, _ = result.blocks
+    assert "basis" not in vars(result) and np.all(bodies[:, 1] == robot.parent[bodies[:, 0]])
     numeric = drng.numerical_nullspace(robot)
     assert result.dim == numeric.dim == null
     assert largest_angle(result.basis, numeric.basis) < ANGLE_TOL
+    np.testing.assert_allclose(link_map(robot) @ result.link_basis, result.basis, atol=1e-12)
+
+
+def test_u_chain_is_blockwise_and_equals_drng():
+    """A 40-body chain of alternating R and U joints: RPNA's block-form basis spans DRNG's (an
+    independent method, proven on trees) and has Pinocchio's dimension."""
+    from drng.result import rank
+    from random_trees import AXES, pinocchio_nullspace, tree
+
+    joints = [(k, "U" if k % 2 else "R", [AXES[k % 5], AXES[(k + 2) % 5]] if k % 2 else [AXES[(k + 3) % 5]],
+               (0.1 * (k % 3), 0.2, 0.05 * (k % 4)), (0.3, 0.2 * (k % 2), -0.4)) for k in range(40)]
+    robot = tree(joints, name="RU chain")
+    result, proven = drng.rpna(robot), drng.nullspace(robot)
+    assert result.dim == proven.dim == pinocchio_nullspace(robot)[0]
+    assert rank(np.hstack([result.basis, proven.basis]))[0] == result.dim
 
 
 def test_rejects_loops_and_couplings():
