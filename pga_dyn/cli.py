@@ -209,7 +209,7 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
                                  "singular_gap": c["gap"], "threshold": c["threshold"],
                                  "smallest_kept": c["smallest_kept"], "largest_dropped": c["largest_dropped"],
                                  "clean_gap": c["clean"], "residual": c["residual"], "samples": c["samples"],
-                                 "short_bodies": list(c["short"])}
+                                 "short_bodies": list(c["short"]), "structure": c["structure"]}
     if per_parameter:
         report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
                                    for row in drng.classify(robot, result)]
@@ -265,7 +265,10 @@ def analyze_lines(report: dict) -> list:
         lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
                      f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
                      f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)")
-        lines.append(f"                      column-scaled sampled regressor, relative to its largest singular value: "
+        where = ("the worst diagonal block (a body) of the block-triangular sampled regressor, column-scaled, "
+                 "relative to its largest singular value" if c["structure"] == "block-triangular" else
+                 "column-scaled sampled regressor, relative to its largest singular value")
+        lines.append(f"                      {where}: "
                      f"smallest kept {c['smallest_kept']:.1e}, largest dropped {c['largest_dropped']:.1e}, "
                      f"threshold {c['threshold']:.0e}: " + ("a clean gap" if c["clean_gap"] else
                                                              f"NOT a clean gap (needs >= {GAP_MIN:.0e} with the threshold inside)"))
@@ -487,7 +490,8 @@ def compile_kernels() -> list:
     """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
 
     Runs the paths that reach each kernel on built-in robots: the DRNG kernel and the poses at
-    q0 (puma560), the sampled regressor and the certificate (puma560, certified), the loop
+    q0 (puma560), the sampled regressor, the certificate and the numerical baseline's pivoted
+    QR (puma560), the loop
     closure (2rru_1rrs: assembly, loop Jacobians and their motion), a single-state regressor.
     Each kernel has one signature (docs/performance.md), so what is compiled here is what every
     later call loads. The cache is numba's: ``__pycache__`` beside the sources when it is
@@ -506,6 +510,7 @@ def compile_kernels() -> list:
 
     tree = robots.load("puma560")
     drng.nullspace(tree, certify=True)
+    drng.numerical_nullspace(tree, samples=20)
     q = np.zeros(tree.nq)
     regressor(tree, q, q, q)
     drng.nullspace(robots.load("2rru_1rrs"))

@@ -78,6 +78,7 @@ states = sample_states(robot, 5, seed=1)
 pga_dyn.regressor(robot, states.q, states.qd, states.qdd)
 pga_dyn.regressor(robot, states.q[0], states.qd[0], states.qdd[0])
 drng.rpna(robots.load("puma560"))
+drng.numerical_nullspace(robots.load("2prs_1psr"), samples=30)
 print(compiled)
 """
 
