@@ -88,9 +88,12 @@ def summary(out, title):
 
 
 def timed(label, items, build, jobs, seen):
-    def listener(step, done, total):
-        if done == total or done * 10 // total != (done - 1) * 10 // total:
-            print(f"    {label}: {done}/{total}", file=sys.stderr, flush=True)
+    shown = [0]
+
+    def listener(step, done, total):  # a line on stderr every tenth of the variants
+        if done * 10 // total > shown[0]:
+            shown[0] = done * 10 // total
+            print(f"    {label}: {done}/{total} after {time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
 
     def cpu():  # this process and its workers (children are counted once the pool has joined them)
         own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

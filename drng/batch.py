@@ -101,6 +101,11 @@ def _one_blas_thread_per_worker():
     threadpool_limits(limits=1, user_api="blas")
 
 
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
 def _positive(name, value):
     if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
         raise PgaDynError(f"{name} must be a positive integer or None, got {value!r}")
@@ -120,7 +125,7 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
         ``functools.partial`` of one), e.g. ``robots.load_file`` for paths or
         ``functools.partial(pga_dyn.variants.move_joints, robot)`` for joint offsets.
     jobs : int, optional
-        Worker processes of the default pool (default ``os.cpu_count()``); 1 runs every robot
+        Worker processes of the default pool (default :func:`cores`); 1 runs every robot
         in this process, no pool. Not with ``executor`` (it has its own workers).
     chunksize : int, optional
         Robots per task (default ``min(MAX_CHUNK, ceil(N / (4 workers)))``, N the robots after
@@ -134,7 +139,10 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
         Where the chunks run; default a ``ProcessPoolExecutor`` of ``jobs`` workers started by
         "spawn" (the same on every platform; a fork of a process whose BLAS has started threads
         can hang), each limited to one BLAS thread. A Dask ``Client`` (``pip install
-        ".[dask]"``) runs them on its cluster (``client.get_executor(pure=False)``).
+        ".[dask]"``) runs them on its cluster (``client.get_executor(pure=False)``). Workers should
+        be processes of one thread each: threads gain nothing (the work holds the GIL) and mix up
+        the robots' warnings (catching them is process-wide). A task that fails as a whole (a
+        worker died, an item did not pickle) raises a RuntimeError naming its robots.
     **options
         :func:`drng.nullspace`'s keywords (certify, samples, seed, bounds, budget, memory), the
         same for every robot.
@@ -186,7 +194,7 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
         return results
     collect(run_chunk(0, items[:1], build, options))  # fail fast; fills numba's cache for the workers
     rest = items[1:]
-    workers = jobs if jobs is not None else os.cpu_count() or 1  # an executor's own: as many as here
+    workers = jobs if jobs is not None else cores()  # an executor's own: as many as here
     size = chunksize or max(1, min(MAX_CHUNK, math.ceil(len(rest) / (4 * workers))))
     chunks = [(1 + k, rest[k:k + size]) for k in range(0, len(rest), size)]
     if not chunks:
@@ -203,8 +211,13 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
         executor = executor.get_executor(pure=False)
     futures = [executor.submit(run_chunk, start, chunk, build, options) for start, chunk in chunks]
     try:
-        for future in futures:
-            collect(future.result())
+        for (start, chunk), future in zip(chunks, futures):
+            try:
+                done = future.result()
+            except Exception as error:  # the task itself failed: a worker died, the items did not pickle
+                raise RuntimeError(f"the task of robots {start} to {start + len(chunk) - 1} failed in the executor: "
+                                   f"{type(error).__name__}: {error}") from error
+            collect(done)
     finally:
         for future in futures:
             future.cancel()

@@ -4,6 +4,7 @@ the batch equals the robots one by one, in order, on a process pool too; failure
 import concurrent.futures
 import dataclasses
 import functools
+import multiprocessing
 import pickle
 
 import numpy as np
@@ -193,9 +194,13 @@ def test_progress_counts_robots():
     assert seen == [("nullspaces", 1, 3), ("nullspaces", 2, 3), ("nullspaces", 3, 3)]
 
 
-def test_any_executor():
-    with concurrent.futures.ThreadPoolExecutor(2) as executor:
-        same(drng.nullspaces(VARIANTS, BUILD, executor=executor, chunksize=1), one_by_one())
+def test_an_executor_of_the_callers():
+    """Any concurrent.futures executor; a task that fails as a whole names its robots."""
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as executor:
+        same(drng.nullspaces(VARIANTS, BUILD, executor=executor, chunksize=2), one_by_one())
+        with pytest.raises(RuntimeError, match=r"the task of robots 1 to 1 failed in the executor: .*pickle"):
+            drng.nullspaces([VARIANTS[0], lambda: None], lambda item: BUILD(item) if isinstance(item, dict) else
+                            BUILD(VARIANTS[0]), executor=executor)
 
 
 def test_bad_arguments():
