@@ -137,8 +137,8 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
         :class:`Failure` instead, and the others go on.
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the chunks run; default a ``ProcessPoolExecutor`` of ``jobs`` workers started by
-        "spawn" (the same on every platform; a fork of a process whose BLAS has started threads
-        can hang), each limited to one BLAS thread. A Dask ``Client`` (``pip install
+        "spawn" (the same on every platform; a fork of a process that runs threads, as BLAS and
+        numba may, is unsafe: Python warns of it since 3.12), each limited to one BLAS thread. A Dask ``Client`` (``pip install
         ".[dask]"``) runs them on its cluster (``client.get_executor(pure=False)``). Workers should
         be processes of one thread each: threads gain nothing (the work holds the GIL) and mix up
         the robots' warnings (catching them is process-wide). A task that fails as a whole (a

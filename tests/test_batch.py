@@ -37,6 +37,18 @@ def world(robot, link):
     return initial_poses(robot)[robot.body_index(link)] @ robot.link_pose(link)
 
 
+def compiled_in_a_worker(offsets):
+    """(signatures numba compiled, signatures it loaded from its cache) in this process after one variant."""
+    import sys
+
+    from numba.core.dispatcher import Dispatcher
+
+    drng.nullspace(move_joints(BASE, offsets))
+    stats = [d.stats for name in list(sys.modules) if name.split(".")[0] in ("pga_dyn", "drng")
+             for d in vars(sys.modules[name]).values() if isinstance(d, Dispatcher)]
+    return sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats)
+
+
 def broken_build(item):
     """A build function with a bug (not bad input)."""
     raise ZeroDivisionError("a bug in the user's build function")
@@ -198,6 +210,8 @@ def test_an_executor_of_the_callers():
     """Any concurrent.futures executor; a task that fails as a whole names its robots."""
     with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as executor:
         same(drng.nullspaces(VARIANTS, BUILD, executor=executor, chunksize=2), one_by_one())
+        compiled, loaded = executor.submit(compiled_in_a_worker, VARIANTS[1]).result()
+        assert compiled == 0 and loaded > 5  # the worker loads numba's cache (filled by this process), compiles nothing
         with pytest.raises(RuntimeError, match=r"the task of robots 1 to 1 failed in the executor: .*pickle"):
             drng.nullspaces([VARIANTS[0], lambda: None], lambda item: BUILD(item) if isinstance(item, dict) else
                             BUILD(VARIANTS[0]), executor=executor)
