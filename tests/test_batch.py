@@ -114,6 +114,21 @@ def test_moving_a_loop_joint_moves_both_ends():
     assert all(res < 1e-12 for _, res in constraints(variant).residuals(variant.q0))
 
 
+def test_a_floating_base_with_fixed_joints():
+    """Go2: the calf moves, the foot fixed to it stays, and so does the mass of the calf's body (calf and foot lumped)."""
+    go2 = robots.load("go2")
+    d = np.array([0.01, 0.02, -0.03])
+    variant = move_joints(go2, {"FL_calf_joint": d})
+    np.testing.assert_allclose(world(variant, "FL_calf")[:3, 3], world(go2, "FL_calf")[:3, 3] + d, atol=1e-12)
+    for link in ("base", "FL_thigh", "FL_foot", "FR_calf"):
+        np.testing.assert_allclose(world(variant, link), world(go2, link), atol=1e-12)
+    body = go2.body_index("FL_calf")
+    in_world = lambda robot: (initial_poses(robot)[body] @ robot.inertial(body).pseudo_inertia()
+                              @ initial_poses(robot)[body].T)  # pseudo-inertia (eq. 44) in the world frame
+    np.testing.assert_allclose(in_world(variant), in_world(go2), atol=1e-12)
+    assert variant.floating_base
+
+
 def test_no_move_is_the_same_robot():
     same = move_joints(BASE, cranks((0.2, 0.2, 0.2)))
     np.testing.assert_allclose(same.origin, BASE.origin, atol=1e-15)
