@@ -11,24 +11,28 @@ loops still close at q0). Designs whose circles do not meet cannot be built: the
 drawn again until there are ``--variants`` variants. Every variant goes to ``drng.nullspaces`` (certified, the default), built in the
 workers from its offsets, first on the default process pool of ``--jobs`` workers, then in one
 process (``jobs=1``) on the first ``--serial`` variants: wall time, time per variant, the
-speed-up, and the distribution of the answers (dimensions, refusals with their reasons, warnings).
+speed-up, and the distribution of the answers (dimensions, refusals with their reasons, warnings);
+before them, what one variant costs to send (pickles) and what a worker costs to start.
 """
 
 import argparse
 import collections
 import functools
+import multiprocessing
 import os
+import pickle
 import re
 import resource
 import sys
 import time
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
 import drng
 import robots
-from drng.batch import Failure
+from drng.batch import Failure, cores
 from pga_dyn.progress import reporting
 from pga_dyn.variants import move_joints
 
@@ -110,10 +114,36 @@ def timed(label, items, build, jobs, seen):
     return out, wall, used
 
 
+def first_call():
+    """In a fresh worker: seconds to import pga-dyn and certify one variant (numba's kernels
+    loaded from the on-disk cache that the caller filled)."""
+    start = time.perf_counter()
+    import drng as fresh  # noqa: F401 (timed)
+
+    fresh.nullspace(robots.load("2rru_1rrs"))
+    return time.perf_counter() - start
+
+
+def costs(variant):
+    """What a variant costs to send: pickled sizes and times, and a spawned worker's first call."""
+    result = drng.nullspace(variant)
+    for label, value in (("Robot", robots.load("2rru_1rrs")), ("Robot, analysed", variant),
+                         ("Description", variant.description), ("NullspaceResult", result)):
+        start = time.perf_counter()
+        data = pickle.dumps(value)
+        middle = time.perf_counter()
+        pickle.loads(data)
+        print(f"  pickle of a {label}: {len(data) / 1024:.1f} KiB, {(middle - start) * 1e3:.2f} ms to pickle, "
+              f"{(time.perf_counter() - middle) * 1e3:.2f} ms to unpickle")
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        print(f"  a spawned worker: import and first certified variant {pool.submit(first_call).result():.2f} s "
+              "(numba kernels from the on-disk cache)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", type=int, default=10_000)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count())
+    parser.add_argument("--jobs", type=int, default=cores())
     parser.add_argument("--serial", type=int, default=None, help="variants run in one process (default: all)")
     args = parser.parse_args()
     base = robots.load("2rru_1rrs")
@@ -127,7 +157,7 @@ def main():
                 break
     print(f"2RRU-1RRS, {len(items)} variants: {drawn} link-length designs drawn (seed 0), of which {drawn - len(items)} "
           f"cannot be built (the crank and rod of a limb cannot reach its platform joint); "
-          f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+          f"{cores()} cores, load average {os.getloadavg()[0]:.2f} at the start")
 
     drng.nullspace(build(items[0]))  # compiles, or loads the on-disk cache: not timed
     sample = items[:200]
@@ -141,6 +171,8 @@ def main():
     t2 = time.perf_counter()
     print(f"  one variant in this process: build {(t1 - t0) / len(sample) * 1e3:.2f} ms + certified nullspace "
           f"{(t2 - t1) / len(sample) * 1e3:.2f} ms (mean of {len(sample)})")
+
+    costs(variants[0])
 
     seen = {}
     pool, pool_s, pool_cpu = timed(f"process pool, jobs={args.jobs}", items, build, args.jobs, seen)
