@@ -24,10 +24,10 @@ from pga_dyn.progress import report, reporting
 
 from .generator import nullspace
 
-#: Most robots in one task (a chunk): enough that a task's overhead (a few hundred microseconds
-#: on a process pool) is small against the tens of milliseconds each certified parallel machine
-#: takes, few enough that the chunks balance across workers and progress moves
-#: (docs/performance.md, "Sweeps over many robots").
+#: Most robots in one task (a chunk): with 32 certified parallel machines of tens of milliseconds
+#: each, the pool spent the same CPU per robot as one process (docs/performance.md, "Sweeps over
+#: many robots"); fewer would add tasks, more would balance the workers worse and report
+#: progress less often.
 MAX_CHUNK = 32
 #: The options of :func:`drng.nullspace` that :func:`nullspaces` passes on.
 OPTIONS = tuple(inspect.signature(nullspace).parameters)[1:]
