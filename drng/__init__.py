@@ -9,6 +9,8 @@ the completeness certificate.
 * :func:`base_parameters` - the base parameters: names, expressions, K, the base regressor;
 * :func:`classify` - per-parameter classification (alone, in combination, unidentifiable);
 * :func:`compare` - DRNG, RPNA and the numerical baseline side by side;
+* :func:`nullspaces` - :func:`nullspace` of many robots (a design sweep) on a process pool or a
+  Dask cluster, in order; :class:`Failure` - a robot of it that failed;
 * :class:`NullspaceResult` - what every method returns.
 """
 
@@ -23,6 +25,8 @@ _LAZY = {
     "classify": "classification",
     "base_parameters": "regrouping",
     "compare": "comparison",
+    "nullspaces": "batch",
+    "Failure": "batch",
 }
 
 __all__ = list(_LAZY)

@@ -227,6 +227,42 @@ def lump(inertials) -> Inertial:
     return Inertial(mass, frozen_array(com), frozen_array(inertia))
 
 
+def frozen_spec(spec):
+    """A copy of a description record (LinkSpec, JointSpec, LoopSpec, CouplingSpec, Inertial) whose
+    arrays, and those of the records it holds, are read-only copies."""
+    def frozen(value):
+        if isinstance(value, (np.ndarray, list)):
+            return frozen_array(value, np.asarray(value).dtype)
+        return frozen_spec(value) if dataclasses.is_dataclass(value) else value
+
+    return dataclasses.replace(spec, **{f.name: frozen(getattr(spec, f.name)) for f in dataclasses.fields(spec)})
+
+
+@dataclass(frozen=True)
+class Description:
+    """What a :class:`Robot` is built from: the arguments of ``Robot(...)``, the records as given
+    (before fixed joints are merged and loops oriented), frozen (:attr:`Robot.description`).
+
+    ``build()`` makes the Robot; a variant is ``dataclasses.replace(description, joints=...)``
+    then ``build()`` (records are frozen dataclasses: ``dataclasses.replace`` them too), or
+    :func:`pga_dyn.variants.move_joints`. A description pickles in a few kilobytes: send it to
+    the workers of a sweep and build there (:func:`drng.nullspaces`)."""
+
+    name: str
+    links: tuple
+    joints: tuple
+    loops: tuple = ()
+    couplings: tuple = ()
+    gravity: np.ndarray = DEFAULT_GRAVITY
+    floating_base: bool = False
+    source: str | None = None
+
+    def build(self) -> "Robot":
+        """The Robot of this description (validated as any robot is: a ModelError if it is not one)."""
+        return Robot(self.name, self.links, self.joints, self.loops, self.couplings, self.gravity,
+                     self.floating_base, self.source)
+
+
 class ModelGraph(nx.MultiDiGraph):
     """The graph of a :class:`Robot`: a networkx MultiDiGraph whose node, edge and graph attribute
     dicts refuse every change once :meth:`freeze` has run (networkx's own ``nx.freeze`` only stops
@@ -329,6 +365,10 @@ class Robot:
         The gravity vector in the world frame (m/s^2).
     floating_base : bool
         Whether body 1 is carried by a floating (F) joint.
+    description : Description
+        What the robot was built from (its links, joints, loops and couplings as given, frozen):
+        ``description.build()`` builds it again, ``dataclasses.replace`` on it builds a variant
+        (:mod:`pga_dyn.variants`).
     """
 
     def __init__(self, name, links, joints, loops=(), couplings=(), gravity=DEFAULT_GRAVITY,
@@ -347,10 +387,10 @@ class Robot:
             raise ModelError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
         self.gravity = frozen_array(g)
         self.floating_base = bool(floating_base)
-        links = list(links)
+        links, joints, loops, couplings = list(links), list(joints), list(loops), list(couplings)
         self._check_links(links, where)
         by_name = {link.name: link for link in links}
-        tree = self._link_tree(by_name, list(joints), where)
+        tree = self._link_tree(by_name, joints, where)
         with np.errstate(over="ignore", invalid="ignore"):  # overflows are checked in _build
             self._build(tree, by_name, where)
         self.loop_specs = tuple(self._check_loop(loop, where) for loop in loops)
@@ -362,6 +402,9 @@ class Robot:
         self.couplings = tuple(self._couplings(tree, couplings, where))
         self._actuation(where)
         self.graph = self.graph.freeze()
+        self.description = Description(self.name, *(tuple(frozen_spec(spec) for spec in specs) for specs in
+                                                     (links, joints, loops, couplings)),
+                                       self.gravity, self.floating_base, source)
         self._derived = {}
         self._frozen = True
 
