@@ -245,8 +245,10 @@ def test_bad_arguments():
 
 
 def test_on_a_dask_cluster():
-    """The optional extra (pip install ".[dask]"): a local cluster of one worker process."""
-    distributed = pytest.importorskip("distributed", reason="the dask extra is not installed (pip install '.[dask]')")
+    """The optional extra (pip install ".[dask]", in the test extra too: a missing dask is a
+    failure, not a skip): a local cluster of one worker process."""
+    import distributed
+
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         same(drng.nullspaces(VARIANTS, BUILD, executor=client, chunksize=2), one_by_one())
