@@ -24,7 +24,10 @@ class BuildPyCompiled(build_py):
         if self.editable_mode or os.environ.get("PGA_DYN_NO_PRECOMPILE"):
             return
         env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
-        env["PYTHONPATH"] = os.path.abspath(self.build_lib)
+        # The built packages first; the builder's PYTHONPATH after them: pip's isolated build
+        # environment can reach its packages (numpy, numba) only through it (a sitecustomize).
+        env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(self.build_lib)]
+                                            + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         done = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "compile", "--quiet"], env=env,
                               cwd=self.build_lib, capture_output=True, text=True)
         if done.returncode != 0:

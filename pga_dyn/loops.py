@@ -735,36 +735,36 @@ class Constraints:
         self.args = self._args + (self.cos0,)
         for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
             array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
-        self.loose_rows = np.zeros(0, dtype=np.int64)
         self.parts = self._parts(on) if self.nf else ()
 
     def _parts(self, on):
         """The independent parts of the loop constraints (:class:`Part`): loops that share a free
-        coordinate which moves one of a loop's two bodies and not the other. A coordinate that
-        moves both bodies of a loop (or neither) moves them rigidly together, which leaves the
-        loop's closure unchanged (its rows of J vanish at a closed configuration): so each part
+        coordinate z_j which drives (through E, the couplings) a tree coordinate moving one of a
+        loop's two bodies and not the other. A tree coordinate that moves both bodies of a loop
+        (or neither) moves them rigidly together, which leaves the loop's closure unchanged (its
+        rows of J vanish at a closed configuration; a free coordinate coupled to two tree
+        coordinates, one on each side of the loop, moves the two bodies differently and is in
+        the loop's part): so each part
         is assembled, watched for singularities and sampled on its own, with the other free
         coordinates held (``tests/test_loops.py`` checks the states against Pinocchio). Every
         passive coordinate is in a part (the model checks that a loop moves it,
-        ``Robot._check_determined``); the rows of loops that no passive coordinate moves are
-        ``loose_rows``, checked after each assembly."""
+        ``Robot._check_determined``); a loop that no passive coordinate moves (a ball joint on
+        the axis of an actuated joint) is in no part, and every assembled state is checked
+        closed as a whole (:meth:`open_loops`)."""
         kind, lpar, lchi = self.args[6:9]
-        moves = (on.astype(np.int64) @ (self.E != 0).astype(np.int64)) > 0  # (n + 1, nz): z_j moves body b
-        depends = moves[lpar] ^ moves[lchi]  # (loops, nz)
+        cycle = (on[lpar] ^ on[lchi]).astype(np.int64)  # (loops, nq): tree coordinates on each loop's cycle
+        depends = (cycle @ (self.E != 0).astype(np.int64)) > 0  # (loops, nz)
         graph = nx.Graph()
         graph.add_nodes_from(("loop", l) for l in range(len(kind)))
         graph.add_edges_from((("loop", l), ("z", j)) for l, j in zip(*np.nonzero(depends)))
         offsets = np.concatenate([[0], np.cumsum([ROWS_BY_CODE[c] for c in kind])])
-        parts, loose = [], []
+        parts = []
         for nodes in sorted(nx.connected_components(graph), key=lambda c: min(k for t, k in c if t == "loop")):
             loops = np.array(sorted(k for t, k in nodes if t == "loop"), dtype=np.int64)
             columns = np.array(sorted(k for t, k in nodes if t == "z"), dtype=np.int64)
-            rows = np.concatenate([np.arange(offsets[l], offsets[l + 1]) for l in loops])
-            if np.any(columns >= self.na):
+            if np.any(columns >= self.na):  # else no passive coordinate closes it: checked, not solved
+                rows = np.concatenate([np.arange(offsets[l], offsets[l + 1]) for l in loops])
                 parts.append(_new_part(self, loops, columns, rows))
-            else:  # no passive coordinate closes it: watched, not solved (e.g. coaxial with an actuated joint)
-                loose.append(rows)
-        self.loose_rows = np.concatenate(loose) if loose else np.zeros(0, dtype=np.int64)
         return tuple(parts)
 
     def _angles_at_q0(self):
@@ -928,8 +928,8 @@ class Constraints:
         q_a, each along a path from the reference configuration, the other parts held as they are
         in z (nz,), which is updated in place (its actuated coordinates become q_a). ``regular``
         as in :meth:`assemble`. Returns [(part number, status, residual)] of the parts that did
-        not assemble (status 1: the path leaves the workspace, 2: it meets a singularity), and
-        (-1, 1, residual) when a loop that no passive coordinate moves is open."""
+        not assemble (status 1: the path leaves the workspace, 2: it meets a singularity). The
+        loops that no part solves are not checked here (:meth:`open_loops`)."""
         failed = []
         for k in parts:
             part, rcond = self.parts[k], self.rcond_ref[k]
@@ -939,10 +939,6 @@ class Constraints:
             if status:
                 failed.append((k, status, norm))
         z[:self.na] = q_a
-        if self.loose_rows.size:  # the loops no part solves must still close (part -1: all of them)
-            r = motion_kernel(*self.args, self.E @ z + self.e0, np.zeros(self.robot.nq))[0][self.loose_rows]
-            if np.linalg.norm(r) > CLOSURE_TOL:
-                failed.append((-1, 1, float(np.linalg.norm(r))))
         return failed
 
     def assemble(self, q_a, start=None, tol=ASSEMBLY_TOL, max_iter=30, regular=False):
@@ -969,12 +965,16 @@ class Constraints:
                                   f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
         z[:self.na] = q_a
         q = self.E @ z + self.e0
-        if self.parts:  # every loop, also one that no passive coordinate closes
-            open_ = [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL]
-            if open_:
-                raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
-                                  f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
+        open_ = self.open_loops(q)
+        if open_:
+            raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
+                              f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
         return q, z
+
+    def open_loops(self, q) -> list:
+        """(loop name, residual norm) of the loop joints open at tree configuration q (residual
+        above CLOSURE_TOL): the check of every assembled state, also of the loops no part solves."""
+        return [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL] if self.parts else []
 
     def project(self, q, qd_a, qdd_a):
         """At an assembled configuration q (nq,): the velocity and acceleration of the tree (nq,),
@@ -1048,6 +1048,9 @@ class Part:
     Ef: np.ndarray
     spherical: np.ndarray
     args: tuple
+
+    def __repr__(self) -> str:
+        return f"Part(loops={self.loops.tolist()}, columns={self.columns.tolist()}, na={self.na})"
 
     def free_jacobian(self, J) -> np.ndarray:
         """J_f of this part, (m_p, nf), from the constraint Jacobian J in the tree coordinates."""

@@ -244,8 +244,6 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
             fresh[held] = q_a[held]
         q_a = fresh
         failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
-        if -1 in failed:  # a loop no part solves is open: every part is drawn again
-            failed, todo = set(parts), list(parts)
         q = con.E @ z + con.e0
         assembled = [k for k in todo if k not in failed]
         conds = con.conditions(con.evaluate(q)[1], assembled)
@@ -253,7 +251,9 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         good = [k for k, c in zip(assembled, conds) if c < max_cond]
         stage_kept += len(good)
         todo = [k for k in todo if k not in good]
-        if not todo:
+        if not todo and con.open_loops(q):  # a loop no part solves is open: every part is drawn again
+            todo, z, q_a = list(parts), con.z_ref.copy(), None
+        elif not todo:
             qd, qdd, G, conds = con.project(q, qd_a, qdd_a)
             kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(conds.max())))
             report("sampling valid states", len(kept), n)

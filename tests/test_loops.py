@@ -534,7 +534,7 @@ def test_independent_loops_are_separate_parts():
 def spinner_four_bar(point):
     """The four-bar of tests/fixtures/four_bar.urdf plus an actuated spinner about x held to the
     base by a spherical loop joint at ``point`` of the spinner: a loop that no passive coordinate
-    moves (``Constraints.loose_rows``)."""
+    moves (in no part of ``Constraints.parts``)."""
     with open(FOUR_BAR) as handle:
         text = handle.read()
     extra = (link("spinner", 0.5, (0.1, 0.05, 0.02)) + joint("spin", "revolute", "base", "spinner", "0 0 1", "1 0 0")
@@ -550,7 +550,8 @@ def test_a_loop_no_passive_coordinate_moves_is_watched():
 
     robot = spinner_four_bar("0.3 0 0")
     con = constraints(robot)
-    assert len(con.parts) == 1 and con.loose_rows.size == 3
+    pin = [lp.name for lp in robot.loop_joints].index("pin")
+    assert len(con.parts) == 1 and pin not in con.parts[0].loops
     states = sample_states(robot, 4, seed=2)
     oracle = TreeOracle(robot)
     assert np.ptp(states.q_a[:, list(robot.coordinate_names[k] for k in robot.actuated).index("spin")]) > 0.5
@@ -558,3 +559,37 @@ def test_a_loop_no_passive_coordinate_moves_is_watched():
         assert np.abs(oracle.residual(oracle.configuration(states.q[s]))).max() < 1e-9
     with pytest.raises(PgaDynError, match="draws were valid"):
         sample_states(spinner_four_bar("0.3 0.2 0"), 3, seed=2, max_draws=30)
+
+
+# A parallelogram whose rocker is geared 1:1 to the crank (<mimic>): the crank's free coordinate
+# turns both sides of the loop (the crank moves the coupler, the mimic the rocker), the coupler
+# is passive. Analytically the coupler turns by -q and the rocker by q.
+GEARED_PARALLELOGRAM = robot_xml(
+    "geared_parallelogram",
+    link("base"), link("crank", 1.0, (0.0, 0.15, 0.01)), link("coupler", 1.5, (0.5, 0.02, 0.0)),
+    link("rocker", 1.2, (0.01, 0.15, 0.0)),
+    joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
+    joint("coupler_joint", "revolute", "crank", "coupler", "0 0.3 0", "0 0 1", attrs='independent="false"'),
+    joint("rocker_joint", "revolute", "base", "rocker", "1 0 0", "0 0 1",
+          extra='<mimic joint="crank_joint" multiplier="1" offset="0"/>'),
+    loop("close", "revolute", "coupler", "1 0 0", "rocker", "0 0.3 0", "0 0 1"),
+)
+
+
+def test_a_coordinate_coupled_across_a_loop_is_in_its_part():
+    """The crank's coordinate drives a tree coordinate on each side of the loop: it moves the two
+    bodies differently, so it belongs to the loop's part (counted per tree coordinate, not per
+    body), and the samples close the loop with the analytic passive motion and projection."""
+    from pga_dyn.loops import constraints
+
+    robot = robots.parse_urdf(GEARED_PARALLELOGRAM, where="geared.urdf")
+    con = constraints(robot)
+    assert len(con.parts) == 1 and con.parts[0].na == 1
+    states = sample_states(robot, 5, seed=4, bounds=[[-1.2, 1.2]])
+    q_a = states.q_a[:, 0]
+    assert np.ptp(q_a) > 0.5
+    assert np.allclose(states.q, np.stack([q_a, -q_a, q_a], axis=1), atol=1e-9)
+    assert np.allclose(states.G[:, :, 0], [1.0, -1.0, 1.0], atol=1e-9)
+    oracle = TreeOracle(robot)
+    for s in range(len(states)):
+        assert np.abs(oracle.residual(oracle.configuration(states.q[s]))).max() < 1e-9

@@ -89,11 +89,17 @@ def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
     on those packages then runs the commands on a tree, both PKMs, a floating base, batches and
     single states without one numba compile event."""
     build = tmp_path / "lib"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"))
+    # pip's isolated build environment reaches its packages through a sitecustomize on PYTHONPATH
+    # (pip's legacy isolation): the compile step must keep it. This one records each process it starts.
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(f"open({str(tmp_path / 'started')!r}, 'a').write('x')\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"), PYTHONPATH=str(site))
     run = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)], cwd=ROOT,
                          capture_output=True, text=True, env=env)
     assert run.returncode == 0, run.stderr
     assert "could not be compiled" not in run.stderr, run.stderr
+    assert (tmp_path / "started").read_text() == "xx"  # setup.py, then the compile step with the same path
     assert not (tmp_path / "elsewhere").exists()
     for package, kernel in (("pga_dyn", "kinematics.forward"), ("drng", "principles.drng_kernel"),
                             ("pga_dyn", "loops.newton_kernel")):
