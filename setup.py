@@ -5,7 +5,8 @@ compiles every numba kernel there (``python -m pga_dyn.cli compile``), so numba'
 (``__pycache__/*.nbi``, ``*.nbc``) travel in the wheel and the installed package does not compile
 on its first call. numba keys its cache by the source's content, the numba version and the CPU:
 on another numba version or CPU the kernels compile on first use, as without this step. Editable
-installs (``pip install -e .``) skip it. Set ``PGA_DYN_NO_PRECOMPILE=1`` to skip it too.
+installs (``pip install -e .``) skip it. A failure stops the build, saying why; set
+``PGA_DYN_NO_PRECOMPILE=1`` to build without the compiled kernels.
 """
 
 import os
@@ -28,15 +29,15 @@ class BuildPyCompiled(build_py):
         # environment can reach its packages (numpy, numba) only through it (a sitecustomize).
         env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(self.build_lib)]
                                             + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env["PYTHONDONTWRITEBYTECODE"] = "1"  # numba's cache files go in the wheel, not .pyc files
         done = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "compile", "--quiet"], env=env,
                               cwd=self.build_lib, capture_output=True, text=True)
         if done.returncode != 0:
-            # The package works without its compiled cache (its kernels compile on first use),
-            # but say so: a silent failure here would only show as a slow first call.
-            self.warn("pga-dyn: the kernels could not be compiled at build time; they will compile on "
-                      f"first use:\n{done.stderr}")
-        else:
-            self.announce(f"pga-dyn: {done.stdout.strip()}", level=2)
+            # Loud, not a warning that pip hides: a wheel without its kernels would only show as a
+            # slow first call. The package works without them: PGA_DYN_NO_PRECOMPILE=1 skips this.
+            raise SystemExit("pga-dyn: compiling the kernels into the build failed (set PGA_DYN_NO_PRECOMPILE=1 to "
+                             f"build without them; they then compile on first use):\n{done.stderr}")
+        self.announce(f"pga-dyn: {done.stdout.strip()}", level=2)
 
 
 setup(cmdclass={"build_py": BuildPyCompiled})

@@ -244,8 +244,8 @@ def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds,
     if np.any((lower > 0) & (lower != robot.parent[owner])):
         return None
     k = len(owner)
-    check_memory(f"{robot.source or robot.name}: the sampling (dq/dq_a, {samples} x {nq} x {nq}) and the body lines "
-                 f"of {samples} states", 8.0 * (samples * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k)), memory)
+    check_memory(f"{robot.source or robot.name}: the sampling (dq/dq_a, {nq} x {nq}) and the body lines "
+                 f"of {samples} states", 8.0 * (samples * (2 * 132 * n + 12 * nq) + nq * nq + 200 * (n + k)), memory)
     slot = (bodies[:, 1] == owner).astype(int)  # the slot of each vector's own block
     own = vals[np.arange(k), slot]
     low = np.where((lower > 0)[:, None], vals[np.arange(k), 1 - slot], 0.0)

@@ -265,8 +265,9 @@ def analyze_lines(report: dict) -> list:
         lines.append(f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
                      f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
                      f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)")
-        where = ("the worst diagonal block (a body) of the block-triangular sampled regressor, column-scaled, "
-                 "relative to its largest singular value" if c["structure"] == "block-triangular" else
+        where = ("the diagonal blocks (one per body) of the block-triangular sampled regressor, column-scaled, "
+                 "each relative to its own largest singular value, the worst over the blocks (a dropped value of "
+                 "0: every block has full rank)" if c["structure"] == "block-triangular" else
                  "column-scaled sampled regressor, relative to its largest singular value")
         lines.append(f"                      {where}: "
                      f"smallest kept {c['smallest_kept']:.1e}, largest dropped {c['largest_dropped']:.1e}, "

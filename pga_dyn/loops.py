@@ -85,6 +85,8 @@ PATH_LIMIT = 0.01
 #: Reciprocal condition (smallest over largest |R_ii| of the QR of J_f) below which the
 #: predictor step of an assembly path is skipped.
 SINGULAR_RCOND = 1e-8
+#: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
+SINGULAR_S = 1e-12
 
 
 # -- compiled kernels -------------------------------------------------------------------------------
@@ -957,24 +959,31 @@ class Constraints:
         for part, rcond in zip(self.parts, self.rcond_ref):
             status, norm = self._newton(part, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
                                         PATH_LIMIT * rcond if regular else 0.0)
+            loops = _listing([robot.loop_joints[l].name for l in part.loops])
             if status == 2:
                 raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
-                                  f"{np.round(q_a, 6).tolist()} meets a singular configuration")
+                                  f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}")
             if status:
                 raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
-                                  f"the assembly path from the start leaves the workspace (residual {norm:.2e})")
+                                  f"the assembly path from the start leaves the workspace of the loops {loops} "
+                                  f"(residual {norm:.2e})")
         z[:self.na] = q_a
         q = self.E @ z + self.e0
-        open_ = self.open_loops(q)
+        self._check_closed(q, q_a)
+        return q, z
+
+    def _check_closed(self, q, q_a) -> None:
+        """PgaDynError naming the first loop joint open at q (:meth:`open_loops`)."""
+        open_ = self.open_loops(q) if self.robot.loop_joints else []
         if open_:
+            robot = self.robot
             raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
                               f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
-        return q, z
 
     def open_loops(self, q) -> list:
         """(loop name, residual norm) of the loop joints open at tree configuration q (residual
         above CLOSURE_TOL): the check of every assembled state, also of the loops no part solves."""
-        return [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL] if self.parts else []
+        return [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL]
 
     def project(self, q, qd_a, qdd_a):
         """At an assembled configuration q (nq,): the velocity and acceleration of the tree (nq,),
@@ -989,8 +998,8 @@ class Constraints:
         for k, part in enumerate(self.parts):
             Jp = J[part.rows]
             u, s, vt = np.linalg.svd(Jp @ part.Ef, full_matrices=False)
-            keep = s > 1e-12 * max(s[0], 1.0)
-            conds[k] = s[0] / s[-1] if len(s) == part.nf and keep.all() else np.inf
+            conds[k] = _cond_from(s, part.nf)
+            keep = s > SINGULAR_S * max(s[0], 1.0)
             pinv = (vt[keep].T / s[keep]) @ u[:, keep].T
             G -= part.Ef @ (pinv @ (Jp @ Ea))
             pinvs.append(pinv)
@@ -1018,7 +1027,10 @@ class Constraints:
         ns, nq, na = q_a.shape[0], self.robot.nq, self.na
         if not self.nf:
             Ea = self.E[:, :na]
-            return (q_a @ Ea.T + self.e0, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns))
+            Q = q_a @ Ea.T + self.e0
+            for s in range(ns if self.robot.loop_joints else 0):  # loops that the actuated joints alone move
+                self._check_closed(Q[s], q_a[s])
+            return Q, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns)
         Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
         G, cond = np.empty((ns, nq, na)), np.empty(ns)
         for s in range(ns):
@@ -1076,10 +1088,13 @@ def _new_part(con: Constraints, loops, columns, rows) -> Part:
 
 def _cond(Jf) -> float:
     """cond(Jf); inf when Jf has fewer independent rows than columns; 1 for no columns."""
-    if Jf.shape[1] == 0:
-        return 1.0
-    s = np.linalg.svd(Jf, compute_uv=False)
-    if len(s) < Jf.shape[1] or s[-1] <= 1e-12 * max(s[0], 1.0):
+    return _cond_from(np.linalg.svd(Jf, compute_uv=False), Jf.shape[1]) if Jf.shape[1] else 1.0
+
+
+def _cond_from(s, columns: int) -> float:
+    """s[0] / s[-1] for the singular values s (descending) of a matrix of ``columns`` columns; inf
+    when it has fewer, or one at or below SINGULAR_S times the largest (or 1)."""
+    if len(s) < columns or s[-1] <= SINGULAR_S * max(s[0], 1.0):
         return np.inf
     return float(s[0] / s[-1])
 

@@ -35,13 +35,15 @@ class States:
     q_a, qd_a, qdd_a : ndarray (samples, n_a)
         Actuated coordinates.
     G : ndarray (samples, nq, n_a)
-        dq/dq_a of each sample.
+        dq/dq_a of each sample (for a tree: a read-only view of one identity matrix).
     cond : ndarray (samples,)
-        cond(J_p) of each sample (1 for a tree).
+        cond(J_p) of each sample: the largest cond(J_f) of the independent parts of its loops
+        (:class:`pga_dyn.loops.Part`; 1 for a tree).
     drawn, rejected : int
-        Draws made, and those rejected (out of the workspace or too close to a singularity).
+        Vectors of actuated coordinates drawn, and the draws that did not end a state (a part
+        out of the workspace or too close to a singularity; such a part is drawn again).
     max_cond : float
-        The cond(J_p) limit the samples were held to (:func:`sample_states`).
+        The cond(J_f) limit each part of the samples was held to (:func:`sample_states`).
     """
 
     robot: Robot
@@ -219,7 +221,7 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         q_a = rng.uniform(box[:, 0], box[:, 1], (n, na))
         qd_a, qdd_a = rng.uniform(-1, 1, (2, n, na))
         if not robot.constrained:
-            G = np.repeat(np.eye(robot.nq)[None], n, axis=0)
+            G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, robot.nq))  # one identity, read-only: O(nq^2), not O(n nq^2)
             return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
         return complete_states(robot, q_a, qd_a, qdd_a)
     con = constraints(robot)

@@ -242,6 +242,8 @@ def _one_state(robot: Robot) -> _OneState:
     in any thread. ``_tp_batch.compile`` loads the version from numba's cache or compiles it, as
     a call through the dispatcher would: still one version of the kernel."""
     arrays = robot.derived(_kernel_arrays)
+    if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
+        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n))
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
     return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))

@@ -11,7 +11,7 @@
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
-``go2`` (Unitree Go2, generated from the public description by ``robots/data/make_go2.py``, a
+``go2`` (Unitree Go2, generated from the public description by ``tests/make_go2.py``, a
 maintainer's script that is not installed; its licence text is ``robots/data/go2.LICENSE``), and
 the parallel kinematic machines of the DRNG paper, URDF+ files with loop joints:
 ``2rru_1rrs`` (after Xu, Chai and Ding 2023) and ``2prs_1psr`` (after Shi, Zhang and Ding 2023).

@@ -28,7 +28,7 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-#: The modules of the three packages (robots/data/make_go2.py is a maintainer's script, not a module).
+#: The modules of the three packages.
 FILES = {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).glob("*.py"))}
 SOURCES = {module: path.read_text(encoding="utf-8") for module, path in FILES.items()}
 PACKAGE_INIT = set(PACKAGES)

@@ -217,3 +217,13 @@ def test_an_incomplete_tree_basis_is_completed_by_the_dense_certificate():
     moved = NullspaceResult(robot.name, "drng", None, full.codes, full.joint_names, blocks=(n, skipping, vals))
     checked = certificate(robot, moved)
     assert checked.certificate["structure"] == "dense" and checked.certified is False
+
+
+def test_tree_samples_share_one_identity():
+    """dq/dq_a of a tree is the identity: the samples hold one read-only copy, not one per sample
+    (the block certificate of a long chain would need samples x n^2 floats)."""
+    from pga_dyn.sampling import sample_states
+
+    states = sample_states(robots.load("puma560"), 50, seed=0)
+    assert states.G.shape == (50, 6, 6) and np.array_equal(states.G[7], np.eye(6))
+    assert states.G.strides[0] == 0 and not states.G.flags.writeable

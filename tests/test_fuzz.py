@@ -187,8 +187,8 @@ def test_memory_estimate_refuses_with_the_figure():
     proven = drng.nullspace(robot, memory=100)  # a proven answer is kept in blocks: nothing dense
     assert proven.proven and proven.dim == proven.num_vectors
     n, nq, k = robot.n, robot.nq, proven.num_vectors
-    lines = 8.0 * (30 * (2 * 132 * n + 12 * nq + nq * nq) + 200 * (n + k))  # two samples' lines, dq/dq_a, blocks
-    with pytest.raises(PgaDynError, match=rf"the sampling \(dq/dq_a, 30 x {nq} x {nq}\) and the body lines of 30 "
+    lines = 8.0 * (30 * (2 * 132 * n + 12 * nq) + nq * nq + 200 * (n + k))  # two samples' lines, one dq/dq_a, blocks
+    with pytest.raises(PgaDynError, match=rf"the sampling \(dq/dq_a, {nq} x {nq}\) and the body lines of 30 "
                                           rf"states would need about {lines / 1024 ** 3:.3g} GiB of memory, more than "
                                           r"the limit of 9.54e-07 GiB"):
         drng.nullspace(robot, certify=True, samples=30, memory=2 ** 10)

@@ -593,3 +593,17 @@ def test_a_coordinate_coupled_across_a_loop_is_in_its_part():
     oracle = TreeOracle(robot)
     for s in range(len(states)):
         assert np.abs(oracle.residual(oracle.configuration(states.q[s]))).max() < 1e-9
+
+
+def test_loops_of_actuated_joints_alone_are_checked():
+    """A four-bar whose every joint is actuated has no passive coordinate: nothing solves its loop,
+    and a state that opens it is refused, naming the loop; one that keeps it closed passes."""
+    with open(FOUR_BAR) as handle:
+        text = handle.read().replace('independent="false"', 'independent="true"')
+    robot = robots.parse_urdf(text, where="all_actuated.urdf")
+    assert not robot.passive.size
+    with pytest.raises(PgaDynError, match="all_actuated.urdf: the loop joint 'coupler_rocker' does not close"):
+        sample_states(robot, 3, seed=1)
+    with pytest.raises(PgaDynError, match="the loop joint 'coupler_rocker' does not close"):
+        tp.regressor(robot, [0.3, 0.0, 0.0], np.zeros(3), np.zeros(3))
+    assert tp.regressor(robot, np.zeros(3), np.zeros(3), np.zeros(3)).shape == (3, 30)  # q0 closes

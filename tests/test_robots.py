@@ -62,7 +62,7 @@ def se3(m):
 
 
 def go2_source():
-    """The public Go2 description of example-robot-data, which robots/data/make_go2.py converts."""
+    """The public Go2 description of example-robot-data, which tests/make_go2.py converts."""
     from oracle import erd_path
     return erd_path("go2_description/urdf/go2.urdf")
 
@@ -180,8 +180,8 @@ def test_puma560_regressor_equals_pinocchio(gravity):
 # -- Go2: generated file against the public description ----------------------------------
 
 def make_go2():
-    """The generator script beside the data file (robots/data/make_go2.py, not installed)."""
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "robots", "data", "make_go2.py")
+    """The generator of robots/data/go2.urdf (tests/make_go2.py: a maintainer's script, not installed)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "make_go2.py")
     spec = importlib.util.spec_from_file_location("make_go2", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -194,7 +194,7 @@ def test_go2_generated_file_is_current():
     with open(go2_source(), encoding="utf-8") as handle:
         text = generate(handle.read(), "go2.urdf")
     with open(robots.data_path("go2"), encoding="utf-8") as handle:
-        assert handle.read() == text, "robots/data/go2.urdf is stale: rerun python robots/data/make_go2.py"
+        assert handle.read() == text, "robots/data/go2.urdf is stale: rerun python tests/make_go2.py"
 
 
 def test_go2_rnea_equals_original():

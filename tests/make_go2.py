@@ -1,6 +1,6 @@
 """Generate pga-dyn's Go2 model, ``robots/data/go2.urdf``, from the public Unitree Go2 description.
 
-    python robots/data/make_go2.py <example-robot-data>/robots/go2_description/urdf/go2.urdf robots/data/go2.urdf
+    python tests/make_go2.py <example-robot-data>/robots/go2_description/urdf/go2.urdf robots/data/go2.urdf
 
 A maintainer's tool beside the file it makes: it is not part of the installed package (only
 ``robots/data/*.urdf`` and the licence text ``go2.LICENSE`` are package data).
@@ -41,7 +41,7 @@ HEADER = """\
 
   Licence: BSD-3-Clause, Unitree Robotics; its text is robots/data/go2.LICENSE.
 
-  GENERATED FILE - do not edit. Made by robots/data/make_go2.py from {source}:
+  GENERATED FILE - do not edit. Made by tests/make_go2.py from {source}:
   the rotor links on fixed joints are merged into their parent links (inertials lumped:
   total mass, combined centre of mass, inertia about it); visuals, collisions and meshes are
   dropped; names, joint origins, axes, limits and the other inertials are kept.
@@ -175,7 +175,7 @@ def generate(text: str, source: str) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python robots/data/make_go2.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tests/make_go2.py", description=__doc__.splitlines()[0])
     parser.add_argument("source", help="the public go2.urdf (example-robot-data)")
     parser.add_argument("output", help="the file to write, e.g. robots/data/go2.urdf")
     args = parser.parse_args(argv)
