@@ -209,7 +209,8 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
                                  "singular_gap": c["gap"], "threshold": c["threshold"],
                                  "smallest_kept": c["smallest_kept"], "largest_dropped": c["largest_dropped"],
                                  "clean_gap": c["clean"], "residual": c["residual"], "samples": c["samples"],
-                                 "short_bodies": list(c["short"]), "structure": c["structure"]}
+                                 "short_bodies": list(c["short"]), "structure": c["structure"],
+                                 "reason": c["reason"]}
     if per_parameter:
         report["per_parameter"] = [{"body": row.body, "parameter": row.parameter, "class": row.cls}
                                    for row in drng.classify(robot, result)]

@@ -256,3 +256,17 @@ def test_outputs_never_overwrite_inputs_and_unwritable_outputs_are_clear(tmp_pat
     assert main(["plot", "puma560", "-o", str(tmp_path / "puma.foo")]) == 2
     err = capsys.readouterr().err
     assert "puma.foo" in err and "not supported" in err and "Traceback" not in err
+
+
+def test_an_answer_that_cannot_be_certified_exits_1_with_the_reason(capsys):
+    """A model whose sampled regressor has no clean singular gap (tests/fixtures/weak_mimic.urdf):
+    the table says NOT certified, stderr gives the reason, exit status 1 (it raised a KeyError)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "weak_mimic.urdf")
+    assert main(["analyze", path, "--gravity", "3", "-4", "-8", "--quiet"]) == 1
+    captured = capsys.readouterr()
+    assert "NOT certified" in captured.out
+    assert "pga-dyn: the answer could not be certified: the sampled regressor has no clean singular gap" in \
+        captured.err
+    assert main(["analyze", path, "--gravity", "3", "-4", "-8", "--quiet", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["certified"] is False and report["certificate"]["reason"].startswith("the sampled regressor")
