@@ -737,6 +737,8 @@ class Constraints:
         self.args = self._args + (self.cos0,)
         for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
             array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
+        #: First residual row of each loop joint, and the number of rows (loops + 1,).
+        self.loop_rows = np.concatenate([[0], np.cumsum([LOOP_ROWS[lp.type] for lp in loops])]).astype(np.int64)
         self.parts = self._parts(on) if self.nf else ()
 
     def _parts(self, on):
@@ -759,7 +761,7 @@ class Constraints:
         graph = nx.Graph()
         graph.add_nodes_from(("loop", l) for l in range(len(kind)))
         graph.add_edges_from((("loop", l), ("z", j)) for l, j in zip(*np.nonzero(depends)))
-        offsets = np.concatenate([[0], np.cumsum([ROWS_BY_CODE[c] for c in kind])])
+        offsets = self.loop_rows
         parts = []
         for nodes in sorted(nx.connected_components(graph), key=lambda c: min(k for t, k in c if t == "loop")):
             loops = np.array(sorted(k for t, k in nodes if t == "loop"), dtype=np.int64)
@@ -802,15 +804,20 @@ class Constraints:
         r, J = np.concatenate(rows_r), np.vstack(rows_J)
         return r, J, (np.concatenate([bias, np.zeros(len(robot.couplings))]) if qd is not None else None)
 
-    def residuals(self, q) -> list:
-        """(loop name, residual norm) of each loop joint at tree configuration q."""
-        r, _, _ = motion_kernel(*self.args, np.ascontiguousarray(q, dtype=float), np.zeros(self.robot.nq))
-        out, row = [], 0
-        for lp in self.robot.loop_joints:
-            rows = LOOP_ROWS[lp.type]
-            out.append((lp.name, float(np.linalg.norm(r[row:row + rows]))))
-            row += rows
-        return out
+    def loop_jacobian(self, q):
+        """Residual r (m,) and Jacobian J (m, nq) of the loops (no coupling rows) at tree
+        configuration q (nq,): :func:`motion_kernel` at rest."""
+        r, J, _ = motion_kernel(*self.args, np.ascontiguousarray(q, dtype=float), np.zeros(self.robot.nq))
+        return r, J
+
+    def residuals(self, q, r=None) -> list:
+        """(loop name, residual norm) of each loop joint at tree configuration q (or of the loop
+        residual r (m,) at q, when given)."""
+        r = self.loop_jacobian(q)[0] if r is None else r
+        if not len(r):
+            return []
+        norms = np.sqrt(np.add.reduceat(r * r, self.loop_rows[:-1]))
+        return [(lp.name, float(norm)) for lp, norm in zip(self.robot.loop_joints, norms)]
 
     def close_reference(self) -> None:
         """Assemble the reference configuration: q0 with its passive coordinates solved by Newton
@@ -846,8 +853,11 @@ class Constraints:
         values at the end of the path) and its passive ones follow, the other free coordinates
         held. z (nz,) is updated in place when the part assembles. Returns the kernel's (status,
         residual)."""
-        e0 = self.e0 + self.E[:, part.held] @ z[part.held]
-        e0.flags.writeable = False  # as self.e0: one compiled signature
+        if part.held.size:
+            e0 = self.e0 + self.E[:, part.held] @ z[part.held]
+            e0.flags.writeable = False  # as self.e0: one compiled signature
+        else:
+            e0 = self.e0
         local = z[part.columns]
         status, norm = newton_kernel(*part.args, part.E, e0, part.na, part.spherical, local, target, tol, max_iter,
                                      rcond_ref, min_rcond)
@@ -980,34 +990,40 @@ class Constraints:
             raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
                               f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
 
-    def open_loops(self, q) -> list:
+    def open_loops(self, q, r=None) -> list:
         """(loop name, residual norm) of the loop joints open at tree configuration q (residual
-        above CLOSURE_TOL): the check of every assembled state, also of the loops no part solves."""
-        return [(name, res) for name, res in self.residuals(q) if res > CLOSURE_TOL]
+        above CLOSURE_TOL; r as in :meth:`residuals`): the check of every assembled state, also
+        of the loops no part solves."""
+        r = self.loop_jacobian(q)[0] if r is None else r
+        if not len(r) or np.abs(r).max() * np.sqrt(max(LOOP_ROWS.values())) <= CLOSURE_TOL:
+            return []  # no loop's norm can exceed the tolerance (the common case, one reduction)
+        return [(name, res) for name, res in self.residuals(q, r) if res > CLOSURE_TOL]
 
-    def project(self, q, qd_a, qdd_a):
+    def project(self, q, qd_a, qdd_a, J=None):
         """At an assembled configuration q (nq,): the velocity and acceleration of the tree (nq,),
         the projection G = dq/dq_a (nq, n_a), G = E_a - sum over the parts of E_f J_f^+ J_a
         (eq. 92, part by part), and cond(J_f) of each part (parts,); inf where a part is singular
-        (its G columns are then not valid)."""
+        (its G columns are then not valid). J: the loops' Jacobian at q (:meth:`loop_jacobian`),
+        when it is at hand."""
         Ea = self.E[:, :self.na]
         if not self.nf:
             return Ea @ qd_a, Ea @ qdd_a, Ea.copy(), np.ones(0)
-        _, J, _ = motion_kernel(*self.args, q, np.zeros(self.robot.nq))
+        J = self.loop_jacobian(q)[1] if J is None else J
         G, pinvs, conds = Ea.copy(), [], np.empty(len(self.parts))
+        whole = len(self.parts) == 1 and self.parts[0].rows.size == J.shape[0]  # one part: no row copies
         for k, part in enumerate(self.parts):
-            Jp = J[part.rows]
+            Jp = J if whole else J[part.rows]
             u, s, vt = np.linalg.svd(Jp @ part.Ef, full_matrices=False)
             conds[k] = _cond_from(s, part.nf)
             keep = s > SINGULAR_S * max(s[0], 1.0)
-            pinv = (vt[keep].T / s[keep]) @ u[:, keep].T
+            pinv = (vt.T / s) @ u.T if keep.all() else (vt[keep].T / s[keep]) @ u[:, keep].T
             G -= part.Ef @ (pinv @ (Jp @ Ea))
             pinvs.append(pinv)
         qd = G @ qd_a
         _, _, bias = motion_kernel(*self.args, q, qd)
         qdd = G @ qdd_a
         for part, pinv in zip(self.parts, pinvs):
-            qdd -= part.Ef @ (pinv @ bias[part.rows])
+            qdd -= part.Ef @ (pinv @ (bias if whole else bias[part.rows]))
         return qd, qdd, G, conds
 
     def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):

@@ -247,17 +247,22 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         q_a = fresh
         failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
         q = con.E @ z + con.e0
-        assembled = [k for k in todo if k not in failed]
-        conds = con.conditions(con.evaluate(q)[1], assembled)
+        r, J = con.loop_jacobian(q)
+        if failed:  # cond(J_f) of the parts that assembled
+            assembled = [k for k in todo if k not in failed]
+            conds = con.conditions(J, assembled)
+        else:  # all of them: the whole state, which is kept if every part passes
+            assembled = todo
+            qd, qdd, G, every = con.project(q, qd_a, qdd_a, J)
+            conds = every[todo]
         stage += len(todo)
         good = [k for k, c in zip(assembled, conds) if c < max_cond]
         stage_kept += len(good)
         todo = [k for k in todo if k not in good]
-        if not todo and con.open_loops(q):  # a loop no part solves is open: every part is drawn again
+        if not todo and con.open_loops(q, r):  # a loop no part solves is open: every part is drawn again
             todo, z, q_a = list(parts), con.z_ref.copy(), None
         elif not todo:
-            qd, qdd, G, conds = con.project(q, qd_a, qdd_a)
-            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(conds.max())))
+            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max())))
             report("sampling valid states", len(kept), n)
             todo, z, q_a = list(parts), con.z_ref.copy(), None
         if stage >= STAGE_DRAWS * n * len(parts) and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
