@@ -1,8 +1,9 @@
 """The ``pga-dyn`` command line.
 
     pga-dyn info ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ]
-    pga-dyn analyze ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--certify | --no-certify]
-                    [--bounds JOINT LOWER UPPER ...] [--budget SECONDS] [--per-parameter] [--json]
+    pga-dyn analyze ROBOT_OR_PATH [ROBOT_OR_PATH ...] [--floating | --fixed] [--gravity GX GY GZ]
+                    [--certify | --no-certify] [--bounds JOINT LOWER UPPER ...] [--budget SECONDS]
+                    [--per-parameter] [--json] [--jobs N]
     pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
                  [--json] [--csv FILE]
     pga-dyn excite ROBOT_OR_PATH -o TRAJECTORY [--duration S] [--rate HZ] [--period S] [--harmonics L]
@@ -22,7 +23,8 @@ parameters, the vectors per principle and per joint, and the status of the answe
 tree: the generalized principles are complete, no sampling), or certified against the sampled
 regressor (loops and couplings; ``--certify`` adds the check to a proven answer; exit status 1
 when the answer cannot be certified; ``--no-certify`` skips it and labels an answer that is not
-proven NOT CERTIFIED). ``base`` prints the base parameters
+proven NOT CERTIFIED; several robots: one line each, analysed by ``drng.nullspaces`` on
+``--jobs`` worker processes). ``base`` prints the base parameters
 (``drng.base_parameters``): each regrouped combination, its expression in the link-frame
 parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
 carry an identification from an exciting trajectory to identified parameters
@@ -67,10 +69,21 @@ def _load(target: str, floating, gravity, yaml=None):
                       f"(built-in: {', '.join(robots.available())})")
 
 
-def _robot(args):
-    """The robot of a command's ROBOT_OR_PATH, --floating/--fixed, --gravity and --yaml."""
+def _robot(args, target=None):
+    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity and
+    --yaml."""
+    return _loader(args)(args.robot if target is None else target)
+
+
+def _loader(args):
+    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity and
+    --yaml: a partial of :func:`_load`, so that it pickles (``drng.nullspaces`` runs it in its
+    workers)."""
+    import functools
+
     floating = True if args.floating else (False if args.fixed else None)
-    return _load(args.robot, floating, None if args.gravity is None else tuple(args.gravity), args.yaml)
+    gravity = None if args.gravity is None else tuple(args.gravity)
+    return functools.partial(_load, floating=floating, gravity=gravity, yaml=args.yaml)
 
 
 def _table(headers, rows) -> list:
@@ -303,10 +316,14 @@ def analyze_lines(report: dict) -> list:
 def _cmd_analyze(args, out) -> int:
     import json
 
-    robot = _robot(args)
     certify = False if args.no_certify else (True if args.certify or args.bounds else None)
     if args.budget is not None and not args.budget > 0:
         raise PgaDynError(f"--budget must be a positive number of seconds, got {args.budget}")
+    if args.jobs is not None and args.jobs < 1:
+        raise PgaDynError(f"--jobs must be a positive number of worker processes, got {args.jobs}")
+    if len(args.robot) > 1:
+        return _analyze_many(args, certify, out)
+    robot = _robot(args, args.robot[0])
     report = analyze(robot, certify, args.per_parameter, _bounds(args.bounds), args.budget)
     if args.json:
         json.dump(report, out, indent=2)
@@ -317,6 +334,54 @@ def _cmd_analyze(args, out) -> int:
         print(f"{PROG}: the answer could not be certified: {report['certificate']['reason']}", file=sys.stderr)
         return 1
     return 0
+
+
+def many_lines(rows: list) -> list:
+    """The table of ``pga-dyn analyze`` over several robots: one line per robot (rows of
+    :func:`_analyze_many`'s report)."""
+    table = [(row["robot"], str(row.get("parameters", "-")), str(row.get("nullspace_dimension", "-")),
+              str(row.get("base_parameters", "-")), row.get("status") or f"refused: {row['error']}") for row in rows]
+    return _table(["robot", "parameters", "nullspace", "base parameters", "status"], table)
+
+
+def _analyze_many(args, certify, out) -> int:
+    """``pga-dyn analyze A B ...``: :func:`drng.nullspaces` of the robots (``--jobs`` workers),
+    one line each, or a JSON list. Exit status 2 when a robot is refused, else 1 when an answer
+    cannot be certified."""
+    import json
+
+    import drng
+
+    if args.per_parameter:
+        raise PgaDynError("--per-parameter takes one robot")
+    options = {"certify": certify, "bounds": _bounds(args.bounds)}
+    if args.budget is not None:
+        options["budget"] = args.budget
+    results = drng.nullspaces(args.robot, _loader(args), jobs=args.jobs, errors="collect", **options)
+    rows = []
+    for target, result in zip(args.robot, results):
+        if isinstance(result, drng.Failure):
+            if not result.input_error:
+                raise result.exception()  # a bug, with the worker's traceback: not a refused input
+            rows.append({"robot": target, "error": result.message})
+        else:
+            c = result.certificate or {}
+            rows.append({"robot": target, "name": result.robot_name, "parameters": result.num_parameters,
+                         "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
+                         "status": result.status, "proven": result.proven, "certified": result.certified,
+                         "reason": c.get("reason")})
+    if args.json:
+        json.dump(rows, out, indent=2)
+        out.write("\n")
+    else:
+        print("\n".join(many_lines(rows)), file=out)
+    for row in rows:
+        if "error" in row:
+            print(f"{PROG}: error: {' '.join(row['error'].split())}", file=sys.stderr)  # it names the robot
+        elif row["certified"] is False:
+            print(f"{PROG}: {row['robot']}: the answer could not be certified: {row['reason']}", file=sys.stderr)
+    return 2 if any("error" in row for row in rows) else (1 if any(row.get("certified") is False for row in rows)
+                                                          else 0)
 
 
 def _bounds(triples):
@@ -397,9 +462,10 @@ def _cmd_base(args, out) -> int:
     return 0
 
 
-def _robot_arguments(parser) -> None:
-    parser.add_argument("robot", metavar="ROBOT_OR_PATH",
-                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF")
+def _robot_arguments(parser, many: bool = False) -> None:
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH", nargs="+" if many else None,
+                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF"
+                             + ("; several: one line each, analysed in parallel (--jobs)" if many else ""))
     parser.add_argument("--quiet", action="store_true",
                         help="no progress bars (they are drawn on stderr only when it is a terminal)")
     parser.add_argument("--yaml", metavar="PATH", default=None,
@@ -447,7 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "dimension, the base parameters, the vectors per principle and joint; proven on a tree, "
                     "certified against the regressor of random valid samples on loops and couplings. Exit "
                     "status 1 when the answer cannot be certified.")
-    _robot_arguments(analyze_parser)
+    _robot_arguments(analyze_parser, many=True)
+    analyze_parser.add_argument("--jobs", type=int, metavar="N", default=None,
+                                help="worker processes for several robots (default: the cores this process may use; "
+                                     "1: in this process)")
     certify = analyze_parser.add_mutually_exclusive_group()
     certify.add_argument("--certify", action="store_true",
                          help="check against the regressor of random valid samples and complete the basis if the "

@@ -270,3 +270,29 @@ def test_an_answer_that_cannot_be_certified_exits_1_with_the_reason(capsys):
     assert main(["analyze", path, "--gravity", "3", "-4", "-8", "--quiet", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["certified"] is False and report["certificate"]["reason"].startswith("the sampled regressor")
+
+
+def test_analyze_several_robots_one_line_each(capsys, tmp_path):
+    """`pga-dyn analyze A B C`: one line per robot with the DRNG paper's Table 3 dimensions (Puma560
+    24, 2RRU-1RRS 45, 2PRS-1PSR 47), in the order given; a file that cannot be read is a line of
+    its own, the others still answered, exit status 2 with the reason naming the file."""
+    missing = str(tmp_path / "missing.urdf")
+    assert main(["analyze", "2prs_1psr", "puma560", missing, "2rru_1rrs", "--jobs", "2", "--quiet"]) == 2
+    captured = capsys.readouterr()
+    lines = [line.split() for line in captured.out.splitlines()[2:]]
+    assert [line[:4] for line in lines if "refused:" not in line] == [
+        ["2prs_1psr", "70", "47", "23"], ["puma560", "60", "24", "36"], ["2rru_1rrs", "70", "45", "25"]]
+    assert lines[2][0] == missing and "refused:" in lines[2]
+    assert captured.err.strip().splitlines()[-1] == f"pga-dyn: error: {missing}: cannot read the file: No such file or " \
+                                                     "directory"
+    assert main(["analyze", "puma560", "2rru_1rrs", "--json", "--jobs", "1", "--quiet"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["robot"], r["nullspace_dimension"], r["status"]) for r in rows] == [("puma560", 24, "proven"),
+                                                                                  ("2rru_1rrs", 45, "certified")]
+
+
+def test_analyze_several_robots_bad_arguments(capsys):
+    assert main(["analyze", "puma560", "go2", "--per-parameter", "--quiet"]) == 2
+    assert "--per-parameter takes one robot" in capsys.readouterr().err
+    assert main(["analyze", "puma560", "--jobs", "0", "--quiet"]) == 2
+    assert "--jobs must be a positive number" in capsys.readouterr().err
