@@ -935,18 +935,20 @@ class Constraints:
         """The free coordinates z of a tree configuration that satisfies the couplings."""
         return np.asarray(q, dtype=float)[self.z_index].copy()
 
-    def assemble_parts(self, q_a, z, parts, regular=False) -> list:
+    def assemble_parts(self, q_a, z, parts, regular=False, tol=ASSEMBLY_TOL, max_iter=30, start=None) -> list:
         """Assemble the parts numbered ``parts`` (indices of :attr:`parts`) at actuated position
-        q_a, each along a path from the reference configuration, the other parts held as they are
-        in z (nz,), which is updated in place (its actuated coordinates become q_a). ``regular``
-        as in :meth:`assemble`. Returns [(part number, status, residual)] of the parts that did
-        not assemble (status 1: the path leaves the workspace, 2: it meets a singularity). The
-        loops that no part solves are not checked here (:meth:`open_loops`)."""
+        q_a, each along a path from ``start`` (free coordinates (nz,); default the reference
+        configuration's), the other parts held as they are in z (nz,), which is updated in place
+        (its actuated coordinates become q_a). ``regular`` as in :meth:`assemble`. Returns
+        [(part number, status, residual)] of the parts that did not assemble (status 1: the path
+        leaves the workspace, 2: it meets a singularity). The loops that no part solves are not
+        checked here (:meth:`open_loops`)."""
+        begin = self.z_ref if start is None else start
         failed = []
         for k in parts:
             part, rcond = self.parts[k], self.rcond_ref[k]
-            z[part.columns] = self.z_ref[part.columns]
-            status, norm = self._newton(part, z, q_a[part.actuated], ASSEMBLY_TOL, 30, max(rcond, 1e-300),
+            z[part.columns] = begin[part.columns]
+            status, norm = self._newton(part, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
                                         PATH_LIMIT * rcond if regular else 0.0)
             if status:
                 failed.append((k, status, norm))
@@ -963,28 +965,32 @@ class Constraints:
 
         Returns (q, z): the tree configuration and its free coordinates. Raises PgaDynError when
         a path leaves the workspace or meets a singularity, or when a loop is left open."""
+        q, z, _ = self._assemble(q_a, start, tol, max_iter, regular)
+        return q, z
+
+    def _assemble(self, q_a, start, tol, max_iter, regular):
+        """:meth:`assemble`, and the loops' Jacobian at q (m, nq) that its closure check computed."""
         robot = self.robot
         q_a = np.ascontiguousarray(q_a, dtype=float)
         z = self.z_ref.copy() if start is None else self.free(start)
-        for part, rcond in zip(self.parts, self.rcond_ref):
-            status, norm = self._newton(part, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
-                                        PATH_LIMIT * rcond if regular else 0.0)
-            loops = _listing([robot.loop_joints[l].name for l in part.loops])
+        failed = self.assemble_parts(q_a, z, range(len(self.parts)), regular, tol, max_iter, start=z.copy())
+        if failed:
+            k, status, norm = failed[0]
+            loops = _listing([robot.loop_joints[l].name for l in self.parts[k].loops])
             if status == 2:
                 raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
                                   f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}")
-            if status:
-                raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
-                                  f"the assembly path from the start leaves the workspace of the loops {loops} "
-                                  f"(residual {norm:.2e})")
-        z[:self.na] = q_a
+            raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
+                              f"the assembly path from the start leaves the workspace of the loops {loops} "
+                              f"(residual {norm:.2e})")
         q = self.E @ z + self.e0
-        self._check_closed(q, q_a)
-        return q, z
+        r, J = self.loop_jacobian(q)
+        self._check_closed(q, q_a, r)
+        return q, z, J
 
-    def _check_closed(self, q, q_a) -> None:
-        """PgaDynError naming the first loop joint open at q (:meth:`open_loops`)."""
-        open_ = self.open_loops(q) if self.robot.loop_joints else []
+    def _check_closed(self, q, q_a, r=None) -> None:
+        """PgaDynError naming the first loop joint open at q (:meth:`open_loops`; r as there)."""
+        open_ = self.open_loops(q, r)
         if open_:
             robot = self.robot
             raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
@@ -994,8 +1000,10 @@ class Constraints:
         """(loop name, residual norm) of the loop joints open at tree configuration q (residual
         above CLOSURE_TOL; r as in :meth:`residuals`): the check of every assembled state, also
         of the loops no part solves."""
+        if not self.robot.loop_joints:
+            return []
         r = self.loop_jacobian(q)[0] if r is None else r
-        if not len(r) or np.abs(r).max() * np.sqrt(max(LOOP_ROWS.values())) <= CLOSURE_TOL:
+        if np.abs(r).max() * np.sqrt(max(LOOP_ROWS.values())) <= CLOSURE_TOL:
             return []  # no loop's norm can exceed the tolerance (the common case, one reduction)
         return [(name, res) for name, res in self.residuals(q, r) if res > CLOSURE_TOL]
 
@@ -1029,8 +1037,8 @@ class Constraints:
     def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):
         """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_p) (the
         largest of the parts'); ``regular`` as in :meth:`assemble`."""
-        q, _ = self.assemble(q_a, start, regular=regular)
-        qd, qdd, G, conds = self.project(q, qd_a, qdd_a)
+        q, _, J = self._assemble(q_a, start, ASSEMBLY_TOL, 30, regular)
+        qd, qdd, G, conds = self.project(q, qd_a, qdd_a, J)
         cond = float(conds.max()) if len(conds) else 1.0
         if cond == np.inf:
             raise PgaDynError(f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
@@ -1044,7 +1052,7 @@ class Constraints:
         if not self.nf:
             Ea = self.E[:, :na]
             Q = q_a @ Ea.T + self.e0
-            for s in range(ns if self.robot.loop_joints else 0):  # loops that the actuated joints alone move
+            for s in range(ns):  # loops that the actuated joints alone move
                 self._check_closed(Q[s], q_a[s])
             return Q, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns)
         Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
