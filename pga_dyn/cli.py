@@ -209,11 +209,9 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
         per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
     report = {
         "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
-        "floating_base": robot.floating_base, "bodies": robot.n, "parameters": robot.num_parameters,
-        "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
+        "floating_base": robot.floating_base, "bodies": robot.n, **answer(result),
         "vectors_per_principle": {str(k): v for k, v in sorted(result.counts().items(), key=lambda item: str(item[0]))},
         "vectors_per_joint": per_joint, "method": result.method, "geometric": result.geometric,
-        "proven": result.proven, "certified": result.certified, "status": result.status,
         "trusted": result.trusted, "seconds": seconds, "drng_seconds": warm,
     }
     if result.certified is not None:
@@ -229,6 +227,13 @@ def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bou
                                    for row in drng.classify(robot, result)]
         report["regrouped_into"] = regrouped_into(robot, result)
     return report
+
+
+def answer(result) -> dict:
+    """The answer's figures of a NullspaceResult that every ``analyze`` report carries."""
+    return {"parameters": result.num_parameters, "nullspace_dimension": result.dim,
+            "base_parameters": result.num_base_parameters, "status": result.status, "proven": result.proven,
+            "certified": result.certified}
 
 
 def regrouped_into(robot, result) -> dict:
@@ -365,11 +370,8 @@ def _analyze_many(args, certify, out) -> int:
                 raise result.exception()  # a bug, with the worker's traceback: not a refused input
             rows.append({"robot": target, "error": result.message})
         else:
-            c = result.certificate or {}
-            rows.append({"robot": target, "name": result.robot_name, "parameters": result.num_parameters,
-                         "nullspace_dimension": result.dim, "base_parameters": result.num_base_parameters,
-                         "status": result.status, "proven": result.proven, "certified": result.certified,
-                         "reason": c.get("reason")})
+            rows.append({"robot": target, "name": result.robot_name, **answer(result),
+                         "reason": (result.certificate or {}).get("reason")})
     if args.json:
         json.dump(rows, out, indent=2)
         out.write("\n")
