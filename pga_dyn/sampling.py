@@ -240,10 +240,9 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         drawn += 1
         fresh = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
         qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
-        if q_a is not None:  # the parts kept from the last draw keep their actuated coordinates
-            done = [k for k in parts if k not in todo]
-            held = np.concatenate([con.parts[k].actuated for k in done]) if done else np.zeros(0, dtype=int)
-            fresh[held] = q_a[held]
+        for k in parts if q_a is not None else ():  # the parts kept from the last draw keep their q_a
+            if k not in todo:
+                fresh[con.parts[k].actuated] = q_a[con.parts[k].actuated]
         q_a = fresh
         failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
         q = con.E @ z + con.e0
@@ -259,11 +258,10 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
         good = [k for k, c in zip(assembled, conds) if c < max_cond]
         stage_kept += len(good)
         todo = [k for k in todo if k not in good]
-        if not todo and con.open_loops(q, r):  # a loop no part solves is open: every part is drawn again
-            todo, z, q_a = list(parts), con.z_ref.copy(), None
-        elif not todo:
-            kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max())))
-            report("sampling valid states", len(kept), n)
+        if not todo:  # every part passed: a state, unless a loop no part solves is open (then all again)
+            if not con.open_loops(q, r):
+                kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max())))
+                report("sampling valid states", len(kept), n)
             todo, z, q_a = list(parts), con.z_ref.copy(), None
         if stage >= STAGE_DRAWS * n * len(parts) and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
             scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
