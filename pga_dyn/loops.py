@@ -57,7 +57,7 @@ from numba import njit
 
 from .conventions import CODE_P, CODE_R, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
 from .errors import ModelError, PgaDynError, PgaDynWarning
-from .kinematics import forward, robot_arrays, so3_exp
+from .kinematics import forward, initial_poses, robot_arrays, so3_exp
 from .model import Robot
 
 #: Rows of the residual of each loop-joint type, and the same by joint code for the kernels.
@@ -657,8 +657,8 @@ def coupling_map(robot: Robot):
     """The affine map q = E z + e0 (E: (nq, nz), e0: (nq,)) that solves the couplings, with the free
     coordinates z = (q_a, q_f): the actuated coordinates, then the passive ones that no coupling
     determines, in tree order; and the indices of z in q (nz,). Chains of couplings are
-    substituted (a follower of a follower, a leader among ``others``); a cycle of couplings is a
-    ModelError."""
+    substituted (a follower of a follower, a leader among ``others``; the model has no cycle of
+    couplings)."""
     nq = robot.nq
     follow = {c.follower: c for c in robot.couplings}
     free = [k for k in range(nq) if k not in follow]
@@ -667,26 +667,23 @@ def coupling_map(robot: Robot):
     E, e0 = np.zeros((nq, len(column))), np.zeros(nq)
     state = {}
 
-    def solve(k, chain):
+    def solve(k):  # the model refuses a cycle of couplings (Robot._actuation)
         if k in column:
             row = np.zeros(len(column))
             row[column[k]] = 1.0
             return row, 0.0
         if k in state:
             return state[k]
-        if k in chain:
-            names = [robot.coordinate_names[c] for c in chain]
-            raise ModelError(f"{robot.source or robot.name}: the couplings form a cycle through joints {names}")
         c = follow[k]
         row, offset = np.zeros(len(column)), c.offset
         for leader, weight in ((c.leader, c.ratio), *c.others):
-            lead_row, lead_offset = solve(leader, chain + (k,))
+            lead_row, lead_offset = solve(leader)
             row, offset = row + weight * lead_row, offset + weight * lead_offset
         state[k] = (row, offset)
         return state[k]
 
     for k in range(nq):
-        E[k], e0[k] = solve(k, ())
+        E[k], e0[k] = solve(k)
     return E, e0, z_index
 
 
@@ -702,9 +699,8 @@ class Constraints:
         for b in range(1, n + 1):
             for k in robot.support(b):
                 on[b, robot.coordinates(k)] = True
-        self.act, self.pas = robot.actuated, robot.passive
         self.E, self.e0, self.z_index = coupling_map(robot)
-        self.na = len(self.act)
+        self.na = len(robot.actuated)
         self.nf = self.E.shape[1] - self.na
         spherical = []
         column = {k: j for j, k in enumerate(self.z_index)}
@@ -730,11 +726,8 @@ class Constraints:
         for l, lp in enumerate(loops):
             laxes[l, :len(lp.axes)] = lp.axes
         parent, code, origin, axes, qidx, _ = robot_arrays(robot)
-        self._args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes)
-        self.cos0 = np.zeros(len(loops))
-        if loops:
-            self.cos0 = self._angles_at_q0()
-        self.args = self._args + (self.cos0,)
+        cos0 = _angles_at_q0(robot, kind, lpar, lchi, Fp, Fc, laxes)
+        self.args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0)
         for array in (*self.args, self.E, self.e0, self.z_index, self.spherical):
             array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
         #: First residual row of each loop joint, and the number of rows (loops + 1,).
@@ -770,21 +763,6 @@ class Constraints:
                 rows = np.concatenate([np.arange(offsets[l], offsets[l + 1]) for l in loops])
                 parts.append(_new_part(self, loops, columns, rows))
         return tuple(parts)
-
-    def _angles_at_q0(self):
-        """cos of the angle between the two axes of each U loop joint at q0, its constant angle."""
-        T = np.empty((self.robot.n + 1, 4, 4))
-        nq = self.robot.nq
-        parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes = self._args
-        forward(parent, code, origin, axes, qidx, np.zeros(6), np.zeros(nq), np.zeros(nq), np.zeros(nq), T,
-                np.zeros((nq, 6)), np.empty((self.robot.n + 1, 6)), np.empty((self.robot.n + 1, 6)))
-        cos0 = np.zeros(len(kind))
-        for l in range(len(kind)):
-            if kind[l] == CODE_U:
-                ua = T[lpar[l], :3, :3] @ Fp[l, :3, :3] @ laxes[l, 0]
-                ub = T[lchi[l], :3, :3] @ Fc[l, :3, :3] @ laxes[l, 1]
-                cos0[l] = ua @ ub
-        return cos0
 
     # -- geometry of one state ----------------------------------------------------------------
     def evaluate(self, q, qd=None):
@@ -844,8 +822,8 @@ class Constraints:
             _, J, _ = self.evaluate(self.E @ z + self.e0)
             self.cond_ref = self.condition(J)
             if self.cond_ref >= 1.0 / SINGULAR_RCOND:
-                self._leave_singular_reference(J)
-            J = self.evaluate(self.E @ self.z_ref + self.e0)[1]
+                self._leave_singular_reference(J)  # moves the reference (or raises)
+                J = self.evaluate(self.E @ self.z_ref + self.e0)[1]
             self.rcond_ref = np.array([_rcond(p.free_jacobian(J)) for p in self.parts])
 
     def _newton(self, part, z, target, tol, max_iter, rcond_ref, min_rcond):
@@ -1130,6 +1108,19 @@ def _rcond(Jf) -> float:
         return 0.0
     d = np.abs(np.diag(np.linalg.qr(Jf, mode="r")))
     return float(d.min() / d.max()) if d.max() > 0 else 0.0
+
+
+def _angles_at_q0(robot: Robot, kind, lpar, lchi, Fp, Fc, laxes) -> np.ndarray:
+    """cos of the angle between the two axes of each U loop joint at q0, its constant angle (0 for
+    the other loop joints), (loops,)."""
+    T = initial_poses(robot)
+    cos0 = np.zeros(len(kind))
+    for l in range(len(kind)):
+        if kind[l] == CODE_U:
+            ua = T[lpar[l], :3, :3] @ Fp[l, :3, :3] @ laxes[l, 0]
+            ub = T[lchi[l], :3, :3] @ Fc[l, :3, :3] @ laxes[l, 1]
+            cos0[l] = ua @ ub
+    return cos0
 
 
 def _closed_constraints(robot: Robot) -> Constraints:
