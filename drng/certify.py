@@ -188,9 +188,10 @@ def body_lines(robot, states):
 
     m, n = len(states), robot.n
     S, T, V, A = np.empty((m, robot.nq, 6)), np.empty((m, n, 4, 4)), np.empty((m, n, 6)), np.empty((m, n, 6))
+    inverse = inverse_initial_poses(robot)[1:]
     for s in range(m):
         poses, S[s], twists, accelerations = tree_state(robot, states.q[s], states.qd[s], states.qdd[s])
-        T[s], V[s], A[s] = poses[1:] @ inverse_initial_poses(robot)[1:], twists[1:], accelerations[1:]
+        T[s], V[s], A[s] = poses[1:] @ inverse, twists[1:], accelerations[1:]
     T, V, A = T.reshape(-1, 4, 4), V.reshape(-1, 1, 6), A.reshape(-1, 1, 6)
     H = np.empty((m * n, 6, 10))
     w = EUCLIDEAN[:, None]
@@ -254,11 +255,12 @@ def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds,
     dim, C = 0, []
     for j in range(1, n + 1):
         V = own[order[starts[j - 1]:starts[j]]].T
-        r = rank(V)[0]
+        Cj = complement(V, 10)  # its size gives rank(V) (the same SVD and rule as drng.result.rank)
+        r = 10 - Cj.shape[1]
         if r < V.shape[1]:
             return None  # dependent vectors: the dense certificate counts them
         dim += r
-        C.append(complement(V, 10))
+        C.append(Cj)
     clock.left()
     Y_states = sample_states(robot, samples, seed=seed, bounds=bounds)
     S, H = body_lines(robot, Y_states)

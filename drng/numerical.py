@@ -19,7 +19,7 @@ from numba import njit
 
 from pga_dyn.errors import PgaDynError
 
-from .result import MEMORY, RANK_RTOL, NullspaceResult, check_memory, gib, one_blas_thread, orthonormal
+from .result import MEMORY, RANK_RTOL, NullspaceResult, check_memory, one_blas_thread, orthonormal
 
 #: Smallest singular gap (smallest kept over largest dropped singular value) at which the rank
 #: of a sampled regressor is trusted.

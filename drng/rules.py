@@ -30,6 +30,8 @@ from pga_dyn.conventions import PARAM_INDEX
 
 from . import principles as pr
 from .generator import kernel_arrays
+from .rpna_algorithms import null_rows
+from .rpna_algorithms import span as orthonormal_span
 
 #: Relative tolerance of the ranks (spans of twists and of points).
 RTOL = 1e-9
@@ -48,9 +50,7 @@ def span(matrices) -> list:
     if len(matrices) == 0:
         return []
     flat = np.array([m.reshape(16) for m in matrices]).T
-    u, s, _ = np.linalg.svd(flat, full_matrices=False)
-    rank = int(np.sum(s > RTOL * max(s[0], 1e-300)))
-    return [u[:, k].reshape(4, 4) for k in range(rank)]
+    return [column.reshape(4, 4) for column in orthonormal_span(flat, RTOL).T]
 
 
 def closure(modes, seed) -> list:
@@ -67,26 +67,18 @@ def null_points(V) -> np.ndarray:
     """F = {c : X c = 0 for X in V} as a (4, k) orthonormal basis."""
     if not V:
         return np.eye(4)
-    return subspace_null(np.vstack(V))
-
-
-def subspace_null(A) -> np.ndarray:
-    """An orthonormal basis of Null(A)."""
-    _, s, vt = np.linalg.svd(A)
-    rank = int(np.sum(s > RTOL * s[0])) if s[0] > 0 else 0
-    return vt[rank:].T
+    return null_rows(np.vstack(V), 4, RTOL)
 
 
 def intersect(A, B) -> np.ndarray:
     """An orthonormal basis of span(A) ∩ span(B) (columns)."""
     if A.shape[1] == 0 or B.shape[1] == 0:
         return np.zeros((4, 0))
-    coefficients = subspace_null(np.hstack([A, -B]))
+    coefficients = null_rows(np.hstack([A, -B]), A.shape[1] + B.shape[1], RTOL)
     meet = A @ coefficients[:A.shape[1]]
     if meet.shape[1] == 0:
         return meet
-    u, s, _ = np.linalg.svd(meet, full_matrices=False)
-    return u[:, :int(np.sum(s > RTOL * s[0]))]
+    return orthonormal_span(meet, RTOL)
 
 
 def contains(F, point) -> bool:

@@ -55,7 +55,8 @@ from .errors import PgaDynError, PgaDynWarning
 from .progress import reporting
 
 PROG = "pga-dyn"
-#: Column names of the principles in the vector counts (drng.principles.RULES).
+
+
 def _load(target: str, floating, gravity, yaml=None):
     """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
     Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""

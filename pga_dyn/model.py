@@ -574,13 +574,7 @@ class Robot:
         of two links down to each of them. When one link's body is that ancestor (a slider
         driven by its parent's rotation, a lead screw), its path is its own joint: the common
         ancestor's path would be empty and the coupling would hold the other path still."""
-        up = []
-        for link in (link_a, link_b):
-            body, path = self._body_index[self._link_body[link]], []
-            while body > 0:
-                path.append(body)
-                body = int(self.parent[body])
-            up.append(path)
+        up = [list(self.support(self._body_index[self._link_body[link]])) for link in (link_a, link_b)]
         common = set(up[0]) & set(up[1])
         paths = [[i for i in reversed(path) if i not in common] or path[:1] for path in up]
         if not paths[0] or not paths[1] or paths[0] == paths[1]:

@@ -38,8 +38,6 @@ from .kinematics import (first_nonfinite, float_array, forward, initial_poses, i
 from .loops import constraints
 from .model import Robot
 
-#: Row and column of the pseudo-inertia N of each entry of the 10-vector of eq. (97), for the kernel.
-
 
 @njit(cache=True, inline="always")
 def _velocity(d, m, e, euclidean):

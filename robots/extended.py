@@ -27,7 +27,7 @@ import os
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
-from pga_dyn.conventions import DEFAULT_GRAVITY
+from pga_dyn.conventions import DEFAULT_GRAVITY, LOOP_JOINT_TYPES
 from pga_dyn.model import LoopSpec, Robot
 
 from .urdf import read_text, urdf_specs
@@ -184,7 +184,7 @@ def weld_as_loop(joints: dict, ends, where: str) -> LoopSpec:
         while up in parent_joint:
             ancestors.add(up)
             up = parent_joint[up].parent
-        if cut is None or cut.type not in ("R", "P", "U", "S") or cut.independent or link in ancestors \
+        if cut is None or cut.type not in LOOP_JOINT_TYPES or cut.independent or link in ancestors \
                 or rigid_root(cut.parent)[1] == rigid_root(a)[1]:  # a weld of a body to its parent locks J
             continue
         for joint in path:

@@ -31,13 +31,16 @@ not on a joint,
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 
 import numpy as np
 
+from pga_dyn.conventions import DEFAULT_GRAVITY
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+from pga_dyn.pga import skew
 
 from .extended import weld_as_loop
 from .urdf import read_text, xml_root
@@ -59,7 +62,7 @@ def _quat_matrix(q) -> np.ndarray:
 
 def _axis_rotation(axis, angle) -> np.ndarray:
     axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    k = skew(axis)
     return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
 
 
@@ -196,7 +199,7 @@ def _read(text, where, floating_base, gravity):
                                  "and connect/joint equalities)")
     option = root.find("option")
     if gravity is None:
-        gravity = reader.floats({} if option is None else option.attrib, "gravity", 3, (0, 0, -9.81), option)
+        gravity = reader.floats({} if option is None else option.attrib, "gravity", 3, DEFAULT_GRAVITY, option)
     worldbody = root.find("worldbody")
     if worldbody is None:
         reader.fail(root, "no <worldbody>")
@@ -348,8 +351,7 @@ def _actuated(reader, root, joints):
     names = {j.name for j in joints}
     for name in sorted(driven - names):
         reader.fail(actuator, f"no joint named '{name}'")
-    return [j if j.type == "fixed" else JointSpec(j.name, j.type, j.parent, j.child, j.origin, j.axes,
-                                                  j.name in driven, j.mimic, j.limits) for j in joints]
+    return [j if j.type == "fixed" else dataclasses.replace(j, independent=j.name in driven) for j in joints]
 
 
 def _weld_equality(reader, element, attrs, links, joints, offsets, world_poses, index):
@@ -395,8 +397,7 @@ def _joint_equality(reader, element, attrs, joints):
     coef = reader.floats(attrs, "polycoef", 5, (0, 1, 0, 0, 0), element)
     if np.any(coef[2:] != 0):
         reader.fail(element, f"polycoef='{attrs['polycoef']}' is not linear (nonlinear couplings are not supported)")
-    return [j if j.name != j1 else JointSpec(j.name, j.type, j.parent, j.child, j.origin, j.axes, j.independent,
-                                             (j2, float(coef[1]), float(coef[0])), j.limits) for j in joints]
+    return [j if j.name != j1 else dataclasses.replace(j, mimic=(j2, float(coef[1]), float(coef[0]))) for j in joints]
 
 
 def load_mjcf(path, floating_base: bool | None = None, gravity=None) -> Robot:
