@@ -32,7 +32,7 @@ CLASS_COLOURS = ("tab:green", "gold", "lightgray")
 
 
 def _pyplot():
-    from .identification import optional
+    from pga_dyn.errors import optional
 
     return optional("matplotlib.pyplot", "pictures", "plot")
 

@@ -6,6 +6,8 @@ that already catches ``ValueError`` keeps working. Messages name the file, the
 element or the argument at fault.
 """
 
+import importlib
+
 
 class PgaDynError(ValueError):
     """Bad input to pga-dyn: a malformed robot file, an invalid model or argument."""
@@ -18,3 +20,12 @@ class ModelError(PgaDynError):
 class PgaDynWarning(UserWarning):
     """An input pga-dyn can use, but not as given (e.g. joint limits replaced for sampling); the
     message names the file and the element."""
+
+
+def optional(module: str, what: str, extra: str = "identify"):
+    """Import ``module`` (an optional dependency), or a PgaDynError saying that ``what`` needs it
+    and which extra of pga-dyn installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise PgaDynError(f"{what} needs {module.split('.')[0]}: pip install 'pga-dyn[{extra}]'") from None

@@ -17,9 +17,6 @@ parameters, for serial arms and parallel kinematic machines (docs/identification
 * :func:`write_urdf`, :func:`report` - results out (:mod:`.results`).
 """
 
-import importlib
-
-from pga_dyn.errors import PgaDynError
 from pga_dyn.lazy import lazy_getattr
 
 _LAZY = {
@@ -44,12 +41,3 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
-
-
-def optional(module: str, what: str, extra: str = "identify"):
-    """Import ``module`` (an optional dependency), or a PgaDynError saying that ``what`` needs it
-    and which extra of pga-dyn installs it."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise PgaDynError(f"{what} needs {module.split('.')[0]}: pip install 'pga-dyn[{extra}]'") from None

@@ -131,7 +131,7 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
     -ACCEPT_TOL."""
     from .estimation import FullEstimate, check_prior, default_prior
 
-    from . import optional
+    from pga_dyn.errors import optional
 
     cp = optional("cvxpy", "the physically consistent estimate")
     model = est.model

@@ -131,7 +131,7 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
 def differentiate(t, q, cutoff=None, where: str = "arrays"):
     """Smoothed positions, velocities and accelerations (ns, n_a) of uniformly sampled positions
     ``q`` (see the module docstring), and a sentence saying how they were obtained."""
-    from . import optional
+    from pga_dyn.errors import optional
 
     signal = optional("scipy.signal", "deriving qd and qdd from q")
     ns = len(t)

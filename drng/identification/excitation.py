@@ -260,7 +260,7 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
     excitation")."""
     from pga_dyn.sampling import count
 
-    from . import optional
+    from pga_dyn.errors import optional
 
     minimize = optional("scipy.optimize", "the optimisation of an exciting trajectory").minimize
 

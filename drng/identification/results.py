@@ -109,7 +109,7 @@ def plot(est, path, data=None) -> str:
     """Measured and predicted forces of every actuated coordinate against time on ``data``
     (default the identification data), saved to ``path`` (PNG, SVG or PDF by its extension).
     Needs matplotlib (the optional extra ``pga-dyn[plot]``)."""
-    from . import optional
+    from pga_dyn.errors import optional
 
     optional("matplotlib", "the plot", "plot").use("Agg")
     plt = optional("matplotlib.pyplot", "the plot", "plot")
