@@ -58,10 +58,8 @@ class Classification(list):
 
     def _repr_html_(self) -> str:
         from pga_dyn.display import html_table
-        bodies = list(dict.fromkeys(r.body for r in self))
-        by = {(r.body, r.parameter): SYMBOL[r.cls] for r in self}
-        return html_table("identifiability: * alone, o in combination, x unidentifiable", ("", *bodies),
-                          [(p, *(by[b, p] for b in bodies)) for p in LINK_PARAM_NAMES])
+        bodies, grid = symbol_grid(self, LINK_PARAM_NAMES)
+        return html_table("identifiability: * alone, o in combination, x unidentifiable", ("", *bodies), grid)
 
     def to_frame(self):
         """One row per parameter: body, parameter, class (pandas DataFrame)."""
@@ -108,13 +106,21 @@ def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> 
     return Classification(rows)
 
 
+def symbol_grid(rows, order):
+    """(bodies, grid): the bodies of the :class:`Row` list in their order, and one row per
+    parameter of ``order``, (parameter, symbol of each body) (* alone, o in combination, x
+    unidentifiable)."""
+    by = {(r.body, r.parameter): SYMBOL[r.cls] for r in rows}
+    bodies = list(dict.fromkeys(r.body for r in rows))
+    return bodies, [(p, *(by[b, p] for b in bodies)) for p in order]
+
+
 def table(robot, rows, order=RPNA_TABLE_ORDER) -> str:
     """The classes as a text table like the RPNA paper's (rows: parameters in ``order``,
     columns: bodies; * alone, o in combination, x unidentifiable)."""
-    by = {(r.body, r.parameter): SYMBOL[r.cls] for r in rows}
-    bodies = list(dict.fromkeys(r.body for r in rows))
+    bodies, grid = symbol_grid(rows, order)
     width = max(3, *(len(b) for b in bodies))
     lines = ["     " + " ".join(f"{b:>{width}}" for b in bodies)]
-    for p in order:
-        lines.append(f"{p:<5}" + " ".join(f"{by[(b, p)]:>{width}}" for b in bodies))
+    for p, *symbols in grid:
+        lines.append(f"{p:<5}" + " ".join(f"{symbol:>{width}}" for symbol in symbols))
     return "\n".join(lines)
