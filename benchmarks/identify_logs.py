@@ -1,0 +1,139 @@
+"""Identification with the CLI's defaults on logs that MuJoCo made (issue: identification from
+real robot logs).
+
+Run: python benchmarks/identify_logs.py [--case NAME ...] [--keep DIR]
+
+Each case writes the UR5 of example-robot-data as MJCF with armature, viscous damping and
+(unless said) dry friction on every joint (``benchmarks/mujoco_logs.py``), designs an exciting
+trajectory with ``pga-dyn excite`` on that file, lets MuJoCo track it and a random Fourier
+validation trajectory (computed-torque + PD, RK4 at 4 kHz, control at 1 kHz), logs them as a
+robot does (18-bit encoder + 1e-5 rad noise, 1 % torque noise, and per case: dry friction,
+more position noise, a delayed torque channel, 100 Hz with 8-13 ms jitter, measured velocity,
+motor currents), and runs
+
+    pga-dyn identify ur5.xml data.csv --friction viscous coulomb --armature --test test.csv --json
+
+(the options a user states about the model; no tuning option). Printed per case: the relative
+error of the base parameters against MuJoCo's (the model file's inertias, MuJoCo's damping,
+frictionloss and armature, through pga-dyn's base-parameter map), the median |error| / std
+(honest standard deviations: about 0.67), the share of parameters more than 3 std off, and the
+relative residual error per joint on the validation trajectory, 100 ||tau - tau_hat|| / ||tau||
+(RRE). A case the CLI refuses prints the CLI's message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "tests"), HERE]
+
+import mujoco_logs as ml  # noqa: E402
+
+#: name -> (dry friction, keyword arguments of mujoco_logs.log)
+CASES = {
+    "viscous": (False, {}),
+    "dry": (True, {}),
+    "noise1e-4": (False, {"q_noise": 1e-4}),
+    "delay5ms": (False, {"delay": 5}),
+    "100Hz-jitter": (True, {"every": 10, "jitter": 2.5e-3, "velocity": True}),
+    "currents": (True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
+}
+
+
+def cli(*args) -> tuple:
+    """(exit status, stdout, stderr) of ``pga-dyn ARGS``."""
+    from pga_dyn.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main([str(a) for a in args])
+    return status, out.getvalue(), err.getvalue()
+
+
+def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
+    """The base parameters of the simulated arm, in the order of the report's parameters."""
+    import pga_dyn
+    import robots
+    from drng.identification import identification_model
+
+    robot = robots.load_file(xml_path)
+    terms = [t for t in ("viscous", "coulomb", "offset") if any(e.startswith(t + " ") for e in report["extras"])]
+    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]))
+    assert list(model.names) == [b["name"] for b in report["base"]], "the report's parameters are not the model's"
+    phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
+    extras = {"viscous": ml.DAMPING, "coulomb": ml.FRICTIONLOSS if dry else 0.0, "armature": ml.ARMATURE}
+    return model.values(model.theta(phi, {k: v for k, v in extras.items() if k in terms or k == "armature"}))
+
+
+def run(name: str, folder: str, seed: int = 0) -> dict:
+    dry, options = CASES[name]
+    xml = ml.ur5_mjcf(frictionloss=ml.FRICTIONLOSS if dry else None)
+    xml_path = os.path.join(folder, "ur5.xml")
+    with open(xml_path, "w") as f:
+        f.write(xml)
+    import robots
+
+    names = robots.load_file(xml_path).actuated_names
+    traj = os.path.join(folder, "excitation.csv")
+    status, out, err = cli("excite", xml_path, "-o", traj, "--friction", "--armature", "--rate", 1000,
+                           "--duration", 20, "--iterations", 10, "--seed", seed, "--quiet")
+    if status:
+        return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
+    from drng.identification import read_trajectory
+
+    ref = read_trajectory(robots.load_file(xml_path), traj)
+    files, logs = [], []
+    for label, (t, q, qd, qdd) in (("data", (ref.t, ref.q, ref.qd, ref.qdd)),
+                                   ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, amplitude=0.8))):
+        record = ml.track(xml, t, q, qd, qdd)
+        columns = ml.log(record, seed=seed + len(files), **options)
+        logs.append(columns)
+        files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
+    status, out, err = cli("identify", xml_path, files[0], "--friction", "viscous", "coulomb", "--armature",
+                           "--test", files[1], "--json", "--quiet")
+    if status:
+        return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
+    report = json.loads(out)
+    beta = np.array([b["value"] for b in report["base"]])
+    std = np.array([b["std"] for b in report["base"]])
+    true = truth(xml_path, report, dry)
+    error = np.abs(beta - true)
+    test = logs[1]
+    tau = test["tau"] if "tau" in test else test["current"] * np.asarray(options["gains"])
+    rms_tau = np.sqrt(np.mean(tau ** 2, axis=0))
+    rre = 100 * np.array(report["held_out"]["residual_rms"]) / rms_tau
+    return {"case": name, "base_error_%": 100 * np.linalg.norm(beta - true) / np.linalg.norm(true),
+            "median_err/std": float(np.median(error / std)), "beyond_3std": int(np.sum(error > 3 * std)),
+            "parameters": len(beta), "rre_%": np.round(rre, 1).tolist(),
+            "variance_factor": report.get("variance_factor")}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--case", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--keep", help="write the files into this folder (kept)")
+    args = parser.parse_args(argv)
+    for name in args.case:
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = args.keep or scratch
+            os.makedirs(folder, exist_ok=True)
+            result = run(name, folder)
+        if "refused" in result:
+            print(f"{name:14s} refused: {result['refused']}")
+        else:
+            print(f"{name:14s} base error {result['base_error_%']:6.2f} %  median |err|/std "
+                  f"{result['median_err/std']:6.2f}  >3 std: {result['beyond_3std']:2d}/{result['parameters']}  "
+                  f"RRE % {result['rre_%']}  variance factor {result['variance_factor']:.3g}")
+
+
+if __name__ == "__main__":
+    main()
