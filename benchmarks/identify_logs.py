@@ -3,7 +3,7 @@ real robot logs).
 
 Run: python benchmarks/identify_logs.py [--case NAME ...] [--keep DIR]
 
-Each case writes the UR5 of example-robot-data as MJCF with armature, viscous damping and
+Each UR5 case writes the UR5 of example-robot-data as MJCF with armature, viscous damping and
 (unless said) dry friction on every joint (``benchmarks/mujoco_logs.py``), designs an exciting
 trajectory with ``pga-dyn excite`` on that file, lets MuJoCo track it and a random Fourier
 validation trajectory (computed-torque + PD, RK4 at 4 kHz, control at 1 kHz), logs them as a
@@ -13,7 +13,11 @@ motor currents), and runs
 
     pga-dyn identify ur5.xml data.csv --friction viscous coulomb --armature --test test.csv --json
 
-(the options a user states about the model; no tuning option). Printed per case: the relative
+(the options a user states about the model; no tuning option). The five-bar cases write a
+planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
+its two base joints, no joint friction) and run ``pga-dyn identify five_bar.xml data.csv --test
+test.csv --json``; "passive-damping" adds unmodelled damping at the passive elbows and
+"other-mode" runs the machine in the assembly mode the model does not describe. Printed per case: the relative
 error of the base parameters against MuJoCo's (the model file's inertias, MuJoCo's damping,
 frictionloss and armature, through pga-dyn's base-parameter map), the median |error| / std
 (honest standard deviations: about 0.67), the share of parameters more than 3 std off, and the
@@ -38,14 +42,19 @@ sys.path[:0] = [os.path.join(HERE, "..", "tests"), HERE]
 
 import mujoco_logs as ml  # noqa: E402
 
-#: name -> (dry friction, keyword arguments of mujoco_logs.log)
+#: name -> (robot, dry friction on the arm's joints, keyword arguments of mujoco_logs.log); the
+#: five-bar cases: "passive-damping" has 0.02 N m s/rad of unmodelled damping at the elbows,
+#: "other-mode" runs in the assembly mode that the model does not describe (the tip mirrored).
 CASES = {
-    "viscous": (False, {}),
-    "dry": (True, {}),
-    "noise1e-4": (False, {"q_noise": 1e-4}),
-    "delay5ms": (False, {"delay": 5}),
-    "100Hz-jitter": (True, {"every": 10, "jitter": 2.5e-3, "velocity": True}),
-    "currents": (True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
+    "viscous": ("ur5", False, {}),
+    "dry": ("ur5", True, {}),
+    "noise1e-4": ("ur5", False, {"q_noise": 1e-4}),
+    "delay5ms": ("ur5", False, {"delay": 5}),
+    "100Hz-jitter": ("ur5", True, {"every": 10, "jitter": 2.5e-3, "velocity": True}),
+    "currents": ("ur5", True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
+    "five-bar": ("five_bar", False, {}),
+    "passive-damping": ("five_bar", False, {}),
+    "other-mode": ("five_bar", False, {}),
 }
 
 
@@ -70,36 +79,47 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
     model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]))
     assert list(model.names) == [b["name"] for b in report["base"]], "the report's parameters are not the model's"
     phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
+    if not terms:  # the five-bar: rigid bodies only
+        return model.values(model.theta(phi))
     extras = {"viscous": ml.DAMPING, "coulomb": ml.FRICTIONLOSS if dry else 0.0, "armature": ml.ARMATURE}
     return model.values(model.theta(phi, {k: v for k, v in extras.items() if k in terms or k == "armature"}))
 
 
 def run(name: str, folder: str, seed: int = 0) -> dict:
-    dry, options = CASES[name]
-    xml = ml.ur5_mjcf(frictionloss=ml.FRICTIONLOSS if dry else None)
-    xml_path = os.path.join(folder, "ur5.xml")
-    with open(xml_path, "w") as f:
-        f.write(xml)
     import robots
-
-    names = robots.load_file(xml_path).actuated_names
-    traj = os.path.join(folder, "excitation.csv")
-    status, out, err = cli("excite", xml_path, "-o", traj, "--friction", "--armature", "--rate", 1000,
-                           "--duration", 20, "--iterations", 10, "--seed", seed, "--quiet")
-    if status:
-        return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     from drng.identification import read_trajectory
 
-    ref = read_trajectory(robots.load_file(xml_path), traj)
+    kind, dry, options = CASES[name]
+    arm = kind == "ur5"
+    if arm:
+        xml = ml.ur5_mjcf(frictionloss=ml.FRICTIONLOSS if dry else None)
+        terms, gains = ["--friction", "--armature"], {"kp": 400.0, "kd": 40.0}
+        shape = {"amplitude": 0.8}
+    else:
+        xml = ml.five_bar_mjcf(elbow_damping=0.02 if name == "passive-damping" else 0.0)
+        terms, gains = [], {"kp": 30.0, "kd": 1.5}
+        shape = {"amplitude": 0.3, "velocity": 1.5}
+    xml_path = os.path.join(folder, f"{kind}.xml")
+    with open(xml_path, "w") as f:
+        f.write(xml)
+    robot = robots.load_file(xml_path)
+    names = robot.actuated_names
+    traj = os.path.join(folder, "excitation.csv")
+    status, out, err = cli("excite", xml_path, "-o", traj, *terms, "--rate", 1000, "--duration", 20,
+                           "--iterations", 10, "--seed", seed, "--quiet")
+    if status:
+        return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
+    ref = read_trajectory(robot, traj)
     files, logs = [], []
     for label, (t, q, qd, qdd) in (("data", (ref.t, ref.q, ref.qd, ref.qdd)),
-                                   ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, amplitude=0.8))):
-        record = ml.track(xml, t, q, qd, qdd)
+                                   ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, **shape))):
+        qpos0 = None if arm else ml.assembled(xml, q[0], mirror=name == "other-mode")
+        record = ml.track(xml, t, q, qd, qdd, qpos0=qpos0, **gains)
         columns = ml.log(record, seed=seed + len(files), **options)
         logs.append(columns)
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
-    status, out, err = cli("identify", xml_path, files[0], "--friction", "viscous", "coulomb", "--armature",
-                           "--test", files[1], "--json", "--quiet")
+    friction = ["--friction", "viscous", "coulomb", "--armature"] if arm else []
+    status, out, err = cli("identify", xml_path, files[0], *friction, "--test", files[1], "--json", "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     report = json.loads(out)

@@ -124,13 +124,17 @@ def full_mass_matrix(model, data, out) -> None:
         mujoco.mj_fullM(model, data, out)
 
 
-def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0) -> dict:
+def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0, qpos0=None) -> dict:
     """MuJoCo following the reference (t (ns,) uniform at the control rate; q_ref, qd_ref,
-    qdd_ref (ns, n)) from q_ref[0] at rest velocity qd_ref[0]: at each control instant the
-    command tau = M(q) (qdd_ref + kp e + kd ed) + c(q, qd) (MuJoCo's mass matrix, armature
-    included, and bias forces; friction not compensated) is held for the control period while
-    MuJoCo integrates at its own timestep. Returns t, q, qd (the true state at each control
-    instant) and tau (the command held from it), each (ns, n) but t (ns,)."""
+    qdd_ref (ns, n) of the driven joints) from q_ref[0] at velocity qd_ref[0]. A model without
+    ``<actuator>`` (a serial arm) drives every joint by computed torque + PD on MuJoCo's own
+    model, tau = M(q) (qdd_ref + kp e + kd ed) + c(q, qd) (armature included, friction not
+    compensated); a model with motors on some joints (a parallel machine, its loops closed by
+    equality constraints) drives those by PD alone, tau = kp e + kd ed. The command is held for
+    the control period while MuJoCo integrates at its own timestep. ``qpos0``: the whole
+    starting configuration (default: the model's, with the driven joints at q_ref[0]). Returns
+    t (ns,), q, qd (ns, n: the true state of the driven joints at each control instant), tau
+    (the command held from it), and q_all (ns, nq: every joint)."""
     import mujoco
 
     model = mujoco.MjModel.from_xml_string(xml)
@@ -139,21 +143,28 @@ def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0) -> dict:
     substeps = int(round(dt / model.opt.timestep))
     if abs(substeps * model.opt.timestep - dt) > 1e-12:
         raise ValueError(f"the control period {dt} is not a multiple of the timestep {model.opt.timestep}")
-    n, ns = model.nv, len(t)
-    data.qpos[:] = q_ref[0]
-    data.qvel[:] = qd_ref[0]
-    q, qd, tau = np.empty((ns, n)), np.empty((ns, n)), np.empty((ns, n))
-    M = np.empty((n, n))
+    driven = (model.jnt_dofadr[model.actuator_trnid[:, 0]] if model.nu else np.arange(model.nv))
+    n, ns = len(driven), len(t)
+    if qpos0 is not None:
+        data.qpos[:] = qpos0
+    data.qpos[driven] = q_ref[0]
+    data.qvel[driven] = qd_ref[0]
+    q, qd, tau, q_all = np.empty((ns, n)), np.empty((ns, n)), np.empty((ns, n)), np.empty((ns, model.nq))
+    M = np.empty((model.nv, model.nv))
     for k in range(ns):
         mujoco.mj_forward(model, data)
-        full_mass_matrix(model, data, M)
-        q[k], qd[k] = data.qpos, data.qvel
-        acc = qdd_ref[k] + kp * (q_ref[k] - data.qpos) + kd * (qd_ref[k] - data.qvel)
-        tau[k] = M @ acc + data.qfrc_bias
-        data.qfrc_applied[:] = tau[k]
+        q[k], qd[k], q_all[k] = data.qpos[driven], data.qvel[driven], data.qpos
+        feedback = kp * (q_ref[k] - q[k]) + kd * (qd_ref[k] - qd[k])
+        if model.nu:
+            tau[k] = feedback
+            data.ctrl[:] = tau[k]
+        else:
+            full_mass_matrix(model, data, M)
+            tau[k] = M @ (qdd_ref[k] + feedback) + data.qfrc_bias
+            data.qfrc_applied[:] = tau[k]
         for _ in range(substeps):
             mujoco.mj_step(model, data)
-    return {"t": np.asarray(t, float).copy(), "q": q, "qd": qd, "tau": tau}
+    return {"t": np.asarray(t, float).copy(), "q": q, "qd": qd, "tau": tau, "q_all": q_all}
 
 
 def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_noise: float = 0.01, every: int = 1,
@@ -204,3 +215,103 @@ def write_csv(path: str, columns: dict, names, prefixes=None) -> str:
         writer.writerow(header)
         writer.writerows(np.hstack(blocks).tolist())
     return path
+
+
+#: The planar five-bar: base joints at x = -+ FIVE_BAR[0], proximal links FIVE_BAR[1], distal
+#: links FIVE_BAR[2] (m), closed at the tip point, which is at height FIVE_BAR[3] (m) at qpos0.
+FIVE_BAR = (0.1, 0.2, 0.25, 0.3)
+
+
+#: The tool at the tip, carried by distal link 1: a 0.3 kg aluminium disc of radius 3 cm.
+TOOL = """<site name="tip" pos="%r 0 0"/>
+        <body name="tool" pos="%r 0 0"><inertial pos="0 0 0" mass="0.3" diaginertia="6.75e-5 1.35e-4 6.75e-5"/></body>"""
+
+
+def five_bar_mjcf(elbow_damping: float = 0.0, timestep: float = 2.5e-4) -> str:
+    """MJCF text of a planar five-bar in the vertical x-z plane (joint axes along y, gravity in
+    the plane): two actuated base joints ``a1``, ``a2``, two passive elbows ``p1``, ``p2``, the
+    distal links closed at the tip by a ``connect`` equality. qpos0 is assembled with the tip
+    at (0, 0, h) and both elbows pointing outwards (the assembly mode the model describes).
+    Links are aluminium tubes (masses and inertias of slender rods, centre of mass mid-link).
+    ``elbow_damping`` (N m s/rad) on the passive elbows. The connect constraint is made stiff
+    (solref 1 ms, solimp 0.9999): MuJoCo's default leaves the loop open by about a millimetre
+    under this machine's accelerations."""
+    d, l1, l2, h = FIVE_BAR
+    parts = []
+    for side, sign in ((1, -1.0), (2, 1.0)):
+        a = np.array([sign * d, 0.0, 0.0])
+        tip = np.array([0.0, 0.0, h])
+        # the elbow b: |b - a| = l1, |tip - b| = l2, the one further out (|b_x| larger)
+        r = np.linalg.norm(tip - a)
+        along = (l1 ** 2 - l2 ** 2 + r ** 2) / (2 * r)
+        normal = np.array([-(tip - a)[2], 0.0, (tip - a)[0]]) / r  # in the plane, normal to a -> tip
+        b = max((a + along * (tip - a) / r + s * np.sqrt(l1 ** 2 - along ** 2) * normal for s in (-1, 1)),
+                key=lambda p: abs(p[0]))
+        angle1 = float(np.arctan2(-(b - a)[2], (b - a)[0]))  # rotation about y taking x to (b - a)
+        angle2 = float(np.arctan2(-(tip - b)[2], (tip - b)[0])) - angle1
+        m1, m2 = (float(2700 * np.pi * (0.012 ** 2 - 0.010 ** 2) * length) for length in (l1, l2))  # Al tubes
+        i1, i2 = m1 * l1 ** 2 / 12, m2 * l2 ** 2 / 12
+        damping = f' damping="{elbow_damping!r}"' if elbow_damping else ""
+        parts.append(f"""
+    <body name="proximal{side}" pos="{float(a[0])!r} 0 0" euler="0 {angle1!r} 0">
+      <joint name="a{side}" type="hinge" axis="0 1 0"/>
+      <inertial pos="{l1 / 2!r} 0 0" mass="{m1!r}" diaginertia="{1e-5!r} {i1!r} {i1!r}"/>
+      <body name="distal{side}" pos="{l1!r} 0 0" euler="0 {angle2!r} 0">
+        <joint name="p{side}" type="hinge" axis="0 1 0"{damping}/>
+        <inertial pos="{l2 / 2!r} 0 0" mass="{m2!r}" diaginertia="{1e-5!r} {i2!r} {i2!r}"/>
+        {TOOL % (l2, l2) if side == 1 else '<site name="tip2" pos="%r 0 0"/>' % l2}
+      </body>
+    </body>""")
+    return f"""<mujoco model="five_bar">
+  <compiler angle="radian"/>
+  <option timestep="{timestep!r}" integrator="RK4"/>
+  <worldbody>{''.join(parts)}
+  </worldbody>
+  <equality>
+    <connect name="tip" site1="tip" site2="tip2" solref="0.001 1" solimp="0.9999 0.9999 0.001"/>
+  </equality>
+  <actuator>
+    <motor name="m1" joint="a1"/>
+    <motor name="m2" joint="a2"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def assembled(xml: str, q_a, mirror: bool = False) -> np.ndarray:
+    """qpos of the five-bar of ``xml`` at actuated angles ``q_a`` (a1, a2), its loop closed by
+    Newton on the passive angles from qpos0 with MuJoCo's own kinematics (the assembly mode the
+    model describes); ``mirror``: in the other assembly mode, the tip at the mirror image of that
+    one across the line through the two elbows."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    a = [model.jnt_qposadr[model.joint(name).id] for name in ("a1", "a2")]
+    p = [model.jnt_qposadr[model.joint(name).id] for name in ("p1", "p2")]
+    data.qpos[a] = q_a
+    for _ in range(200):  # close the loop in the model's mode by Newton on the passive angles
+        mujoco.mj_kinematics(model, data)
+        mujoco.mj_comPos(model, data)
+        r = data.site("tip").xpos - data.site("tip2").xpos
+        if np.linalg.norm(r) < 1e-13:
+            break
+        J1, J2 = np.zeros((3, model.nv)), np.zeros((3, model.nv))
+        mujoco.mj_jacSite(model, data, J1, None, model.site("tip").id)
+        mujoco.mj_jacSite(model, data, J2, None, model.site("tip2").id)
+        data.qpos[p] -= np.linalg.lstsq((J1 - J2)[:, p], r, rcond=None)[0]
+    if not mirror:
+        return data.qpos.copy()
+    elbows = [data.xpos[model.body(f"distal{i}").id].copy() for i in (1, 2)]
+    tip = data.site("tip").xpos.copy()
+    u = (elbows[1] - elbows[0]) / np.linalg.norm(elbows[1] - elbows[0])
+    w = tip - elbows[0]
+    mirror = elbows[0] + 2 * (w @ u) * u - w
+    qpos = data.qpos.copy()
+    for i, (joint, elbow) in enumerate(zip(p, elbows)):
+        now, new = tip - elbow, mirror - elbow
+        qpos[joint] += np.arctan2(-new[2], new[0]) - np.arctan2(-now[2], now[0])
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    assert np.linalg.norm(data.site("tip").xpos - data.site("tip2").xpos) < 1e-9, "the mirror mode does not close"
+    return qpos
