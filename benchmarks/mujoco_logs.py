@@ -172,9 +172,10 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
     """What a robot logs of a tracked ``record`` (:func:`track`): positions quantised to
     2 pi / 2^``bits`` with white noise of ``q_noise`` rad; torques with white noise of
     ``tau_noise`` times each joint's RMS torque, ``delay`` control periods late (the torque
-    channel lags the positions); every ``every``-th control instant, each kept sample's time
-    stamp moved by a uniform jitter of +-``jitter`` s (the logger's clock) and a share ``drop``
-    of the samples lost; ``velocity``: the drives' velocity, the backward difference of the
+    channel lags the positions); every ``every``-th control instant, each moved by a uniform
+    jitter of up to +-``jitter`` s to another control instant (a logger that is not real-time
+    samples at irregular times and stamps them with the controller's clock) and a share
+    ``drop`` of the samples lost; ``velocity``: the drives' velocity, the backward difference of the
     quantised encoder over one control period; ``gains`` (n,): currents (A) = torque / gain
     instead of torques. Returns columns {"t", "q" (ns, n), "tau" or "current", and "qd"}."""
     rng = np.random.default_rng(seed)
@@ -188,9 +189,12 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
     if delay:
         torque = np.vstack([np.repeat(torque[:1], delay, axis=0), torque[:-delay]])
     keep = np.arange(0, len(t), every)
+    if jitter:
+        moved = keep + np.round(rng.uniform(-jitter, jitter, len(keep)) / dt).astype(int)
+        keep = np.unique(np.clip(moved, 0, len(t) - 1))
     if drop:
         keep = keep[rng.random(len(keep)) >= drop]
-    out = {"t": t[keep] + (rng.uniform(-jitter, jitter, len(keep)) if jitter else 0.0), "q": measured[keep]}
+    out = {"t": t[keep], "q": measured[keep]}
     if velocity:
         out["qd"] = qd[keep]
     if gains is None:

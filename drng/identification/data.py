@@ -13,18 +13,19 @@ actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME`
 ``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
 against the robot's). Anything else in a file is an error: nothing is silently dropped.
 
-Derivatives. When ``qd`` or ``qdd`` is not given, q is smoothed and differentiated by a
-Savitzky-Golay filter (``scipy.signal.savgol_filter``: the derivatives at each sample of the
+Derivatives. When ``qdd`` is not given, q (or the measured ``qd``, when given) is smoothed and
+differentiated by a Savitzky-Golay filter (``scipy.signal.savgol_filter``: the derivatives at each sample of the
 least-squares polynomial of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on
 it; a symmetric FIR filter, so zero phase; near the ends, the polynomial of the first or last
-window). The window follows from the cutoff ``cutoff`` (Hz; default :data:`DEFAULT_CUTOFF`
-times the sample rate) by Schafer's rule for the -3 dB frequency of the smoother (R. W. Schafer,
+window). The window follows from the cutoff ``cutoff`` (Hz; by default chosen from the
+spectrum of q, :func:`drng.identification.signals.bandwidth`) by Schafer's rule for the -3 dB frequency of the smoother (R. W. Schafer,
 "What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
 f_c / f_Nyquist ~ (order + 1) / (3.2 M - 4.6). The smoothed q replaces q, so that q, qd and
 qdd are one signal. A Butterworth filter run forwards and backwards (``filtfilt``) was tried
 first: inside it is as good, but its start-up transients put errors of the size of qdd itself
-into the first and last 0.1 s (docs/identification.md). This needs uniform sampling. tau is
-used as measured.
+into the first and last 0.1 s (docs/identification.md). This needs uniform sampling: data at
+irregular times are first resampled onto a uniform grid (:mod:`.signals`). tau is used as
+measured.
 """
 
 from __future__ import annotations
@@ -42,12 +43,8 @@ from pga_dyn.kinematics import float_array
 QUANTITIES = ("q", "qd", "qdd", "tau")
 #: Polynomial order of the Savitzky-Golay filter that smooths and differentiates q.
 POLYORDER = 4
-#: Default cutoff (-3 dB) of the filter, as a fraction of the sample rate (10 Hz at 200 Hz).
-DEFAULT_CUTOFF = 0.05
 #: Smallest half-width of the filter's window (samples).
 MIN_HALF_WINDOW = 3
-#: Sample times may deviate from a uniform grid by this fraction of the step when q is differentiated.
-UNIFORM_RTOL = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,19 +125,27 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
     return x
 
 
-def differentiate(t, q, cutoff=None, where: str = "arrays"):
-    """Smoothed positions, velocities and accelerations (ns, n_a) of uniformly sampled positions
-    ``q`` (see the module docstring), and a sentence saying how they were obtained."""
+def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
+    """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
+    uniform times ``t`` (see the module docstring), and a sentence saying how they were
+    obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
+    (:func:`.signals.bandwidth`). With measured velocities ``qd`` (ns, n_a), qd is smoothed and
+    qdd is its derivative, instead of q's second."""
     from pga_dyn.errors import optional
+
+    from .signals import bandwidth, is_uniform, velocity_is_quieter
 
     signal = optional("scipy.signal", "deriving qd and qdd from q")
     ns = len(t)
-    step = (t[-1] - t[0]) / (ns - 1) if ns > 1 else 0.0
-    if ns < 2 or np.max(np.abs(np.diff(t) - step)) > UNIFORM_RTOL * step:
+    if not is_uniform(t):
         raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
-                          "give qd and qdd, or resample")
+                          "resample first (drng.identification.signals.resample)")
+    step = (t[-1] - t[0]) / (ns - 1)
     rate = 1.0 / step
-    cutoff = DEFAULT_CUTOFF * rate if cutoff is None else cutoff
+    chosen = ""
+    if cutoff is None:
+        cutoff, _, chosen = bandwidth(q, rate)
+        chosen = f"; {chosen}"
     if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
         raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
                           f"({rate / 2:.6g} Hz), got {cutoff!r}")
@@ -149,19 +154,33 @@ def differentiate(t, q, cutoff=None, where: str = "arrays"):
     if ns < window:
         raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
                           f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
-    q, qd, qdd = (signal.savgol_filter(q, window, POLYORDER, deriv=d, delta=step, axis=0, mode="interp")
-                  for d in range(3))
-    how = (f"q smoothed and differentiated by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window "
-           f"{window} samples = {window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz)")
+
+    def smooth(x, deriv):
+        return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
+
+    if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
+        qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
+    if qd is None:
+        q, qd, qdd = (smooth(q, d) for d in range(3))
+        what = "qd and qdd derived: q smoothed and differentiated"
+    else:
+        q, qd, qdd = smooth(q, 0), smooth(qd, 0), smooth(qd, 1)
+        what = "qdd derived from the measured qd: q and qd smoothed, qd differentiated,"
+    how = (f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
+           f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})")
     return q, qd, qdd, how
 
 
 def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays") -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
-    A missing ``qd`` or ``qdd`` is derived from q (:func:`differentiate`, ``cutoff`` in Hz).
+    A missing ``qdd`` is derived (:func:`differentiate`, ``cutoff`` in Hz, None: from the
+    spectrum of q): from the measured ``qd`` when given, else from q; at irregular sample times
+    every signal is first resampled onto a uniform grid (:func:`.signals.resample`).
     Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
     do not increase; the message names ``source``, the array, the sample and the coordinate."""
+    from .signals import is_uniform, resample
+
     names = tuple(robot.actuated_names)
     t = float_array(f"{source}: t", t)
     if t.ndim != 1 or t.size == 0:
@@ -173,17 +192,23 @@ def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: st
         s = int(np.flatnonzero(np.diff(t) <= 0)[0])
         raise PgaDynError(f"{source}: t must increase, but t[{s + 1}] = {t[s + 1]} follows t[{s}] = {t[s]}")
     q = _samples(source, "q", q, ns, names)
-    given = {name: _samples(source, name, value, ns, names) for name, value in (("qd", qd), ("qdd", qdd))
-             if value is not None}
+    qd, qdd = (None if value is None else _samples(source, name, value, ns, names)
+               for name, value in (("qd", qd), ("qdd", qdd)))
     tau = None if tau is None else _samples(source, "tau", tau, ns, names)
-    how = "given"
-    if len(given) < 2:
-        derived = " and ".join(name for name in ("qd", "qdd") if name not in given)
-        q, qd_f, qdd_f, how = differentiate(t, q, cutoff, source)
-        given.setdefault("qd", qd_f)
-        given.setdefault("qdd", qdd_f)
-        how = f"{derived} derived: {how}"
-    return Trajectory(names, t, q, given["qd"], given["qdd"], tau, source, how)
+    if qdd is not None and qd is not None:
+        return Trajectory(names, t, q, qd, qdd, tau, source, "given")
+    steps = []
+    if not is_uniform(t):
+        smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
+        t, smooth, noisy, how = resample(t, smooth, {"tau": tau, "qdd": qdd}, source)
+        q, qd, tau, qdd = smooth["q"], smooth.get("qd"), noisy["tau"], noisy["qdd"]
+        steps.append(how)
+    given = qdd
+    q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
+    if given is not None:
+        qdd, how = given, f"qdd given, {how}"
+    steps.append(how)
+    return Trajectory(names, t, q, qd, qdd, tau, source, "; ".join(steps))
 
 
 def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Trajectory:

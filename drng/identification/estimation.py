@@ -42,7 +42,7 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-from .model import IdentificationModel, identification_model
+from .model import STICTION_ZONE, IdentificationModel, identification_model, sliding
 
 #: Reciprocal condition (smallest over largest singular value of the column-scaled stacked
 #: regressor) below which the data do not determine beta.
@@ -72,8 +72,9 @@ class Estimate:
     variances they are weighted with, Cov(beta)^-1 = sum_j W_j^T W_j / variances_j (``ols`` or ``wls``);
     ``sigma`` (n_a,) the noise standard deviation of each actuated coordinate estimated from
     the residuals; ``residuals`` (ns, n_a) = tau - W beta; ``cond`` the condition number of
-    the column-scaled stacked W; ``rows``; ``scale`` the residual variance factor s^2 (1 for
-    well-chosen weights)."""
+    the column-scaled stacked W; ``scale`` the residual variance factor s^2 (1 for
+    well-chosen weights); ``used`` (ns, n_a) bool: the rows in the fit (outside the stiction
+    zones)."""
 
     model: IdentificationModel
     data: object
@@ -88,6 +89,7 @@ class Estimate:
     cond: float
     scale: float
     max_cond_jp: float = field(default=1.0)
+    used: np.ndarray | None = None
 
     @property
     def names(self) -> tuple:
@@ -156,34 +158,42 @@ def _solve(W: np.ndarray, tau: np.ndarray):
 
 
 @one_blas_thread
-def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimate:
+def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
-    (see the module docstring). PgaDynError when the data have fewer rows than parameters, or
-    do not excite every parameter (the column-scaled stacked regressor is rank-deficient: the
-    parameters it cannot tell apart are named)."""
+    (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
+    its stiction zone (below ``stiction`` times its largest speed in the data,
+    :func:`~drng.identification.model.sliding`) are left out. PgaDynError when the data have
+    fewer rows than parameters, or do not excite every parameter (the column-scaled stacked
+    regressor is rank-deficient: the parameters it cannot tell apart are named)."""
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
     robot, p = model.robot, model.num_parameters
     ns, na = data.tau.shape
-    if ns * na <= p:
-        raise PgaDynError(f"{data.source}: {ns} samples of {na} forces give {ns * na} equations for {p} parameters: "
-                          f"too few samples (need at least {p // na + 1})")
     states = states_of(robot, data)
+    keep = sliding(model, states.qd_a, stiction)
+    rows = keep.sum(axis=0)
+    if rows.sum() <= p:
+        outside = "" if rows.sum() == ns * na else " outside the stiction zones"
+        raise PgaDynError(f"{data.source}: {ns} samples of {na} forces give {rows.sum()} equations{outside} for {p} "
+                          "parameters: too few samples")
     Wt = model.regressor(states)
+    Wk, tk, jk = Wt[keep], data.tau[keep], np.nonzero(keep)[1]
 
     def solve(weights):
-        W = (Wt * weights[None, :, None]).reshape(-1, p)
-        beta, inverse, cond = _solve(W, (data.tau * weights).reshape(-1))
+        w = weights[jk]
+        beta, inverse, cond = _solve(Wk * w[:, None], tk * w)
         if beta is None:
             raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
-                              f"column-scaled regressor {cond:.2e}); {_unexcited(model, W)}: use an exciting "
-                              f"trajectory (pga-dyn excite)")
+                              f"column-scaled regressor {cond:.2e}); {_unexcited(model, Wk * w[:, None])}: use an "
+                              f"exciting trajectory (pga-dyn excite)")
         return beta, inverse, cond
 
+    def deviations(beta):
+        e = np.where(keep, data.tau - Wt @ beta, 0.0)
+        return e, np.sqrt(np.sum(e ** 2, axis=0) / np.maximum(rows - p / na, 1.0))
+
     beta, inverse, cond = solve(np.ones(na))
-    residuals = data.tau - Wt @ beta
-    dof = ns - p / na
-    sigma = np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
+    residuals, sigma = deviations(beta)
     method, weights = "ols", np.ones(na)
     for _ in range(WLS_ITERATIONS if weighted else 0):
         if np.any(sigma == 0):
@@ -191,14 +201,15 @@ def estimate(model: IdentificationModel, data, weighted: bool = True) -> Estimat
                               "are fitted exactly: the noise cannot be weighted (use ordinary least squares)")
         method, weights = "wls", 1.0 / sigma
         beta, inverse, cond = solve(weights)
-        residuals = data.tau - Wt @ beta
-        previous, sigma = sigma, np.sqrt(np.sum(residuals ** 2, axis=0) / dof)
+        previous = sigma
+        residuals, sigma = deviations(beta)
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
             break
-    scale = float(np.sum((residuals * weights) ** 2) / (ns * na - p))
-    gram = np.einsum("sjk,sjl->jkl", Wt, Wt)
+    scale = float(np.sum((residuals * weights) ** 2) / (rows.sum() - p))
+    gram = np.stack([Wk[jk == j].T @ Wk[jk == j] for j in range(na)])
     return Estimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse, gram,
-                    scale / weights ** 2, method, sigma, residuals, cond, scale, float(states.cond.max()))
+                    scale / weights ** 2, method, sigma, data.tau - Wt @ beta, cond, scale,
+                    float(states.cond.max()), keep)
 
 
 def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
@@ -212,13 +223,14 @@ def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     return "least excited: " + " ".join(f"{v[k]:+.2f}*{model.names[k]}" for k in top)
 
 
-def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None) -> Estimate:
+def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None,
+             stiction: float = STICTION_ZONE) -> Estimate:
     """Identify ``robot`` from ``data`` (a :class:`~drng.identification.trajectory.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` terms and ``armature`` (:func:`identification_model`; or give
     ``model``), by WLS (``weighted``, the default) or OLS. Returns an :class:`Estimate`."""
     model = identification_model(robot, friction, armature) if model is None else model
-    return estimate(model, data, weighted)
+    return estimate(model, data, weighted, stiction)
 
 
 # -- prior and MAP -----------------------------------------------------------------------------------

@@ -51,6 +51,10 @@ DEFAULT_FRICTION = ("viscous", "coulomb")
 #: Joint types whose actuated coordinates get the extra terms (not the exponential coordinates
 #: of a floating base or a spherical joint).
 JOINTS_WITH_EXTRAS = ("R", "P", "U")
+#: The stiction zone of a coordinate with a Coulomb term: speeds below this fraction of its
+#: largest speed in the data, where sign(qd) does not describe dry friction (sticking, the
+#: smooth zone of a drive's friction, velocity noise around zero); their rows are left out.
+STICTION_ZONE = 0.05
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
 NONNEGATIVE = ("viscous", "coulomb", "armature")
 
@@ -165,6 +169,19 @@ def extra_column(term: str, qd_j, qdd_j) -> np.ndarray:
     """The force per unit of the extra ``term`` on coordinate j at its velocities ``qd_j`` and
     accelerations ``qdd_j`` (ns,): qd_j, sign(qd_j), 1 or qdd_j."""
     return {"viscous": qd_j, "coulomb": np.sign(qd_j), "offset": np.ones_like(qd_j), "armature": qdd_j}[term]
+
+
+def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE) -> np.ndarray:
+    """(ns, n_a) bool: the rows outside the stiction zones, |qd_j| >= ``zone`` max_s |qd_j| for
+    each coordinate j with a Coulomb term (all rows of the others; ``zone`` 0: every row)."""
+    if not (isinstance(zone, (int, float)) and 0 <= zone < 1):
+        raise PgaDynError(f"stiction: the zone is a fraction of each coordinate's largest speed in [0, 1), got {zone!r}")
+    keep = np.ones(qd.shape, dtype=bool)
+    for term, j in model.extras:
+        if term == "coulomb" and zone > 0:
+            speed = np.abs(qd[:, j])
+            keep[:, j] = speed >= zone * speed.max()
+    return keep
 
 
 def extra_values(robot, extras: dict) -> dict:
