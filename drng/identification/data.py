@@ -70,6 +70,21 @@ class Trajectory:
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
 
+    def aligned(self, delay: float) -> "Trajectory":
+        """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the
+        positions by ``delay``, :func:`~drng.identification.estimation.force_delay`), on the
+        samples where the advanced forces are inside the record (linear interpolation)."""
+        from .signals import advance
+
+        if self.tau is None:
+            raise PgaDynError(f"{self.source}: no measured tau to align")
+        if not (isinstance(delay, (int, float)) and np.isfinite(delay) and abs(delay) < self.t[-1] - self.t[0]):
+            raise PgaDynError(f"{self.source}: the delay must be a finite number of seconds shorter than the record, "
+                              f"got {delay!r}")
+        tau, inside = advance(self.t, self.tau, delay)
+        return Trajectory(self.names, self.t[inside], self.q[inside], self.qd[inside], self.qdd[inside], tau,
+                          self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms")
+
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
         out = {"t": self.t}

@@ -57,6 +57,8 @@ WLS_RTOL = 1e-3
 #: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
 #: decide in floating point (and the convex solver nothing it can solve).
 NOISE_FLOOR = 1e-6
+#: The force channel's delay behind the positions is searched within +-MAX_DELAY s.
+MAX_DELAY = 0.02
 #: Kinds of link-frame parameters that share a prior floor: masses, first moments, inertias.
 KIND_OF = (0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
 #: The prior floor of a kind: this fraction of the largest |theta_0| of that kind in the robot.
@@ -210,6 +212,40 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
     return Estimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse, gram,
                     scale / weights ** 2, method, sigma, data.tau - Wt @ beta, cond, scale,
                     float(states.cond.max()), keep)
+
+
+def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, stiction: float = STICTION_ZONE):
+    """The delay d (s) of the force channel behind the positions, tau_measured(t) = tau(t - d),
+    that fits ``data`` best: for d on the grid of the median sample step in [-``max_delay``,
+    ``max_delay``], the forces advanced by d (:func:`.signals.advance`) are fitted by least
+    squares (each coordinate's rows scaled by its RMS force, outside the stiction zones as in
+    :func:`estimate`) on the samples that every shift keeps, and the minimum of the residual sum of squares is refined by the parabola through
+    it and its two neighbours. Returns (d, delays (k,), residual sums (k,)).
+    PgaDynError when the minimum lies at the end of the range."""
+    from .signals import advance
+
+    if data.tau is None:
+        raise PgaDynError(f"{data.source}: no measured tau: no delay to estimate")
+    step = float(np.median(np.diff(data.t)))
+    lags = np.arange(-int(np.ceil(max_delay / step)), int(np.ceil(max_delay / step)) + 1)
+    inner = (data.t - lags[0] * step <= data.t[-1]) & (data.t + lags[0] * step >= data.t[0])
+    states = states_of(model.robot, data)
+    scale = (1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0))) * sliding(model, states.qd_a, stiction)[inner]
+    A = (model.regressor(states)[inner] * scale[:, :, None]).reshape(-1, model.num_parameters)
+    Q, _ = np.linalg.qr(A)
+    ssr = np.empty(len(lags))
+    for k, lag in enumerate(lags):
+        shifted, inside = advance(data.t, data.tau, lag * step)
+        b = (shifted[inner[inside]] * scale).reshape(-1)
+        ssr[k] = b @ b - np.sum((Q.T @ b) ** 2)
+    best = int(np.argmin(ssr))
+    if best in (0, len(lags) - 1):
+        raise PgaDynError(f"{data.source}: the forces fit best at a delay of {lags[best] * step:+.4g} s, the end of the "
+                          f"searched range +-{max_delay:g} s: the force and position channels are not aligned "
+                          "within it (widen max_delay, or check the data)")
+    a, b0, c = ssr[best - 1:best + 2]
+    offset = 0.5 * (a - c) / (a - 2 * b0 + c) if a - 2 * b0 + c > 0 else 0.0
+    return float((lags[best] + offset) * step), lags * step, ssr
 
 
 def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:

@@ -128,3 +128,12 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     _, _, nq = spectrum(q, rate)
     _, _, nqd = spectrum(qd, rate)
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
+
+
+def advance(t: np.ndarray, x: np.ndarray, delay: float):
+    """The samples of ``x`` (ns, n) taken ``delay`` s later, x(t + delay), by linear
+    interpolation at the times ``t`` (ns,) where t + delay lies inside the record: the values
+    (m, n) and the mask (ns,) of those times. A channel that lags the positions by ``delay``
+    is aligned with them by it."""
+    inside = (t + delay >= t[0]) & (t + delay <= t[-1])
+    return np.column_stack([np.interp(t[inside] + delay, t, c) for c in x.T]), inside
