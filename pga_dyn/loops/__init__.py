@@ -12,10 +12,11 @@ modules, lowest first (each imports only those above it):
 * :mod:`pga_dyn.loops.newton`: assembly, compiled: Newton (Levenberg-Marquardt) steps on the
   passive coordinates along a path of actuated positions, watched for singularities.
 * :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
-  and projected on its own. Redundant closures and free spins go here (and in newton).
+  and projected on its own. Redundant closures (the rank of a part's J_f below its rows) go
+  here, and a free spin's coordinate is taken out of its part's passive columns here.
 * :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
   starts, the assembly branch it selects, and a singular reference left for a regular one.
-  Choosing other branches goes here.
+  Choosing other branches goes here, and recognising a free spin (a ModelError today).
 * :mod:`pga_dyn.loops.system`: :class:`Constraints`, built once per robot by
   :func:`constraints`: assembles states and projects them, G = dq/dq_a (nq, n_a), Y_a = G^T
   Y_tree.
