@@ -96,12 +96,11 @@ class _Reader:
         self.pin, self.model = pin, model
         self.where = f"Pinocchio model '{model.name}'" if model.name else "Pinocchio model"
         self.neutral = pin.neutral(model)
-        self.mimics = dict(zip(model.mimicking_joints, model.mimicked_joints)) if hasattr(model, "mimicking_joints") else {}
         self.links, self.joints = [], []
+        self.root = None  # the link of the universe (fixed base)
 
-    def fail(self, j: int, message: str):
-        joint = self.model.joints[j]
-        raise PgaDynError(f"{self.where}: joint '{self.model.names[j]}' ({joint.shortname()}) {message}")
+    def fail(self, name: str, joint, message: str):
+        raise PgaDynError(f"{self.where}: joint '{name}' ({joint.shortname()}) {message}")
 
     def body_frames(self, j: int) -> tuple:
         """(name of the link of joint j, the other BODY frames of joint j)."""
@@ -120,8 +119,9 @@ class _Reader:
             self.links.append(LinkSpec(frame.name))
             self.joints.append(JointSpec(joint, "fixed", link, frame.name, frame.placement.homogeneous.copy()))
 
-    def one_dof(self, j: int, joint) -> tuple:
-        """(type, axis, mimic) of a 1-DoF joint from its motion subspace S (6, 1) at the neutral q."""
+    def one_dof(self, j: int, joint, name: str) -> tuple:
+        """(type, axis, mimic) of a 1-DoF joint ``joint`` (the model's joint j or a part of it),
+        named ``name``, from its motion subspace S (6, 1) at the neutral q."""
         data = joint.createData()
         joint.calc(data, self.neutral)
         S = np.array(data.S).reshape(6)
@@ -129,15 +129,16 @@ class _Reader:
         if joint.shortname() == "JointModelMimic":
             scaling = joint.extract().scaling
             if scaling == 0.0:
-                self.fail(j, "mimics its leader with scaling 0: it does not move")
+                self.fail(name, joint, "mimics its leader with scaling 0: it does not move")
             S = S / scaling
-            mimic = (self.model.names[self.mimics[j]], float(scaling), float(joint.extract().offset))
+            leader = dict(zip(self.model.mimicking_joints, self.model.mimicked_joints))[j]
+            mimic = (self.model.names[leader], float(scaling), float(joint.extract().offset))
         linear, angular = S[:3], S[3:]
         if np.abs(linear).max() <= TOLERANCE:
             return "R", angular, mimic
         if np.abs(angular).max() <= TOLERANCE:
             return "P", linear, mimic
-        self.fail(j, f"moves along the screw S = {S.tolist()}: pga-dyn has no helical joint")
+        self.fail(name, joint, f"moves along the screw S = {S.tolist()}: pga-dyn has no helical joint")
 
     def limits(self, joint) -> tuple | None:
         """(lower, upper) of a 1-coordinate joint; None for Pinocchio's no limit."""
@@ -152,7 +153,7 @@ class _Reader:
         j), named ``name``, from link ``parent`` to link ``child`` at ``origin`` (4, 4)."""
         kind = joint.shortname()
         if kind in ONE_DOF:
-            jtype, axis, mimic = self.one_dof(j, joint)
+            jtype, axis, mimic = self.one_dof(j, joint, name)
             self.joints.append(JointSpec(name, jtype, parent, child, origin, np.reshape(axis, (1, 3)), mimic=mimic,
                                          limits=None if mimic else self.limits(joint)))
         elif kind in ("JointModelSpherical", "JointModelSphericalZYX"):
@@ -176,12 +177,11 @@ class _Reader:
                     self.joint_specs(j, part, f"{name}.{k}", parent, link, pose)
                 parent = link
         elif kind == "JointModelFreeFlyer":
-            if self.model.parents[j] != 0:
-                self.fail(j, f"hangs from joint '{self.model.names[self.model.parents[j]]}': pga-dyn's floating "
-                             "joint hangs from the world")
+            if parent != self.root:
+                self.fail(name, joint, f"hangs from link '{parent}': pga-dyn's floating joint hangs from the world")
             self.joints.append(JointSpec(name, "F", parent, child, origin))
         else:
-            self.fail(j, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, universal, "
+            self.fail(name, joint, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, universal, "
                          "free-flyer, planar, translation and composite joints of these)")
 
     def floating(self) -> bool:
@@ -199,6 +199,8 @@ class _Reader:
         first = 1 if floating else 0
         for j in range(first, model.njoints):
             link[j], frames = self.body_frames(j)
+            if j == 0:
+                self.root = link[0]
             inertia = model.inertias[j]
             self.links.append(LinkSpec(link[j], Inertial(float(inertia.mass), frozen_array(inertia.lever),
                                                          frozen_array(inertia.inertia)) if j > 0 else Inertial.zero()))
@@ -220,7 +222,7 @@ def from_pinocchio(model, name: str | None = None) -> Robot:
     ----------
     model : pinocchio.Model
     name : str, optional
-        The robot's name; default ``model.name``.
+        The robot's name; default ``model.name`` (``pinocchio`` when it is empty).
 
     Returns
     -------
@@ -237,7 +239,7 @@ def from_pinocchio(model, name: str | None = None) -> Robot:
         raise PgaDynError(f"{reader.where}: gravity has an angular part {np.asarray(gravity.angular).tolist()}; "
                           "pga-dyn's gravity is a vector")
     links, joints, floating = reader.read()
-    return Robot(name or model.name, links, joints, gravity=np.array(gravity.linear), floating_base=floating)
+    return Robot(name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear), floating_base=floating)
 
 
 def _inertia(pin, robot: Robot, i: int, phi_b: np.ndarray):

@@ -340,8 +340,15 @@ def test_refused_models():
     free = pin.Model()
     free.addJoint(free.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "hinge"), pin.JointModelFreeFlyer(),
                   pin.SE3.Identity(), "loose")
-    with pytest.raises(PgaDynError, match="joint 'loose' .* hangs from joint 'hinge'"):
+    with pytest.raises(PgaDynError, match=r"joint 'loose' \(JointModelFreeFlyer\) hangs from link 'hinge'"):
         robots.from_pinocchio(free)
+    composite = pin.JointModelComposite(pin.JointModelRX())
+    composite.addJoint(pin.JointModelHX(0.02), pin.SE3.Identity())
+    screwed = pin.Model()
+    screwed.name = "screwed"
+    screwed.addJoint(0, composite, pin.SE3.Identity(), "wrist")
+    with pytest.raises(PgaDynError, match=r"Pinocchio model 'screwed': joint 'wrist.2' \(JointModelHX\) moves along"):
+        robots.from_pinocchio(screwed)
     spinning = pin.Model()
     spinning.gravity = pin.Motion(np.array([0.0, 0.0, -9.81]), np.array([0.0, 0.0, 1.0]))
     with pytest.raises(PgaDynError, match="gravity has an angular part"):
