@@ -160,7 +160,8 @@ class _Reader:
             self.joints.append(JointSpec(name, "S", parent, child, origin))
         elif kind == "JointModelUniversal":
             universal = joint.extract()
-            self.joints.append(JointSpec(name, "U", parent, child, origin, np.array([universal.axis1, universal.axis2])))
+            axes = np.array([universal.axis1, universal.axis2])
+            self.joints.append(JointSpec(name, "U", parent, child, origin, axes))
         elif kind in CHAINS or kind == "JointModelComposite":
             parts = ([(None, self.pin.SE3.Identity())] * 3 if kind in CHAINS else
                      list(zip(joint.extract().joints, joint.extract().jointPlacements)))
@@ -181,8 +182,8 @@ class _Reader:
                 self.fail(name, joint, f"hangs from link '{parent}': pga-dyn's floating joint hangs from the world")
             self.joints.append(JointSpec(name, "F", parent, child, origin))
         else:
-            self.fail(name, joint, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, universal, "
-                         "free-flyer, planar, translation and composite joints of these)")
+            self.fail(name, joint, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, "
+                                   "universal, free-flyer, planar, translation and composite joints of these)")
 
     def floating(self) -> bool:
         """Whether the model is a floating-base robot in pga-dyn's sense (module docstring)."""
@@ -239,7 +240,8 @@ def from_pinocchio(model, name: str | None = None) -> Robot:
         raise PgaDynError(f"{reader.where}: gravity has an angular part {np.asarray(gravity.angular).tolist()}; "
                           "pga-dyn's gravity is a vector")
     links, joints, floating = reader.read()
-    return Robot(name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear), floating_base=floating)
+    return Robot(name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear),
+                 floating_base=floating)
 
 
 def _inertia(pin, robot: Robot, i: int, phi_b: np.ndarray):
@@ -291,14 +293,15 @@ def to_pinocchio(robot: Robot, phi=None):
     pin = _pinocchio("robots.to_pinocchio")
     robot = check_robot(robot)
     if robot.constrained:
-        ties = [f"loop joint '{lp.name}'" for lp in robot.loop_joints] + [f"coupling '{c.name}'" for c in robot.couplings]
+        ties = ([f"loop joint '{lp.name}'" for lp in robot.loop_joints]
+                + [f"coupling '{c.name}'" for c in robot.couplings])
         raise PgaDynError(f"{robot.source or robot.name}: {', '.join(ties)}: a pinocchio.Model is a tree (no loop "
                           "joint, no coupling)")
     from pga_dyn.tp_regressor import per_body
 
     if phi is None:
         phi = np.array([pseudo_to_link(robot.inertial(i).pseudo_inertia()) for i in range(1, robot.n + 1)])
-    phi = per_body(robot, phi, "phi").reshape(robot.n, 10)
+    phi = per_body(robot, phi, "phi")
     model = pin.Model()
     model.name = robot.name
     model.gravity.linear = np.array(robot.gravity)

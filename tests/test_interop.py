@@ -28,8 +28,9 @@ MODELS = [
 
 
 def pinocchio_model(path: str, floating: bool, **options):
-    return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), **options) if floating else pin.buildModelFromUrdf(
-        path, **options)
+    if floating:
+        return pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer(), **options)
+    return pin.buildModelFromUrdf(path, **options)
 
 
 def by_name(robot, values, names) -> np.ndarray:
@@ -43,14 +44,15 @@ def check_round_trip(model, robot, samples=4):
     parameters) and both models' RNEA agree on random states; the regressor in link-frame
     parameters, Y F (F = link_map), is Pinocchio's joint-torque regressor."""
     original = Oracle(robot, model=model)
-    back = to_model = robots.to_pinocchio(robot)
-    copy = Oracle(robot, model=to_model)
+    back = robots.to_pinocchio(robot)
+    copy = Oracle(robot, model=back)
     phi = original.link_parameters()
     assert np.allclose(tp.to_link_parameters(robot, tp.inertial_parameters(robot)), phi, rtol=0, atol=1e-12)
     assert np.allclose(copy.link_parameters(), phi, rtol=0, atol=1e-12)
     for i in range(1 + robot.floating_base, robot.n + 1):
         a, b = model.getJointId(robot.joint_names[i]), back.getJointId(robot.joint_names[i])
-        assert np.allclose(back.jointPlacements[b].homogeneous, model.jointPlacements[a].homogeneous, rtol=0, atol=1e-12)
+        assert np.allclose(back.jointPlacements[b].homogeneous, model.jointPlacements[a].homogeneous,
+                           rtol=0, atol=1e-12)
     pi, F = tp.inertial_parameters(robot), tp.link_map(robot)
     Q, QD, QDD = random_states(robot, samples, seed=11)
     Y = tp.regressor(robot, Q, QD, QDD)
@@ -180,7 +182,8 @@ TWO_BODIES = """<robot name="two_bodies">
     <inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>
   <link name="ball"><inertial><mass value="1"/><inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/>
     </inertial></link>
-  <joint name="box_free" type="floating"><parent link="world"/><child link="box"/><origin xyz="1 0 0" rpy="0 0 0.5"/></joint>
+  <joint name="box_free" type="floating"><parent link="world"/><child link="box"/>
+    <origin xyz="1 0 0" rpy="0 0 0.5"/></joint>
   <joint name="ball_free" type="floating"><parent link="world"/><child link="ball"/><origin xyz="0 1 0"/></joint>
 </robot>"""
 
