@@ -7,7 +7,9 @@
 * :func:`load_extended_urdf` reads a tree URDF with the YAML of its closed loops
   (Gepetto's example-parallel-robots);
 * :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
-  :func:`mjcf_armature` its joints' armature (rotor inertia).
+  :func:`mjcf_armature` its joints' armature (rotor inertia);
+* :func:`from_pinocchio` reads a ``pinocchio.Model``, :func:`to_pinocchio` builds one (the
+  ``pinocchio`` extra).
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
@@ -27,11 +29,12 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
 
 from .extended import load_extended_urdf, yaml_beside
+from .interop import from_pinocchio, to_pinocchio
 from .mjcf import load_mjcf, mjcf_armature, parse_mjcf
 from .urdf import load_urdf, parse_urdf, read_text
 
 __all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
-           "load_mjcf", "parse_mjcf", "mjcf_armature"]
+           "load_mjcf", "parse_mjcf", "mjcf_armature", "from_pinocchio", "to_pinocchio"]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
