@@ -141,6 +141,10 @@ def info_lines(robot) -> list:
                      f"{i} {child}", _coordinates(robot, i),
                      "-" if independent is None else ("yes" if independent else "no")))
     lines += _table(("index", "name", "type", "parent body", "child body", "coordinates", "independent"), rows)
+    unbounded = [f"{j.name} [{_num(j.limits[0])}, {_num(j.limits[1])}]" for j in robot.tree_joints
+                 if j.limits is not None and float("inf") in map(abs, j.limits)]
+    if unbounded:  # robots.urdf.UNBOUNDED_LIMIT
+        lines.append(f"unbounded joint limits (-1e16 / 1e16 in the file, Gazebo's 'no limit'): {', '.join(unbounded)}")
 
     lines += ["", "Loop joints"]
     if robot.loop_joints:

@@ -103,7 +103,9 @@ def default_bounds(robot: Robot) -> np.ndarray:
     only has to be a wide enough part of the workspace. Limits of a revolute joint wider than
     one turn are narrowed to one turn (the one holding (-pi, pi) where they allow): the same
     configurations, and the assembly paths of a robot with loops (steps of PATH_STEP from q0)
-    stay short."""
+    stay short. An unbounded side (-inf / +inf: Gazebo's -1e16 / 1e16 in a URDF) is narrowed
+    the same way, for a prismatic joint too: a window as wide as the default range, holding it
+    where the limits allow."""
     bounds = np.empty((robot.nq, 2))
     bad = []
     for i in range(1, robot.n + 1):
@@ -112,9 +114,10 @@ def default_bounds(robot: Robot) -> np.ndarray:
         default = DEFAULT_RANGE["rotation" if joint.type in ("R", "U") else "translation"]
         if joint.limits is not None and joint.limits[1] - joint.limits[0] >= MIN_RANGE:
             lower, upper = joint.limits
-            if joint.type == "R" and upper - lower > 2 * np.pi:  # one turn: the same configurations
-                lower = min(max(-np.pi, lower), upper - 2 * np.pi)
-                upper = lower + 2 * np.pi
+            width = default[1] - default[0]  # one turn for R: the same configurations
+            if upper - lower > width and (joint.type == "R" or np.isinf(upper - lower)):
+                lower = min(max(default[0], lower), upper - width)
+                upper = lower + width
             bounds[sl] = (lower, upper)
         else:
             bounds[sl] = default
