@@ -27,11 +27,11 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
 
 from .extended import load_extended_urdf, yaml_beside
-from .mjcf import load_mjcf, mjcf_armature, parse_mjcf
+from .mjcf import from_mujoco, load_mjcf, mjcf_armature, parse_mjcf, write_mjcf
 from .urdf import load_urdf, parse_urdf, read_text
 
 __all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
-           "load_mjcf", "parse_mjcf", "mjcf_armature"]
+           "load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf"]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
