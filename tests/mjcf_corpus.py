@@ -27,8 +27,11 @@ PACKAGES = {"gymnasium": ("envs", "mujoco", "assets"), "dm_control": ("suite",)}
 
 
 def corpus(package: str) -> list:
-    """The MJCF files (sorted paths) shipped with an installed ``package`` of :data:`PACKAGES`."""
+    """The MJCF files (sorted paths) shipped with ``package`` of :data:`PACKAGES` (none when it
+    is not installed)."""
     spec = importlib.util.find_spec(package)
+    if spec is None:
+        return []
     folder = os.path.join(os.path.dirname(spec.origin), *PACKAGES[package])
     return sorted(glob.glob(os.path.join(folder, "*.xml")))
 
