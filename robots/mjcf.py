@@ -378,7 +378,7 @@ def write_mjcf(source, phi, path, extras=None) -> str:
     (``robot.body_names`` order, ``conventions.LINK_PARAM_NAMES``: m, m c, the inertia about
     the link frame's origin), e.g. an identification's ``full.phi``. Each body's ``<inertial>``
     is replaced (or added) by ``pos`` (the centre of mass in the body frame), ``mass`` and
-    ``fullinertia`` (about the centre of mass); the bodies merged into it (welded, without a
+    ``fullinertia`` (about the centre of mass; ``diaginertia`` when it is diagonal); the bodies merged into it (welded, without a
     joint) get a zero inertial, as their mass is the body's. ``extras`` {attribute: {joint:
     value} or values of ``robot.actuated_names``} for the attributes ``damping``,
     ``frictionloss`` and ``armature`` (the identification's viscous, Coulomb and armature terms)
@@ -446,12 +446,16 @@ def _body_elements(c: _Compiled, root) -> dict:
 
 
 def _set_inertial(body, mass, com, inertia) -> None:
-    """Replace (or add, first) the ``<inertial>`` of a ``<body>`` element."""
+    """Replace (or add, first) the ``<inertial>`` of a ``<body>`` element: ``fullinertia``, or
+    ``diaginertia`` when the products of inertia are zero (MuJoCo refuses a ``fullinertia``
+    that is not positive definite, e.g. the zero inertia of a merged body)."""
     for old in body.findall("inertial"):
         body.remove(old)
-    full = (inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2])
-    element = ET.Element("inertial", pos=" ".join(repr(float(v)) for v in com), mass=repr(float(mass)),
-                         fullinertia=" ".join(repr(float(v)) for v in full))
+    products = (inertia[0, 1], inertia[0, 2], inertia[1, 2])
+    key, values = ("diaginertia", np.diag(inertia)) if not any(products) else (
+        "fullinertia", (inertia[0, 0], inertia[1, 1], inertia[2, 2], *products))
+    element = ET.Element("inertial", {"pos": " ".join(repr(float(v)) for v in com), "mass": repr(float(mass)),
+                                      key: " ".join(repr(float(v)) for v in values)})
     body.insert(0, element)
 
 

@@ -172,3 +172,110 @@ def test_a_missing_mujoco_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)
     with pytest.raises(PgaDynError, match=r"needs mujoco: pip install 'pga-dyn\[mjcf\]'"):
         robots.parse_mjcf(ARM)
+
+
+# -- write_mjcf ----------------------------------------------------------------------------------
+
+def random_phi(robot, seed=0):
+    """Physically consistent link parameters (n, 10): a mass, a centre of mass and a principal
+    inertia turned at random (triangle inequality kept), zero on the massless links of a chain
+    of joints in one MJCF body (no MJCF body of their own)."""
+    rng = np.random.default_rng(seed)
+    phi = np.zeros((robot.n, 10))
+    for k, name in enumerate(robot.body_names):
+        if "__" in name:
+            continue
+        rot = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+        principal = rng.uniform(0.5, 1.0, 3) * 0.01
+        phi[k] = pseudo_to_link(pseudo_inertia(rng.uniform(0.5, 2), rng.uniform(-0.2, 0.2, 3),
+                                               rot @ np.diag(principal) @ rot.T))
+    return phi
+
+
+def mujoco_phi(model, robot):
+    """The link parameters (n, 10) of MuJoCo's compiled bodies (mass, body_ipos, body_iquat,
+    body_inertia), in the bodies' link frames (moved to their last joint's pos)."""
+    out = np.zeros((robot.n, 10))
+    for k, name in enumerate(robot.body_names):
+        if "__" in name:
+            continue
+        try:
+            b = model.body(name).id
+        except KeyError:  # an unnamed body: pga-dyn names it body<id>
+            b = int(name.removeprefix("body"))
+        rot = np.zeros(9)
+        mujoco.mju_quat2Mat(rot, model.body_iquat[b])
+        rot = rot.reshape(3, 3)
+        joints = [j for j in range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b])
+                  if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
+        offset = model.jnt_pos[joints[-1]] if joints else np.zeros(3)
+        out[k] = pseudo_to_link(pseudo_inertia(model.body_mass[b], model.body_ipos[b] - offset,
+                                               rot @ np.diag(model.body_inertia[b]) @ rot.T))
+    return out
+
+
+def round_trip(source, tmp_path, extras=None):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PgaDynWarning)
+        robot = robots.load_mjcf(source)
+        before = open(source, encoding="utf-8").read()
+        phi = random_phi(robot)
+        path = robots.write_mjcf(robot, phi, tmp_path / "identified.xml", extras=extras)
+        assert open(source, encoding="utf-8").read() == before  # the input is never written to
+        model = mujoco.MjModel.from_xml_path(path)
+        written = robots.load_mjcf(path)
+    scale = np.abs(phi).max()
+    assert np.allclose(mujoco_phi(model, robot), phi, rtol=1e-12, atol=1e-12 * scale)  # MuJoCo's compiler
+    mine = pga_dyn.to_link_parameters(written, pga_dyn.inertial_parameters(written)).reshape(-1, 10)
+    assert np.allclose(mine, phi, rtol=1e-12, atol=1e-12 * scale)  # pga-dyn's reader
+    original = mujoco.MjModel.from_xml_path(os.fspath(source))
+    for field in ("nbody", "njnt", "ngeom", "nu", "nsite", "neq"):  # everything else kept
+        assert getattr(model, field) == getattr(original, field)
+    assert np.array_equal(model.body_pos, original.body_pos) and np.array_equal(model.geom_size, original.geom_size)
+    return model, robot
+
+
+def test_write_mjcf_round_trips(tmp_path):
+    """The four-bar (loops), and ARM (chains of joints in one body, an inertia from geoms,
+    default classes) with damping, frictionloss and armature written on its joints."""
+    round_trip(os.path.join(HERE, "four_bar.xml"), tmp_path)
+    arm = tmp_path / "arm.xml"
+    arm.write_text(ARM)
+    extras = {"damping": [0.1, 0.2, 0.3, 0.4, 0.5], "frictionloss": {"knee": 0.7}, "armature": {"hx": 0.02}}
+    model, robot = round_trip(arm, tmp_path, extras)
+    dof = {name: model.joint(name).dofadr[0] for name in robot.coordinate_names}
+    assert np.allclose([model.dof_damping[dof[n]] for n in robot.coordinate_names], extras["damping"])
+    assert model.dof_frictionloss[dof["knee"]] == 0.7 and model.dof_frictionloss[dof["hx"]] == 0
+    assert model.dof_armature[dof["hx"]] == 0.02 and model.dof_armature[dof["hy"]] == 0.1  # the class's kept
+
+
+def test_write_mjcf_gymnasium_ant(tmp_path):
+    """gymnasium's ant: inertia from geoms (inertiafromgeom="true", which becomes "auto"),
+    unnamed bodies, a floating base."""
+    pytest.importorskip("gymnasium")
+    from mjcf_corpus import corpus
+
+    (ant,) = [p for p in corpus("gymnasium") if p.endswith("ant.xml")]
+    round_trip(ant, tmp_path)
+
+
+def test_write_mjcf_refusals(tmp_path):
+    arm = tmp_path / "arm.xml"
+    arm.write_text(ARM)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PgaDynWarning)
+        robot = robots.load_mjcf(arm)
+        phi = random_phi(robot)
+        with pytest.raises(PgaDynError, match="own file"):
+            robots.write_mjcf(robot, phi, arm)
+        chain = phi.copy()
+        chain[robot.body_names.index("hip__hx"), 0] = 1.0
+        with pytest.raises(PgaDynError, match="body 'hip__hx' .* must be zero"):
+            robots.write_mjcf(arm, chain, tmp_path / "out.xml")
+        light = phi.copy()
+        light[robot.body_names.index("shin")] = 0.0  # a massless moving body: MuJoCo refuses it
+        with pytest.raises(PgaDynError, match="mass and inertia of moving bodies"):
+            robots.write_mjcf(robot, light, tmp_path / "out.xml")
+        assert not os.path.exists(tmp_path / "out.xml")
+        with pytest.raises(PgaDynError, match="unknown joint attribute 'stiffness'"):
+            robots.write_mjcf(robot, phi, tmp_path / "out.xml", extras={"stiffness": {"knee": 1.0}})
