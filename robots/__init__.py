@@ -7,7 +7,9 @@
 * :func:`load_extended_urdf` reads a tree URDF with the YAML of its closed loops
   (Gepetto's example-parallel-robots);
 * :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
-  :func:`mjcf_armature` its joints' armature (rotor inertia).
+  :func:`from_mujoco` a compiled ``mujoco.MjModel`` (all three through MuJoCo's compiler, the
+  ``mjcf`` extra), :func:`mjcf_armature` its joints' armature (rotor inertia);
+  :func:`write_mjcf` writes identified parameters into a copy of an MJCF file.
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
