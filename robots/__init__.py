@@ -7,7 +7,9 @@
 * :func:`load_extended_urdf` reads a tree URDF with the YAML of its closed loops
   (Gepetto's example-parallel-robots);
 * :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
-  :func:`mjcf_armature` its joints' armature (rotor inertia);
+  :func:`from_mujoco` a compiled ``mujoco.MjModel`` (all three through MuJoCo's compiler, the
+  ``mjcf`` extra), :func:`mjcf_armature` its joints' armature (rotor inertia);
+  :func:`write_mjcf` writes identified parameters into a copy of an MJCF file.
 * :func:`from_pinocchio` reads a ``pinocchio.Model``, :func:`to_pinocchio` builds one (the
   ``pinocchio`` extra).
 
@@ -34,11 +36,11 @@ from pga_dyn.conventions import DEFAULT_GRAVITY
 
 from .extended import load_extended_urdf, yaml_beside
 from .interop import from_pinocchio, to_pinocchio
-from .mjcf import load_mjcf, mjcf_armature, parse_mjcf
+from .mjcf import from_mujoco, load_mjcf, mjcf_armature, parse_mjcf, write_mjcf
 from .urdf import load_urdf, parse_urdf, read_text
 
 __all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
-           "load_mjcf", "parse_mjcf", "mjcf_armature", "from_pinocchio", "to_pinocchio"]
+           "load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf", "from_pinocchio", "to_pinocchio"]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
