@@ -1,5 +1,6 @@
-"""Tables for notebooks: HTML for ``_repr_html_`` and pandas DataFrames for ``to_frame()``;
-figures saved to files (:func:`save_figure`).
+"""Tables for notebooks and terminals: HTML for ``_repr_html_``, pandas DataFrames for
+``to_frame()`` and text tables for the reports (:func:`text_table`); figures saved to files
+(:func:`save_figure`).
 
 Every displayable object (Robot, NullspaceResult, BaseParameters, the classification) states
 its table once, as headers and rows; this module renders it.
@@ -12,7 +13,7 @@ import importlib
 
 from .errors import PgaDynError
 
-__all__ = ["html_table", "data_frame", "save_figure"]
+__all__ = ["html_table", "text_table", "data_frame", "save_figure"]
 
 
 def html_table(caption: str, headers, rows) -> str:
@@ -21,6 +22,16 @@ def html_table(caption: str, headers, rows) -> str:
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
     return (f"<table><caption style='text-align:left'><b>{html.escape(caption)}</b></caption>"
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+
+
+def text_table(headers, rows) -> list:
+    """The lines of a left-aligned text table, each indented by two spaces, with a rule under the
+    headers; cells are ``str`` of the values."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return ["  " + line for line in lines]
 
 
 def data_frame(headers, rows):
