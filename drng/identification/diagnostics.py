@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from pga_dyn.display import save_figure, text_table
+from pga_dyn.display import number, save_figure, text_table
 
 from .physics import violations
 
@@ -69,7 +69,7 @@ def report_text(report: dict) -> list:
         lines.append("held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
                      + f" ({report['held_out']['data']})")
     rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
-             f"{p['model_value']:.6g}") for p in report["base"]]
+             number(p["model_value"])) for p in report["base"]]
     lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
     lines += text_table(("parameter", "estimate", "std", "std %", "model"), rows)
     full = report.get("full")

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pga_dyn.display import text_table
+from pga_dyn.display import number, text_table
 from pga_dyn.errors import PgaDynError
 from pga_dyn.progress import report
 
@@ -191,7 +191,7 @@ class Excitation:
         if self.model.robot.constrained:
             lines.append(f"assembly:         every sample assembled, cond(J_p) <= {r['max_cond_jp']:.3g} "
                          f"(limit {self.max_cond:g})")
-        rows = [(name, f"[{lo:.4g}, {hi:.4g}]", f"{v:.6g}", f"{a:.6g}") for name, (lo, hi), v, a in
+        rows = [(name, f"[{lo:.4g}, {hi:.4g}]", number(v), number(a)) for name, (lo, hi), v, a in
                 zip(r["coordinates"], r["limits"]["position"], r["limits"]["velocity"], r["limits"]["acceleration"])]
         return lines + ["", "Limits (respected at every sample)"] + text_table(
             ("coordinate", "position", "velocity", "acceleration"), rows)
