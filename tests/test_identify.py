@@ -502,6 +502,7 @@ def test_cli_reports_are_the_library_reports(tmp_path, capsys):
     code, out, _ = run(argv + ["--json"], capsys)
     assert code == 0 and json.loads(out) == json.loads(json.dumps(excitation.report(traj)))
     assert json.loads(out)["file"] == traj and json.loads(out)["iterations"] == 3
+    assert excitation.report(tmp_path / "traj.csv") == excitation.report(traj)  # a path-like file too
     code, out, _ = run(argv, capsys)
     assert code == 0 and out == "\n".join(excitation.report_text(traj)) + "\n"
     assert read_trajectory(robot, traj).q.shape == (200, 6)

@@ -29,6 +29,7 @@ is :func:`random_excitation`, the peer an optimised trajectory is measured again
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -169,9 +170,10 @@ class Excitation:
         (n_a, 2), velocity and acceleration (n_a,))."""
         box, traj = self.limits, self.trajectory
         rate = 1 / float(traj.t[1] - traj.t[0])
-        return {"robot": self.model.robot.name, "file": file, "samples": len(traj), "duration": len(traj) / rate,
-                "rate": rate, "period": float(1 / self.fourier.frequency),
-                "harmonics": self.fourier.a.shape[1], "coordinates": list(traj.names),
+        return {"robot": self.model.robot.name, "file": None if file is None else os.fspath(file),
+                "samples": len(traj), "duration": len(traj) / rate, "rate": rate,
+                "period": float(1 / self.fourier.frequency), "harmonics": self.fourier.a.shape[1],
+                "coordinates": list(traj.names),
                 "parameters": list(self.model.names), "condition_number": self.cond,
                 "condition_number_start": self.cond_start, "iterations": self.iterations,
                 "max_cond_jp": self.max_cond_jp,
