@@ -1,5 +1,6 @@
-"""Trajectories and measurements of the actuated coordinates: arrays, CSV and NPZ files in and
-out, velocities and accelerations from zero-phase filtering and differentiation.
+"""Measurements in and out, a stage of the identification (:mod:`drng.identification` lists
+them in order): a :class:`Trajectory` from arrays or from a CSV or NPZ file, checked value by
+value, and written back to a file.
 
 A :class:`Trajectory` holds, for ``ns`` samples of the actuated coordinates q_a of a robot
 (``robot.actuated_names``, in that order), the times ``t`` (ns,), the positions ``q``, the
@@ -13,18 +14,9 @@ actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME`
 ``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
 against the robot's). Anything else in a file is an error: nothing is silently dropped.
 
-Derivatives. When ``qd`` or ``qdd`` is not given, q is smoothed and differentiated by a
-Savitzky-Golay filter (``scipy.signal.savgol_filter``: the derivatives at each sample of the
-least-squares polynomial of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on
-it; a symmetric FIR filter, so zero phase; near the ends, the polynomial of the first or last
-window). The window follows from the cutoff ``cutoff`` (Hz; default :data:`DEFAULT_CUTOFF`
-times the sample rate) by Schafer's rule for the -3 dB frequency of the smoother (R. W. Schafer,
-"What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
-f_c / f_Nyquist ~ (order + 1) / (3.2 M - 4.6). The smoothed q replaces q, so that q, qd and
-qdd are one signal. A Butterworth filter run forwards and backwards (``filtfilt``) was tried
-first: inside it is as good, but its start-up transients put errors of the size of qdd itself
-into the first and last 0.1 s (docs/identification.md). This needs uniform sampling. tau is
-used as measured.
+When ``qd`` or ``qdd`` is not given, the checked q is handed to
+:func:`drng.identification.signals.differentiate` (zero-phase Savitzky-Golay smoothing and
+differentiation; the smoothed q replaces q). tau is used as measured.
 """
 
 from __future__ import annotations
@@ -38,16 +30,10 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import float_array
 
+from .signals import differentiate
+
 #: Quantities per actuated coordinate, in file column order.
 QUANTITIES = ("q", "qd", "qdd", "tau")
-#: Polynomial order of the Savitzky-Golay filter that smooths and differentiates q.
-POLYORDER = 4
-#: Default cutoff (-3 dB) of the filter, as a fraction of the sample rate (10 Hz at 200 Hz).
-DEFAULT_CUTOFF = 0.05
-#: Smallest half-width of the filter's window (samples).
-MIN_HALF_WINDOW = 3
-#: Sample times may deviate from a uniform grid by this fraction of the step when q is differentiated.
-UNIFORM_RTOL = 1e-6
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,38 +114,11 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
     return x
 
 
-def differentiate(t, q, cutoff=None, where: str = "arrays"):
-    """Smoothed positions, velocities and accelerations (ns, n_a) of uniformly sampled positions
-    ``q`` (see the module docstring), and a sentence saying how they were obtained."""
-    from pga_dyn.errors import optional
-
-    signal = optional("scipy.signal", "deriving qd and qdd from q")
-    ns = len(t)
-    step = (t[-1] - t[0]) / (ns - 1) if ns > 1 else 0.0
-    if ns < 2 or np.max(np.abs(np.diff(t) - step)) > UNIFORM_RTOL * step:
-        raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
-                          "give qd and qdd, or resample")
-    rate = 1.0 / step
-    cutoff = DEFAULT_CUTOFF * rate if cutoff is None else cutoff
-    if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
-        raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
-                          f"({rate / 2:.6g} Hz), got {cutoff!r}")
-    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
-    window = 2 * half + 1
-    if ns < window:
-        raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
-                          f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
-    q, qd, qdd = (signal.savgol_filter(q, window, POLYORDER, deriv=d, delta=step, axis=0, mode="interp")
-                  for d in range(3))
-    how = (f"q smoothed and differentiated by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window "
-           f"{window} samples = {window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz)")
-    return q, qd, qdd, how
-
-
 def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays") -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
-    A missing ``qd`` or ``qdd`` is derived from q (:func:`differentiate`, ``cutoff`` in Hz).
+    A missing ``qd`` or ``qdd`` is derived from q
+    (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz).
     Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
     do not increase; the message names ``source``, the array, the sample and the coordinate."""
     names = tuple(robot.actuated_names)
