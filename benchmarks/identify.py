@@ -73,8 +73,8 @@ def lmi_on_rows(est, prior, full):
     import cvxpy as cp
     from threadpoolctl import threadpool_limits
 
-    from drng.identification.consistency import PSEUDO_BASIS
-    from drng.identification.estimation import states_of
+    from drng.identification.physics import PSEUDO_BASIS
+    from drng.identification.model import states_of
 
     model, data = est.model, est.data
     theta0, sigma0 = prior

@@ -16,6 +16,7 @@ import os
 import traceback
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import closing
 from dataclasses import dataclass
 
 from pga_dyn.errors import PgaDynError
@@ -165,18 +166,7 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
     their own cache on their first robot. Progress goes to :mod:`pga_dyn.progress` as step
     "nullspaces", counted in robots, after each chunk; the robots' own steps are not reported.
     """
-    unknown = sorted(set(options) - set(OPTIONS))
-    if unknown:
-        raise PgaDynError(f"nullspaces: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                          f"(drng.nullspace takes {', '.join(OPTIONS)})")
-    if errors not in ERRORS:
-        raise PgaDynError(f"errors must be one of {ERRORS}, got {errors!r}")
-    _positive("jobs", jobs)
-    _positive("chunksize", chunksize)
-    if executor is not None and jobs is not None:
-        raise PgaDynError("jobs is the size of the default pool: give jobs or executor, not both")
-    if build is not None and not callable(build):
-        raise PgaDynError(f"build must be callable, got {type(build).__name__}")
+    _check_arguments(build, jobs, chunksize, errors, executor, options)
     items = list(items)
     results = []
 
@@ -193,16 +183,48 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
     if not items:
         return results
     collect(run_chunk(0, items[:1], build, options))  # fail fast; fills numba's cache for the workers
-    rest = items[1:]
     workers = jobs if jobs is not None else cores()  # an executor's own: as many as here
-    size = chunksize or max(1, min(MAX_CHUNK, math.ceil(len(rest) / (4 * workers))))
-    chunks = [(1 + k, rest[k:k + size]) for k in range(0, len(rest), size)]
+    chunks = _chunks(items[1:], workers, chunksize)
     if not chunks:
         return results
     if executor is None and workers == 1:
-        for start, chunk in chunks:
-            collect(run_chunk(start, chunk, build, options))
-        return results
+        runs = (run_chunk(start, chunk, build, options) for start, chunk in chunks)
+    else:
+        runs = _pooled(executor, workers, chunks, build, options)
+    with closing(runs):  # a robot that raises closes the pool (cancels the tasks not started)
+        for done in runs:
+            collect(done)
+    return results
+
+
+def _check_arguments(build, jobs, chunksize, errors, executor, options) -> None:
+    """PgaDynError naming the argument of :func:`nullspaces` that is wrong."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise PgaDynError(f"nullspaces: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+                          f"(drng.nullspace takes {', '.join(OPTIONS)})")
+    if errors not in ERRORS:
+        raise PgaDynError(f"errors must be one of {ERRORS}, got {errors!r}")
+    _positive("jobs", jobs)
+    _positive("chunksize", chunksize)
+    if executor is not None and jobs is not None:
+        raise PgaDynError("jobs is the size of the default pool: give jobs or executor, not both")
+    if build is not None and not callable(build):
+        raise PgaDynError(f"build must be callable, got {type(build).__name__}")
+
+
+def _chunks(rest: list, workers: int, chunksize: int | None) -> list:
+    """(index of its first robot in the input, robots) of each chunk of ``rest``, the robots after
+    the first: ``chunksize`` robots each (default ``min(MAX_CHUNK, ceil(N / (4 workers)))``)."""
+    size = chunksize or max(1, min(MAX_CHUNK, math.ceil(len(rest) / (4 * workers))))
+    return [(1 + k, rest[k:k + size]) for k in range(0, len(rest), size)]
+
+
+def _pooled(executor, workers: int, chunks: list, build, options: dict):
+    """The results of :func:`run_chunk` on each of ``chunks`` (from :func:`_chunks`), in order, run
+    on ``executor`` (a concurrent.futures Executor or a dask.distributed Client), or on a pool of
+    ``workers`` processes of its own when it is None. Closing the generator cancels the tasks
+    not started (and shuts its own pool down)."""
     own = executor is None
     if own:
         executor = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=multiprocessing.get_context("spawn"),
@@ -217,10 +239,9 @@ def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | N
             except Exception as error:  # the task itself failed: a worker died, the items did not pickle
                 raise RuntimeError(f"the task of robots {start} to {start + len(chunk) - 1} failed in the executor: "
                                    f"{type(error).__name__}: {error}") from error
-            collect(done)
+            yield done
     finally:
         for future in futures:
             future.cancel()
         if own:
             executor.shutdown(wait=True, cancel_futures=True)
-    return results

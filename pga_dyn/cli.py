@@ -141,6 +141,10 @@ def info_lines(robot) -> list:
                      f"{i} {child}", _coordinates(robot, i),
                      "-" if independent is None else ("yes" if independent else "no")))
     lines += _table(("index", "name", "type", "parent body", "child body", "coordinates", "independent"), rows)
+    unbounded = [f"{j.name} [{_num(j.limits[0])}, {_num(j.limits[1])}]" for j in robot.tree_joints
+                 if j.limits is not None and float("inf") in map(abs, j.limits)]
+    if unbounded:  # robots.urdf.UNBOUNDED_LIMIT
+        lines.append(f"unbounded joint limits (-1e16 / 1e16 in the file, Gazebo's 'no limit'): {', '.join(unbounded)}")
 
     lines += ["", "Loop joints"]
     if robot.loop_joints:
@@ -656,17 +660,7 @@ def _warn_model(robot) -> None:
 
 def excite_report(robot, excitation, path) -> dict:
     """What ``pga-dyn excite`` prints, as a JSON-ready dict."""
-    box = excitation.limits
-    traj = excitation.trajectory
-    rate = 1 / float(traj.t[1] - traj.t[0])
-    return {"robot": robot.name, "file": path, "samples": len(traj), "duration": len(traj) / rate,
-            "rate": rate, "period": float(1 / excitation.fourier.frequency),
-            "harmonics": excitation.fourier.a.shape[1], "coordinates": list(traj.names),
-            "parameters": list(excitation.model.names), "condition_number": excitation.cond,
-            "condition_number_start": excitation.cond_start, "iterations": excitation.iterations,
-            "max_cond_jp": excitation.max_cond_jp,
-            "limits": {"position": box.position.tolist(), "velocity": box.velocity.tolist(),
-                       "acceleration": box.acceleration.tolist()}}
+    return excitation.report(path)
 
 
 def _cmd_excite(args, out) -> int:
@@ -685,20 +679,7 @@ def _cmd_excite(args, out) -> int:
         json.dump(report, out, indent=2)
         out.write("\n")
         return 0
-    lines = [f"robot:            {robot.name}",
-             f"trajectory:       {report['file']}: {report['samples']} samples, {report['duration']:g} s at "
-             f"{report['rate']:g} Hz; Fourier series, period {report['period']:g} s, {report['harmonics']} harmonics",
-             f"condition number: {report['condition_number']:.4g} (column-scaled regressor of {len(report['parameters'])} "
-             f"parameters; random start {report['condition_number_start']:.4g}, {report['iterations']} iterations)"]
-    if robot.constrained:
-        lines.append(f"assembly:         every sample assembled, cond(J_p) <= {report['max_cond_jp']:.3g} "
-                     f"(limit {args.max_cond:g})")
-    rows = [(name, f"[{lo:.4g}, {hi:.4g}]", _num(v), _num(a)) for name, (lo, hi), v, a in
-            zip(report["coordinates"], report["limits"]["position"], report["limits"]["velocity"],
-                report["limits"]["acceleration"])]
-    lines += ["", "Limits (respected at every sample)"]
-    lines += _table(("coordinate", "position", "velocity", "acceleration"), rows)
-    print("\n".join(lines), file=out)
+    print("\n".join(excitation.report_text(args.output)), file=out)
     return 0
 
 
@@ -722,33 +703,9 @@ def _cmd_simulate(args, out) -> int:
 
 def identify_lines(report: dict) -> list:
     """The lines ``pga-dyn identify`` prints for a :func:`drng.identification.report`."""
-    lines = [f"robot:            {report['robot']}",
-             f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
-             f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
-             f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
-             f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
-             "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
-             "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
-    if "held_out" in report:
-        lines.append(f"held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
-                     + f" ({report['held_out']['data']})")
-    rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
-             _num(p["model_value"])) for p in report["base"]]
-    lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
-    lines += _table(("parameter", "estimate", "std", "std %", "model"), rows)
-    full = report.get("full")
-    if full:
-        label = {"consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
-                 "map": "MAP estimate"}[full["method"]]
-        lines += ["", f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: " +
-                  ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items())]
-        if full["violations"]:
-            lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
-        if "held_out_residual_rms" in full:
-            lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
-        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-") for p in full["parameters"]]
-        lines += _table(("parameter", "value", "std"), rows)
-    return lines
+    from drng.identification import report_text
+
+    return report_text(report)
 
 
 def _cmd_identify(args, out) -> int:
@@ -756,7 +713,7 @@ def _cmd_identify(args, out) -> int:
 
     from drng.identification import (consistent_estimate, default_prior, identify, map_estimate,
                                      read_trajectory, report, write_urdf)
-    from drng.identification.results import plot
+    from drng.identification.diagnostics import plot
 
     robot = _robot(args)
     if args.output and not (args.consistent or args.map):

@@ -100,7 +100,8 @@ class JointSpec:
     (= the child link frame at q = 0) in the parent link frame. ``axes`` (k, 3) holds the unit
     axes in the joint frame: one row for R and P, two for U, none otherwise. ``independent`` is
     the URDF+ attribute (None when absent). ``mimic`` is ``(leader joint, multiplier, offset)``
-    or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None.
+    or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None; a side
+    may be -inf / +inf (unbounded: Gazebo's -1e16 / 1e16 in a URDF).
     """
 
     name: str

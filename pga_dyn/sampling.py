@@ -38,7 +38,7 @@ class States:
         dq/dq_a of each sample (for a tree: a read-only view of one identity matrix).
     cond : ndarray (samples,)
         cond(J_p) of each sample: the largest cond(J_f) of the independent parts of its loops
-        (:class:`pga_dyn.loops.Part`; 1 for a tree).
+        (:class:`pga_dyn.loops.parts.Part`; 1 for a tree).
     drawn, rejected : int
         Vectors of actuated coordinates drawn, and the draws that did not end a state (a part
         out of the workspace or too close to a singularity; such a part is drawn again).
@@ -103,7 +103,9 @@ def default_bounds(robot: Robot) -> np.ndarray:
     only has to be a wide enough part of the workspace. Limits of a revolute joint wider than
     one turn are narrowed to one turn (the one holding (-pi, pi) where they allow): the same
     configurations, and the assembly paths of a robot with loops (steps of PATH_STEP from q0)
-    stay short."""
+    stay short. An unbounded side (-inf / +inf: Gazebo's -1e16 / 1e16 in a URDF) is narrowed
+    the same way, for a prismatic joint too: a window as wide as the default range, holding it
+    where the limits allow."""
     bounds = np.empty((robot.nq, 2))
     bad = []
     for i in range(1, robot.n + 1):
@@ -112,9 +114,10 @@ def default_bounds(robot: Robot) -> np.ndarray:
         default = DEFAULT_RANGE["rotation" if joint.type in ("R", "U") else "translation"]
         if joint.limits is not None and joint.limits[1] - joint.limits[0] >= MIN_RANGE:
             lower, upper = joint.limits
-            if joint.type == "R" and upper - lower > 2 * np.pi:  # one turn: the same configurations
-                lower = min(max(-np.pi, lower), upper - 2 * np.pi)
-                upper = lower + 2 * np.pi
+            width = default[1] - default[0]  # one turn for R: the same configurations
+            if upper - lower > width and (joint.type == "R" or np.isinf(upper - lower)):
+                lower = min(max(default[0], lower), upper - width)
+                upper = lower + width
             bounds[sl] = (lower, upper)
         else:
             bounds[sl] = default
@@ -166,12 +169,12 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     joints, each draw is assembled along the straight path from the reference configuration in
     q_a (as :func:`pga_dyn.regressor` does, so that a state is a function of q_a); a path that
     meets a singular configuration is rejected (``regular=True`` of
-    :meth:`pga_dyn.loops.Constraints.assemble`), which keeps every sample in the regular region
+    :meth:`pga_dyn.loops.system.Constraints.assemble`), which keeps every sample in the regular region
     of the reference's assembly branch; a draw is kept when it closes and cond(J_p) is below the
     limit: ``max_cond``, or REFERENCE_FACTOR times cond(J_p) at the reference configuration when
     that is larger (a mechanism whose regular reference is already above ``max_cond``, e.g.
     millimetre rods measured in metres against radians; a reference moved off a singular q0
-    keeps ``max_cond``). The loops are sampled part by part (:class:`pga_dyn.loops.Part`: loops
+    keeps ``max_cond``). The loops are sampled part by part (:class:`pga_dyn.loops.parts.Part`: loops
     that share no coordinate moving one of their bodies relative to the other): a part that
     fails (its path, or its cond(J_f)) is drawn again while the parts that passed keep their
     actuated coordinates, so sixty independent four-bars cost about what one does, and each
@@ -206,25 +209,44 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
     """
     check_robot(robot)
     n = count("n", n)
-    na = len(robot.actuated)
     box = bounds_array(robot, bounds)
+    max_draws, rng = _checked_options(n, max_cond, max_draws, seconds, seed)
+    if not robot.constrained or not constraints(robot).nf:
+        return _closed_form_states(robot, n, box, rng)
+    return _sample_parts(robot, n, box, rng, max_cond, max_draws, seconds)
+
+
+def _checked_options(n: int, max_cond, max_draws, seconds, seed):
+    """(max_draws, numpy random generator) of :func:`sample_states`, its options checked
+    (PgaDynError naming the argument)."""
     if not (isinstance(max_cond, Real) and max_cond > 1):
         raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
     max_draws = 100 * n if max_draws is None else count("max_draws", max_draws)
     if seconds is not None and not (isinstance(seconds, Real) and seconds > 0):
         raise PgaDynError(f"seconds must be a positive number or None, got {seconds!r}")
     try:
-        rng = np.random.default_rng(seed)
+        return max_draws, np.random.default_rng(seed)
     except (TypeError, ValueError) as exc:
         raise PgaDynError(f"seed must be None or a non-negative integer: {exc}") from None
-    if not robot.constrained or not constraints(robot).nf:
-        q_a = rng.uniform(box[:, 0], box[:, 1], (n, na))
-        qd_a, qdd_a = rng.uniform(-1, 1, (2, n, na))
-        if not robot.constrained:
-            G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, robot.nq))  # one identity, read-only: O(nq^2), not O(n nq^2)
-            return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
-        return complete_states(robot, q_a, qd_a, qdd_a)
+
+
+def _closed_form_states(robot: Robot, n: int, box, rng) -> States:
+    """:func:`sample_states` of a tree, or of a robot whose couplings alone fix every passive
+    coordinate (q = E q_a + e0: no draw is rejected); ``box`` (n_a, 2)."""
+    na = len(robot.actuated)
+    q_a = rng.uniform(box[:, 0], box[:, 1], (n, na))
+    qd_a, qdd_a = rng.uniform(-1, 1, (2, n, na))
+    if not robot.constrained:
+        G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, robot.nq))  # one identity, read-only: O(nq^2), not O(n nq^2)
+        return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
+    return complete_states(robot, q_a, qd_a, qdd_a)
+
+
+def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seconds) -> States:
+    """:func:`sample_states` of a robot with loop joints: rejection sampling part by part, the box
+    (n_a, 2) halved around the reference while too few draws pass."""
     con = constraints(robot)
+    na = len(robot.actuated)
     if not con.moved:  # a reference moved off a singular q0 is ill-conditioned by its closeness to it
         max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
     centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
@@ -238,29 +260,15 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
                               f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
                               "time or change bounds")
         drawn += 1
-        fresh = rng.uniform(centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre))
-        qd_a, qdd_a = rng.uniform(-1, 1, (2, na))
-        for k in parts if q_a is not None else ():  # the parts kept from the last draw keep their q_a
-            if k not in todo:
-                fresh[con.parts[k].actuated] = q_a[con.parts[k].actuated]
-        q_a = fresh
-        failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
-        q = con.E @ z + con.e0
-        r, J = con.loop_jacobian(q)
-        if failed:  # cond(J_f) of the parts that assembled
-            assembled = [k for k in todo if k not in failed]
-            conds = con.conditions(J, assembled)
-        else:  # all of them: the whole state, which is kept if every part passes
-            assembled = todo
-            qd, qdd, G, every = con.project(q, qd_a, qdd_a, J)
-            conds = every[todo]
+        q_a, qd_a, qdd_a = _draw(rng, con, centre + scale * (box[:, 0] - centre),
+                                 centre + scale * (box[:, 1] - centre), q_a, todo)
+        good, state = _assemble_draw(con, q_a, qd_a, qdd_a, z, todo, max_cond)
         stage += len(todo)
-        good = [k for k, c in zip(assembled, conds) if c < max_cond]
         stage_kept += len(good)
         todo = [k for k in todo if k not in good]
         if not todo:  # every part passed: a state, unless a loop no part solves is open (then all again)
-            if not con.open_loops(q, r):
-                kept.append((q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max())))
+            if state is not None:
+                kept.append(state)
                 report("sampling valid states", len(kept), n)
             todo, z, q_a = list(parts), con.z_ref.copy(), None
         if stage >= STAGE_DRAWS * n * len(parts) and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
@@ -270,9 +278,42 @@ def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float 
                       "reached their actuated position on the reference's assembly branch without meeting a singular "
                       f"configuration: the box was shrunk {1 / scale:g} times around the reference, "
                       f"q_a = {np.round(centre, 3).tolist()} (the rank is structural: any open part of the branch "
-                      "gives it)", PgaDynWarning, stacklevel=2)
+                      "gives it)", PgaDynWarning, stacklevel=3)
     if len(kept) < n:
         raise PgaDynError(f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
                           f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
     cols = [np.array(c) for c in zip(*kept)]
     return States(robot, *cols, drawn=drawn, rejected=drawn - n, max_cond=float(max_cond))
+
+
+def _draw(rng, con, lower, upper, q_a, todo):
+    """One draw (q_a, qd_a, qdd_a), each (n_a,): q_a uniform in the box [lower, upper] (n_a,),
+    except that the parts of ``con`` not in ``todo`` keep their actuated coordinates of the last
+    draw ``q_a`` (None: a new state, every part drawn); qd_a and qdd_a uniform in (-1, 1)."""
+    fresh = rng.uniform(lower, upper)
+    qd_a, qdd_a = rng.uniform(-1, 1, (2, len(lower)))
+    for k in range(len(con.parts)) if q_a is not None else ():
+        if k not in todo:
+            fresh[con.parts[k].actuated] = q_a[con.parts[k].actuated]
+    return fresh, qd_a, qdd_a
+
+
+def _assemble_draw(con, q_a, qd_a, qdd_a, z, todo, max_cond):
+    """Assemble the parts ``todo`` of ``con`` at q_a (the others held in the free coordinates z
+    (nz,), updated in place) and keep those that reach it with cond(J_f) < ``max_cond``. Returns
+    (the parts kept, state): state is (q, qd, qdd, q_a, qd_a, qdd_a, G, cond(J_p)) when every part
+    of ``todo`` is kept and every loop is closed, else None."""
+    failed = {k for k, _, _ in con.assemble_parts(q_a, z, todo, regular=True)}
+    q = con.E @ z + con.e0
+    r, J = con.loop_jacobian(q)
+    if failed:  # cond(J_f) of the parts that assembled
+        assembled = [k for k in todo if k not in failed]
+        conds = con.conditions(J, assembled)
+    else:  # all of them: the whole state, which is kept if every part passes
+        assembled = todo
+        qd, qdd, G, every = con.project(q, qd_a, qdd_a, J)
+        conds = every[todo]
+    good = [k for k, c in zip(assembled, conds) if c < max_cond]
+    if len(good) < len(todo) or con.open_loops(q, r):
+        return good, None
+    return good, (q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max()))

@@ -330,7 +330,10 @@ def inertial_parameters(robot: Robot) -> np.ndarray:
         for i in range(1, robot.n + 1)]) if robot.n else np.zeros(0)
 
 
-def _per_body(robot: Robot, x, name: str) -> np.ndarray:
+def per_body(robot: Robot, x, name: str) -> np.ndarray:
+    """Per-body parameters ``x`` ((10 n,) or (n, 10), the argument ``name``) as a float array
+    (n, 10), ``robot.body_names`` order; a PgaDynError naming ``name`` for another shape or a
+    non-finite value."""
     x = float_array(name, x)
     if x.shape not in ((10 * robot.n,), (robot.n, 10)):
         raise PgaDynError(f"{name} must have shape ({10 * robot.n},) or ({robot.n}, 10), got {x.shape}")
@@ -353,7 +356,7 @@ def from_link_parameters(robot: Robot, phi) -> np.ndarray:
     -------
     ndarray (10 n,)
     """
-    phi = _per_body(robot, phi, "phi")
+    phi = per_body(robot, phi, "phi")
     T0 = initial_poses(robot)
     return np.concatenate([np.zeros(0)] + [pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
                                            for i, p in enumerate(phi)])  # n = 0: no parameter
@@ -373,7 +376,7 @@ def to_link_parameters(robot: Robot, pi) -> np.ndarray:
     ndarray (n, 10)
         phi in the body frames, Pinocchio's order.
     """
-    pi = _per_body(robot, pi, "pi")
+    pi = per_body(robot, pi, "pi")
     inv = inverse_initial_poses(robot)
     return np.array([pseudo_to_link(inv[i + 1] @ vector_to_pseudo(x) @ inv[i + 1].T)
                      for i, x in enumerate(pi)])

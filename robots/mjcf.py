@@ -1,32 +1,42 @@
-"""Reader of MJCF, MuJoCo's XML format (the format of mujoco-menagerie).
+"""MJCF, MuJoCo's XML format, read through MuJoCo's own compiler (the ``mjcf`` extra).
 
-Read, after the ``<default>`` classes are applied (``class`` / ``childclass``):
+MuJoCo compiles the file (``<include>``, ``<default>`` classes, ``<frame>``, orientations,
+inertia from geoms and meshes, ``inertiafromgeom``, ``fusestatic``, ...) into a
+``mujoco.MjModel``; :func:`from_mujoco` reads that compiled model:
 
-* ``<compiler angle eulerseq>`` (angles in degrees unless ``angle="radian"``);
-* ``<option gravity>`` (the gravity of the robot unless one is given);
-* ``<worldbody>``: nested ``<body name pos quat|euler|axisangle>`` with ``<inertial pos
-  quat|euler|axisangle mass diaginertia|fullinertia>`` and ``<joint>`` elements of type
-  ``hinge`` (R), ``slide`` (P), ``ball`` (S) or ``free`` (the floating base, on a body of the
-  world only), with ``pos``, ``axis`` and ``range`` (the sampling bounds of actuated joints);
-  several joints in one body act in turn, as a chain of massless links ``<body>__<joint>``;
-  a body without a joint is welded to its parent; ``<site name pos>``;
-* ``<equality>``: ``connect`` (body1 body2 anchor, or site1 site2) is a spherical loop joint
-  (the point ``anchor`` of body1 and the point of body2 that coincides with it at qpos0);
-  ``weld`` (body1 body2 relpose; without relpose: as at qpos0) is the loop joint it cuts
-  (:func:`robots.extended.weld_as_loop`); ``joint`` (joint1 joint2 polycoef) with a linear
-  polynomial is a coupling q1 = a0 + a1 q2;
-* ``<actuator>``: the joints its elements drive (``joint=``) are the actuated (independent)
-  coordinates, the other joints passive.
+* bodies (``body_pos``, ``body_quat`` relative to the parent) and their inertia: mass,
+  ``body_ipos``, and the principal inertia ``body_inertia`` turned by ``body_iquat``,
+  I = R diag(body_inertia) R^T about the centre of mass;
+* joints: ``hinge`` (R), ``slide`` (P), ``ball`` (S) at ``jnt_pos`` along ``jnt_axis``;
+  several joints in one body act in turn, as a chain of massless links ``<body>__<joint>``; a
+  body without a joint is welded to its parent. A hinge or slide coordinate is measured from
+  its ``ref`` (q_pga-dyn = qpos - qpos0: zero at the pose of the file), its ``range`` (when
+  limited) gives the sampling bounds of actuated joints;
+* ``free`` joints: one body of the world with a free joint (and no other moving body of the
+  world) is a floating base (pga-dyn's F joint, the body at the origin at q = 0, as Pinocchio
+  reads it); free joints beside other moving bodies of the world are F tree joints of the
+  world at the body's pose of the file;
+* ``<equality>``: ``connect`` (bodies and anchor, or sites) is a spherical loop joint;
+  ``weld`` (bodies with relpose and anchor, or sites) is the loop joint it cuts
+  (:func:`robots.extended.weld_as_loop`); ``joint`` with a linear ``polycoef`` is a coupling
+  (p1 = a0 + a1 p2 on the coordinates measured from ``ref``, MuJoCo's rule);
+* actuators on joints: a joint that no actuator drives is passive when a loop moves it (it lies
+  on the cycle of a connect or weld), otherwise it stays an independent coordinate (an
+  unactuated joint of a tree: its generalized force is zero). Without actuators every joint is
+  independent (a warning says so when the model has equalities);
+* gravity: ``opt.gravity`` (zero under ``<flag gravity="disable"/>``).
 
-A body's link frame is its body frame moved to its joint's ``pos`` (URDF's convention: the
-joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-body parameter: a
-:class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one, :func:`mjcf_armature`
-gives the values (identify it with ``pga-dyn identify --armature``). ``geom``, ``camera``, ``light``, ``<asset>``,
-``<sensor>``, ``<visual>``, ``<contact>`` and ``<statistic>`` do not change the rigid-body
-model and are skipped. Everything else that does (``tendon`` and other equalities,
-``<tendon>``, inertia inferred from geoms, ``<include>``, an actuator
-not on a joint,
-``<frame>``, a joint ``ref``) raises :class:`~pga_dyn.errors.PgaDynError` naming it.
+A body's link frame is its body frame moved to its (last) joint's ``pos`` (URDF's convention:
+the joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-body parameter:
+a :class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one and
+:func:`mjcf_armature` gives the values. Geoms, sites, cameras, contacts, sensors, tendons that
+no equality uses, damping, friction and springs do not change the rigid-body model. What does
+and pga-dyn lacks raises :class:`~pga_dyn.errors.PgaDynError` naming it: tendon and flex
+equalities, an inactive or disabled equality, a nonlinear polycoef, a locked joint (an
+equality without joint2), flexes, gravity compensation, an actuator not on a joint in a model
+with equalities (then the actuated joints decide the passive ones).
+
+:func:`write_mjcf` writes identified parameters into a copy of the file.
 """
 
 from __future__ import annotations
@@ -34,373 +44,464 @@ from __future__ import annotations
 import dataclasses
 import os
 import warnings
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from pga_dyn.conventions import DEFAULT_GRAVITY
-from pga_dyn.errors import PgaDynError, PgaDynWarning
+from pga_dyn.conventions import inertia_of_pseudo, link_to_pseudo, pseudo_to_link
+from pga_dyn.errors import PgaDynError, PgaDynWarning, optional
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
-from pga_dyn.pga import skew
 
 from .extended import weld_as_loop
-from .urdf import read_text, xml_root
+from .urdf import read_text
 
-__all__ = ["load_mjcf", "parse_mjcf", "mjcf_armature"]
+__all__ = ["load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf"]
 
-_JOINT_TYPES = {"hinge": "R", "slide": "P", "ball": "S"}
-_SKIPPED = {"asset", "sensor", "visual", "contact", "statistic", "size", "extension", "keyframe",
-            "custom", "default", "compiler", "option", "worldbody", "equality", "actuator"}
-_BODY_SKIPPED = {"geom", "camera", "light", "inertial", "joint", "body", "site", "freejoint"}
+#: Attributes of a joint that :func:`write_mjcf` writes from its ``extras``.
+JOINT_EXTRAS = ("damping", "frictionloss", "armature")
 
 
-def _quat_matrix(q) -> np.ndarray:
-    w, x, y, z = np.asarray(q, dtype=float) / np.linalg.norm(q)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+def _mujoco():
+    return optional("mujoco", "reading MJCF (MuJoCo's compiler)", "mjcf")
 
 
-def _axis_rotation(axis, angle) -> np.ndarray:
-    axis = np.asarray(axis, dtype=float) / np.linalg.norm(axis)
-    k = skew(axis)
-    return np.eye(3) + np.sin(angle) * k + (1 - np.cos(angle)) * k @ k
+def _compile(load, where: str):
+    """MuJoCo's compiled model of ``load()``; its compiler's error as a PgaDynError naming ``where``."""
+    try:
+        return load()
+    except ValueError as error:
+        raise PgaDynError(f"{where}: MuJoCo's compiler: {error}") from None
 
 
-class _Reader:
-    def __init__(self, where: str, root):
-        self.where = where
-        compiler = root.find("compiler")
-        compiler = {} if compiler is None else compiler.attrib
-        self.degrees = compiler.get("angle", "degree") == "degree"
-        self.eulerseq = compiler.get("eulerseq", "xyz")
-        if compiler.get("inertiafromgeom") == "true":
-            self.fail(root.find("compiler"), "inertiafromgeom='true' (inertia from geoms) is not supported")
-        self.defaults = {}
-        for top in root.findall("default"):
-            self._defaults(top, "main", {})
-
-    def fail(self, element, message):
-        name = element.get("name") if element is not None else None
-        tag = f"<{element.tag}" + (f" name='{name}'" if name else "") + ">: " if element is not None else ""
-        raise PgaDynError(f"{self.where}: {tag}{message}")
-
-    def _defaults(self, element, name, inherited):
-        """Default attributes per element tag of class ``name``, inherited from the parent class."""
-        own = {tag: dict(values) for tag, values in inherited.items()}
-        for child in element:
-            if child.tag != "default":
-                own.setdefault(child.tag, {}).update(child.attrib)
-        self.defaults[name] = own
-        for child in element.findall("default"):
-            self._defaults(child, child.get("class") or self.fail(child, "a nested <default> needs a class"), own)
-
-    def attributes(self, element, childclass) -> dict:
-        """The element's attributes over the defaults of its class."""
-        cls = element.get("class") or childclass or "main"
-        if cls not in self.defaults and cls != "main":
-            self.fail(element, f"unknown class '{cls}'")
-        return {**self.defaults.get(cls, {}).get(element.tag, {}), **element.attrib}
-
-    def floats(self, attrs, key, count, default, element):
-        text = attrs.get(key)
-        if text is None:
-            return None if default is None else np.array(default, dtype=float)
-        try:
-            values = np.array([float(v) for v in text.split()], dtype=float)
-        except ValueError:
-            self.fail(element, f"attribute {key}='{text}' is not a list of numbers")
-        if values.shape != (count,) or not np.all(np.isfinite(values)):
-            self.fail(element, f"attribute {key}='{text}' must hold {count} finite numbers")
-        return values
-
-    def angle(self, value):
-        return np.deg2rad(value) if self.degrees else value
-
-    def rotation(self, attrs, element) -> np.ndarray:
-        """The orientation of a body or inertial frame: quat (w x y z), euler or axisangle."""
-        given = [key for key in ("quat", "euler", "axisangle", "xyaxes", "zaxis") if key in attrs]
-        if len(given) > 1:
-            self.fail(element, f"several orientations given: {', '.join(given)}")
-        if not given:
-            return np.eye(3)
-        if given[0] == "quat":
-            return _quat_matrix(self.floats(attrs, "quat", 4, None, element))
-        if given[0] == "axisangle":
-            v = self.floats(attrs, "axisangle", 4, None, element)
-            return _axis_rotation(v[:3], self.angle(v[3]))
-        if given[0] == "euler":
-            angles = self.angle(self.floats(attrs, "euler", 3, None, element))
-            rot = np.eye(3)
-            for axis, angle in zip(self.eulerseq, angles):
-                step = _axis_rotation(np.eye(3)["xyz".index(axis.lower())], angle)
-                rot = rot @ step if axis.islower() else step @ rot  # lower case: moving axes
-            return rot
-        self.fail(element, f"orientation '{given[0]}' is not supported (give quat, euler or axisangle)")
-
-    def pose(self, attrs, element) -> np.ndarray:
-        t = np.eye(4)
-        t[:3, :3] = self.rotation(attrs, element)
-        t[:3, 3] = self.floats(attrs, "pos", 3, (0, 0, 0), element)
-        return t
-
-    def inertial(self, body, childclass, offset) -> Inertial:
-        """The body's inertial in its link frame (the body frame moved by ``offset``)."""
-        element = body.find("inertial")
-        if element is None:
-            if body.find("geom") is not None:
-                self.fail(body, "no <inertial> (MuJoCo would infer it from the geoms; pga-dyn needs <inertial>)")
-            return Inertial.zero()
-        attrs = self.attributes(element, childclass)
-        mass = self.floats(attrs, "mass", 1, None, element)
-        if mass is None or mass[0] < 0:
-            self.fail(element, "needs a mass >= 0")
-        if "diaginertia" in attrs:
-            inertia = np.diag(self.floats(attrs, "diaginertia", 3, None, element))
-        elif "fullinertia" in attrs:
-            xx, yy, zz, xy, xz, yz = self.floats(attrs, "fullinertia", 6, None, element)
-            inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-        else:
-            self.fail(element, "needs diaginertia or fullinertia")
-        pose = self.pose(attrs, element)
-        rot = pose[:3, :3]
-        return Inertial(float(mass[0]), pose[:3, 3] - offset, rot @ inertia @ rot.T)
+def _pose(pos, quat) -> np.ndarray:
+    """The pose (4, 4) of a MuJoCo position (3,) and unit quaternion (w, x, y, z)."""
+    rot, quat = np.zeros(9), np.asarray(quat, dtype=float)
+    _mujoco().mju_quat2Mat(rot, quat / np.linalg.norm(quat))
+    pose = np.eye(4)
+    pose[:3, :3], pose[:3, 3] = rot.reshape(3, 3), pos
+    return pose
 
 
-def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = None, gravity=None) -> Robot:
-    """Build a :class:`~pga_dyn.model.Robot` from MJCF text; ``where`` names it in errors.
+def _translation(p) -> np.ndarray:
+    pose = np.eye(4)
+    pose[:3, 3] = p
+    return pose
 
-    ``floating_base`` None: floating when the body of the world has a free joint; ``gravity``
-    None: ``<option gravity>`` (MuJoCo's default (0, 0, -9.81)). A joint ``armature`` is named
-    in a :class:`~pga_dyn.errors.PgaDynWarning` (:func:`mjcf_armature` gives the values).
+
+class _Compiled:
+    """Names, joints and link-frame offsets of a compiled ``mujoco.MjModel``."""
+
+    def __init__(self, model, where: str):
+        mj = _mujoco()
+        self.mj, self.model, self.where = mj, model, where
+        self.free, self.types = int(mj.mjtJoint.mjJNT_FREE), {int(mj.mjtJoint.mjJNT_HINGE): "R",
+                                                               int(mj.mjtJoint.mjJNT_SLIDE): "P",
+                                                               int(mj.mjtJoint.mjJNT_BALL): "S"}
+        # unnamed bodies and joints get MuJoCo's id: body<id>, joint<id>
+        self.bodies = [mj.mj_id2name(model, int(mj.mjtObj.mjOBJ_BODY), b) or f"body{b}" for b in range(model.nbody)]
+        self.joints = [mj.mj_id2name(model, int(mj.mjtObj.mjOBJ_JOINT), j) or f"joint{j}" for j in range(model.njnt)]
+        self.ref = model.qpos0[model.jnt_qposadr]  # the hinge and slide coordinates at the pose of the file
+
+    def body_joints(self, b) -> range:
+        return range(self.model.body_jntadr[b], self.model.body_jntadr[b] + self.model.body_jntnum[b])
+
+    def offset(self, b) -> np.ndarray:
+        """The link frame's origin in body ``b``'s frame: its last joint's position (0 without a
+        joint or with a free joint)."""
+        own = [j for j in self.body_joints(b) if self.model.jnt_type[j] != self.free]
+        return self.model.jnt_pos[own[-1]].copy() if own else np.zeros(3)
+
+    def inertial(self, b) -> Inertial:
+        """Body ``b``'s inertial in its link frame: I = R diag(body_inertia) R^T about the centre of mass."""
+        m = self.model
+        rot = _pose(np.zeros(3), m.body_iquat[b])[:3, :3]
+        return Inertial(float(m.body_mass[b]), m.body_ipos[b] - self.offset(b), rot @ np.diag(m.body_inertia[b]) @ rot.T)
+
+    def fail(self, message):
+        raise PgaDynError(f"{self.where}: {message}")
+
+
+def from_mujoco(model, floating_base: bool | None = None, gravity=None, source: str | None = None) -> Robot:
+    """Build a :class:`~pga_dyn.model.Robot` from a compiled ``mujoco.MjModel`` (module docstring).
+
+    ``floating_base`` None: a body of the world with a free joint floats; False: free joints are
+    welded at the pose of the file; True: the model must have a floating base (one body of the
+    world, with a free joint). ``gravity`` None: ``opt.gravity``. ``source`` names the MJCF file
+    the model was compiled from (in errors, and for :func:`write_mjcf`). A joint ``armature`` is
+    named in a :class:`~pga_dyn.errors.PgaDynWarning` (:func:`mjcf_armature` gives the values).
     """
-    robot, armature = _read(text, where, floating_base, gravity)
+    compiled = _Compiled(model, source or _model_name(model))
+    robot = _read(compiled, floating_base, gravity, source)
+    armature = _armature(compiled)
     if armature:
-        warnings.warn(f"{where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
+        warnings.warn(f"{compiled.where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
                       "rigid-body parameter: pga-dyn leaves it out of the robot (robots.mjcf_armature gives the "
                       "values, e.g. for drng.identification's extras; identify it with --armature)",
                       PgaDynWarning, stacklevel=2)
     return robot
 
 
-def mjcf_armature(text: str, where: str = "<string>") -> dict:
-    """{joint name: armature} of the joints of MJCF text with a nonzero ``armature`` (kg m^2 or
-    kg, after the ``<default>`` classes), e.g. ``extras={"armature": [values.get(name, 0.0) for
-    name in robot.actuated_names]}`` of :func:`drng.identification.simulate`."""
-    return _read(text, where, None, None)[1]
-
-
-def _read(text, where, floating_base, gravity):
-    """(robot, {joint: armature})."""
-    root = xml_root(text, where, "mujoco")
-    reader = _Reader(where, root)
-    for element in root:
-        if element.tag not in _SKIPPED:
-            reader.fail(element, "not supported (it changes the model; pga-dyn reads bodies, joints, inertials "
-                                 "and connect/joint equalities)")
-    option = root.find("option")
-    if gravity is None:
-        gravity = reader.floats({} if option is None else option.attrib, "gravity", 3, DEFAULT_GRAVITY, option)
-    worldbody = root.find("worldbody")
-    if worldbody is None:
-        reader.fail(root, "no <worldbody>")
-
-    links, joints, armature = [LinkSpec("world")], [], {}
-    offsets, world_poses, sites = {"world": np.zeros(3)}, {"world": np.eye(4)}, {}
-    free = []
-
-    def joint(jel, body, childclass):
-        """(name, type, axes, position in the body frame, limits) of a <joint>; None: free."""
-        jattrs = {"type": "free"} if jel.tag == "freejoint" else reader.attributes(jel, childclass)
-        jtype = jattrs.get("type", "hinge")
-        jname = jattrs.get("name") or reader.fail(jel, f"in <body name='{body}'>: a joint needs a name")
-        if jtype == "free":
-            return None
-        if jtype not in _JOINT_TYPES:
-            reader.fail(jel, f"joint type '{jtype}' is not supported")
-        kind, axes, limits = _JOINT_TYPES[jtype], np.zeros((0, 3)), None
-        if float(jattrs.get("ref", 0)) != 0:
-            reader.fail(jel, "a nonzero ref is not supported")
-        if kind in ("R", "P"):
-            axes = reader.floats(jattrs, "axis", 3, (0, 0, 1), jel).reshape(1, 3)
-            if jattrs.get("limited", "auto") != "false" and "range" in jattrs:
-                lo, hi = reader.floats(jattrs, "range", 2, None, jel)
-                if kind == "R":
-                    lo, hi = reader.angle(lo), reader.angle(hi)
-                limits = (float(lo), float(hi))
-        if float(jattrs.get("armature", 0)) != 0:
-            armature[jname] = float(jattrs["armature"])
-        return jname, kind, axes, reader.floats(jattrs, "pos", 3, (0, 0, 0), jel), limits
-
-    def visit(body, parent, childclass):
-        name = body.get("name") or reader.fail(body, "a body needs a name")
-        childclass = body.get("childclass") or childclass
-        for child in body:
-            if child.tag not in _BODY_SKIPPED:
-                reader.fail(child, f"in <body name='{name}'>: not supported")
-        attrs = reader.attributes(body, childclass)
-        placement = reader.pose(attrs, body)
-        found = [joint(j, name, childclass) for j in body if j.tag in ("joint", "freejoint")]
-        if None in found:
-            if parent != "world" or len(found) > 1:
-                reader.fail(body, "a free joint must be the only joint of a body of the world")
-            free.append(name)
-            found = []
-        if not found:
-            found = [(f"{name}_weld", "fixed", np.zeros((0, 3)), np.zeros(3), None)]
-        # Several joints act in turn, each at its position in the body frame as turned by the
-        # previous ones: a chain of massless links <body>__<joint>, each at its joint's position.
-        # A link frame is the body frame moved to its joint's position.
-        origin = placement.copy()
-        origin[:3, 3] = placement[:3, 3] + placement[:3, :3] @ found[0][3] - offsets[parent]
-        pose, previous, at = world_poses[parent] @ origin, parent, found[0][3]
-        for k, (jname, kind, axes, position, limits) in enumerate(found):
-            child = name if k == len(found) - 1 else f"{name}__{jname}"
-            if k:
-                origin = np.eye(4)
-                origin[:3, 3] = position - at
-                pose, at = pose @ origin, position
-                links.append(LinkSpec(previous))
-            if name not in free:  # the free body hangs from pga-dyn's own floating joint
-                joints.append(JointSpec(jname, kind, previous, child, origin, axes, None, None, limits))
-            previous = child
-        offsets[name], world_poses[name] = at, pose
-        links.append(LinkSpec(name, reader.inertial(body, childclass, at)))
-        for site in body.findall("site"):
-            if site.get("name"):
-                sattrs = reader.attributes(site, childclass)
-                sites[site.get("name")] = (name, reader.floats(sattrs, "pos", 3, (0, 0, 0), site) - at)
-        for child in body.findall("body"):
-            visit(child, name, childclass)
-
-    for child in worldbody:
-        if child.tag not in ("body", "geom", "light", "camera", "site"):
-            reader.fail(child, "in <worldbody>: not supported")
-    for body in worldbody.findall("body"):
-        visit(body, "world", None)
-    if free and (len(free) > 1 or len(worldbody.findall("body")) > 1):
-        reader.fail(worldbody, "a free body must be the only body of the world")
-    joints = _actuated(reader, root, joints)
-    loops = []
-    equality = root.find("equality")
-    for element in [] if equality is None else list(equality):
-        attrs = reader.attributes(element, None)
-        if attrs.get("active", "true") == "false":
-            reader.fail(element, "an inactive equality is not supported (remove it or make it active)")
-        if element.tag == "connect":
-            loops.append(_connect(reader, element, attrs, sites, offsets, world_poses, len(loops)))
-        elif element.tag == "joint":
-            joints = _joint_equality(reader, element, attrs, joints)
-        elif element.tag == "weld":
-            joints, loop = _weld_equality(reader, element, attrs, links, joints, offsets, world_poses, len(loops))
-            loops.append(loop)
-        else:
-            reader.fail(element, f"<{element.tag}> equality is not supported (connect, weld and joint are)")
-    if floating_base is None:
-        floating_base = bool(free)
-    if free:  # the free body is the root link
-        links = links[1:]
-    return Robot(root.get("model") or os.path.basename(where), links, joints, loops, (), gravity=gravity,
-                 floating_base=floating_base, source=where), armature
-
-
-def _connect(reader, element, attrs, sites, offsets, world_poses, index) -> LoopSpec:
-    """A connect equality as a spherical loop joint: the anchor on body1 and the point of body2
-    that coincides with it at qpos0."""
-    if "site1" in attrs:
-        ends = []
-        for key in ("site1", "site2"):
-            if attrs.get(key) not in sites:
-                reader.fail(element, f"no site named '{attrs.get(key)}'")
-            ends.append(sites[attrs[key]])
-        (b1, p1), (b2, p2) = ends
-    else:
-        b1, b2 = attrs.get("body1"), attrs.get("body2", "world")
-        for body in (b1, b2):
-            if body not in offsets:
-                reader.fail(element, f"no body named '{body}'")
-        p1 = reader.floats(attrs, "anchor", 3, None, element)
-        if p1 is None:
-            reader.fail(element, "needs an anchor (or site1 and site2)")
-        p1 = p1 - offsets[b1]
-        point = world_poses[b1] @ np.append(p1, 1.0)
-        p2 = (np.linalg.inv(world_poses[b2]) @ point)[:3]
-    frames = []
-    for body, point in ((b1, p1), (b2, p2)):
-        frame = np.eye(4)
-        frame[:3, :3] = (np.linalg.inv(world_poses[body]) @ world_poses[b1])[:3, :3]
-        frame[:3, 3] = point
-        frames.append(frame)
-    return LoopSpec(element.get("name") or f"connect{index}", "S", b1, b2, frames[0], frames[1])
-
-
-def _actuated(reader, root, joints):
-    """The joints driven by an ``<actuator>`` (through ``joint=``) are independent, the other
-    moving joints passive; without ``<actuator>`` every joint is independent (a warning says so
-    when the robot has loops or couplings)."""
-    actuator = root.find("actuator")
-    if actuator is None:
-        if root.find("equality") is not None:
-            warnings.warn(f"{reader.where}: no <actuator>: every joint is taken as actuated (independent)",
-                          PgaDynWarning, stacklevel=4)
-        return joints
-    driven = set()
-    for element in actuator:
-        if "joint" not in element.attrib:
-            reader.fail(element, "an actuator that is not on a joint (joint=...) is not supported")
-        driven.add(element.get("joint"))
-    names = {j.name for j in joints}
-    for name in sorted(driven - names):
-        reader.fail(actuator, f"no joint named '{name}'")
-    return [j if j.type == "fixed" else dataclasses.replace(j, independent=j.name in driven) for j in joints]
-
-
-def _weld_equality(reader, element, attrs, links, joints, offsets, world_poses, index):
-    """A weld equality as the loop joint it cuts (:func:`robots.extended.weld_as_loop`): massless
-    links ``<name>_A`` on body1 (at its body frame) and ``<name>_B`` on body2 (where body1's
-    frame is when body2 sits at ``relpose`` from body1; without relpose, at qpos0) are welded."""
-    b1, b2 = attrs.get("body1"), attrs.get("body2", "world")
-    for body in (b1, b2):
-        if body not in offsets:
-            reader.fail(element, f"no body named '{body}'")
-    body_pose = {b: world_poses[b] @ _translation(-offsets[b]) for b in (b1, b2)}
-    relpose = reader.floats(attrs, "relpose", 7, (0, 1, 0, 0, 0, 0, 0), element)
-    if np.any(relpose[3:] != 0):
-        rel = _translation(relpose[:3])
-        rel[:3, :3] = _quat_matrix(relpose[3:])
-    else:  # the relative pose at qpos0
-        rel = np.linalg.inv(body_pose[b1]) @ body_pose[b2]
-    name = element.get("name") or f"weld{index}"
-    ends = (f"{name}_A", f"{name}_B")
-    links += [LinkSpec(ends[0]), LinkSpec(ends[1])]
-    by_name = {j.name: j for j in joints}
-    for end, body, frame in ((ends[0], b1, _translation(-offsets[b1])),
-                             (ends[1], b2, _translation(-offsets[b2]) @ np.linalg.inv(rel))):
-        by_name[f"{end}_frame"] = JointSpec(f"{end}_frame", "fixed", body, end, frame)
-    loop = weld_as_loop(by_name, ends, f"{reader.where}: <weld name='{name}'>")
-    return list(by_name.values()), loop
-
-
-def _translation(p) -> np.ndarray:
-    t = np.eye(4)
-    t[:3, 3] = p
-    return t
-
-
-def _joint_equality(reader, element, attrs, joints):
-    """joint1 = a0 + a1 joint2 (polycoef a0 a1 0 0 0) as URDF's mimic on joint1."""
-    by_name = {j.name: j for j in joints}
-    j1, j2 = attrs.get("joint1"), attrs.get("joint2")
-    for name in (j1, j2):
-        if name not in by_name:
-            reader.fail(element, f"no joint named '{name}'" if name else "needs joint1 and joint2 (a locked "
-                                                                         "joint is not supported)")
-    coef = reader.floats(attrs, "polycoef", 5, (0, 1, 0, 0, 0), element)
-    if np.any(coef[2:] != 0):
-        reader.fail(element, f"polycoef='{attrs['polycoef']}' is not linear (nonlinear couplings are not supported)")
-    return [j if j.name != j1 else dataclasses.replace(j, mimic=(j2, float(coef[1]), float(coef[0]))) for j in joints]
+def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = None, gravity=None) -> Robot:
+    """Build a :class:`~pga_dyn.model.Robot` from MJCF text (:func:`from_mujoco` on MuJoCo's
+    compiled model; ``<include>`` files are found from the working folder); ``where`` names it
+    in errors."""
+    model = _compile(lambda: _mujoco().MjModel.from_xml_string(text), where)
+    return from_mujoco(model, floating_base, gravity, None if where == "<string>" else where)
 
 
 def load_mjcf(path, floating_base: bool | None = None, gravity=None) -> Robot:
-    """Read an MJCF file into a :class:`~pga_dyn.model.Robot` (see :func:`parse_mjcf`)."""
+    """Read an MJCF file into a :class:`~pga_dyn.model.Robot` (:func:`from_mujoco` on MuJoCo's
+    compiled model; ``<include>`` and mesh files are found from the file's folder)."""
     path = os.fspath(path)
-    return parse_mjcf(read_text(path), path, floating_base, gravity)
+    read_text(path)  # a missing or unreadable file is named as for the other formats
+    model = _compile(lambda: _mujoco().MjModel.from_xml_path(path), path)
+    return from_mujoco(model, floating_base, gravity, path)
+
+
+def mjcf_armature(text: str, where: str = "<string>") -> dict:
+    """{joint name: armature} of the joints of MJCF text with a nonzero ``armature`` (kg m^2 or
+    kg, as MuJoCo compiled it, ``<default>`` classes applied), e.g. ``extras={"armature":
+    [values.get(name, 0.0) for name in robot.actuated_names]}`` of
+    :func:`drng.identification.simulate`."""
+    model = _compile(lambda: _mujoco().MjModel.from_xml_string(text), where)
+    return _armature(_Compiled(model, where))
+
+
+def _model_name(model) -> str:
+    return bytes(model.names[:bytes(model.names).index(b"\0")]).decode()
+
+
+def _armature(c: _Compiled) -> dict:
+    m = c.model
+    return {c.joints[j]: float(m.dof_armature[m.jnt_dofadr[j]]) for j in range(m.njnt)
+            if m.jnt_type[j] != c.free and m.dof_armature[m.jnt_dofadr[j]] != 0}
+
+
+def _read(c: _Compiled, floating_base, gravity, source) -> Robot:
+    m, mj, names = c.model, c.mj, c.bodies
+    for b in range(m.nbody):
+        if m.body_gravcomp[b] != 0:
+            c.fail(f"body '{names[b]}' has gravcomp={m.body_gravcomp[b]:g}: gravity compensation is not supported "
+                   "(it changes the weight of the body)")
+    if m.nflex:
+        c.fail("flexes (deformable bodies) are not supported")
+    _check_equalities(c)
+    independent = _independence(c)
+    data = mj.MjData(m)
+    mj.mj_kinematics(m, data)  # body frames at qpos0
+    moving_roots = sorted({int(m.body_rootid[m.jnt_bodyid[j]]) for j in range(m.njnt)})
+    free = [b for b in range(1, m.nbody) if any(m.jnt_type[j] == c.free for j in c.body_joints(b))]
+    floating = len(moving_roots) == 1 and moving_roots == free and floating_base is not False
+    if floating_base and not floating:
+        c.fail("floating_base=True needs one moving body of the world, with a free joint (this model has "
+               f"{len(moving_roots)} moving bodies of the world, {len(free)} with a free joint)")
+
+    links, joints = [] if floating else [LinkSpec("world")], []
+    for b in range(1, m.nbody):
+        if floating and m.body_rootid[b] != moving_roots[0]:
+            continue  # fixed to the world, which a floating base is not part of
+        name, parent = names[b], names[m.body_parentid[b]]
+        links += _body_joints(c, b, name, parent, independent, floating, floating_base, joints)
+    for eq in range(m.neq):
+        if m.eq_type[eq] == int(mj.mjtEq.mjEQ_JOINT):
+            joints = _coupling(c, eq, joints)
+    loops = []
+    for eq in range(m.neq):
+        if m.eq_type[eq] == int(mj.mjtEq.mjEQ_CONNECT):
+            loops.append(_connect(c, eq, data, len(loops)))
+        elif m.eq_type[eq] == int(mj.mjtEq.mjEQ_WELD):
+            joints, loop, ends = _weld(c, eq, joints, len(loops))
+            links += ends
+            loops.append(loop)
+    if gravity is None:
+        gravity = np.zeros(3) if m.opt.disableflags & int(mj.mjtDisableBit.mjDSBL_GRAVITY) else m.opt.gravity.copy()
+    name = _model_name(m) or os.path.basename(c.where)
+    return Robot(name, links, joints, loops, (), gravity=gravity, floating_base=floating, source=source)
+
+
+def _body_joints(c: _Compiled, b, name, parent, independent, floating, floating_base, joints) -> list:
+    """The links of MuJoCo body ``b`` (its own, after the massless links of a chain of joints);
+    appends its joints to ``joints``. Several joints act in turn, each at its position in the
+    body frame as turned by the previous ones: a chain of massless links ``<body>__<joint>``,
+    each link frame at its joint's position."""
+    m = c.model
+    placement = _translation(-c.offset(m.body_parentid[b])) @ _pose(m.body_pos[b], m.body_quat[b])
+    own = list(c.body_joints(b))
+    if own and m.jnt_type[own[0]] == c.free:
+        if not floating:  # a free joint beside other moving bodies of the world, or welded
+            joints.append(JointSpec(c.joints[own[0]], "fixed" if floating_base is False else "F", parent, name,
+                                    placement))
+        return [LinkSpec(name, c.inertial(b))]
+    if not own:
+        joints.append(JointSpec(f"{name}_weld", "fixed", parent, name, placement))
+        return [LinkSpec(name, c.inertial(b))]
+    links, previous, at = [], parent, np.zeros(3)
+    for k, j in enumerate(own):
+        kind = c.types[int(m.jnt_type[j])]
+        child = name if k == len(own) - 1 else f"{name}__{c.joints[j]}"
+        origin = placement @ _translation(m.jnt_pos[j]) if k == 0 else _translation(m.jnt_pos[j] - at)
+        axes = m.jnt_axis[j].reshape(1, 3).copy() if kind in ("R", "P") else np.zeros((0, 3))
+        limits = None
+        if kind in ("R", "P") and m.jnt_limited[j]:
+            limits = tuple(float(v) for v in m.jnt_range[j] - c.ref[j])
+        joints.append(JointSpec(c.joints[j], kind, previous, child, origin, axes, independent(j), None, limits))
+        if k < len(own) - 1:
+            links.append(LinkSpec(child))
+        previous, at = child, m.jnt_pos[j]
+    return links + [LinkSpec(name, c.inertial(b))]
+
+
+def _check_equalities(c: _Compiled) -> None:
+    """Each equality is one pga-dyn reads: an active connect, weld, or linear joint coupling."""
+    m, mj = c.model, c.mj
+    disabled = m.opt.disableflags & (int(mj.mjtDisableBit.mjDSBL_EQUALITY) | int(mj.mjtDisableBit.mjDSBL_CONSTRAINT))
+    kinds = {int(mj.mjtEq.mjEQ_CONNECT): "connect", int(mj.mjtEq.mjEQ_WELD): "weld", int(mj.mjtEq.mjEQ_JOINT): "joint"}
+    for eq in range(m.neq):
+        name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_EQUALITY), eq)
+        what = f"<equality> {eq}" + (f" '{name}'" if name else "")
+        kind = int(m.eq_type[eq])
+        if kind not in kinds:
+            c.fail(f"{what}: a {mj.mjtEq(kind).name[5:].lower()} equality is not supported (connect, weld and "
+                   "joint are)")
+        if not m.eq_active0[eq] or disabled:
+            c.fail(f"{what}: an inactive or disabled equality is not supported (remove it or make it active)")
+        if kind == int(mj.mjtEq.mjEQ_JOINT):
+            if m.eq_obj2id[eq] < 0:
+                c.fail(f"{what}: needs joint1 and joint2 (a locked joint is not supported)")
+            if np.any(m.eq_data[eq, 2:5] != 0):
+                c.fail(f"{what}: polycoef {m.eq_data[eq, :5].tolist()} is not linear (nonlinear couplings are not "
+                       "supported)")
+
+
+def _loop_bodies(c: _Compiled, eq) -> tuple:
+    """The MuJoCo bodies (b1, b2) of a connect or weld equality (of its sites, when on sites)."""
+    m = c.model
+    ids = (m.eq_obj1id[eq], m.eq_obj2id[eq])
+    if m.eq_objtype[eq] == int(c.mj.mjtObj.mjOBJ_SITE):
+        return tuple(int(m.site_bodyid[s]) for s in ids)
+    return tuple(int(i) for i in ids)
+
+
+def _independence(c: _Compiled):
+    """independent(j) of joint j: None without actuators, else whether an actuator drives it or
+    no loop moves it (its body is not on the tree path between the two bodies of a connect or
+    weld, below their nearest common ancestor)."""
+    m, mj = c.model, c.mj
+    loops = [eq for eq in range(m.neq) if int(m.eq_type[eq]) in (int(mj.mjtEq.mjEQ_CONNECT), int(mj.mjtEq.mjEQ_WELD))]
+    if m.nu == 0:
+        if m.neq:
+            warnings.warn(f"{c.where}: no <actuator>: every joint is taken as actuated (independent)",
+                          PgaDynWarning, stacklevel=4)
+        return lambda j: None
+    on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
+    driven = set()
+    for a in range(m.nu):
+        if int(m.actuator_trntype[a]) in on_joints:
+            driven.add(int(m.actuator_trnid[a, 0]))
+        elif m.neq:
+            name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
+            c.fail(f"actuator '{name}' is not on a joint (joint=...): with equalities, the actuated joints decide "
+                   "which are passive, and pga-dyn reads actuators on joints only")
+    moved = set()
+    for eq in loops:
+        up1, up2 = (_ancestors(m, b) for b in _loop_bodies(c, eq))
+        moved |= set(up1).symmetric_difference(up2)
+    return lambda j: j in driven or int(m.jnt_bodyid[j]) not in moved
+
+
+def _ancestors(model, b) -> list:
+    """Body ``b`` and its ancestors up to the world (0)."""
+    chain = [b]
+    while chain[-1]:
+        chain.append(int(model.body_parentid[chain[-1]]))
+    return chain
+
+
+def _coupling(c: _Compiled, eq, joints) -> list:
+    """joint1 = a0 + a1 joint2 (coordinates from their ref) as URDF's mimic on joint1."""
+    m = c.model
+    j1, j2 = c.joints[m.eq_obj1id[eq]], c.joints[m.eq_obj2id[eq]]
+    a0, a1 = (float(v) for v in m.eq_data[eq, :2])
+    return [j if j.name != j1 else dataclasses.replace(j, mimic=(j2, a1, a0)) for j in joints]
+
+
+def _connect(c: _Compiled, eq, data, index) -> LoopSpec:
+    """A connect equality as a spherical loop joint: its point on body1 (anchor or site1) and on
+    body2 (the point that coincides with it at qpos0, as MuJoCo's compiler computed it, or site2)."""
+    m = c.model
+    b1, b2 = _loop_bodies(c, eq)
+    if m.eq_objtype[eq] == int(c.mj.mjtObj.mjOBJ_SITE):
+        points = m.site_pos[m.eq_obj1id[eq]], m.site_pos[m.eq_obj2id[eq]]
+    else:
+        points = m.eq_data[eq, 0:3], m.eq_data[eq, 3:6]
+    turn = data.xmat[b2].reshape(3, 3).T @ data.xmat[b1].reshape(3, 3)  # body1's axes in body2 at qpos0
+    frames = []
+    for body, point, rot in ((b1, points[0], np.eye(3)), (b2, points[1], turn)):
+        frame = np.eye(4)
+        frame[:3, :3], frame[:3, 3] = rot, point - c.offset(body)
+        frames.append(frame)
+    name = c.mj.mj_id2name(m, int(c.mj.mjtObj.mjOBJ_EQUALITY), eq) or f"connect{index}"
+    return LoopSpec(name, "S", c.bodies[b1], c.bodies[b2], frames[0], frames[1])
+
+
+def _weld(c: _Compiled, eq, joints, index):
+    """A weld equality as the loop joint it cuts (:func:`robots.extended.weld_as_loop`): a
+    massless link ``<name>_A`` on body1 at its frame F1 and ``<name>_B`` on body2 at F2 are
+    welded, T1 F1 = T2 F2. Bodies: F1 = (relpose quaternion, relpose position), F2 = (1,
+    anchor), so that body2's point anchor sits at relpose's position in body1 with body2 turned
+    by relpose's quaternion (MuJoCo's compiler computed relpose at qpos0 when it was not given);
+    sites: F1, F2 are the sites' frames."""
+    m, mj = c.model, c.mj
+    b1, b2 = _loop_bodies(c, eq)
+    if m.eq_objtype[eq] == int(mj.mjtObj.mjOBJ_SITE):
+        s1, s2 = m.eq_obj1id[eq], m.eq_obj2id[eq]
+        f1, f2 = _pose(m.site_pos[s1], m.site_quat[s1]), _pose(m.site_pos[s2], m.site_quat[s2])
+    else:
+        f1, f2 = _pose(m.eq_data[eq, 3:6], m.eq_data[eq, 6:10]), _translation(m.eq_data[eq, 0:3])
+    name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_EQUALITY), eq) or f"weld{index}"
+    ends = (f"{name}_A", f"{name}_B")
+    by_name = {j.name: j for j in joints}
+    for end, body, frame in ((ends[0], b1, f1), (ends[1], b2, f2)):
+        by_name[f"{end}_frame"] = JointSpec(f"{end}_frame", "fixed", c.bodies[body], end,
+                                            _translation(-c.offset(body)) @ frame)
+    loop = weld_as_loop(by_name, ends, f"{c.where}: <weld name='{name}'>")
+    return list(by_name.values()), loop, [LinkSpec(ends[0]), LinkSpec(ends[1])]
+
+
+# -- writer --------------------------------------------------------------------------------------
+
+def write_mjcf(source, phi, path, extras=None) -> str:
+    """Write identified parameters into a copy of an MJCF file; returns ``path``.
+
+    ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file;
+    ``phi`` (n, 10) or (10 n,) are the link-frame parameters of its bodies
+    (``robot.body_names`` order, ``conventions.LINK_PARAM_NAMES``: m, m c, the inertia about
+    the link frame's origin), e.g. an identification's ``full.phi``. Each body's ``<inertial>``
+    is replaced (or added) by ``pos`` (the centre of mass in the body frame), ``mass`` and
+    ``fullinertia`` (about the centre of mass; ``diaginertia`` when it is diagonal); the bodies merged into it (welded, without a
+    joint) get a zero inertial, as their mass is the body's. ``extras`` {attribute: {joint:
+    value} or values of ``robot.actuated_names``} for the attributes ``damping``,
+    ``frictionloss`` and ``armature`` (the identification's viscous, Coulomb and armature terms)
+    sets those joint attributes. So that the inertials are the model's, ``inertiafromgeom="true"``
+    becomes ``"auto"`` and the compiler's ``settotalmass``, ``boundmass``, ``boundinertia`` and
+    ``balanceinertia`` are removed. Everything else in the file is kept; ``path`` must be a new
+    file (the input is never written to), and relative ``file`` paths in it (includes, meshes)
+    resolve from ``path``'s folder. MuJoCo compiles the written file and its parameters are
+    checked against ``phi``: a body that MuJoCo would read differently (a massless moving
+    body, an inertia off the triangle inequality, an ``<include>`` that sets the compiler)
+    raises :class:`~pga_dyn.errors.PgaDynError` naming it, and the file is removed."""
+    robot = source if isinstance(source, Robot) else load_mjcf(source)
+    file = robot.source
+    if not file or not os.path.isfile(file):
+        raise PgaDynError(f"{robot.name}: the robot has no MJCF file to write identified inertials into")
+    path = os.fspath(path)
+    if os.path.abspath(path) == os.path.abspath(file) or (os.path.exists(path) and os.path.samefile(path, file)):
+        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
+    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
+    if phi.shape[0] != robot.n:
+        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
+    mj = _mujoco()
+    compiled = _Compiled(_compile(lambda: mj.MjModel.from_xml_path(file), file), file)
+    tree = ET.parse(file, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    root = tree.getroot()
+    elements = _body_elements(compiled, root)
+    for name, phi_b in zip(robot.body_names, phi):
+        members = [link for link in robot.graph.nodes[name]["links"] if link in compiled.bodies]
+        if name not in compiled.bodies:  # a massless link of a chain of joints in one body
+            if np.any(phi_b != 0):
+                raise PgaDynError(f"{file}: body '{name}' (between joints of one MJCF body) has parameters, but "
+                                  "MJCF has no body for it: its parameters must be zero")
+            continue
+        for member in members:
+            b = compiled.bodies.index(member)
+            if b not in elements:
+                raise PgaDynError(f"{file}: body '{member}' is not an element of this file (an <include>, "
+                                  "<replicate> or <attach> makes it): its inertial cannot be written")
+            mass, com, inertia = _mass_properties(phi_b if member == name else np.zeros(10))
+            _set_inertial(elements[b], mass, com + compiled.offset(b), inertia)
+    if extras:
+        _set_joint_extras(robot, root, extras, file)
+    _neutralize_compiler(root)
+    ET.indent(tree)
+    tree.write(path, encoding="unicode", xml_declaration=False)
+    floating = True if robot.floating_base else (None if "F" in robot.joint_type else False)
+    _check_written(robot, phi, path, floating)
+    return path
+
+
+def _mass_properties(phi_b):
+    """(mass, centre of mass, inertia about it) of link parameters phi_b (10,)."""
+    return inertia_of_pseudo(link_to_pseudo(phi_b))
+
+
+def _body_elements(c: _Compiled, root) -> dict:
+    """{MuJoCo body id: its <body> element in this file}: by document order when the file's
+    bodies are the model's (no include, replicate or attach adds any), else by name."""
+    found = list(root.iter("body"))
+    worldbody = [e for e in root.iter("worldbody")]
+    if len(worldbody) == 1 and len(found) == c.model.nbody - 1 and all(
+            e.get("name") in (None, c.bodies[b]) for b, e in enumerate(found, 1)):
+        return dict(enumerate(found, 1))
+    return {c.bodies.index(e.get("name")): e for e in found if e.get("name") in c.bodies}
+
+
+def _set_inertial(body, mass, com, inertia) -> None:
+    """Replace (or add, first) the ``<inertial>`` of a ``<body>`` element: ``fullinertia``, or
+    ``diaginertia`` when the products of inertia are zero (MuJoCo refuses a ``fullinertia``
+    that is not positive definite, e.g. the zero inertia of a merged body)."""
+    for old in body.findall("inertial"):
+        body.remove(old)
+    products = (inertia[0, 1], inertia[0, 2], inertia[1, 2])
+    key, values = ("diaginertia", np.diag(inertia)) if not any(products) else (
+        "fullinertia", (inertia[0, 0], inertia[1, 1], inertia[2, 2], *products))
+    element = ET.Element("inertial", {"pos": " ".join(repr(float(v)) for v in com), "mass": repr(float(mass)),
+                                      key: " ".join(repr(float(v)) for v in values)})
+    body.insert(0, element)
+
+
+def _set_joint_extras(robot, root, extras, file) -> None:
+    joints = {e.get("name"): e for e in root.iter("joint") if e.get("name")}
+    for attribute, values in extras.items():
+        if attribute not in JOINT_EXTRAS:
+            raise PgaDynError(f"extras: unknown joint attribute '{attribute}'; write_mjcf writes "
+                              f"{', '.join(JOINT_EXTRAS)}")
+        if not isinstance(values, dict):
+            values = np.asarray(values, dtype=float).reshape(-1)
+            if values.shape != (len(robot.actuated_names),):
+                raise PgaDynError(f"extras['{attribute}']: expected {len(robot.actuated_names)} values, one per "
+                                  f"actuated coordinate {list(robot.actuated_names)}, or a {{joint: value}} dict")
+            values = dict(zip(robot.actuated_names, values))
+        for joint, value in values.items():
+            if joint not in joints:
+                raise PgaDynError(f"{file}: extras['{attribute}']: no <joint name='{joint}'> in this file")
+            if not np.isfinite(value) or value < 0:
+                raise PgaDynError(f"extras['{attribute}']['{joint}'] = {value}: must be a finite number >= 0")
+            joints[joint].set(attribute, repr(float(value)))
+
+
+def _neutralize_compiler(root) -> None:
+    """The written inertials are the model's: no inertia from geoms over them, no rescaling."""
+    for compiler in root.iter("compiler"):
+        if compiler.get("inertiafromgeom") == "true":
+            compiler.set("inertiafromgeom", "auto")
+        for key in ("settotalmass", "boundmass", "boundinertia", "balanceinertia"):
+            compiler.attrib.pop(key, None)
+
+
+def _check_written(robot, phi, path, floating) -> None:
+    """MuJoCo compiles the written file; its bodies' link parameters must be ``phi``."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PgaDynWarning)
+            written = load_mjcf(path, floating_base=floating, gravity=robot.gravity)
+        if written.body_names != robot.body_names:
+            raise PgaDynError(f"{path}: the written file has bodies {written.body_names}, not {robot.body_names}")
+        got = [pseudo_to_link(written.graph.nodes[name]["inertial"].pseudo_inertia()) for name in robot.body_names]
+        scale = np.maximum(np.abs(phi).max(axis=1, keepdims=True), np.finfo(float).tiny)
+        off = [name for name, a, b, s in zip(robot.body_names, got, phi, scale) if np.abs(a - b).max() > 1e-9 * s]
+        if off:
+            raise PgaDynError(f"{path}: MuJoCo reads other parameters for bodies {off} from the written file (its "
+                              "compiler settings, e.g. in an <include>, change the inertials)")
+    except PgaDynError:
+        os.remove(path)
+        raise

@@ -17,7 +17,8 @@ multiplier offset/>`` inside a joint is read too.
 
 Every problem raises :class:`pga_dyn.errors.PgaDynError` naming the file and the element: a
 malformed or non-UTF-8 file, a missing or malformed attribute, a number that is not finite or
-larger than :data:`pga_dyn.model.MAX_VALUE`, a negative mass; an inertia that is not positive semidefinite
+larger than :data:`pga_dyn.model.MAX_VALUE` (joint limits of exactly -1e16 / 1e16, Gazebo's
+"unbounded", excepted: read as -inf / +inf, :data:`UNBOUNDED_LIMIT`), a negative mass; an inertia that is not positive semidefinite
 gets a :class:`pga_dyn.errors.PgaDynWarning`.
 """
 
@@ -35,6 +36,11 @@ from pga_dyn.model import MAX_VALUE, CouplingSpec, Inertial, JointSpec, LinkSpec
 
 #: Relative tolerance of the principal moments in :meth:`_Reader.check_inertia`.
 INERTIA_RTOL = 1e-9
+
+#: A joint limit of exactly this magnitude on the side it bounds (lower -1e16, upper 1e16) is
+#: Gazebo's "unbounded" (SDFormat's default limits, written into URDF by its exporters, e.g.
+#: example-robot-data's iris.urdf): read as -inf / +inf, not refused as out of range.
+UNBOUNDED_LIMIT = 1e16
 
 _JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
                 "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
@@ -180,13 +186,22 @@ class _Reader:
         limits = None
         limit = element.find("limit")
         if kind in ("revolute", "prismatic") and limit is not None and "lower" in limit.attrib and "upper" in limit.attrib:
-            lower, upper = self.floats(limit, "lower", 1)[0], self.floats(limit, "upper", 1)[0]
+            lower, upper = self.bound(limit, "lower", -1.0), self.bound(limit, "upper", 1.0)
             if lower > upper:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
             limits = (float(lower), float(upper))
         return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
                          self.origin(element), axes,
                          self.bool(element, "independent"), mimic, limits)
+
+    def bound(self, limit, attr: str, side: float) -> float:
+        """Joint limit ``attr`` of ``<limit>``; ``side`` * value == :data:`UNBOUNDED_LIMIT`
+        (Gazebo's "no limit") is ``side`` * inf, any other value is read by :meth:`floats`."""
+        try:
+            unbounded = side * float(limit.get(attr)) == UNBOUNDED_LIMIT
+        except ValueError:
+            unbounded = False  # floats() names the malformed attribute
+        return side * np.inf if unbounded else float(self.floats(limit, attr, 1)[0])
 
     def loop(self, element) -> LoopSpec:
         name = self.name(element)

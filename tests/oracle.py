@@ -33,34 +33,52 @@ def erd_path(relative: str) -> str:
 
 
 class Oracle:
-    """Pinocchio's model of the same file as ``robot`` (a pga-dyn Robot)."""
+    """Pinocchio's model of the same file as ``robot`` (a pga-dyn Robot), or the Pinocchio
+    ``model`` given, whose joints carry the names of the robot's tree joints (the floating base
+    excepted: joint 1)."""
 
-    def __init__(self, robot, path: str):
+    def __init__(self, robot, path: str | None = None, model=None):
         self.robot = robot
-        if robot.floating_base:
+        if model is not None:
+            self.model = model
+        elif robot.floating_base:
             self.model = pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
         else:
             self.model = pin.buildModelFromUrdf(path)
         self.model.gravity.linear = robot.gravity
         self.data = self.model.createData()
         self.floating = robot.floating_base
-        names = robot.coordinate_names[6:] if self.floating else robot.coordinate_names
-        ids = [self.model.getJointId(name) for name in names]
-        assert all(i < self.model.njoints for i in ids), "joint names differ"
-        self.qi = np.array([self.model.joints[i].idx_q for i in ids], dtype=int)
-        # continuous joints are unbounded revolute joints in Pinocchio: q = (cos, sin)
-        self.unbounded = np.array([self.model.joints[i].nq == 2 for i in ids], dtype=bool)
-        self.vi = np.array([self.model.joints[i].idx_v for i in ids], dtype=int)
         self.offset = 6 if self.floating else 0
+        # 1-DoF joints: coordinate k of q[offset:] at qi[k] (continuous joints are unbounded revolute
+        # joints in Pinocchio: q = (cos, sin)); spherical joints: q a quaternion. v index vi[k].
+        self.qi, self.unbounded, self.vi, self.spherical = [], [], [], []
+        for i in range(1 + self.floating, robot.n + 1):
+            jid = self.model.getJointId(robot.joint_names[i])
+            assert jid < self.model.njoints, "joint names differ"
+            joint, sl = self.model.joints[jid], robot.coordinates(i)
+            self.vi += range(joint.idx_v, joint.idx_v + joint.nv)
+            if robot.joint_type[i] == "S":
+                self.spherical.append((slice(sl.start - self.offset, sl.stop - self.offset), joint.idx_q))
+            else:
+                self.qi.append(joint.idx_q)
+                self.unbounded.append(joint.nq == 2)
+        self.qi, self.vi = np.array(self.qi, dtype=int), np.array(self.vi, dtype=int)
+        self.unbounded = np.array(self.unbounded, dtype=bool)
+        spherical = np.zeros(robot.nq - self.offset, dtype=bool)
+        for sl, _ in self.spherical:
+            spherical[sl] = True
+        self.one_dof = np.flatnonzero(~spherical)
 
     def to_pinocchio(self, q, qd, qdd):
         """Pinocchio's (q, v, a) and the matrix B with v_pin = B qd."""
         m, o = self.model, self.offset
         qp, vp, ap = np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv)
         B = np.zeros((m.nv, self.robot.nq))
-        qp[self.qi], vp[self.vi], ap[self.vi] = q[o:], qd[o:], qdd[o:]
-        angles = q[o:][self.unbounded]
+        qp[self.qi], vp[self.vi], ap[self.vi] = q[o:][self.one_dof], qd[o:], qdd[o:]
+        angles = q[o:][self.one_dof][self.unbounded]
         qp[self.qi[self.unbounded]], qp[self.qi[self.unbounded] + 1] = np.cos(angles), np.sin(angles)
+        for sl, k in self.spherical:  # v: the child's angular velocity in the child frame, as pga-dyn's
+            qp[k:k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[o:][sl], dtype=float))).coeffs()
         B[self.vi, np.arange(o, self.robot.nq)] = 1.0
         if self.floating:
             T = pin.exp6(pin.Motion(q[3:6], q[0:3]))

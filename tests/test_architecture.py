@@ -3,13 +3,16 @@
 * pga_dyn imports neither drng nor robots; drng and robots import pga_dyn and not each other;
   the CLI, ``pga_dyn.cli``, is the composition root: the only module that imports all three.
 * No module imports itself back through others: the graph of imports between the modules of the
-  three packages (imports inside functions included) has no cycle.
+  three packages and their subpackages (imports inside functions included) has no cycle.
+* drng.identification is a pipeline: each stage imports only the stages before it, in the order
+  its opening docstring lists them.
 * No private name (``_name``) crosses a module: none is imported from another module, and no
   private attribute is read on anything but ``self`` or ``cls``.
 """
 
 import ast
 import pathlib
+import re
 
 import networkx as nx
 import pytest
@@ -29,9 +32,15 @@ def module_name(path: pathlib.Path) -> str:
 
 
 #: The modules of the three packages.
-FILES = {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).glob("*.py"))}
+FILES = {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))}
 SOURCES = {module: path.read_text(encoding="utf-8") for module, path in FILES.items()}
-PACKAGE_INIT = set(PACKAGES)
+#: The packages and subpackages (their __init__): relative imports in them start from themselves.
+PACKAGE_INIT = {module for module, path in FILES.items() if path.name == "__init__.py"}
+#: The stages of the identification in the order of the job (the opening docstring of
+#: drng.identification lists them so): each imports only the stages before it.
+IDENTIFICATION = "drng.identification"
+STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "consistency",
+          "diagnostics", "export")
 
 
 def private(name: str) -> bool:
@@ -82,7 +91,8 @@ def import_graph(sources: dict) -> nx.DiGraph:
 
 
 def test_the_packages_are_found():
-    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "drng", "drng.principles", "robots.urdf"} <= set(SOURCES)
+    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "drng", "drng.principles", "robots.urdf",
+            "pga_dyn.loops", "pga_dyn.loops.closure"} <= set(SOURCES)  # subpackages too
 
 
 @pytest.mark.parametrize("module", sorted(SOURCES))
@@ -101,6 +111,20 @@ def test_only_the_cli_imports_all_three_packages():
 def test_no_import_cycle():
     cycles = list(nx.simple_cycles(import_graph(SOURCES)))
     assert not cycles, f"import cycles: {cycles}"
+
+
+def test_identification_is_a_pipeline():
+    """The stages are the modules of drng.identification, its docstring lists them in order, and a
+    stage imports no stage after it (nor the package, whose names are lazy)."""
+    modules = {m.rsplit(".", 1)[1] for m in SOURCES if m.startswith(IDENTIFICATION + ".")}
+    assert modules == set(STAGES)
+    doc = ast.get_docstring(ast.parse(SOURCES[IDENTIFICATION]))
+    assert re.findall(r"^\s*\d+\. :mod:`\.(\w+)`", doc, flags=re.M) == list(STAGES)
+    for k, stage in enumerate(STAGES):
+        module = f"{IDENTIFICATION}.{stage}"
+        reached = {target for target, _, _ in imports(module, SOURCES[module])
+                   if target == IDENTIFICATION or target.startswith(IDENTIFICATION + ".")}
+        assert reached <= {f"{IDENTIFICATION}.{before}" for before in STAGES[:k]}, (module, reached)
 
 
 def test_the_checks_see_violations():

@@ -118,13 +118,18 @@ def test_mjcf_armature_is_named_in_a_warning_and_kept_apart():
     assert robots.mjcf_armature(text) == {"ja": 0.01, "jb": 0.25}  # its own, then the default class's
 
 
+TENDON = '<tendon><fixed name="t"><joint joint="ja" coef="1"/><joint joint="jb" coef="1"/></fixed></tendon>'
+
+
 @pytest.mark.parametrize("tail,match", [
-    ('<equality><tendon tendon1="t"/></equality>', "<tendon> equality is not supported"),
+    (TENDON + '<equality><tendon tendon1="t"/></equality>', "a tendon equality is not supported"),
     ('<equality><weld body1="a" body2="b"/></equality>', "a 6D closure needs.*would lock"),
-    ('<tendon><fixed name="t"><joint joint="ja" coef="1"/></fixed></tendon>', "<tendon>: not supported"),
     ('<equality><joint joint1="jb" joint2="ja" polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
-    ('<actuator><motor tendon="t"/></actuator>', "not on a joint"),
-    ('<include file="x.xml"/>', "<include>: not supported"),
+    ('<equality><joint joint1="jb"/></equality>', "a locked joint is not supported"),
+    ('<equality><joint joint1="jb" joint2="ja" active="false"/></equality>', "inactive or disabled equality"),
+    (TENDON + '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="t"/>'
+     '</actuator>', "actuator 'm' is not on a joint"),
+    ('<include file="no_such_file.xml"/>', "m.xml: MuJoCo's compiler: .*no_such_file.xml"),
 ])
 @pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")  # no <actuator>
 def test_mjcf_unsupported_elements_are_refused_by_name(tail, match):
@@ -132,10 +137,36 @@ def test_mjcf_unsupported_elements_are_refused_by_name(tail, match):
         robots.parse_mjcf(MJCF.format(extra="", tail=tail), "m.xml")
 
 
-def test_mjcf_inertia_from_geoms_is_refused():
-    text = '<mujoco><worldbody><body name="a"><joint name="j"/><geom size="0.1"/></body></worldbody></mujoco>'
-    with pytest.raises(PgaDynError, match="<body name='a'>: no <inertial>"):
-        robots.parse_mjcf(text, "m.xml")
+def test_mjcf_without_equalities_reads_tendons_and_tendon_actuators_as_the_tree():
+    """A tendon and an actuator on it change no rigid-body parameter of a tree, whose
+    coordinates are all independent: the same robot as without them."""
+    plain = robots.parse_mjcf(MJCF.format(extra="", tail=""))
+    robot = robots.parse_mjcf(MJCF.format(extra="", tail=TENDON + '<actuator><motor tendon="t"/></actuator>'))
+    assert robot.actuated_names == plain.actuated_names == ("ja", "jb")
+    assert np.array_equal(pga_dyn.inertial_parameters(robot), pga_dyn.inertial_parameters(plain))
+
+
+def test_mjcf_inertia_from_geoms_is_mujocos():
+    """No <inertial>: MuJoCo's compiler takes the inertia of the geoms (density 1000): a sphere
+    of radius r has m = 4/3 pi r^3 rho and I = 2/5 m r^2 about its centre (analytic)."""
+    text = ('<mujoco><worldbody><body name="a"><joint name="j"/><geom type="sphere" size="0.1" pos="0.2 0 0"/>'
+            '</body></worldbody></mujoco>')
+    (inertial,) = [robots.parse_mjcf(text, "m.xml").inertial(1)]
+    mass = 4 / 3 * np.pi * 0.1 ** 3 * 1000
+    assert np.isclose(inertial.mass, mass, rtol=1e-12) and np.allclose(inertial.com, [0.2, 0, 0], atol=1e-15)
+    assert np.allclose(inertial.inertia, 0.4 * mass * 0.01 * np.eye(3), rtol=1e-12, atol=1e-15)
+
+
+def test_mjcf_includes_are_mujocos(tmp_path):
+    """<include> is read by MuJoCo's compiler, from the file's folder: the same robot."""
+    text = MJCF.format(extra="", tail="")
+    body = text[text.index("<worldbody>") + len("<worldbody>"):text.index("</worldbody>")]
+    write(tmp_path, "arm.xml", f"<mujoco>{body}</mujoco>")
+    path = write(tmp_path, "main.xml", text.replace(body, '<include file="arm.xml"/>'))
+    included = robots.load_mjcf(path)
+    plain = robots.parse_mjcf(text)
+    assert included.body_names == plain.body_names
+    assert np.array_equal(pga_dyn.inertial_parameters(included), pga_dyn.inertial_parameters(plain))
 
 
 def write(folder, name, text):
@@ -234,8 +265,9 @@ def test_a_6d_closure_is_the_joint_it_cuts(tmp_path):
 def test_an_mjcf_weld_is_the_joint_it_cuts():
     """The MJCF four-bar with its coupler in two halves, the far one on a hinge at C on the
     rocker, welded at the coupler's middle (relpose: as at qpos0): the four-bar's nullspace."""
-    rocker = '<body name="rocker" pos="0.6 0 0">'
+    rocker = '<body name="rocker" pos="0.6 0 0">'  # MuJoCo needs a mass on a moving body
     text = files()["four_bar.xml"].replace(rocker, rocker + '<body name="coupler_far" pos="-0.05 0.4 0">'
+                                           '<inertial pos="0.1 0 0" mass="0.1" diaginertia="1e-4 1e-4 1e-4"/>'
                                            '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>')
     text = text.replace('<connect name="pin" body1="coupler" body2="rocker" anchor="0.45 0.15 0"/>',
                         '<weld name="middle" body1="coupler" body2="coupler_far"/>')
@@ -250,7 +282,7 @@ def test_an_mjcf_weld_is_the_joint_it_cuts():
 
 HIP = """<mujoco model="hip"><compiler angle="radian"/><worldbody><body name="base">
  <body name="thigh" pos="0.1 0.2 0.3" quat="0.9 0.1 0.3 0.2">
-  <inertial pos="0.05 0.02 -0.2" mass="2" fullinertia="0.03 0.02 0.01 0.001 0.002 0.003"/>
+  <inertial pos="0.05 0.02 -0.2" mass="2" fullinertia="0.03 0.025 0.02 0.001 0.002 0.003"/>
   <joint name="hx" axis="1 0 0" pos="0.01 0 0"/><joint name="hy" axis="0 1 0" pos="0 0.02 0"/>
   <joint name="hz" axis="0 0 1" pos="0 0 0.03"/>
   <body name="shin" pos="0 0 -0.4" euler="0.1 0.2 0.3"><inertial pos="0 0 -0.2" mass="1" diaginertia="0.02 0.02 0.001"/>

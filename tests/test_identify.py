@@ -11,9 +11,9 @@ import pytest
 
 import pga_dyn
 import robots
-from drng.identification import (consistent_estimate, default_prior, excite, identification_model, map_estimate,
-                                 model_violations, random_excitation, read_trajectory, report, simulate, trajectory,
-                                 violations, write_urdf)
+from drng.identification import (consistent_estimate, default_prior, excite, identification_model, identify,
+                                 map_estimate, model_violations, random_excitation, read_trajectory, report,
+                                 report_text, simulate, trajectory, violations, write_urdf)
 from drng.identification.estimation import estimate
 from drng.identification.excitation import fit, limits
 from oracle import Oracle, TreeOracle, erd_path, pin
@@ -238,6 +238,7 @@ def test_excitation_pkm(pkm, pkm_model, pkm_excitation):
     traj = pkm_excitation.trajectory
     states = complete_states(pkm.robot, traj.q, traj.qd, traj.qdd)
     assert states.cond.max() < 30 and pkm_excitation.max_cond_jp == pytest.approx(states.cond.max())
+    assert f"cond(J_p) <= {states.cond.max():.3g} (limit 30)" in "\n".join(pkm_excitation.report_text())
     for k in range(0, len(traj), 97):
         qp = pkm.oracle.configuration(states.q[k])
         assert np.abs(pkm.oracle.residual(qp)).max() < 1e-9
@@ -526,6 +527,39 @@ def test_cli_whole_job(tmp_path, capsys):
     result = json.loads(out)
     assert code == 0 and result["method"] == "ols" and result["full"]["method"] == "map"
     assert all(p["std"] > 0 for p in result["full"]["parameters"])
+
+
+def test_cli_reports_are_the_library_reports(tmp_path, capsys):
+    """``excite`` and ``identify`` write (--json) the library's reports and print their text, for
+    the same inputs: Excitation.report and report_text, drng.identification.report and
+    report_text."""
+    robot = robots.load("puma560")
+    traj = str(tmp_path / "traj.csv")
+    argv = ["excite", "puma560", "-o", traj, "--duration", 4, "--rate", 50, "--period", 4, "--iterations", 3,
+            "--seed", 3, "--friction"]
+    excitation = excite(robot, duration=4.0, rate=50.0, period=4.0, iterations=3, seed=3, friction=True)
+    code, out, _ = run(argv + ["--json"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(json.dumps(excitation.report(traj)))
+    assert json.loads(out)["file"] == traj and json.loads(out)["iterations"] == 3
+    assert excitation.report(tmp_path / "traj.csv") == excitation.report(traj)  # a path-like file too
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and out == "\n".join(excitation.report_text(traj)) + "\n"
+    assert read_trajectory(robot, traj).q.shape == (200, 6)
+
+    data, test = str(tmp_path / "data.csv"), str(tmp_path / "test.npz")
+    simulate(robot, excitation.trajectory, extras={"viscous": 0.5}, noise=0.01, seed=0)[0].write(data)
+    held = random_excitation(robot, duration=4, rate=50, period=4, seed=1).trajectory
+    simulate(robot, held, extras={"viscous": 0.5}, noise=0.01, seed=1)[0].write(test)
+    argv = ["identify", "puma560", data, "--friction", "viscous", "--consistent", "--prior-std", 0.3, "--test", test]
+    measured = read_trajectory(robot, data, require_tau=True)
+    est = identify(robot, measured, friction=("viscous",))
+    full = consistent_estimate(est, default_prior(est.model, measured, relative=0.3))
+    expected = report(est, full, read_trajectory(robot, test, require_tau=True))
+    code, out, _ = run(argv + ["--json"], capsys)
+    assert code == 0 and json.loads(out) == json.loads(json.dumps(expected))
+    assert json.loads(out)["full"]["method"] == "consistent" and "held_out" in json.loads(out)
+    code, out, _ = run(argv, capsys)
+    assert code == 0 and out == "\n".join(report_text(expected)) + "\n"
 
 
 def test_cli_simulate_against_pinocchio(tmp_path, capsys, ur5):

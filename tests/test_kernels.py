@@ -1,12 +1,12 @@
-"""Every numba kernel of kinematics.py, tp_regressor.py and loops.py equals the PGA expression it
-implements.
+"""Every numba kernel of kinematics.py, tp_regressor.py and the loops package (loops/closure.py,
+loops/newton.py) equals the PGA expression, or the numpy function, it implements.
 
 The building blocks are compared with expressions written here with pga_dyn.pga only (kingdon
 multivectors in the paper's bases): points and directions (eqs. 13, 15), join (eqs. 17, 18),
 commutator (eq. 28), sandwich (eq. 27), power (eq. 31), motor_exp (eq. 102). The three kernels
 that implement the paper's algorithms are compared with their readable twins in the package, on
 random robots: forward / kinematics.forward_pga, _tp_batch / tp_regressor.tp_tensor_pga and bar,
-loop_kernel / loops.loop_pga. forward() is also checked against the definitions of velocity and
+loop_kernel / loops.closure.loop_pga. forward() is also checked against the definitions of velocity and
 acceleration by central finite differences (V = 2 reverse(M) dM/dt, eq. 29; A - G = dV/dt).
 """
 
@@ -19,6 +19,7 @@ from hypothesis.extra import numpy as hnp
 from pga_dyn import pga
 from pga_dyn import kinematics as kin
 from pga_dyn import loops
+from pga_dyn.loops import closure, newton
 from pga_dyn import tp_regressor as tp
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
@@ -456,41 +457,41 @@ def test_regressor_is_its_pga_twin(seed, types, floating):
 @pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
 def test_loop_kernel_is_its_pga_twin(seed, types):
     """Residual, Jacobian and bias of loop joints of every type (R, P, U, S; open, at random
-    states) from loop_kernel and from loops.loop_pga."""
+    states) from loop_kernel and from closure.loop_pga."""
     robot = random_robot(seed, types, seed % 2 == 1, loops=("R", "P", "U", "S"))
     con = loops.Constraints(robot)
     rng = np.random.default_rng(400 + seed)
     for _ in range(2):
         q, qd, _ = random_state(robot, rng)
         T, S, V, A = run_forward(kin.robot_arrays(robot)._replace(seed=np.zeros(6)), q, qd, np.zeros(robot.nq))
-        twin = loops.loop_pga(T, S, V, A, *con.args[5:])
-        for got, expected in zip(loops.motion_kernel(*con.args, q, qd), twin):
+        twin = closure.loop_pga(T, S, V, A, *con.args[5:])
+        for got, expected in zip(closure.motion_kernel(*con.args, q, qd), twin):
             np.testing.assert_allclose(got, expected, atol=1e-9)
 
 
 @SETTINGS
 @given(seeds, st.integers(1, 6), st.integers(0, 4), st.integers(1, 3))
 def test_qr_solve_is_least_squares(seed, k, extra, columns):
-    """loops.qr_solve against numpy's least squares, and its reciprocal condition estimate."""
+    """newton.qr_solve against numpy's least squares, and its reciprocal condition estimate."""
     rng = np.random.default_rng(seed)
     M, B = rng.normal(size=(k + extra, k)), rng.normal(size=(k + extra, columns))
     X = np.full((k, columns), np.nan)
-    rcond = loops.qr_solve(M.copy(), B.copy(), X)
+    rcond = newton.qr_solve(M.copy(), B.copy(), X)
     np.testing.assert_allclose(X, np.linalg.lstsq(M, B, rcond=None)[0], atol=1e-8 * (1 + np.abs(X).max()))
     s = np.linalg.svd(M, compute_uv=False)
     # sigma_min <= min |R_ii| and max |R_ii| <= sigma_max: the estimate is at least 1 / cond(M)
     assert s[-1] / s[0] * (1 - 1e-9) <= rcond <= 1.0
     singular = M.copy()
     singular[:, 0] = 0.0
-    assert loops.qr_solve(singular, B.copy(), X) == 0.0
+    assert newton.qr_solve(singular, B.copy(), X) == 0.0
 
 
 @SETTINGS
 @given(unit3, st.one_of(st.floats(0.0, np.pi), st.sampled_from([0.0, 1e-13, np.pi - 1e-9, np.pi])))
 def test_so3_log_is_the_motor_logarithm(axis, angle):
-    """loops.so3_log inverts so3_exp and agrees with the rotation part of pga.motor_log."""
+    """newton.so3_log inverts so3_exp and agrees with the rotation part of pga.motor_log."""
     R = exp_matrix(angle * axis)[:3, :3]
-    r = loops.so3_log(np.ascontiguousarray(R))
+    r = newton.so3_log(np.ascontiguousarray(R))
     np.testing.assert_allclose(kin.so3_exp(r), R, atol=1e-9)
     M = pga.motor_from_matrix(exp_matrix(angle * axis))
     expected = pga.line_coords(pga.motor_log(M))[:3]

@@ -1,41 +1,53 @@
 """Identification of a robot's dynamics from data: from an exciting trajectory to identified
 parameters, for serial arms and parallel kinematic machines (docs/identification.md).
 
-* :func:`excite`, :func:`random_excitation` - Fourier trajectories inside position, velocity
-  and acceleration limits, optimised for the condition number of the regressor
-  (:mod:`.excitation`);
-* :func:`simulate` - the forces of the model along a trajectory, with friction and noise
-  (:mod:`.simulation`);
-* :func:`trajectory`, :func:`read_trajectory`, :class:`Trajectory` - measurements from arrays,
-  CSV or NPZ files, derivatives by zero-phase filtering (:mod:`.data`);
-* :func:`identification_model` - base inertial parameters with friction and armature, their
-  identifiability decided together (:mod:`.model`);
-* :func:`identify`, :func:`map_estimate` - OLS / WLS with standard deviations, MAP with a
-  prior (:mod:`.estimation`);
-* :func:`violations`, :func:`consistent_estimate` - physical consistency: the check, and the
-  estimate with positive semidefinite pseudo-inertias (an LMI; :mod:`.consistency`);
-* :func:`write_urdf`, :func:`report` - results out (:mod:`.results`).
+A pipeline: one module per stage, in the order of the job; a module imports only the modules
+above it in this list (tests/test_architecture.py checks it).
+
+1. :mod:`.signals` - sampled signals: zero-phase smoothing and differentiation of positions
+   (arrays in, arrays out);
+2. :mod:`.data` - measurements in and out: :func:`trajectory`, :func:`read_trajectory`,
+   :class:`Trajectory` from arrays, CSV or NPZ files, checked value by value (missing qd, qdd
+   from :mod:`.signals`);
+3. :mod:`.model` - the model columns: :func:`identification_model`, base inertial parameters
+   with friction and armature, their identifiability decided together, and the states of a
+   trajectory;
+4. :mod:`.excitation` - :func:`excite`, :func:`random_excitation`, :func:`limits`: Fourier
+   trajectories inside position, velocity and acceleration limits, optimised for the condition
+   number of the model's regressor, with their report;
+5. :mod:`.simulation` - :func:`simulate`: the forces of the model along a trajectory, with
+   friction and noise (measurements without a robot);
+6. :mod:`.physics` - physical consistency of inertial parameters: pseudo-inertias, mass
+   properties, :func:`violations`, :func:`model_violations`;
+7. :mod:`.estimation` - :func:`identify`, :func:`map_estimate`, :func:`default_prior`: OLS / WLS
+   with standard deviations, MAP with a prior;
+8. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
+   pseudo-inertias (an LMI);
+9. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
+   a dict and as text, and the plot of measured against predicted forces;
+10. :mod:`.export` - :func:`write_urdf`: the identified inertials written to a new URDF file.
 """
 
 from pga_dyn.lazy import lazy_getattr
 
 _LAZY = {
-    "excite": "excitation",
-    "random_excitation": "excitation",
-    "limits": "excitation",
-    "simulate": "simulation",
     "trajectory": "data",
     "read_trajectory": "data",
     "Trajectory": "data",
     "identification_model": "model",
+    "excite": "excitation",
+    "random_excitation": "excitation",
+    "limits": "excitation",
+    "simulate": "simulation",
+    "violations": "physics",
+    "model_violations": "physics",
     "identify": "estimation",
     "map_estimate": "estimation",
     "default_prior": "estimation",
-    "violations": "consistency",
-    "model_violations": "consistency",
     "consistent_estimate": "consistency",
-    "write_urdf": "results",
-    "report": "results",
+    "report": "diagnostics",
+    "report_text": "diagnostics",
+    "write_urdf": "export",
 }
 
 __all__ = list(_LAZY)

@@ -1,5 +1,6 @@
-"""Trajectories and measurements of the actuated coordinates: arrays, CSV and NPZ files in and
-out, velocities and accelerations from zero-phase filtering and differentiation.
+"""Measurements in and out, a stage of the identification (:mod:`drng.identification` lists
+them in order): a :class:`Trajectory` from arrays or from a CSV or NPZ file, checked value by
+value, and written back to a file.
 
 A :class:`Trajectory` holds, for ``ns`` samples of the actuated coordinates q_a of a robot
 (``robot.actuated_names``, in that order), the times ``t`` (ns,), the positions ``q``, the
@@ -13,19 +14,11 @@ actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME`
 ``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
 against the robot's). Anything else in a file is an error: nothing is silently dropped.
 
-Derivatives. When ``qdd`` is not given, q (or the measured ``qd``, when given) is smoothed and
-differentiated by a Savitzky-Golay filter (``scipy.signal.savgol_filter``: the derivatives at each sample of the
-least-squares polynomial of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on
-it; a symmetric FIR filter, so zero phase; near the ends, the polynomial of the first or last
-window). The window follows from the cutoff ``cutoff`` (Hz; by default chosen from the
-spectrum of q, :func:`drng.identification.signals.bandwidth`) by Schafer's rule for the -3 dB frequency of the smoother (R. W. Schafer,
-"What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
-f_c / f_Nyquist ~ (order + 1) / (3.2 M - 4.6). The smoothed q replaces q, so that q, qd and
-qdd are one signal. A Butterworth filter run forwards and backwards (``filtfilt``) was tried
-first: inside it is as good, but its start-up transients put errors of the size of qdd itself
-into the first and last 0.1 s (docs/identification.md). This needs uniform sampling: data at
-irregular times are first resampled onto a uniform grid (:mod:`.signals`). tau is used as
-measured.
+Derivatives. When ``qdd`` is not given, the checked signals are handed to
+:mod:`drng.identification.signals`: put on a uniform grid when the sample times are irregular
+(:func:`~drng.identification.signals.resample`), then q (or the measured ``qd``, when it is the
+quieter signal) smoothed and differentiated with a cutoff chosen from the spectrum of q
+(:func:`~drng.identification.signals.differentiate`). tau is used as measured.
 """
 
 from __future__ import annotations
@@ -39,12 +32,10 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import float_array
 
+from .signals import advance, differentiate, is_uniform, resample
+
 #: Quantities per actuated coordinate, in file column order.
 QUANTITIES = ("q", "qd", "qdd", "tau")
-#: Polynomial order of the Savitzky-Golay filter that smooths and differentiates q.
-POLYORDER = 4
-#: Smallest half-width of the filter's window (samples).
-MIN_HALF_WINDOW = 3
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,8 +65,6 @@ class Trajectory:
         """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the
         positions by ``delay``, :func:`~drng.identification.estimation.force_delay`), on the
         samples where the advanced forces are inside the record (linear interpolation)."""
-        from .signals import advance
-
         if self.tau is None:
             raise PgaDynError(f"{self.source}: no measured tau to align")
         if not (isinstance(delay, (int, float)) and np.isfinite(delay) and abs(delay) < self.t[-1] - self.t[0]):
@@ -140,62 +129,16 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
     return x
 
 
-def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
-    """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
-    uniform times ``t`` (see the module docstring), and a sentence saying how they were
-    obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
-    (:func:`.signals.bandwidth`). With measured velocities ``qd`` (ns, n_a), qd is smoothed and
-    qdd is its derivative, instead of q's second."""
-    from pga_dyn.errors import optional
-
-    from .signals import bandwidth, is_uniform, velocity_is_quieter
-
-    signal = optional("scipy.signal", "deriving qd and qdd from q")
-    ns = len(t)
-    if not is_uniform(t):
-        raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
-                          "resample first (drng.identification.signals.resample)")
-    step = (t[-1] - t[0]) / (ns - 1)
-    rate = 1.0 / step
-    chosen = ""
-    if cutoff is None:
-        cutoff, _, chosen = bandwidth(q, rate)
-        chosen = f"; {chosen}"
-    if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
-        raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
-                          f"({rate / 2:.6g} Hz), got {cutoff!r}")
-    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
-    window = 2 * half + 1
-    if ns < window:
-        raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
-                          f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
-
-    def smooth(x, deriv):
-        return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
-
-    if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
-        qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
-    if qd is None:
-        q, qd, qdd = (smooth(q, d) for d in range(3))
-        what = "qd and qdd derived: q smoothed and differentiated"
-    else:
-        q, qd, qdd = smooth(q, 0), smooth(qd, 0), smooth(qd, 1)
-        what = "qdd derived from the measured qd: q and qd smoothed, qd differentiated,"
-    how = (f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
-           f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})")
-    return q, qd, qdd, how
 
 
 def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays") -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
-    A missing ``qdd`` is derived (:func:`differentiate`, ``cutoff`` in Hz, None: from the
+    A missing ``qdd`` is derived (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz, None: from the
     spectrum of q): from the measured ``qd`` when given, else from q; at irregular sample times
-    every signal is first resampled onto a uniform grid (:func:`.signals.resample`).
+    every signal is first resampled onto a uniform grid (:func:`~drng.identification.signals.resample`).
     Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
     do not increase; the message names ``source``, the array, the sample and the coordinate."""
-    from .signals import is_uniform, resample
-
     names = tuple(robot.actuated_names)
     t = float_array(f"{source}: t", t)
     if t.ndim != 1 or t.size == 0:

@@ -1,5 +1,6 @@
-"""Least-squares and Bayesian estimates of the identifiable parameters beta = K theta
-(:mod:`drng.identification.model`) from measured generalized forces.
+"""Estimation, a stage of the identification (:mod:`drng.identification` lists them in order):
+least-squares and Bayesian estimates of the identifiable parameters beta = K theta
+(:mod:`drng.identification.model`) from measured generalized forces, and the priors.
 
 Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
 
@@ -42,7 +43,9 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-from .model import STICTION_ZONE, IdentificationModel, identification_model, sliding
+from .model import STICTION_ZONE, IdentificationModel, identification_model, sliding, states_of
+from .physics import pseudo_inertia_eigenvalues
+from .signals import advance
 
 #: Reciprocal condition (smallest over largest singular value of the column-scaled stacked
 #: regressor) below which the data do not determine beta.
@@ -121,20 +124,6 @@ class Estimate:
         if data.tau is None:
             raise PgaDynError(f"{data.source}: no measured tau to compare with")
         return np.sqrt(np.mean((data.tau - self.predict(data)) ** 2, axis=0))
-
-
-def states_of(robot, data):
-    """pga-dyn states (:class:`pga_dyn.States`, assembled for closed loops along paths from q0,
-    as :func:`pga_dyn.regressor`) of a :class:`~drng.identification.trajectory.Trajectory`."""
-    from pga_dyn.sampling import complete_states
-
-    if tuple(data.names) != tuple(robot.actuated_names):
-        raise PgaDynError(f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
-                          f"of '{robot.name}' {list(robot.actuated_names)}")
-    try:
-        return complete_states(robot, data.q, data.qd, data.qdd)
-    except PgaDynError as exc:
-        raise PgaDynError(f"{data.source}: {exc}") from None
 
 
 def predict(model: IdentificationModel, beta, data) -> np.ndarray:
@@ -222,8 +211,6 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
     :func:`estimate`) on the samples that every shift keeps, and the minimum of the residual sum of squares is refined by the parabola through
     it and its two neighbours. Returns (d, delays (k,), residual sums (k,)).
     PgaDynError when the minimum lies at the end of the range."""
-    from .signals import advance
-
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau: no delay to estimate")
     step = float(np.median(np.diff(data.t)))
@@ -261,7 +248,7 @@ def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
 
 def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None,
              stiction: float = STICTION_ZONE) -> Estimate:
-    """Identify ``robot`` from ``data`` (a :class:`~drng.identification.trajectory.Trajectory`
+    """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` terms and ``armature`` (:func:`identification_model`; or give
     ``model``), by WLS (``weighted``, the default) or OLS. Returns an :class:`Estimate`."""
@@ -341,8 +328,6 @@ class FullEstimate:
 def map_estimate(est: Estimate, prior=None) -> FullEstimate:
     """The MAP estimate of theta from ``est`` and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`default_prior` of the identification data); see the module docstring."""
-    from .consistency import pseudo_inertia_eigenvalues
-
     model = est.model
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
     K, A = model.K, est.information()

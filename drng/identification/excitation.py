@@ -1,5 +1,7 @@
-"""Exciting trajectories: finite Fourier series per actuated coordinate (Swevers, Ganseman,
-Tukel, De Schutter, Van Brussel 1997), optimised for the condition number of the regressor.
+"""Exciting trajectories, a stage of the identification (:mod:`drng.identification` lists them
+in order): finite Fourier series per actuated coordinate (Swevers, Ganseman, Tukel, De Schutter,
+Van Brussel 1997), optimised for the condition number of the regressor, with their report
+(:meth:`Excitation.report`, :meth:`Excitation.report_text`).
 
 Each actuated coordinate follows
 
@@ -27,17 +29,19 @@ is :func:`random_excitation`, the peer an optimised trajectory is measured again
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
+from pga_dyn.display import number, text_table
 from pga_dyn.errors import PgaDynError
 from pga_dyn.progress import report
 
 from ..result import one_blas_thread
 
-from .model import identification_model, joint_kinds
 from .data import Trajectory
+from .model import identification_model, joint_kinds
 
 #: Limits are kept within this fraction.
 MARGIN = 0.01
@@ -144,8 +148,9 @@ class Excitation:
     """An exciting trajectory: ``trajectory`` (its samples), ``fourier`` (the series),
     ``limits``; ``cond`` the condition number of the column-scaled stacked regressor of the
     identification model over all samples and ``cond_start`` that of the random start;
-    ``max_cond_jp`` the largest cond(J_p) of the samples (1 for a tree); ``iterations`` of the
-    optimiser (0: not optimised)."""
+    ``max_cond_jp`` the largest cond(J_p) of the samples (1 for a tree) and ``max_cond`` the
+    limit it was kept below; ``iterations`` of the optimiser (0: not optimised); ``model`` the
+    :class:`~drng.identification.model.IdentificationModel` whose regressor was conditioned."""
 
     trajectory: Trajectory
     fourier: Fourier
@@ -155,6 +160,43 @@ class Excitation:
     max_cond_jp: float
     iterations: int
     model: object
+    max_cond: float
+
+    def report(self, file=None) -> dict:
+        """A JSON-ready dict of the excitation (what ``pga-dyn excite --json`` writes): robot,
+        ``file`` (where the trajectory was written; None: not written), samples, duration (s),
+        rate (Hz), period (s), harmonics, coordinates, the model's parameters, condition number
+        (and that of the random start), iterations, max_cond_jp and the limits (position box
+        (n_a, 2), velocity and acceleration (n_a,))."""
+        box, traj = self.limits, self.trajectory
+        rate = 1 / float(traj.t[1] - traj.t[0])
+        return {"robot": self.model.robot.name, "file": None if file is None else os.fspath(file),
+                "samples": len(traj), "duration": len(traj) / rate, "rate": rate,
+                "period": float(1 / self.fourier.frequency), "harmonics": self.fourier.a.shape[1],
+                "coordinates": list(traj.names),
+                "parameters": list(self.model.names), "condition_number": self.cond,
+                "condition_number_start": self.cond_start, "iterations": self.iterations,
+                "max_cond_jp": self.max_cond_jp,
+                "limits": {"position": box.position.tolist(), "velocity": box.velocity.tolist(),
+                           "acceleration": box.acceleration.tolist()}}
+
+    def report_text(self, file=None) -> list:
+        """The lines of text of :meth:`report` (what ``pga-dyn excite`` prints): the trajectory,
+        the condition number, for closed loops the largest cond(J_p), and a table of the limits."""
+        r = self.report(file)
+        where = "" if file is None else f"{file}: "
+        lines = [f"robot:            {r['robot']}",
+                 f"trajectory:       {where}{r['samples']} samples, {r['duration']:g} s at {r['rate']:g} Hz; "
+                 f"Fourier series, period {r['period']:g} s, {r['harmonics']} harmonics",
+                 f"condition number: {r['condition_number']:.4g} (column-scaled regressor of {len(r['parameters'])} "
+                 f"parameters; random start {r['condition_number_start']:.4g}, {r['iterations']} iterations)"]
+        if self.model.robot.constrained:
+            lines.append(f"assembly:         every sample assembled, cond(J_p) <= {r['max_cond_jp']:.3g} "
+                         f"(limit {self.max_cond:g})")
+        rows = [(name, f"[{lo:.4g}, {hi:.4g}]", number(v), number(a)) for name, (lo, hi), v, a in
+                zip(r["coordinates"], r["limits"]["position"], r["limits"]["velocity"], r["limits"]["acceleration"])]
+        return lines + ["", "Limits (respected at every sample)"] + text_table(
+            ("coordinate", "position", "velocity", "acceleration"), rows)
 
 
 def scaled_condition(W: np.ndarray) -> float:
@@ -207,7 +249,8 @@ def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitat
         raise PgaDynError(f"{model.robot.name}: the exciting trajectory is not valid at every sample ({info}); "
                           "narrow the position box (bounds)")
     traj = Trajectory(tuple(model.robot.actuated_names), t, q, qd, qdd, None, "excitation", "given")
-    return Excitation(traj, fourier, box, cond, cond if cond_start is None else cond_start, info, iterations, model)
+    return Excitation(traj, fourier, box, cond, cond if cond_start is None else cond_start, info, iterations, model,
+                      max_cond)
 
 
 def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond, tries: int = 50):

@@ -1,5 +1,8 @@
-"""The parameters an identification estimates: the base inertial parameters, joint friction and
-rotor inertia (armature), with the identifiability of all of them decided together.
+"""The model columns, a stage of the identification (:mod:`drng.identification` lists them in
+order): the parameters an identification estimates (the base inertial parameters, joint
+friction and rotor inertia, armature), with the identifiability of all of them decided
+together, their regressor, and the pga-dyn states of a trajectory (:func:`states_of`) at which
+it is evaluated.
 
 The model of the generalized forces of the actuated coordinates is
 
@@ -78,6 +81,22 @@ def friction_terms(friction) -> tuple:
     if bad or len(set(terms)) != len(terms):
         raise PgaDynError(f"friction: expected distinct terms among viscous, coulomb, offset, got {list(terms)}")
     return tuple(t for t in EXTRA_TERMS if t in terms)
+
+
+def states_of(robot, data):
+    """pga-dyn states (:class:`pga_dyn.States`, assembled for closed loops along paths from q0,
+    as :func:`pga_dyn.regressor`) of a :class:`~drng.identification.data.Trajectory` ``data``
+    of ``robot``'s actuated coordinates; PgaDynError naming ``data.source`` when its coordinates
+    are not the robot's or a sample does not assemble."""
+    from pga_dyn.sampling import complete_states
+
+    if tuple(data.names) != tuple(robot.actuated_names):
+        raise PgaDynError(f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
+                          f"of '{robot.name}' {list(robot.actuated_names)}")
+    try:
+        return complete_states(robot, data.q, data.qd, data.qdd)
+    except PgaDynError as exc:
+        raise PgaDynError(f"{data.source}: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,5 +1,22 @@
-"""Signals as robots log them: sample times put on a uniform grid, and the cutoff of the filter
-that differentiates q chosen from the spectrum of q.
+"""Sampled signals, a stage of the identification (:mod:`drng.identification` lists them in
+order): signals as robots log them put on a uniform grid, the cutoff of the filter chosen from
+the spectrum of q, zero-phase smoothing and differentiation, the alignment of a delayed
+channel. Arrays in, arrays out: no robot, no file.
+
+Derivatives. q (ns, n_a) is smoothed and differentiated by a Savitzky-Golay filter
+(``scipy.signal.savgol_filter``: the derivatives at each sample of the least-squares polynomial
+of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on it; a symmetric FIR
+filter, so zero phase; near the ends, the polynomial of the first or last window). The window
+follows from the cutoff (Hz) by Schafer's rule for the -3 dB frequency of the smoother
+(R. W. Schafer, "What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
+
+    f_c / f_Nyquist ~ (order + 1) / (3.2 M - 4.6).
+
+The smoothed q replaces q, so that q, qd and qdd are one signal. A Butterworth filter run
+forwards and backwards (``filtfilt``) was tried first: inside it is as good, but its start-up
+transients put errors of the size of qdd itself into the first and last 0.1 s
+(docs/identification.md). Measured velocities, when they are the quieter signal, are smoothed
+and differentiated once instead.
 
 Sample times. Robots log with jitter (a 100 Hz controller writing every 8 to 13 ms) and drop
 samples. Derivatives by a symmetric filter need a uniform grid: times whose deviation from
@@ -33,6 +50,10 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError, optional
 
+#: Polynomial order of the Savitzky-Golay filter that smooths and differentiates q.
+POLYORDER = 4
+#: Smallest half-width of the filter's window (samples).
+MIN_HALF_WINDOW = 3
 #: Times are uniform when they deviate from the grid of their mean step by at most this
 #: fraction of the step.
 UNIFORM_RTOL = 1e-3
@@ -128,6 +149,50 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     _, _, nq = spectrum(q, rate)
     _, _, nqd = spectrum(qd, rate)
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
+
+
+def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
+    """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
+    uniform times ``t`` (ns,) (see the module docstring), and a sentence saying how they were
+    obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
+    (:func:`bandwidth`). With measured velocities ``qd`` (ns, n_a), qd is smoothed and qdd is
+    its derivative, instead of q's second, when they are the quieter signal
+    (:func:`velocity_is_quieter`). PgaDynError naming ``where`` for times that are not
+    uniform, a cutoff outside (0, rate / 2) or fewer samples than the filter's window."""
+    signal = optional("scipy.signal", "deriving qd and qdd from q")
+    ns = len(t)
+    if not is_uniform(t):
+        raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
+                          "resample first (resample)")
+    step = (t[-1] - t[0]) / (ns - 1)
+    rate = 1.0 / step
+    chosen = ""
+    if cutoff is None:
+        cutoff, _, chosen = bandwidth(q, rate)
+        chosen = f"; {chosen}"
+    if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
+        raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
+                          f"({rate / 2:.6g} Hz), got {cutoff!r}")
+    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
+    window = 2 * half + 1
+    if ns < window:
+        raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
+                          f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
+
+    def smooth(x, deriv):
+        return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
+
+    if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
+        qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
+    if qd is None:
+        q, qd, qdd = (smooth(q, d) for d in range(3))
+        what = "qd and qdd derived: q smoothed and differentiated"
+    else:
+        q, qd, qdd = smooth(q, 0), smooth(qd, 0), smooth(qd, 1)
+        what = "qdd derived from the measured qd: q and qd smoothed, qd differentiated,"
+    how = (f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
+           f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})")
+    return q, qd, qdd, how
 
 
 def advance(t: np.ndarray, x: np.ndarray, delay: float):

@@ -1,5 +1,6 @@
-"""Generalized forces of a robot model along a trajectory, with friction, armature and noise:
-measurements for an identification without a robot.
+"""Simulated measurements, a stage of the identification (:mod:`drng.identification` lists them
+in order): the generalized forces of a robot model along a trajectory, with friction, armature
+and noise, for an identification without a robot.
 
     tau = Y(q, qd, qdd) pi + fv qd + fc sign(qd) + f0 + Ia qdd + noise,
 
@@ -18,8 +19,7 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-from .estimation import states_of
-from .model import extra_column, extra_values
+from .model import extra_column, extra_values, states_of
 
 
 @one_blas_thread

@@ -1,68 +1,17 @@
-"""Results of an identification out: a JSON-ready report, a new URDF file with the identified
-inertials, and a plot of measured against predicted forces.
-
-The URDF (:func:`write_urdf`) is the robot's own file with the ``<inertial>`` of each moving
-body replaced: the identified parameters of the body (the lumped parameters of the links
-merged into it by fixed joints) go to its own link (the child link of its moving joint, whose
-frame is the body frame), with the centre of mass as ``<origin xyz>``, ``rpy="0 0 0"`` and the
-inertia about the centre of mass; the ``<inertial>`` of the links merged into it are removed.
-Links fixed to the base keep theirs. The input file is never written to.
+"""Diagnostics, a stage of the identification (:mod:`drng.identification` lists them in order):
+the report of an identification, as a JSON-ready dict (:func:`report`) and as text
+(:func:`report_text`), and a plot of measured against predicted forces (:func:`plot`).
 """
 
 from __future__ import annotations
 
 import os
-import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from pga_dyn.display import save_figure
-from pga_dyn.errors import PgaDynError
+from pga_dyn.display import number, save_figure, text_table
 
-from .consistency import mass_properties, violations
-
-
-def _inertial_element(phi_b) -> ET.Element:
-    """An URDF ``<inertial>`` of one body's link-frame parameters (mass > 0: centre of mass and
-    inertia about it; mass 0: the inertia about the frame origin)."""
-    m, c, Ic = mass_properties(phi_b)
-    element = ET.Element("inertial")
-    ET.SubElement(element, "origin", xyz=" ".join(repr(float(v)) for v in c), rpy="0 0 0")
-    ET.SubElement(element, "mass", value=repr(m))
-    ET.SubElement(element, "inertia", ixx=repr(float(Ic[0, 0])), ixy=repr(float(Ic[0, 1])), ixz=repr(float(Ic[0, 2])),
-                  iyy=repr(float(Ic[1, 1])), iyz=repr(float(Ic[1, 2])), izz=repr(float(Ic[2, 2])))
-    return element
-
-
-def write_urdf(robot, phi, path) -> str:
-    """Write ``robot``'s URDF / URDF+ file (``robot.source``) with the link-frame parameters
-    ``phi`` ((n, 10) or (10 n,)) as the inertials of its moving bodies to the new file
-    ``path`` (module docstring). Raises PgaDynError when ``phi`` is not physically consistent
-    (:func:`~drng.identification.consistency.violations`), the robot has no source file, or
-    ``path`` is that file. Returns ``path``."""
-    source = robot.source
-    if not source or not os.path.isfile(source):
-        raise PgaDynError(f"{robot.name}: the robot has no source file to write identified inertials into")
-    path = os.fspath(path)
-    if os.path.abspath(path) == os.path.abspath(source) or (os.path.exists(path) and os.path.samefile(path, source)):
-        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
-    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
-    if phi.shape[0] != robot.n:
-        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
-    bad = violations(robot.body_names, phi)
-    if bad:
-        raise PgaDynError("the parameters are not physically consistent, a URDF file would not be a model of a "
-                          "robot: " + "; ".join(str(v) for v in bad))
-    tree = ET.parse(source, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
-    links = {link.get("name"): link for link in tree.getroot().iter("link")}
-    for name, phi_b in zip(robot.body_names, phi):
-        for member in robot.graph.nodes[name]["links"]:
-            for old in links[member].findall("inertial"):
-                links[member].remove(old)
-        links[name].insert(0, _inertial_element(phi_b))
-    ET.indent(tree)
-    tree.write(path, encoding="unicode", xml_declaration=False)
-    return path
+from .physics import violations
 
 
 def report(est, full=None, test=None) -> dict:
@@ -103,6 +52,39 @@ def report(est, full=None, test=None) -> dict:
             out["full"]["held_out_residual_rms"] = np.sqrt(np.mean((test.tau - full.predict(test)) ** 2,
                                                                    axis=0)).tolist()
     return out
+
+def report_text(report: dict) -> list:
+    """The lines of text of a :func:`report` (what ``pga-dyn identify`` prints): the data, the
+    estimate, noise and residual RMS per coordinate, a table of the identified parameters and,
+    with full parameters, the pseudo-inertias' smallest eigenvalues, the violations and a table
+    of the full parameters."""
+    lines = [f"robot:            {report['robot']}",
+             f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
+             f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
+             f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
+             f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
+             "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+             "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
+    if "held_out" in report:
+        lines.append("held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
+                     + f" ({report['held_out']['data']})")
+    rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
+             number(p["model_value"])) for p in report["base"]]
+    lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
+    lines += text_table(("parameter", "estimate", "std", "std %", "model"), rows)
+    full = report.get("full")
+    if full:
+        label = {"consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
+                 "map": "MAP estimate"}[full["method"]]
+        lines += ["", f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: " +
+                  ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items())]
+        if full["violations"]:
+            lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
+        if "held_out_residual_rms" in full:
+            lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
+        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-") for p in full["parameters"]]
+        lines += text_table(("parameter", "value", "std"), rows)
+    return lines
 
 
 def plot(est, path, data=None) -> str:

@@ -1,0 +1,69 @@
+"""Closed loops and couplings: constraints C(q) = 0, assembly, and the projection onto q_a
+(DRNG paper section 5.1, eqs. 91-92 and 52).
+
+A constrained robot is a spanning tree plus loop joints and couplings (URDF+). Its
+configuration is fixed by the actuated coordinates q_a; the passive ones follow from the
+constraints, C(q) = 0 (eq. 91), J_a qd_a + J_p qd_p = 0 (eq. 92), J qdd + Jd qd = 0. The
+modules, lowest first (each imports only those above it):
+
+* :mod:`pga_dyn.loops.closure`: the equations: the loop joints' residual, Jacobian and bias
+  (compiled kernels beside their readable PGA twins), the arrays they read, and the couplings'
+  closed form q = E z + e0. New kinds of loop joint go here.
+* :mod:`pga_dyn.loops.newton`: assembly, compiled: Newton (Levenberg-Marquardt) steps on the
+  passive coordinates along a path of actuated positions, watched for singularities.
+* :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
+  and projected on its own. Redundant closures (the rank of a part's J_f below its rows) go
+  here, and a free spin's coordinate is taken out of its part's passive columns here.
+* :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
+  starts, the assembly branch it selects, and a singular reference left for a regular one.
+  Choosing other branches goes here, and recognising a free spin (a ModelError today).
+* :mod:`pga_dyn.loops.system`: :class:`Constraints`, built once per robot by
+  :func:`constraints`: assembles states and projects them, G = dq/dq_a (nq, n_a), Y_a = G^T
+  Y_tree.
+
+Every public name of these modules is importable from ``pga_dyn.loops``.
+"""
+
+from .closure import (
+    CLOSURE_TOL,
+    LOOP_ROWS,
+    ROWS_BY_CODE,
+    coupling_map,
+    kernel_arrays,
+    loop_kernel,
+    loop_pga,
+    motion_kernel,
+    residual_rows,
+)
+from .newton import (
+    ASSEMBLY_TOL,
+    FLOOR_TOL,
+    PATH_LIMIT,
+    PATH_SLOW,
+    PATH_STEP,
+    SINGULAR_RCOND,
+    newton_kernel,
+    qr_solve,
+    so3_log,
+)
+from .parts import SINGULAR_S, Part, condition_number, independent_parts, rcond_estimate
+from .reference import (
+    REFERENCE_STEP,
+    REFERENCE_STEPS,
+    close_at_q0,
+    leave_singular_reference,
+    listing,
+    reference_configuration,
+    regular_neighbour,
+    singular_motion,
+)
+from .system import Constraints, constraints
+
+__all__ = [
+    "ASSEMBLY_TOL", "CLOSURE_TOL", "FLOOR_TOL", "LOOP_ROWS", "PATH_LIMIT", "PATH_SLOW", "PATH_STEP",
+    "REFERENCE_STEP", "REFERENCE_STEPS", "ROWS_BY_CODE", "SINGULAR_RCOND", "SINGULAR_S",
+    "Constraints", "Part", "close_at_q0", "condition_number", "constraints", "coupling_map",
+    "independent_parts", "kernel_arrays", "leave_singular_reference", "listing", "loop_kernel", "loop_pga",
+    "motion_kernel", "newton_kernel", "qr_solve", "rcond_estimate", "reference_configuration",
+    "regular_neighbour", "residual_rows", "singular_motion", "so3_log",
+]

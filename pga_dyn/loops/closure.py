@@ -1,0 +1,413 @@
+"""The constraint equations C(q) = 0 of a robot's loops and couplings (DRNG paper section 5.1,
+eqs. 91-92): the compiled kernels beside their readable PGA twins, and the arrays they read.
+
+**Loop joints** between a parent body a and a child body b, with joint frames F_a and F_b
+(origins p_a, p_b), state that the two bodies share points and lines (rows per loop:
+:data:`LOOP_ROWS`):
+
+* S: the centre is shared, p_b - p_a = 0 (3 rows);
+* U: the centre is shared and the two axes keep the angle they have at q0:
+  p_b - p_a = 0 and (R_a u1) . (R_b u2) = cos(angle at q0) (u1 fixed in a, u2 fixed in b; 4 rows);
+* R: the centre and the axis are shared: p_b - p_a = 0, R_b u - R_a u = 0 (the directions,
+  not only the lines: a cross product would also vanish for a body turned over; 6 rows, rank 5);
+* P: the orientation is shared and the offset lies along the axis: R_b e_k - R_a e_k = 0
+  (k = 1, 2, 3) and (p_b - p_a) x (R_a u) = 0 (12 rows, rank 5).
+
+Velocities of the points and directions come from the Jacobian lines of the tree (a point p
+on a body moves with dp/dq_k = m_k + d_k x p for every line L_k = (d_k; m_k) on the body's
+path, eq. 34; a direction u with d_k x u), so the constraint Jacobian J (m, nq) is exact; the
+bias Jd qd (m,) is the acceleration of the same points and directions with qdd = 0 (eq. 35, no
+gravity), so that J qdd + Jd qd = 0 on the constraint manifold.
+
+=====================  ============================================================
+kernel (numba)         readable twin (:mod:`pga_dyn.pga`, for the tests)
+=====================  ============================================================
+:func:`loop_kernel`    :func:`loop_pga`: r (m,), J (m, nq), bias (m,) at a tree state
+:func:`motion_kernel`  :func:`loop_pga` on :func:`pga_dyn.kinematics.forward_pga`
+=====================  ============================================================
+
+:func:`kernel_arrays` builds what they read from a robot: the tree's arrays, on (n + 1, nq)
+(coordinate k moves body b), and per loop its code (l,), parent and child bodies (l,), frames
+(l, 4, 4), axes (l, 2, 3) and the cosine of a U joint's angle at q0 (l,).
+
+**Couplings** (URDF ``<mimic>``, URDF+ ``<coupling>``) are linear, q_f = r q_l + c, and are
+solved in closed form, never by Newton: :func:`coupling_map` substitutes them (chains
+included) into the affine map q = E z + e0 from the free coordinates z = (q_a, q_f), q_f the
+passive coordinates that no coupling determines (their rows of C(q), q_f - r q_l - c, are
+appended by :meth:`pga_dyn.loops.system.Constraints.evaluate`).
+
+A new kind of loop joint (a planar or cylindrical pair) is a new branch of :func:`loop_kernel`
+and :func:`loop_pga` and an entry of :data:`LOOP_ROWS`; redundant closures (rows of J that
+depend on others) need nothing here: the solvers of :mod:`pga_dyn.loops.newton` take
+least-squares steps and :mod:`pga_dyn.loops.parts` the pseudo-inverse.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..conventions import CODE_P, CODE_R, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
+from ..kinematics import forward, initial_poses, robot_arrays
+from ..model import Robot
+
+#: Rows of the residual of each loop-joint type, and the same by joint code for the kernels.
+LOOP_ROWS = {"R": 6, "P": 12, "U": 4, "S": 3}
+ROWS_BY_CODE = np.array([LOOP_ROWS[t] for t in sorted(LOOP_JOINT_TYPES, key=JOINT_CODE.get)], dtype=np.int64)
+#: Residual norm below which a loop is closed (m, or unit-vector differences).
+CLOSURE_TOL = 1e-9
+
+
+# -- compiled kernels -------------------------------------------------------------------------------
+@njit(cache=True)
+def _point_rows(S, on, b, p, sign, J, row):
+    """J[row:row+3, k] += sign dp/dq_k = sign (m_k + d_k x p) for the coordinates k moving body b."""
+    for k in range(S.shape[0]):
+        if on[b, k]:
+            d = S[k]
+            J[row, k] += sign * (d[3] + d[1] * p[2] - d[2] * p[1])
+            J[row + 1, k] += sign * (d[4] + d[2] * p[0] - d[0] * p[2])
+            J[row + 2, k] += sign * (d[5] + d[0] * p[1] - d[1] * p[0])
+
+
+@njit(cache=True)
+def _direction_rows(S, on, b, u, sign, J, row):
+    """J[row:row+3, k] += sign du/dq_k = sign d_k x u for the coordinates k moving body b."""
+    for k in range(S.shape[0]):
+        if on[b, k]:
+            d = S[k]
+            J[row, k] += sign * (d[1] * u[2] - d[2] * u[1])
+            J[row + 1, k] += sign * (d[2] * u[0] - d[0] * u[2])
+            J[row + 2, k] += sign * (d[0] * u[1] - d[1] * u[0])
+
+
+@njit(cache=True)
+def _cross(a, b, out):
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True)
+def _point_motion(V, A, b, p, vel, acc):
+    """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b."""
+    w = V[b, :3]
+    t = np.empty(3)
+    _cross(w, p, vel)
+    for r in range(3):
+        vel[r] += V[b, 3 + r]
+    _cross(A[b, :3], p, acc)
+    _cross(w, vel, t)
+    for r in range(3):
+        acc[r] += A[b, 3 + r] + t[r]
+
+
+@njit(cache=True)
+def _direction_motion(V, A, b, u, vel, acc):
+    """Velocity w x u and bias acceleration a x u + w x (w x u) of direction u on body b."""
+    t = np.empty(3)
+    _cross(V[b, :3], u, vel)
+    _cross(A[b, :3], u, acc)
+    _cross(V[b, :3], vel, t)
+    for r in range(3):
+        acc[r] += t[r]
+
+
+@njit(cache=True)
+def _rotate(R, v, out):
+    """out = R v for R (3, 3) and v (3,)."""
+    for k in range(3):
+        out[k] = R[k, 0] * v[0] + R[k, 1] * v[1] + R[k, 2] * v[2]
+
+
+@njit(cache=True)
+def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, aa, vb, ab):
+    """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a, x_b moving
+    with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias."""
+    for k in range(3):
+        r[row + k] = xb[k] - xa[k]
+    if point:
+        _point_rows(S, on, b, xb, 1.0, J, row)
+        _point_rows(S, on, a, xa, -1.0, J, row)
+    else:
+        _direction_rows(S, on, b, xb, 1.0, J, row)
+        _direction_rows(S, on, a, xa, -1.0, J, row)
+    if with_bias:
+        if point:
+            _point_motion(V, A, b, xb, vb, ab)
+            _point_motion(V, A, a, xa, va, aa)
+        else:
+            _direction_motion(V, A, b, xb, vb, ab)
+            _direction_motion(V, A, a, xa, va, aa)
+        for k in range(3):
+            bias[row + k] = ab[k] - aa[k]
+
+
+@njit(cache=True)
+def _frame(T, F, R, p):
+    """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
+    for r in range(3):
+        for c in range(3):
+            R[r, c] = T[r, 0] * F[0, c] + T[r, 1] * F[1, c] + T[r, 2] * F[2, c]
+        p[r] = T[r, 0] * F[0, 3] + T[r, 1] * F[1, 3] + T[r, 2] * F[2, 3] + T[r, 3]
+
+
+@njit(cache=True)
+def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias):
+    """Residual r (m,), Jacobian J (m, nq) and, ``with_bias``, the bias Jd qd (m,) of the loop
+    joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
+    accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`. Readable twin:
+    :func:`loop_pga`."""
+    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
+    pa, pb = np.empty(3), np.empty(3)
+    ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
+    va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    J[:, :] = 0.0
+    row = np.int64(0)  # not numba literals: one compiled version of the row helpers
+    point, direction = np.bool_(True), np.bool_(False)
+    for l in range(kind.shape[0]):
+        a, b, c = lpar[l], lchi[l], kind[l]
+        _frame(T[a], Fp[l], Ra, pa)
+        _frame(T[b], Fc[l], Rb, pb)
+        if c != CODE_P:  # R, U, S: the centre is shared
+            _coincide(point, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
+            row += 3
+        if c == CODE_R:  # the axis directions coincide
+            _rotate(Ra, axes[l, 0], ua)
+            _rotate(Rb, axes[l, 0], ub)
+            _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+            row += 3
+        elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
+            _rotate(Ra, axes[l, 0], ua)
+            _rotate(Rb, axes[l, 1], ub)
+            r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
+            _cross(ua, ub, t)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
+            for k in range(S.shape[0]):
+                s = S[k, 0] * t[0] + S[k, 1] * t[1] + S[k, 2] * t[2]
+                if on[a, k]:
+                    J[row, k] += s
+                if on[b, k]:
+                    J[row, k] -= s
+            if with_bias:
+                _direction_motion(V, A, a, ua, va, aa)
+                _direction_motion(V, A, b, ub, vb, ab)
+                bias[row] = (aa[0] * ub[0] + aa[1] * ub[1] + aa[2] * ub[2]
+                             + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
+                             + ua[0] * ab[0] + ua[1] * ab[1] + ua[2] * ab[2])
+            row += 1
+        elif c == CODE_P:  # same orientation, offset along the axis
+            for e in range(3):
+                for k in range(3):
+                    ua[k] = Ra[k, e]
+                    ub[k] = Rb[k, e]
+                _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
+                row += 3
+            _rotate(Ra, axes[l, 0], ua)
+            for k in range(3):
+                t[k] = pb[k] - pa[k]
+            _cross(t, ua, ub)
+            for k in range(3):
+                r[row + k] = ub[k]
+            dd, du, x = np.empty(3), np.empty(3), np.empty(3)
+            for k in range(S.shape[0]):  # d(d x u) = dd x u + d x du, du = w_k x u on a's path
+                d = S[k]
+                for s in range(3):
+                    dd[s] = 0.0
+                    du[s] = 0.0
+                if on[b, k]:
+                    dd[0] += d[3] + d[1] * pb[2] - d[2] * pb[1]
+                    dd[1] += d[4] + d[2] * pb[0] - d[0] * pb[2]
+                    dd[2] += d[5] + d[0] * pb[1] - d[1] * pb[0]
+                if on[a, k]:
+                    dd[0] -= d[3] + d[1] * pa[2] - d[2] * pa[1]
+                    dd[1] -= d[4] + d[2] * pa[0] - d[0] * pa[2]
+                    dd[2] -= d[5] + d[0] * pa[1] - d[1] * pa[0]
+                    _cross(d[:3], ua, du)
+                _cross(dd, ua, x)
+                _cross(t, du, ub)
+                for s in range(3):
+                    J[row + s, k] = x[s] + ub[s]
+            if with_bias:  # (d x u)'' = d'' x u + 2 d' x u' + d x u''
+                _point_motion(V, A, b, pb, vb, ab)
+                _point_motion(V, A, a, pa, va, aa)
+                for k in range(3):
+                    vb[k] -= va[k]
+                    ab[k] -= aa[k]
+                _direction_motion(V, A, a, ua, wa, xa)
+                _cross(ab, ua, x)
+                _cross(vb, wa, wb)
+                _cross(t, xa, xb)
+                for k in range(3):
+                    bias[row + k] = x[k] + 2.0 * wb[k] + xb[k]
+            row += 3
+    return row
+
+
+def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
+    """The readable twin of :func:`loop_kernel`: the residual r (m,), Jacobian J (m, nq) and bias
+    Jd qd (m,) of the loop joints written with :mod:`pga_dyn.pga`. Same inputs (T, S, V, A of
+    :func:`pga_dyn.kinematics.forward` with qdd = 0 and no gravity); slow, for the tests.
+
+    Each loop's frame on its parent body a and child body b is moved by the body's motor: its
+    origin is a Euclidean point P, its axes ideal points u. A coordinate k moves a point or
+    direction X of a body it carries at the commutator X x L_k with its Jacobian line (eq. 34);
+    the bias is the acceleration of X with qdd = 0 (eq. 35, no gravity). The residuals are
+    those of the module docstring, differences of those points and directions."""
+    from .. import pga
+
+    nq = S.shape[0]
+    lines = [pga.line(L[:3], L[3:]) for L in S]
+    rows_r, rows_J, rows_b = [], [], []
+
+    def track(b, frame, X):
+        """X (a point or direction in the loop frame on body b) in the world: its coordinates (3,),
+        dX/dq (3, nq) and its bias acceleration (3,)."""
+        world = pga.sandwich(pga.motor_from_matrix(T[b] @ frame), X)
+        Vb, Ab = pga.line(V[b, :3], V[b, 3:]), pga.line(A[b, :3], A[b, 3:])
+        dX = np.zeros((3, nq))
+        for k in range(nq):
+            if on[b, k]:
+                dX[:, k] = pga.point_coords(pga.commutator(world, lines[k]))[:3]
+        return (pga.point_coords(world)[:3], dX, pga.point_coords(pga.commutator(world, Vb))[:3],
+                pga.point_coords(pga.acceleration(world, Vb, Ab))[:3])
+
+    for l in range(kind.shape[0]):
+        a, b, c = lpar[l], lchi[l], kind[l]
+        centre = [track(a, Fp[l], pga.point(0.0, 0.0, 0.0)), track(b, Fc[l], pga.point(0.0, 0.0, 0.0))]
+        if c != CODE_P:  # R, U, S: the centre is shared
+            (pa, dpa, _, ppa), (pb, dpb, _, ppb) = centre
+            rows_r.append(pb - pa)
+            rows_J.append(dpb - dpa)
+            rows_b.append(ppb - ppa)
+        if c == CODE_R:  # the axis directions coincide
+            (ua, dua, _, uua), (ub, dub, _, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
+                                                    track(b, Fc[l], pga.direction(*axes[l, 0])))
+            rows_r.append(ub - ua)
+            rows_J.append(dub - dua)
+            rows_b.append(uub - uua)
+        elif c == CODE_U:  # (R_a u1) . (R_b u2) = cos0
+            (ua, dua, vua, uua), (ub, dub, vub, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
+                                                        track(b, Fc[l], pga.direction(*axes[l, 1])))
+            rows_r.append([ua @ ub - cos0[l]])
+            rows_J.append((ub @ dua + ua @ dub)[None])
+            rows_b.append([uua @ ub + 2.0 * vua @ vub + ua @ uub])
+        elif c == CODE_P:  # same orientation, offset along the axis
+            for e in np.eye(3):
+                (ea, dea, _, eea), (eb, deb, _, eeb) = (track(a, Fp[l], pga.direction(*e)),
+                                                        track(b, Fc[l], pga.direction(*e)))
+                rows_r.append(eb - ea)
+                rows_J.append(deb - dea)
+                rows_b.append(eeb - eea)
+            (pa, dpa, vpa, ppa), (pb, dpb, vpb, ppb) = centre
+            ua, dua, vua, uua = track(a, Fp[l], pga.direction(*axes[l, 0]))
+            d, dd, vd, pd = pb - pa, dpb - dpa, vpb - vpa, ppb - ppa
+            rows_r.append(np.cross(d, ua))
+            rows_J.append(np.cross(dd.T, ua).T + np.cross(d, dua.T).T)
+            rows_b.append(np.cross(pd, ua) + 2.0 * np.cross(vd, vua) + np.cross(d, uua))
+    if not rows_r:
+        return np.zeros(0), np.zeros((0, nq)), np.zeros(0)
+    return np.concatenate(rows_r), np.vstack(rows_J), np.concatenate(rows_b)
+
+
+@njit(cache=True)
+def residual_rows(kind):
+    """m, the rows of the residual of the loop joints of codes ``kind`` (l,) (:data:`LOOP_ROWS`)."""
+    m = np.int64(0)  # not a numba literal: one compiled version of the helpers that take m
+    for l in range(kind.shape[0]):
+        m += ROWS_BY_CODE[kind[l]]
+    return m
+
+
+@njit(cache=True)
+def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, q, qd):
+    """Residual r, Jacobian J (m, nq) and bias Jd qd (m,) of the loops at (q, qd): :func:`loop_kernel`
+    on :func:`pga_dyn.kinematics.forward`; twin: :func:`loop_pga` on
+    :func:`pga_dyn.kinematics.forward_pga`."""
+    n = parent.shape[0] - 1
+    nq = q.shape[0]
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    forward(parent, code, origin, axes, qidx, np.zeros(6), q, qd, np.zeros(nq), T, S, V, A)
+    m = residual_rows(kind)
+    r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(m)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+    return r, J, bias
+
+
+
+# -- the arrays the kernels read --------------------------------------------------------------------
+def kernel_arrays(robot: Robot) -> tuple:
+    """The arguments of :func:`motion_kernel` before (q, qd), all read-only (one compiled signature
+    per kernel): the tree's (parent, code, origin, axes, qidx) of
+    :func:`pga_dyn.kinematics.robot_arrays`; on (n + 1, nq), True where tree coordinate k moves
+    body b; and per loop joint its code kind (l,), parent and child bodies lpar, lchi (l,), joint
+    frames Fp, Fc (l, 4, 4) in those bodies, axes laxes (l, 2, 3) and cos0 (l,), the cosine of a U
+    joint's angle at q0 (0 for the others)."""
+    n, nq = robot.n, robot.nq
+    on = np.zeros((n + 1, nq), dtype=np.bool_)
+    for b in range(1, n + 1):
+        for k in robot.support(b):
+            on[b, robot.coordinates(k)] = True
+    loops = robot.loop_joints
+    kind = np.array([JOINT_CODE[lp.type] for lp in loops], dtype=np.int64)
+    lpar = np.array([lp.parent for lp in loops], dtype=np.int64)
+    lchi = np.array([lp.child for lp in loops], dtype=np.int64)
+    Fp = np.array([lp.parent_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
+    Fc = np.array([lp.child_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
+    laxes = np.zeros((len(loops), 2, 3))
+    for l, lp in enumerate(loops):
+        laxes[l, :len(lp.axes)] = lp.axes
+    parent, code, origin, axes, qidx, _ = robot_arrays(robot)
+    cos0 = _angles_at_q0(robot, kind, lpar, lchi, Fp, Fc, laxes)
+    args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0)
+    for array in args:
+        array.flags.writeable = False
+    return args
+
+
+def _angles_at_q0(robot: Robot, kind, lpar, lchi, Fp, Fc, laxes) -> np.ndarray:
+    """cos of the angle between the two axes of each U loop joint at q0, its constant angle (0 for
+    the other loop joints), (loops,)."""
+    T = initial_poses(robot)
+    cos0 = np.zeros(len(kind))
+    for l in range(len(kind)):
+        if kind[l] == CODE_U:
+            ua = T[lpar[l], :3, :3] @ Fp[l, :3, :3] @ laxes[l, 0]
+            ub = T[lchi[l], :3, :3] @ Fc[l, :3, :3] @ laxes[l, 1]
+            cos0[l] = ua @ ub
+    return cos0
+
+
+def coupling_map(robot: Robot):
+    """The affine map q = E z + e0 (E: (nq, nz), e0: (nq,)) that solves the couplings, with the free
+    coordinates z = (q_a, q_f): the actuated coordinates, then the passive ones that no coupling
+    determines, in tree order; and the indices of z in q (nz,). Chains of couplings are
+    substituted (a follower of a follower, a leader among ``others``; the model has no cycle of
+    couplings)."""
+    nq = robot.nq
+    follow = {c.follower: c for c in robot.couplings}
+    free = [k for k in range(nq) if k not in follow]
+    column = {k: j for j, k in enumerate(sorted(free, key=lambda k: (k not in set(robot.actuated), k)))}
+    z_index = np.array(sorted(column, key=column.get), dtype=np.int64)
+    E, e0 = np.zeros((nq, len(column))), np.zeros(nq)
+    state = {}
+
+    def solve(k):  # the model refuses a cycle of couplings (Robot._actuation)
+        if k in column:
+            row = np.zeros(len(column))
+            row[column[k]] = 1.0
+            return row, 0.0
+        if k in state:
+            return state[k]
+        c = follow[k]
+        row, offset = np.zeros(len(column)), c.offset
+        for leader, weight in ((c.leader, c.ratio), *c.others):
+            lead_row, lead_offset = solve(leader)
+            row, offset = row + weight * lead_row, offset + weight * lead_offset
+        state[k] = (row, offset)
+        return state[k]
+
+    for k in range(nq):
+        E[k], e0[k] = solve(k)
+    return E, e0, z_index

@@ -1,0 +1,383 @@
+"""Assembly, compiled: Newton's method on the passive coordinates along a path of actuated
+positions (DRNG paper eq. 91, C(q) = 0 solved for q_p given q_a; velocities by eq. 92).
+
+:func:`newton_kernel` moves the actuated part of the free coordinates z = (q_a, q_f) (nz,) of
+one part (:mod:`pga_dyn.loops.parts`) along the straight path q_a(t) = start + t (target -
+start), 0 <= t <= 1, and keeps q_f on C(E z + e0) = 0 (E (nq, nz), e0 (nq,): the couplings'
+affine map of :func:`pga_dyn.loops.closure.coupling_map`). Each point of the path is
+
+* predicted along the tangent, J_f dz_f/dt = -J_a dq_a/dt (:func:`_tangent`, skipped where J_f
+  is singular), with a step dt that shrinks near a singularity (:func:`_path_step`);
+* corrected by Levenberg-Marquardt steps, min |J_f dx + r|^2 + mu^2 |dx|^2 with mu = |r|
+  (:func:`_damped_step`), on the exact Jacobian J_f = J E[:, na:] (m, nf) of
+  :func:`pga_dyn.loops.closure.loop_kernel`;
+* watched, when the path must stay on the start's assembly branch, by the reciprocal condition
+  estimate of J_f and the sign of det(Q^T J_f) (:func:`_orientation`, :func:`_same_orientation`).
+
+The steps are least-squares solutions by Householder QR (:func:`qr_solve`, twin
+``numpy.linalg.lstsq``), which handles the R and P residuals (6 and 12 rows of rank 5), planar
+loops over-constrained in space, and redundant closures alike. A spherical joint's passive
+rotation is composed, not added (:func:`_update`, with :func:`so3_log`, twin ``pga.se3_log``).
+
+A numerical method, not a PGA expression: its geometry is
+:func:`pga_dyn.loops.closure.loop_kernel` (twin :func:`pga_dyn.loops.closure.loop_pga`); the
+tests check what it returns, a closed configuration on the branch of the start. A free spin (a
+passive motion that no loop constrains: J_f rank-deficient everywhere) would take minimum-norm
+steps here, where the damping already keeps them bounded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..kinematics import forward, so3_exp
+from .closure import loop_kernel, residual_rows
+
+#: Residual norm the assembly aims at: residuals of 1e-12 leave errors near 1e-11 (relative) in
+#: the sampled regressor, too close to the certificate's threshold of 1e-10 (a chain of eight
+#: four-bars; docs/drng.md). A model whose round-off floor is above it stops at the floor,
+#: which must lie below FLOOR_TOL.
+ASSEMBLY_TOL = 1e-14
+FLOOR_TOL = 1e-11
+#: Longest step of the actuated coordinates along an assembly path (rad or m).
+PATH_STEP = 0.2
+#: An assembly path slows down where the reciprocal condition estimate of J_f falls below
+#: PATH_SLOW times its value at the reference configuration; sampling stops a path where it
+#: falls below PATH_LIMIT times that value (:func:`newton_kernel`).
+PATH_SLOW = 0.1
+PATH_LIMIT = 0.01
+#: Reciprocal condition (smallest over largest |R_ii| of the QR of J_f) below which the
+#: predictor step of an assembly path is skipped.
+SINGULAR_RCOND = 1e-8
+
+
+@njit(cache=True)
+def _reflect(v, j, vnorm, X, first):
+    """X[j:, first:] <- (I - 2 v v^T / v^T v) X[j:, first:], v (m,) nonzero from row j on."""
+    for c in range(first, X.shape[1]):
+        s = 0.0
+        for i in range(j, X.shape[0]):
+            s += v[i] * X[i, c]
+        s *= 2.0 / vnorm
+        for i in range(j, X.shape[0]):
+            X[i, c] -= s * v[i]
+
+
+@njit(cache=True)
+def qr_solve(M, B, X):
+    """Least-squares solution X (k, c) of M X = B for M (m, k), m >= k, by Householder QR (M and B
+    are overwritten; twin: ``numpy.linalg.lstsq``). Returns min |R_ii| / max |R_ii|, 0 when M has fewer rows than columns or a
+    zero column: an estimate of the reciprocal condition number (0: no solution was written)."""
+    m, k = M.shape
+    if m < k:
+        return 0.0
+    v = np.empty(m)
+    whole = np.int64(0)  # B's first column: not a numba literal, one compiled _reflect
+    for j in range(k):
+        norm = 0.0
+        for i in range(j, m):
+            norm += M[i, j] * M[i, j]
+        norm = np.sqrt(norm)
+        if norm == 0.0:
+            return 0.0
+        alpha = -norm if M[j, j] >= 0.0 else norm
+        vnorm = 0.0
+        for i in range(j, m):
+            v[i] = M[i, j]
+        v[j] -= alpha
+        for i in range(j, m):
+            vnorm += v[i] * v[i]
+        if vnorm > 0.0:  # M <- (I - 2 v v^T / v^T v) M, and B likewise
+            _reflect(v, j, vnorm, M, j)
+            _reflect(v, j, vnorm, B, whole)
+    big, small = 0.0, np.inf
+    for j in range(k):
+        big = max(big, abs(M[j, j]))
+        small = min(small, abs(M[j, j]))
+    if small == 0.0:
+        return 0.0
+    for c in range(B.shape[1]):  # back substitution R X = Q^T B
+        for j in range(k - 1, -1, -1):
+            s = B[j, c]
+            for i in range(j + 1, k):
+                s -= M[j, i] * X[i, c]
+            X[j, c] = s / M[j, j]
+    return small / big
+
+
+@njit(cache=True)
+def so3_log(R):
+    """The rotation vector r with so3_exp(r) = R, |r| <= pi (from the unit quaternion, stable at
+    every angle); twin: the rotation part of ``pga.motor_log`` (``pga.se3_log``)."""
+    tr = R[0, 0] + R[1, 1] + R[2, 2]
+    q = np.empty(4)
+    if tr > max(R[0, 0], R[1, 1], R[2, 2]):
+        s = 2.0 * np.sqrt(1.0 + tr)
+        q[0], q[1], q[2], q[3] = 0.25 * s, (R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[0, 0] - R[1, 1] - R[2, 2])
+        q[0], q[1], q[2], q[3] = (R[2, 1] - R[1, 2]) / s, 0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s
+    elif R[1, 1] >= R[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + R[1, 1] - R[0, 0] - R[2, 2])
+        q[0], q[1], q[2], q[3] = (R[0, 2] - R[2, 0]) / s, (R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s
+    else:
+        s = 2.0 * np.sqrt(1.0 + R[2, 2] - R[0, 0] - R[1, 1])
+        q[0], q[1], q[2], q[3] = (R[1, 0] - R[0, 1]) / s, (R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s
+    if q[0] < 0.0:
+        for k in range(4):
+            q[k] = -q[k]
+    sin_half = np.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    half = np.arctan2(sin_half, q[0])
+    scale = 2.0 * half / sin_half if sin_half > 1e-12 else 2.0 / q[0]
+    out = np.empty(3)
+    for k in range(3):
+        out[k] = scale * q[k + 1]
+    return out
+
+
+@njit(cache=True)
+def _coordinates(E, e0, z, q):
+    """q = E z + e0: the tree coordinates of the free coordinates z."""
+    for i in range(q.shape[0]):
+        s = e0[i]
+        for j in range(z.shape[0]):
+            s += E[i, j] * z[j]
+        q[i] = s
+
+
+@njit(cache=True)
+def _update(z, dx, na, spherical, scale):
+    """z_f += scale dx; a spherical joint's rotation is composed, exp(r'^) = exp(r^) exp(dw^)."""
+    for j in range(dx.shape[0]):
+        z[na + j] += scale * dx[j]
+    for s in range(spherical.shape[0]):
+        k = spherical[s]  # its three free coordinates start at z[k]
+        r = z[k:k + 3].copy()
+        for c in range(3):
+            r[c] -= scale * dx[k - na + c]
+        Ra = so3_exp(r)
+        Rb = so3_exp(scale * dx[k - na:k - na + 3])
+        R = np.empty((3, 3))
+        for i in range(3):
+            for c in range(3):
+                R[i, c] = Ra[i, 0] * Rb[0, c] + Ra[i, 1] * Rb[1, c] + Ra[i, 2] * Rb[2, c]
+        r = so3_log(R)
+        for c in range(3):  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+            z[k + c] = r[c]
+
+
+@njit(cache=True)
+def _jacobian_free(J, E, na, rows, out):
+    """out (rows, nz) = J[:rows] E: the constraint Jacobian in the free coordinates."""
+    for i in range(rows):
+        for j in range(E.shape[1]):
+            s = 0.0
+            for k in range(E.shape[0]):
+                s += J[i, k] * E[k, j]
+            out[i, j] = s
+
+
+@njit(cache=True)
+def _orientation(Jz, na, Q):
+    """Q (m, nf): the columns of J_f = Jz[:, na:] made orthonormal by modified Gram-Schmidt; the
+    frame in which the next point's J_f must keep a positive determinant. False when J_f is
+    rank-deficient."""
+    m, nf = Q.shape
+    for j in range(nf):
+        for i in range(m):
+            Q[i, j] = Jz[i, na + j]
+        for k in range(j):
+            s = 0.0
+            for i in range(m):
+                s += Q[i, k] * Q[i, j]
+            for i in range(m):
+                Q[i, j] -= s * Q[i, k]
+        norm = 0.0
+        for i in range(m):
+            norm += Q[i, j] * Q[i, j]
+        norm = np.sqrt(norm)
+        if norm == 0.0:
+            return False
+        for i in range(m):
+            Q[i, j] /= norm
+    return True
+
+
+@njit(cache=True)
+def _same_orientation(Q, Jz, na):
+    """Whether det(Q^T J_f) > 0 for J_f = Jz[:, na:] (Gaussian elimination with partial pivoting):
+    J_f has not passed through a singular configuration since Q was taken (at a regular point
+    det(Q^T J_f) = det(R) > 0; it changes sign where J_f crosses a singularity)."""
+    m, nf = Q.shape
+    B = np.empty((nf, nf))
+    for a in range(nf):
+        for b in range(nf):
+            s = 0.0
+            for i in range(m):
+                s += Q[i, a] * Jz[i, na + b]
+            B[a, b] = s
+    sign = 1.0
+    for k in range(nf):
+        p = k
+        for i in range(k + 1, nf):
+            if abs(B[i, k]) > abs(B[p, k]):
+                p = i
+        if B[p, k] == 0.0:
+            return False
+        if p != k:
+            for c in range(nf):
+                B[k, c], B[p, c] = B[p, c], B[k, c]
+            sign = -sign
+        if B[k, k] < 0.0:
+            sign = -sign
+        for i in range(k + 1, nf):
+            f = B[i, k] / B[k, k]
+            for c in range(k, nf):
+                B[i, c] -= f * B[k, c]
+    return sign > 0.0
+
+
+
+@njit(cache=True)
+def _first_step(start, target):
+    """dt_max: the path parameter step that moves no actuated coordinate by more than PATH_STEP
+    from ``start`` (na,) towards ``target`` (na,) (1 when they are equal)."""
+    big = 0.0
+    for j in range(start.shape[0]):
+        big = max(big, abs(target[j] - start[j]))
+    return PATH_STEP / big if big > 0.0 else 1.0
+
+
+@njit(cache=True)
+def _tangent(Jz, na, start, target, M, B, X):
+    """Predictor: X[:, 0] <- dz_f/dt, the least-squares solution of J_f dz_f = -J_a (target - start)
+    (Jz (m, nz) = [J_a, J_f] at the last converged point; M (m + nf, nf) and B (m + nf, 1) are
+    work arrays whose last nf rows are zero). Returns rho, the reciprocal condition estimate of
+    J_f (:func:`qr_solve`)."""
+    m, nf = Jz.shape[0], M.shape[1]
+    for i in range(m):
+        s = 0.0
+        for j in range(na):
+            s += Jz[i, j] * (target[j] - start[j])
+        B[i, 0] = -s
+        for j in range(nf):
+            M[i, j] = Jz[i, na + j]
+    for i in range(m, m + nf):
+        B[i, 0] = 0.0
+        for j in range(nf):
+            M[i, j] = 0.0
+    return qr_solve(M, B, X)
+
+
+@njit(cache=True)
+def _path_step(rho, dt_max, rcond_ref, t):
+    """The next step of the path parameter from t: dt_max, scaled by rho / (PATH_SLOW rcond_ref)
+    where the reciprocal condition estimate rho of J_f falls below PATH_SLOW rcond_ref (never
+    below dt_max / 1000), and never past t = 1."""
+    dt = dt_max * min(1.0, max(rho / (PATH_SLOW * rcond_ref), 1e-3))
+    return min(dt, 1.0 - t)
+
+
+@njit(cache=True)
+def _norm(r):
+    """|r|, the Euclidean norm of the residual r (m,)."""
+    norm = 0.0
+    for i in range(r.shape[0]):
+        norm += r[i] * r[i]
+    return np.sqrt(norm)
+
+
+@njit(cache=True)
+def _damped_step(Jz, r, na, mu, M, B, X):
+    """Corrector: X[:, 0] <- the Levenberg-Marquardt step dx, min |J_f dx + r|^2 + mu^2 |dx|^2
+    (Jz (m, nz) = [J_a, J_f], r (m,); M (m + nf, nf) and B (m + nf, 1) are work arrays).
+    Returns the scale that keeps the step at most 0.5 long in every coordinate (at most 1)."""
+    m, nf = r.shape[0], M.shape[1]
+    for i in range(m):
+        B[i, 0] = -r[i]
+        for j in range(nf):
+            M[i, j] = Jz[i, na + j]
+    for i in range(nf):  # the damping rows mu I
+        B[m + i, 0] = 0.0
+        for j in range(nf):
+            M[m + i, j] = mu if i == j else 0.0
+    qr_solve(M, B, X)
+    big = 0.0
+    for j in range(nf):
+        big = max(big, abs(X[j, 0]))
+    return min(1.0, 0.5 / big) if big > 0.0 else 1.0
+
+
+@njit(cache=True)
+def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
+                  E, e0, na, spherical, z, target, tol, max_iter, rcond_ref, min_rcond):
+    """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path,
+    solving the loop constraints for the free passive part z[na:] by Newton's method on the
+    exact Jacobian J_f = J E[:, na:] at every step, with a tangent predictor dz_f = -J_f^+ J_a
+    dq_a (:func:`_tangent`; skipped where J_f is singular). The Newton steps are
+    Levenberg-Marquardt steps (:func:`_damped_step`), min |J_f dx + r|^2 + mu^2 |dx|^2 with
+    mu = |r| (Yamashita and Fukushima: quadratic convergence at regular solutions, progress
+    from singular starts such as a flat linkage), at most 0.5 long, to a residual below ``tol``
+    at the end of the path (or at the round-off floor of the model, when that is above ``tol``
+    but below FLOOR_TOL; 1e-8 at the points before). z is updated in place.
+
+    The steps are at most PATH_STEP long in q_a, and shorter near a singularity
+    (:func:`_path_step`: rcond_ref is the reciprocal condition estimate rho of J_f at the start
+    of the paths, the reference configuration). With ``min_rcond`` > 0 (a path that must stay
+    in the regular region of its start, on one assembly branch) a path stops (status 2) where
+    rho falls below ``min_rcond`` or where det(Q^T J_f) changes sign between two steps (Q:
+    orthonormal columns of the previous J_f, :func:`_orientation`; the sign changes where the
+    path steps over a singular configuration, :func:`_same_orientation`). Returns (status,
+    residual): status 0 assembled, 1 no convergence (the path leaves the workspace), 2 the path
+    meets a singularity."""
+    nq, nz = E.shape
+    nf = nz - na
+    n = parent.shape[0] - 1
+    m = residual_rows(kind)
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
+    zero, seed, q = np.zeros(nq), np.zeros(6), np.empty(nq)
+    r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
+    Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
+    Q = np.empty((m, nf))
+    start = z[:na].copy()
+    dt_max = _first_step(start, target)
+    watch = min_rcond > 0.0 and m >= nf
+    norm = np.inf
+    t = 0.0
+    first = True
+    while first or t < 1.0:
+        if not first:  # predictor from the last converged point (Jz holds its Jacobian)
+            if watch and not _orientation(Jz, na, Q):
+                return 2, norm
+            rho = _tangent(Jz, na, start, target, M, B, X)
+            if rho < min_rcond:
+                return 2, norm
+            dt = _path_step(rho, dt_max, rcond_ref, t)
+            if rho >= SINGULAR_RCOND:
+                _update(z, X[:, 0], na, spherical, dt)
+            t = 1.0 if dt >= 1.0 - t else t + dt
+        first = False
+        for j in range(na):
+            z[j] = start[j] + t * (target[j] - start[j])
+        converged = False
+        last = np.inf
+        for _ in range(max_iter):  # corrector
+            _coordinates(E, e0, z, q)
+            forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
+            loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+            _jacobian_free(J, E, na, m, Jz)
+            norm = _norm(r)
+            # converged: below tol, or at the round-off floor (below FLOOR_TOL and no longer halving)
+            if norm < (tol if t >= 1.0 else 1e-8) or (t >= 1.0 and norm < FLOOR_TOL and norm > 0.5 * last):
+                converged = True
+                break
+            last = norm
+            scale = _damped_step(Jz, r, na, norm, M, B, X)
+            _update(z, X[:, 0], na, spherical, scale)
+        if not converged:
+            return 1, norm
+        if watch and t > 0.0 and not _same_orientation(Q, Jz, na):
+            return 2, norm
+    return 0, norm

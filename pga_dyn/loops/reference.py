@@ -1,0 +1,157 @@
+"""The reference configuration of a constrained robot, where every assembly path starts, and
+the assembly branch it selects (DRNG paper section 5.1 and Table 2; docs/drng.md, "Assembly
+modes").
+
+C(q) = 0 (eq. 91) has several solutions q_p for one q_a: the assembly modes, branches of the
+constraint manifold that meet only at singular configurations, where J_f (m, nf) is
+rank-deficient. pga-dyn follows one branch, the reference's: q0 with its passive coordinates
+closed by Newton from q0 (:func:`close_at_q0`; q0 itself when its loops close), and every
+state is assembled along a path from there that does not cross a singularity
+(:mod:`pga_dyn.loops.newton`). :func:`reference_configuration` returns it as the free
+coordinates z_ref (nz,), with cond(J_p) there (the largest cond(J_f) of the parts) and the
+reciprocal condition estimate of each part's J_f (parts,) that its paths watch.
+
+A singular reference (branches of different identifiability can meet there) is left for the
+best-conditioned of q_a = q0 + t (1, ..., 1), t = REFERENCE_STEP, ..., REFERENCE_STEPS
+REFERENCE_STEP, with a warning naming the loops and the passive joints the loops leave free to
+first order (:func:`leave_singular_reference`, :func:`singular_motion`); when all of these are
+singular, the loops leave a passive motion no actuator drives (a free spin: a link turning
+between two ball joints) and a ModelError says so. Choosing another branch than the
+reference's, and accepting free spins, belong here.
+
+The functions take ``con``, the :class:`pga_dyn.loops.system.Constraints` being built, and read
+its public attributes (robot, E (nq, nz), e0 (nq,), na, nf, m, z_index, parts) and methods
+(evaluate, residuals, condition).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import ModelError, PgaDynWarning
+from .closure import CLOSURE_TOL, LOOP_ROWS
+from .newton import SINGULAR_RCOND
+from .parts import rcond_estimate
+
+#: Steps (rad or m, every actuated coordinate) from a singular reference configuration towards
+#: the regular one the samples start from (:func:`leave_singular_reference`).
+REFERENCE_STEP = 0.1
+REFERENCE_STEPS = 10
+
+
+def reference_configuration(con) -> tuple:
+    """(z_ref (nz,), cond_ref, moved, rcond_ref (parts,)): the free coordinates of the reference
+    configuration (:func:`close_at_q0`; a singular one left for a regular neighbour, ``moved``,
+    with a warning: :func:`leave_singular_reference`), cond(J_p) there (the largest over the
+    parts; 1 without passive coordinates) and the reciprocal condition estimate of each part's
+    J_f there (:func:`pga_dyn.loops.parts.rcond_estimate`), which its assembly paths watch."""
+    z = np.zeros(con.E.shape[1])
+    if not con.nf:
+        return z, 1.0, False, np.ones(len(con.parts))
+    close_at_q0(con, z)
+    J = con.evaluate(con.E @ z + con.e0)[1]
+    cond, moved = con.condition(J), False
+    if cond >= 1.0 / SINGULAR_RCOND:
+        z, cond = leave_singular_reference(con, z, J)
+        moved = True
+        J = con.evaluate(con.E @ z + con.e0)[1]
+    return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts])
+
+
+def close_at_q0(con, z) -> None:
+    """Close the loops at the actuated position of q0: the free coordinates z (nz,), zero on
+    entry, get each part's passive coordinates solved by Newton from q0. Raise a ModelError
+    naming the loop joints when they cannot be closed there."""
+    failed = [part for part in con.parts if part.assemble(con.E, con.e0, z, z[part.actuated].copy(), 1e-12, 200,
+                                                          1e-300, 0.0)[0]]
+    closed = con.residuals(con.E @ z + con.e0)
+    if failed or any(res > CLOSURE_TOL for _, res in closed):
+        robot = con.robot
+        open_ = [(name, res) for name, res in con.residuals(robot.q0) if res > CLOSURE_TOL]
+        listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
+        raise ModelError(f"{robot.source or robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
+                         f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
+                         "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
+
+
+def singular_motion(con, J) -> tuple:
+    """(loops, joints): the names of the loop joints and of the passive joints that move with the
+    motions J_f (J: the constraint Jacobian (m + couplings, nq) at a singular configuration)
+    leaves free to first order (singular values at or below SINGULAR_RCOND times the largest);
+    when that motion moves no loop frame (a pin spinning about the closure point), the loops of
+    the clusters of those joints."""
+    robot = con.robot
+    Jf = J[:con.m] @ con.E[:, con.na:]
+    _, s, vt = np.linalg.svd(Jf)
+    free = vt[np.concatenate([s, np.zeros(len(vt) - len(s))]) <= SINGULAR_RCOND * s[0]]
+    moving = np.abs(free).max(axis=0) > 0.1 * np.abs(free).max()
+    loops, row = [], 0
+    for lp in robot.loop_joints:
+        rows = Jf[row:row + LOOP_ROWS[lp.type]]
+        if np.abs(rows[:, moving]).max() > 1e-9 * max(np.abs(Jf).max(), 1e-300):
+            loops.append(lp.name)
+        row += LOOP_ROWS[lp.type]
+    joints = [robot.coordinate_names[k] for k in con.z_index[con.na:][moving]]
+    if not loops:  # the free motion moves no loop frame (a pin spinning about the closure point):
+        bodies = {b for b in range(1, robot.n + 1)  # name the loops of the clusters of its joints
+                  if set(range(*robot.coordinates(b).indices(robot.nq))) & set(con.z_index[con.na:][moving])}
+        clusters = [set(c) for c in robot.loop_clusters if bodies & set(c)]
+        loops = [lp.name for lp in robot.loop_joints if any({lp.parent, lp.child} & c for c in clusters)]
+    return loops, joints
+
+
+def regular_neighbour(con, z_ref) -> tuple:
+    """(z (nz,) or None, cond, t): the best-conditioned of the configurations q_a = q0 + t (1, ...,
+    1), t = REFERENCE_STEP, ..., REFERENCE_STEPS REFERENCE_STEP, each assembled from the previous
+    one, starting at the free coordinates z_ref (nz,); the search stops where a part does not
+    assemble. cond is inf (and z None) when none was assembled."""
+    z, best, cond, step = z_ref.copy(), None, np.inf, 0.0
+    for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
+        target = z_ref[:con.na] + k * REFERENCE_STEP
+        if any(part.assemble(con.E, con.e0, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0]
+               for part in con.parts):
+            break
+        z[:con.na] = target
+        c = con.condition(con.evaluate(con.E @ z + con.e0)[1])
+        if c < cond:
+            best, cond, step = z.copy(), c, k * REFERENCE_STEP
+    return best, cond, step
+
+
+def leave_singular_reference(con, z_ref, J) -> tuple:
+    """At a singular reference z_ref (nz,) (J: its constraint Jacobian; J_f rank-deficient:
+    several assembly modes, branches of C(q) = 0, can meet there) move the reference to its
+    regular neighbour (:func:`regular_neighbour`): the samples then follow the one branch of
+    that configuration. Returns (z, cond(J_p)) there. A PgaDynWarning names the loops, the
+    passive joints the loops leave free to first order (:func:`singular_motion`), and the
+    reference used; a ModelError when no neighbour is regular (a free spin)."""
+    robot = con.robot
+    loops, joints = singular_motion(con, J)
+    best, cond, step = regular_neighbour(con, z_ref)
+    if cond < 1.0 / SINGULAR_RCOND:
+        used = (f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
+                f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+                f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch")
+    else:
+        raise ModelError(
+            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration (q0, loops "
+            f"closed) and at q0 + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
+            f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
+            f"{listing(loops)}): the loops leave a passive motion that no actuator drives (a link spinning "
+            "between two ball joints, a planar linkage closed by more constraints than it has), so the "
+            "actuated coordinates do not determine the configuration; pga-dyn needs them to: actuate one "
+            "of these joints, or use joints that remove the free motion")
+    warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
+                  f"loop joint{'s' if len(loops) > 1 else ''} {listing(loops)} (J_p is "
+                  f"rank-deficient along joints {listing(joints)}): assembly modes of "
+                  f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
+                  PgaDynWarning, stacklevel=4)
+    return best, cond
+
+
+def listing(names, most=6) -> str:
+    """'a', 'b', 'c' (and 4 more): the first ``most`` of ``names`` for a message."""
+    shown = ", ".join(repr(n) for n in names[:most])
+    return shown + (f" (and {len(names) - most} more)" if len(names) > most else "")

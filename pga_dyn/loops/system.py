@@ -1,0 +1,265 @@
+"""The constraints of a robot (DRNG paper section 5.1, eqs. 91-92): :class:`Constraints`, built
+once per robot by :func:`constraints` (``robot.derived``), ties the equations, the parts, the
+assembly and the reference together, and projects tree states onto the actuated coordinates.
+
+A constrained robot is a spanning tree plus loop joints and couplings. Its configuration is
+fixed by the actuated coordinates q_a; the passive ones follow from the constraints:
+
+    C(q) = 0 (eq. 91),   J_a qd_a + J_p qd_p = 0 (eq. 92),   J qdd + Jd qd = 0.
+
+* the equations, r = C(q) (m,), J (m, nq), Jd qd (m,), and the couplings' affine map q = E z +
+  e0 (E (nq, nz), z = (q_a, q_f)): :mod:`pga_dyn.loops.closure`;
+* assembly of a state from q_a (:meth:`Constraints.assemble`, :meth:`Constraints.complete`):
+  part by part (:mod:`pga_dyn.loops.parts`), each by :mod:`pga_dyn.loops.newton` along a path
+  from the reference configuration (:mod:`pga_dyn.loops.reference`), the state then checked
+  closed as a whole (:meth:`Constraints.open_loops`);
+* the projection (:meth:`Constraints.project`): with G = dq/dq_a (nq, n_a) = E_a - sum over the
+  parts of E_f J_f^+ J E_a, the regressor with respect to q_a is L_j^i = sum_k L_k dq_k/dq_j
+  (eq. 52), Y_a = G^T Y_tree. A robot with couplings and no loops has q_f empty: q = E q_a + e0
+  and G = E_a is constant, exact at any ratio and over any range.
+
+Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (samples, nq, n_a).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import ModelError, PgaDynError
+from ..model import Robot
+from .closure import CLOSURE_TOL, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
+from .newton import ASSEMBLY_TOL, PATH_LIMIT
+from .parts import condition_number, independent_parts
+from .reference import listing, reference_configuration
+
+
+class Constraints:
+    """The loop and coupling constraints of a robot: assembly and projection onto q_a."""
+
+    def __init__(self, robot: Robot):
+        self.robot = robot
+        where = robot.source or robot.name
+        self.E, self.e0, self.z_index = coupling_map(robot)
+        self.na = len(robot.actuated)
+        self.nf = self.E.shape[1] - self.na
+        spherical = []
+        column = {k: j for j, k in enumerate(self.z_index)}
+        for i in range(1, robot.n + 1):
+            first = robot.coordinates(i).start
+            if first in column and column[first] >= self.na and robot.joint_type[i] in ("S", "F"):
+                if robot.joint_type[i] == "F":
+                    raise PgaDynError(f"{where}: the floating base '{robot.joint_names[i]}' cannot be passive")
+                spherical.append(column[first])
+        self.spherical = np.array(spherical, dtype=np.int64)
+        loops = robot.loop_joints
+        self.m = sum(LOOP_ROWS[lp.type] for lp in loops)
+        if self.nf > 0 and self.m < self.nf:
+            raise ModelError(f"{where}: the loop joints give {self.m} equations for {self.nf} passive coordinates "
+                             f"{[robot.coordinate_names[k] for k in self.z_index[self.na:]]}: the model is "
+                             "under-determined")
+        #: The arguments of the kernels before the state (:func:`pga_dyn.loops.closure.kernel_arrays`).
+        self.args = kernel_arrays(robot)
+        for array in (self.E, self.e0, self.z_index, self.spherical):
+            array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
+        #: First residual row of each loop joint, and the number of rows (loops + 1,).
+        self.loop_rows = np.concatenate([[0], np.cumsum([LOOP_ROWS[lp.type] for lp in loops])]).astype(np.int64)
+        #: The independent parts of the loops (:class:`pga_dyn.loops.parts.Part`).
+        self.parts = independent_parts(self.args, self.E, self.na, self.spherical, self.loop_rows) if self.nf else ()
+
+    # -- geometry of one state ----------------------------------------------------------------
+    def evaluate(self, q, qd=None):
+        """Loop residual r (m,), Jacobian J (m, nq) and the bias Jd qd (m,) (None without qd),
+        followed by one row per coupling, q_f - r q_l - c (bias 0)."""
+        robot = self.robot
+        q = np.ascontiguousarray(q, dtype=float)
+        r, J, bias = motion_kernel(*self.args, q, np.zeros(robot.nq) if qd is None else np.asarray(qd, float))
+        rows_r, rows_J = [r], [J]
+        for c in robot.couplings:
+            row = np.zeros(robot.nq)
+            row[c.follower] += 1.0
+            for leader, weight in ((c.leader, c.ratio), *c.others):
+                row[leader] -= weight
+            rows_r.append([row @ q - c.offset])
+            rows_J.append(row[None])
+        r, J = np.concatenate(rows_r), np.vstack(rows_J)
+        return r, J, (np.concatenate([bias, np.zeros(len(robot.couplings))]) if qd is not None else None)
+
+    def loop_jacobian(self, q):
+        """Residual r (m,) and Jacobian J (m, nq) of the loops (no coupling rows) at tree
+        configuration q (nq,): :func:`pga_dyn.loops.closure.motion_kernel` at rest."""
+        r, J, _ = motion_kernel(*self.args, np.ascontiguousarray(q, dtype=float), np.zeros(self.robot.nq))
+        return r, J
+
+    def residuals(self, q, r=None) -> list:
+        """(loop name, residual norm) of each loop joint at tree configuration q (or of the loop
+        residual r (m,) at q, when given)."""
+        r = self.loop_jacobian(q)[0] if r is None else r
+        if not len(r):
+            return []
+        norms = np.sqrt(np.add.reduceat(r * r, self.loop_rows[:-1]))
+        return [(lp.name, float(norm)) for lp, norm in zip(self.robot.loop_joints, norms)]
+
+    def close_reference(self) -> None:
+        """Assemble the reference configuration (:mod:`pga_dyn.loops.reference`): q0 with its
+        passive coordinates solved by Newton (q0 itself when its loops close, as DRNG's Table 2
+        assumes); every assembly path starts there. Raise a ModelError naming the loop joints when
+        they cannot be closed at the actuated position of q0. ``z_ref`` (nz,) holds its free
+        coordinates, ``cond_ref`` cond(J_p) there (the largest over the parts); a singular q0 is
+        left for a regular neighbour (``moved``), with a warning
+        (:func:`pga_dyn.loops.reference.leave_singular_reference`). ``rcond_ref`` (parts,) holds
+        the reciprocal condition estimate of each part's J_f there, which its assembly paths
+        watch."""
+        self.z_ref, self.cond_ref, self.moved, self.rcond_ref = reference_configuration(self)
+
+    def conditions(self, J, parts=None) -> np.ndarray:
+        """cond(J_f) of each part (:class:`pga_dyn.loops.parts.Part`; or of the parts numbered ``parts``) for the
+        constraint Jacobian J (rows of the loops, then of the couplings) in the tree coordinates;
+        inf where J_f has fewer independent rows than columns. Shape (parts,)."""
+        chosen = self.parts if parts is None else [self.parts[k] for k in parts]
+        return np.array([condition_number(part.free_jacobian(J)) for part in chosen])
+
+    def condition(self, J) -> float:
+        """cond(J_p): the largest cond(J_f) of the parts (1 without passive coordinates), the
+        figure sampling holds below its limit part by part."""
+        return float(self.conditions(J).max()) if self.parts else 1.0
+
+    # -- assembly -----------------------------------------------------------------------------
+    def free(self, q) -> np.ndarray:
+        """The free coordinates z of a tree configuration that satisfies the couplings."""
+        return np.asarray(q, dtype=float)[self.z_index].copy()
+
+    def assemble_parts(self, q_a, z, parts, regular=False, tol=ASSEMBLY_TOL, max_iter=30, start=None) -> list:
+        """Assemble the parts numbered ``parts`` (indices of :attr:`parts`) at actuated position
+        q_a, each along a path from ``start`` (free coordinates (nz,); default the reference
+        configuration's), the other parts held as they are in z (nz,), which is updated in place
+        (its actuated coordinates become q_a). ``regular`` as in :meth:`assemble`. Returns
+        [(part number, status, residual)] of the parts that did not assemble (status 1: the path
+        leaves the workspace, 2: it meets a singularity). The loops that no part solves are not
+        checked here (:meth:`open_loops`)."""
+        begin = self.z_ref if start is None else start
+        failed = []
+        for k in parts:
+            part, rcond = self.parts[k], self.rcond_ref[k]
+            z[part.columns] = begin[part.columns]
+            status, norm = part.assemble(self.E, self.e0, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
+                                         PATH_LIMIT * rcond if regular else 0.0)
+            if status:
+                failed.append((k, status, norm))
+        z[:self.na] = q_a
+        return failed
+
+    def assemble(self, q_a, start=None, tol=ASSEMBLY_TOL, max_iter=30, regular=False):
+        """Solve the constraints for the passive coordinates at actuated position q_a, following
+        a path from ``start`` (an assembled tree configuration; default: the reference
+        configuration, q0 closed; see :meth:`close_reference`), part by part (:class:`pga_dyn.loops.parts.Part`).
+        ``regular``: the path must stay away from singular configurations (reciprocal condition
+        estimate of each part's J_f above PATH_LIMIT times the reference's), so that the state is
+        on the reference's assembly branch.
+
+        Returns (q, z): the tree configuration and its free coordinates. Raises PgaDynError when
+        a path leaves the workspace or meets a singularity, or when a loop is left open."""
+        q, z, _ = self._assemble(q_a, start, tol, max_iter, regular)
+        return q, z
+
+    def _assemble(self, q_a, start, tol, max_iter, regular):
+        """:meth:`assemble`, and the loops' Jacobian at q (m, nq) that its closure check computed."""
+        robot = self.robot
+        q_a = np.ascontiguousarray(q_a, dtype=float)
+        z = self.z_ref.copy() if start is None else self.free(start)
+        failed = self.assemble_parts(q_a, z, range(len(self.parts)), regular, tol, max_iter, start=z.copy())
+        if failed:
+            k, status, norm = failed[0]
+            loops = listing([robot.loop_joints[l].name for l in self.parts[k].loops])
+            if status == 2:
+                raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
+                                  f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}")
+            raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
+                              f"the assembly path from the start leaves the workspace of the loops {loops} "
+                              f"(residual {norm:.2e})")
+        q = self.E @ z + self.e0
+        r, J = self.loop_jacobian(q)
+        self._check_closed(q, q_a, r)
+        return q, z, J
+
+    def _check_closed(self, q, q_a, r=None) -> None:
+        """PgaDynError naming the first loop joint open at q (:meth:`open_loops`; r as there)."""
+        open_ = self.open_loops(q, r)
+        if open_:
+            robot = self.robot
+            raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
+                              f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
+
+    def open_loops(self, q, r=None) -> list:
+        """(loop name, residual norm) of the loop joints open at tree configuration q (residual
+        above CLOSURE_TOL; r as in :meth:`residuals`): the check of every assembled state, also
+        of the loops no part solves."""
+        if not self.robot.loop_joints:
+            return []
+        r = self.loop_jacobian(q)[0] if r is None else r
+        if np.abs(r).max() * np.sqrt(max(LOOP_ROWS.values())) <= CLOSURE_TOL:
+            return []  # no loop's norm can exceed the tolerance (the common case, one reduction)
+        return [(name, res) for name, res in self.residuals(q, r) if res > CLOSURE_TOL]
+
+    def project(self, q, qd_a, qdd_a, J=None):
+        """At an assembled configuration q (nq,): the velocity and acceleration of the tree (nq,),
+        the projection G = dq/dq_a (nq, n_a), G = E_a - sum over the parts of E_f J_f^+ J_a
+        (eq. 92, part by part), and cond(J_f) of each part (parts,); inf where a part is singular
+        (its G columns are then not valid). J: the loops' Jacobian at q (:meth:`loop_jacobian`),
+        when it is at hand."""
+        Ea = self.E[:, :self.na]
+        if not self.nf:
+            return Ea @ qd_a, Ea @ qdd_a, Ea.copy(), np.ones(0)
+        J = self.loop_jacobian(q)[1] if J is None else J
+        G, pinvs, conds = Ea.copy(), [], np.empty(len(self.parts))
+        whole = len(self.parts) == 1 and self.parts[0].rows.size == J.shape[0]  # one part: no row copies
+        for k, part in enumerate(self.parts):
+            Jp = J if whole else J[part.rows]
+            pinv, conds[k] = part.inverse(Jp)
+            G -= part.Ef @ (pinv @ (Jp @ Ea))
+            pinvs.append(pinv)
+        qd = G @ qd_a
+        _, _, bias = motion_kernel(*self.args, q, qd)
+        qdd = G @ qdd_a
+        for part, pinv in zip(self.parts, pinvs):
+            qdd -= part.Ef @ (pinv @ (bias if whole else bias[part.rows]))
+        return qd, qdd, G, conds
+
+    def complete(self, q_a, qd_a, qdd_a, start=None, regular=False):
+        """Full tree state (q, qd, qdd), the projection G = dq/dq_a (nq x n_a) and cond(J_p) (the
+        largest of the parts'); ``regular`` as in :meth:`assemble`."""
+        q, _, J = self._assemble(q_a, start, ASSEMBLY_TOL, 30, regular)
+        qd, qdd, G, conds = self.project(q, qd_a, qdd_a, J)
+        cond = float(conds.max()) if len(conds) else 1.0
+        if cond == np.inf:
+            raise PgaDynError(f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
+        return q, qd, qdd, G, cond
+
+    def complete_all(self, q_a, qd_a, qdd_a, start=None):
+        """:meth:`complete` for a batch: actuated states (samples, n_a) in, the tree states Q, QD,
+        QDD (samples, nq), the projections G (samples, nq, n_a) and cond(J_f) (samples,) out.
+        Couplings alone are solved in closed form, q = E q_a + e0."""
+        ns, nq, na = q_a.shape[0], self.robot.nq, self.na
+        if not self.nf:
+            Ea = self.E[:, :na]
+            Q = q_a @ Ea.T + self.e0
+            for s in range(ns):  # loops that the actuated joints alone move
+                self._check_closed(Q[s], q_a[s])
+            return Q, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns)
+        Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
+        G, cond = np.empty((ns, nq, na)), np.empty(ns)
+        for s in range(ns):
+            Q[s], QD[s], QDD[s], G[s], cond[s] = self.complete(q_a[s], qd_a[s], qdd_a[s], start)
+        return Q, QD, QDD, G, cond
+
+
+def _closed_constraints(robot: Robot) -> Constraints:
+    """The :class:`Constraints` of ``robot`` with their reference configuration closed."""
+    con = Constraints(robot)
+    con.close_reference()
+    return con
+
+
+def constraints(robot: Robot) -> Constraints:
+    """The constraints of a robot, computed once (``robot.derived``); its loops must close at the
+    actuated position of q0."""
+    return robot.derived(_closed_constraints)

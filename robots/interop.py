@@ -1,0 +1,332 @@
+"""Pinocchio models in and out of pga-dyn: :func:`from_pinocchio` and :func:`to_pinocchio`.
+
+Both need the optional extra ``pinocchio`` (``pip install 'pga-dyn[pinocchio]'``); without it they
+raise a :class:`~pga_dyn.errors.PgaDynError` that says so. Importing this module imports neither
+Pinocchio nor the compiled kernels.
+
+A ``pinocchio.Model`` is a tree of joints, joint ``j`` carrying the inertia ``model.inertias[j]``
+(mass, centre of mass and rotational inertia about it) in its frame, placed by
+``model.jointPlacements[j]`` in the frame of its parent joint. pga-dyn's bodies are the same: body
+frame = joint frame (docs/conventions.md), so a body's link-frame parameters (Pinocchio's order,
+:data:`pga_dyn.conventions.LINK_PARAM_NAMES`) are ``model.inertias[j].toDynamicParameters()``
+and the parameters of eq. (97) are their image by :func:`pga_dyn.tp_regressor.link_map`.
+
+Joints, Pinocchio -> pga-dyn (:func:`from_pinocchio`):
+
+* 1-DoF joints (``JointModelRX/RY/RZ``, ``RevoluteUnaligned``, the unbounded ``RUBX/RUBY/RUBZ``
+  and ``RevoluteUnboundedUnaligned``, ``PX/PY/PZ``, ``PrismaticUnaligned``, the helical
+  ``HX/HY/HZ`` and ``HelicalUnaligned``) by their motion subspace S (6, 1), constant, Pinocchio's
+  (linear; angular) order, in the joint frame: S = (0; a) is a revolute joint R about the axis a
+  through the joint origin, S = (a; 0) a prismatic joint P along a; a helical joint of nonzero
+  pitch is refused (pga-dyn has no screw joint). An unbounded revolute joint's q = (cos, sin)
+  becomes the angle.
+* ``JointModelMimic`` (Pinocchio's URDF reader with ``mimic=True``): the joint it wraps (its S is
+  scaling x the unit S) following its leader as q = scaling q_leader + offset, a URDF mimic
+  (:class:`pga_dyn.model.Coupling`).
+* ``JointModelSpherical`` and ``JointModelSphericalZYX``: a spherical joint S (pga-dyn's
+  coordinates: the rotation vector, not the quaternion nor the ZYX angles).
+* ``JointModelUniversal(axis1, axis2)``: U, T = Rot(axis1, q1) Rot(axis2, q2).
+* ``JointModelFreeFlyer`` on the universe: the floating joint F. When it is the one joint on the
+  universe, at the identity, and no body frame sits on the universe, it is pga-dyn's floating base
+  (``robot.floating_base``, named ``<root link>_floating``); otherwise an F joint of its name.
+* Joints of several degrees of freedom that are chains of these: ``JointModelPlanar`` (T = Trans(x,
+  y, 0) Rz(theta): P along x, P along y, R about z), ``JointModelTranslation`` (P along x, y, z) and
+  ``JointModelComposite`` (its joints in turn, each after its placement; e.g. an MJCF body with
+  several joints). Sub-joint k (1-based) of joint ``name`` is ``name.k``; between two sub-joints
+  hangs a massless link ``<link>.k`` (10 unidentifiable parameters each), the last carries the
+  body. Their coordinates are the sub-joints' (for the planar joint x, y, theta and their
+  derivatives in the parent frame, not Pinocchio's (x, y, cos, sin) and body-frame velocity).
+
+Others (``JointModelEllipsoid``, a free flyer below another joint) are refused with
+a :class:`~pga_dyn.errors.PgaDynError` naming the joint and its type.
+
+Links. The link of joint j is named after the first ``BODY`` frame of joint j at the identity
+(Pinocchio's URDF and MJCF readers add it: the child link, the MJCF body), else after the joint.
+Every other ``BODY`` frame (links on fixed joints, which Pinocchio merges into their joint) becomes
+a massless link on a fixed joint at the frame's placement, named after the frame's fixed joint
+(its ``FIXED_JOINT`` parent frame) or ``<link>_fixed``: pga-dyn merges them back, so
+``robot.graph.nodes[body]["links"]`` lists them and ``robot.link_pose(link)`` is their placement.
+The root link is the first ``BODY`` frame of the universe at the identity, else ``universe``.
+Limits of 1-DoF joints with nq = 1 are kept (the default sampling box, :mod:`pga_dyn.sampling`);
+Pinocchio's "no limit" (an infinite or the largest float bound) is none. Gravity is
+``model.gravity.linear`` (its angular part must be zero).
+
+pga-dyn -> Pinocchio (:func:`to_pinocchio`): body i on joint i (``robot.parent[i]`` its parent,
+``robot.origin[i]`` its placement), R and P about a coordinate axis as ``JointModelRX`` ...
+``PZ``, about another axis as ``RevoluteUnaligned`` / ``PrismaticUnaligned`` (bounded: q is the
+angle, also for URDF ``continuous`` joints), U as ``Universal``, S as ``Spherical`` (q the
+quaternion; velocity coordinates the same as pga-dyn's), F as ``FreeFlyer``; a ``JOINT`` frame per
+joint and a ``BODY`` frame per link at ``robot.link_pose(link)``. Loop joints and couplings are
+refused: a ``pinocchio.Model`` is a tree.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pga_dyn.conventions import link_inertia, pseudo_to_link
+from pga_dyn.errors import PgaDynError, optional
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot, check_robot, frozen_array
+
+__all__ = ["from_pinocchio", "to_pinocchio"]
+
+#: The 1-DoF joints of Pinocchio read by their (constant) motion subspace.
+ONE_DOF = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned", "JointModelRUBX",
+           "JointModelRUBY", "JointModelRUBZ", "JointModelRevoluteUnboundedUnaligned", "JointModelPX",
+           "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned", "JointModelHX", "JointModelHY",
+           "JointModelHZ", "JointModelHelicalUnaligned", "JointModelMimic"}
+#: Pinocchio's multi-DoF joints that are chains of pga-dyn joints: (type, axis) of each link.
+CHAINS = {"JointModelPlanar": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("R", (0.0, 0.0, 1.0))),
+          "JointModelTranslation": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("P", (0.0, 0.0, 1.0)))}
+#: Pinocchio's aligned 1-DoF joints, by pga-dyn type and axis.
+ALIGNED = {("R", 0): "JointModelRX", ("R", 1): "JointModelRY", ("R", 2): "JointModelRZ",
+           ("P", 0): "JointModelPX", ("P", 1): "JointModelPY", ("P", 2): "JointModelPZ"}
+#: Tolerance of a frame placement that is the identity, or of a motion subspace entry that is zero.
+TOLERANCE = 1e-12
+
+
+def _pinocchio(what: str):
+    return optional("pinocchio", what, "pinocchio")
+
+
+class _Reader:
+    """The links and joints of a pga-dyn description from a ``pinocchio.Model``."""
+
+    def __init__(self, pin, model):
+        self.pin, self.model = pin, model
+        self.where = f"Pinocchio model '{model.name}'" if model.name else "Pinocchio model"
+        self.neutral = pin.neutral(model)
+        self.links, self.joints = [], []
+        self.root = None  # the link of the universe (fixed base)
+
+    def fail(self, name: str, joint, message: str):
+        raise PgaDynError(f"{self.where}: joint '{name}' ({joint.shortname()}) {message}")
+
+    def body_frames(self, j: int) -> tuple:
+        """(name of the link of joint j, the other BODY frames of joint j)."""
+        frames = [f for f in self.model.frames if f.type == self.pin.FrameType.BODY and f.parentJoint == j]
+        own = next((f for f in frames if np.allclose(f.placement.homogeneous, np.eye(4), rtol=0, atol=TOLERANCE)),
+                   None)
+        name = own.name if own is not None else ("universe" if j == 0 else self.model.names[j])
+        return name, [f for f in frames if f is not own]
+
+    def fixed_links(self, link: str, frames) -> None:
+        """The other BODY frames of a joint as massless links on fixed joints below ``link``."""
+        for frame in frames:
+            parent = self.model.frames[frame.parentFrame]
+            joint = parent.name if (parent.type == self.pin.FrameType.FIXED_JOINT and frame.parentFrame > 0
+                                    and parent.parentJoint == frame.parentJoint) else f"{frame.name}_fixed"
+            self.links.append(LinkSpec(frame.name))
+            self.joints.append(JointSpec(joint, "fixed", link, frame.name, frame.placement.homogeneous.copy()))
+
+    def one_dof(self, j: int, joint, name: str) -> tuple:
+        """(type, axis, mimic) of a 1-DoF joint ``joint`` (the model's joint j or a part of it),
+        named ``name``, from its motion subspace S (6, 1) at the neutral q."""
+        data = joint.createData()
+        joint.calc(data, self.neutral)
+        S = np.array(data.S).reshape(6)
+        mimic = None
+        if joint.shortname() == "JointModelMimic":
+            scaling = joint.extract().scaling
+            if scaling == 0.0:
+                self.fail(name, joint, "mimics its leader with scaling 0: it does not move")
+            S = S / scaling
+            leader = dict(zip(self.model.mimicking_joints, self.model.mimicked_joints))[j]
+            mimic = (self.model.names[leader], float(scaling), float(joint.extract().offset))
+        linear, angular = S[:3], S[3:]
+        if np.abs(linear).max() <= TOLERANCE:
+            return "R", angular, mimic
+        if np.abs(angular).max() <= TOLERANCE:
+            return "P", linear, mimic
+        self.fail(name, joint, f"moves along the screw S = {S.tolist()}: pga-dyn has no helical joint")
+
+    def limits(self, joint) -> tuple | None:
+        """(lower, upper) of a 1-coordinate joint; None for Pinocchio's no limit."""
+        if joint.nq != 1:
+            return None
+        lower, upper = self.model.lowerPositionLimit[joint.idx_q], self.model.upperPositionLimit[joint.idx_q]
+        big = np.finfo(float).max
+        return None if max(abs(lower), abs(upper)) >= big else (float(lower), float(upper))
+
+    def joint_specs(self, j: int, joint, name: str, parent: str, child: str, origin: np.ndarray) -> None:
+        """The JointSpecs (and massless links) of Pinocchio joint ``joint`` (of the model's joint
+        j), named ``name``, from link ``parent`` to link ``child`` at ``origin`` (4, 4)."""
+        kind = joint.shortname()
+        if kind in ONE_DOF:
+            jtype, axis, mimic = self.one_dof(j, joint, name)
+            self.joints.append(JointSpec(name, jtype, parent, child, origin, np.reshape(axis, (1, 3)), mimic=mimic,
+                                         limits=None if mimic else self.limits(joint)))
+        elif kind in ("JointModelSpherical", "JointModelSphericalZYX"):
+            self.joints.append(JointSpec(name, "S", parent, child, origin))
+        elif kind == "JointModelUniversal":
+            universal = joint.extract()
+            axes = np.array([universal.axis1, universal.axis2])
+            self.joints.append(JointSpec(name, "U", parent, child, origin, axes))
+        elif kind in CHAINS or kind == "JointModelComposite":
+            parts = ([(None, self.pin.SE3.Identity())] * 3 if kind in CHAINS else
+                     list(zip(joint.extract().joints, joint.extract().jointPlacements)))
+            last = len(parts)
+            for k, (part, placement) in enumerate(parts, 1):
+                link = child if k == last else f"{child}.{k}"
+                if k < last:
+                    self.links.append(LinkSpec(link))
+                pose = origin @ placement.homogeneous if k == 1 else placement.homogeneous
+                if part is None:
+                    jtype, axis = CHAINS[kind][k - 1]
+                    self.joints.append(JointSpec(f"{name}.{k}", jtype, parent, link, pose, np.array([axis])))
+                else:
+                    self.joint_specs(j, part, f"{name}.{k}", parent, link, pose)
+                parent = link
+        elif kind == "JointModelFreeFlyer":
+            if parent != self.root:
+                self.fail(name, joint, f"hangs from link '{parent}': pga-dyn's floating joint hangs from the world")
+            self.joints.append(JointSpec(name, "F", parent, child, origin))
+        else:
+            self.fail(name, joint, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, "
+                                   "universal, free-flyer, planar, translation and composite joints of these)")
+
+    def floating(self) -> bool:
+        """Whether the model is a floating-base robot in pga-dyn's sense (module docstring)."""
+        model = self.model
+        on_universe = [j for j in range(1, model.njoints) if model.parents[j] == 0]
+        return (on_universe == [1] and model.joints[1].shortname() == "JointModelFreeFlyer"
+                and np.allclose(model.jointPlacements[1].homogeneous, np.eye(4), rtol=0, atol=0)
+                and not any(f.type == self.pin.FrameType.BODY and f.parentJoint == 0 for f in model.frames))
+
+    def read(self) -> tuple:
+        """(links, joints, floating base)."""
+        model, floating = self.model, self.floating()
+        link = {}
+        first = 1 if floating else 0
+        for j in range(first, model.njoints):
+            link[j], frames = self.body_frames(j)
+            if j == 0:
+                self.root = link[0]
+            inertia = model.inertias[j]
+            self.links.append(LinkSpec(link[j], Inertial(float(inertia.mass), frozen_array(inertia.lever),
+                                                         frozen_array(inertia.inertia)) if j > 0 else Inertial.zero()))
+            self.fixed_links(link[j], frames)
+        for j in range(first + 1, model.njoints):
+            self.joint_specs(j, model.joints[j], model.names[j], link[model.parents[j]], link[j],
+                             model.jointPlacements[j].homogeneous.copy())
+        return self.links, self.joints, floating
+
+
+def from_pinocchio(model, name: str | None = None) -> Robot:
+    """The pga-dyn :class:`~pga_dyn.model.Robot` of a ``pinocchio.Model`` (from Pinocchio's URDF,
+    SDF or MJCF reader, or built by hand): its joints, placements, inertias and gravity (module
+    docstring for the joint types; body i's link-frame parameters are Pinocchio's dynamic
+    parameters of its joint, ``model.inertias[j].toDynamicParameters()``, and the parameters of
+    eq. (97) follow by ``pga_dyn.tp_regressor.link_map``).
+
+    Parameters
+    ----------
+    model : pinocchio.Model
+    name : str, optional
+        The robot's name; default ``model.name`` (``pinocchio`` when it is empty).
+
+    Returns
+    -------
+    Robot
+        Bodies numbered depth-first (``robot.body_names``), as pga-dyn numbers any tree; a mimic
+        joint is a coupling, its follower passive.
+    """
+    pin = _pinocchio("robots.from_pinocchio")
+    if not isinstance(model, pin.Model):
+        raise PgaDynError(f"robots.from_pinocchio takes a pinocchio.Model, got {type(model).__name__}")
+    reader = _Reader(pin, model)
+    gravity = model.gravity
+    if np.any(np.asarray(gravity.angular) != 0.0):
+        raise PgaDynError(f"{reader.where}: gravity has an angular part {np.asarray(gravity.angular).tolist()}; "
+                          "pga-dyn's gravity is a vector")
+    links, joints, floating = reader.read()
+    return Robot(name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear),
+                 floating_base=floating)
+
+
+def _inertia(pin, robot: Robot, i: int, phi_b: np.ndarray):
+    """Pinocchio's Inertia of body ``i`` with link-frame parameters ``phi_b`` (10,): its own
+    ``Inertia.FromDynamicParameters``; a massless body keeps its rotational inertia (about every
+    point the same); a massless body with a first moment m c != 0 has no Inertia."""
+    if phi_b[0] != 0.0:
+        return pin.Inertia.FromDynamicParameters(np.array(phi_b, dtype=float))
+    if np.any(phi_b[1:4] != 0.0):
+        raise PgaDynError(f"{robot.name}: body '{robot.body_names[i - 1]}' has mass 0 and first moment "
+                          f"{phi_b[1:4].tolist()}: Pinocchio's inertia (mass, centre of mass, inertia) cannot hold it")
+    inertia = pin.Inertia.Zero()
+    inertia.inertia = link_inertia(phi_b)
+    return inertia
+
+
+def _joint_model(pin, robot: Robot, i: int):
+    kind, axes = robot.joint_type[i], robot.axes[i]
+    if kind in ("R", "P"):
+        axis = axes[0]
+        aligned = [k for k in range(3) if np.array_equal(axis, np.eye(3)[k])]
+        if aligned:
+            return getattr(pin, ALIGNED[kind, aligned[0]])()
+        return (pin.JointModelRevoluteUnaligned if kind == "R" else pin.JointModelPrismaticUnaligned)(axis.copy())
+    if kind == "U":
+        return pin.JointModelUniversal(axes[0].copy(), axes[1].copy())
+    return pin.JointModelSpherical() if kind == "S" else pin.JointModelFreeFlyer()
+
+
+def to_pinocchio(robot: Robot, phi=None):
+    """A ``pinocchio.Model`` of the tree ``robot``, with its own inertias or the parameters ``phi``.
+
+    Parameters
+    ----------
+    robot : Robot
+        A tree (no loop joint, no coupling: a ``pinocchio.Model`` is a tree; a PgaDynError names
+        them).
+    phi : array_like (n, 10) or (10 n,), optional
+        Link-frame parameters of the bodies (``robot.body_names`` order; per body [m, mcx, mcy,
+        mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz], the inertia about the body frame origin:
+        :func:`pga_dyn.to_link_parameters`, identified parameters); None: the robot's own.
+
+    Returns
+    -------
+    pinocchio.Model
+        Body i on joint i (module docstring for the joint types), named as pga-dyn names them,
+        with the robot's gravity; ``model.inertias[i].toDynamicParameters()`` is phi[i - 1].
+    """
+    pin = _pinocchio("robots.to_pinocchio")
+    robot = check_robot(robot)
+    if robot.constrained:
+        ties = ([f"loop joint '{lp.name}'" for lp in robot.loop_joints]
+                + [f"coupling '{c.name}'" for c in robot.couplings])
+        raise PgaDynError(f"{robot.source or robot.name}: {', '.join(ties)}: a pinocchio.Model is a tree (no loop "
+                          "joint, no coupling)")
+    from pga_dyn.tp_regressor import per_body
+
+    if phi is None:
+        phi = np.array([pseudo_to_link(robot.inertial(i).pseudo_inertia()) for i in range(1, robot.n + 1)])
+    phi = per_body(robot, phi, "phi")
+    model = pin.Model()
+    model.name = robot.name
+    model.gravity.linear = np.array(robot.gravity)
+    lower, upper = [], []
+    for link in robot.graph.nodes[robot.graph_name(0)]["links"]:
+        model.addBodyFrame(link, 0, pin.SE3(robot.link_pose(link).copy()), 0)
+    for i in range(1, robot.n + 1):
+        joint = model.addJoint(int(robot.parent[i]), _joint_model(pin, robot, i), pin.SE3(robot.origin[i].copy()),
+                               robot.joint_names[i])
+        limits = robot.tree_joints[i - 1].limits
+        if limits is not None:
+            lower.append((model.joints[joint].idx_q, limits[0]))
+            upper.append((model.joints[joint].idx_q, limits[1]))
+        model.appendBodyToJoint(joint, _inertia(pin, robot, i, phi[i - 1]), pin.SE3.Identity())
+        frame = model.addJointFrame(joint, -1)
+        for link in robot.graph.nodes[robot.body_names[i - 1]]["links"]:
+            model.addBodyFrame(link, joint, pin.SE3(robot.link_pose(link).copy()), frame)
+    model.lowerPositionLimit = _bounds(model.lowerPositionLimit, lower)
+    model.upperPositionLimit = _bounds(model.upperPositionLimit, upper)
+    return model
+
+
+def _bounds(vector, values) -> np.ndarray:
+    """``vector`` with the entries ``values`` ((index, value) pairs) set."""
+    bounds = np.array(vector, dtype=float)
+    for k, value in values:
+        bounds[k] = value
+    return bounds

@@ -1,0 +1,57 @@
+"""The MJCF models of gymnasium and dm_control (tests/mjcf_corpus.py) through MuJoCo's compiler:
+each tree loads and its nullspace has Pinocchio's dimension (10 n minus Pinocchio's sampled rank
+on the same file), or the file is refused by a message naming what pga-dyn lacks."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import pytest
+
+import drng
+import robots
+from mjcf_corpus import corpus, pinocchio_rank, split
+from pga_dyn.errors import PgaDynError
+
+#: Files that need what pga-dyn lacks, and the words of the message that says so.
+REFUSED = {"manipulator.xml": "a tendon equality is not supported", "quadruped.xml": "a tendon equality is not supported",
+           "stacker.xml": "a tendon equality is not supported"}
+#: A template whose bodies dm_control's Python adds: no moving body, nothing for Pinocchio to read.
+EMPTY = {"lqr.xml"}
+
+
+def params(package):
+    """The package's files, or one placeholder that the test skips when it is not installed."""
+    return [pytest.param(path, id=os.path.basename(path)) for path in corpus(package)] or [
+        pytest.param(None, id="not-installed")]
+
+
+def check(path, tmp_path):
+    name = os.path.basename(path)
+    if name in REFUSED:
+        with pytest.raises(PgaDynError, match=REFUSED[name]):
+            robots.load_mjcf(path)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # armature
+        robot = robots.load_mjcf(path)
+    result = drng.nullspace(robot)
+    assert result.proven
+    if name in EMPTY:
+        assert robot.n == 0 and result.dim == 0
+        return
+    rank = sum(pinocchio_rank(part, robot.gravity)[0] for part in split(path, str(tmp_path)))
+    assert result.dim == 10 * robot.n - rank
+
+
+@pytest.mark.parametrize("path", params("gymnasium"))
+def test_gymnasium_models(path, tmp_path):
+    pytest.importorskip("gymnasium")
+    check(path, tmp_path)
+
+
+@pytest.mark.parametrize("path", params("dm_control"))
+def test_dm_control_models(path, tmp_path):
+    pytest.importorskip("dm_control")
+    check(path, tmp_path)

@@ -1,0 +1,119 @@
+"""The classic parallel machines built in (docs/parallel_machines.md): five_bar, 3rrr, 3prs, 6ups,
+3ups_1up. Each is checked against Pinocchio (tests/oracle.py, tests/fixture_oracle.py), which uses
+only the model's tree joints and loop joints, none of pga-dyn's kinematics, closure or regressor:
+
+* the files are what tests/make_pkms.py makes of the stated geometry;
+* the loops close at q = 0 (Pinocchio's forward kinematics) and the constraint Jacobian leaves
+  exactly the actuated degrees of freedom;
+* the certified nullspace dimension equals Pinocchio's (stacked, projected regressor of closed
+  rest states: fixture_oracle.file_nullity) and drng's numerical method; the planar ones equal
+  the hand counts of docs/parallel_machines.md, with gravity along the axes and in the plane;
+* identification: random exciting trajectory, forces by drng.identification.simulate (checked
+  against Pinocchio's RNEA projected onto the actuated coordinates), the base parameters
+  recovered to 1e-6 relative, no noise.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import drng
+import robots
+from drng.identification import identification_model, identify, random_excitation, simulate
+from fixture_oracle import constraint_jacobian, file_nullity
+from make_pkms import texts
+from oracle import TreeOracle, pin
+from pga_dyn.sampling import complete_states
+
+#: name: (bodies, tree coordinates, actuated joints, loop joints (name, type), nullspace dimension,
+#: actuated limit: the oracle's spread). The dimensions are asserted equal to Pinocchio's below.
+MACHINES = {
+    "five_bar": (4, 4, ("A1", "A2"), (("C", "R"),), 33, 0.3),
+    "3rrr": (7, 7, ("A1", "A2", "A3"), (("C2", "R"), ("C3", "R")), 57, 0.3),
+    "3prs": (7, 9, ("P1", "P2", "P3"), (("S2", "S"), ("S3", "S")), 51, 0.08),
+    "6ups": (13, 21, tuple(f"P{k}" for k in range(1, 7)), tuple((f"S{k}", "S") for k in range(2, 7)), 48, 0.05),
+    "3ups_1up": (8, 12, ("P1", "P2", "P3"), (("S1", "S"), ("S2", "S"), ("S3", "S")), 31, 0.08),
+}
+each = pytest.mark.parametrize("name", sorted(MACHINES))
+
+
+def test_files_are_current():
+    data = os.path.dirname(robots.data_path("five_bar"))
+    for filename, text in texts().items():
+        with open(os.path.join(data, filename), encoding="utf-8") as handle:
+            assert handle.read() == text, f"{filename}: run python tests/make_pkms.py robots/data"
+
+
+@each
+def test_structure(name):
+    bodies, nq, actuated, loops, _, _ = MACHINES[name]
+    robot = robots.load(name)
+    assert name in robots.available() and not robot.floating_base
+    assert robot.n == bodies and robot.nq == nq and robot.num_parameters == 10 * bodies
+    assert robot.actuated_names == actuated
+    assert tuple((lp.name, lp.type) for lp in robot.loop_specs) == loops
+    np.testing.assert_array_equal(robot.gravity, (0, 0, -9.81))
+
+
+@each
+def test_closed_at_q0_with_the_actuated_mobility(name):
+    """Pinocchio's closure residual vanishes at q = 0, and its constraint Jacobian has rank
+    nq - n_a with the passive columns regular (cond < 30): the machine has exactly its actuated
+    degrees of freedom there."""
+    robot = robots.load(name)
+    oracle = TreeOracle(robot)
+    qp = pin.neutral(oracle.model)
+    assert np.abs(oracle.residual(qp)).max() < 1e-12
+    J = constraint_jacobian(oracle, qp)
+    s = np.linalg.svd(J, compute_uv=False)
+    k = robot.nq - len(robot.actuated)
+    assert s[k - 1] > 1e-6 * s[0] and (len(s) == k or s[k] < 1e-10 * s[0])
+    sp = np.linalg.svd(J[:, list(robot.passive)], compute_uv=False)
+    assert sp[0] / sp[-1] < 30
+
+
+@each
+def test_nullspace_against_pinocchio(name):
+    """Certified DRNG = drng's numerical method = Pinocchio's sampled rank (clean gaps)."""
+    dim, spread = MACHINES[name][4], MACHINES[name][5]
+    robot = robots.load(name)
+    result = drng.nullspace(robot)
+    assert result.certified and result.status == "certified" and result.dim == dim
+    assert drng.numerical_nullspace(robot).dim == dim
+    with open(robots.data_path(name), encoding="utf-8") as handle:
+        oracle_dim, gap, _, _ = file_nullity(robot, handle.read(), spread=spread)
+    assert oracle_dim == dim and gap > 1e8
+
+
+@pytest.mark.parametrize("name,gravity,dim", [
+    ("five_bar", (0, 0, -9.81), 33), ("five_bar", (0, -9.81, 0), 29), ("five_bar", (0, 0, 0), 33),
+    ("3rrr", (0, 0, -9.81), 57), ("3rrr", (0, -9.81, 0), 51)])
+def test_planar_hand_counts(name, gravity, dim):
+    """docs/parallel_machines.md: a planar chain of k links about parallel axes identifies 3k - 2
+    parameters with gravity along the axes (or none), 3k with gravity in the plane; every loop
+    joint shares one point: one mass transfer. Five-bar: 2 x 4 - 1 = 7 identifiable (33 of 40), in the
+    plane 2 x 6 - 1 = 11 (29); 3-RRR: 7 + 4 + 4 - 2 = 13 (57 of 70), in the plane 9 + 6 + 6 - 2 = 19
+    (51). Pinocchio agrees."""
+    robot = robots.load(name, gravity=gravity)
+    assert drng.nullspace(robot).dim == dim
+    with open(robots.data_path(name), encoding="utf-8") as handle:
+        assert file_nullity(robot, handle.read(), spread=0.3)[0] == dim
+
+
+@each
+def test_identified_from_actuator_forces(name):
+    """random_excitation -> simulate (noise-free) -> identify: the base parameters to 1e-6; the
+    simulated forces are Pinocchio's RNEA of the tree projected onto the actuated coordinates."""
+    robot = robots.load(name)
+    model = identification_model(robot)
+    traj = random_excitation(robot, duration=4, rate=50, period=4, model=model, seed=1).trajectory
+    data, _ = simulate(robot, traj)
+    oracle = TreeOracle(robot)
+    states = complete_states(robot, traj.q, traj.qd, traj.qdd)
+    tau = np.array([G.T @ oracle.rnea(q, qd, qdd) for q, qd, qdd, G in zip(states.q, states.qd, states.qdd, states.G)])
+    assert np.abs(data.tau - tau).max() < 1e-9 * np.abs(tau).max()
+    est = identify(robot, data, model=model)
+    truth = model.values(model.theta(oracle.link_parameters().reshape(-1)))
+    assert len(truth) == 10 * robot.n - MACHINES[name][4]
+    assert np.linalg.norm(est.beta - truth) <= 1e-6 * np.linalg.norm(truth), est.cond
