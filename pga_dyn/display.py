@@ -1,4 +1,5 @@
-"""Tables for notebooks: HTML for ``_repr_html_`` and pandas DataFrames for ``to_frame()``;
+"""Tables for notebooks and terminals: HTML for ``_repr_html_``, pandas DataFrames for
+``to_frame()``, left-aligned text tables for the reports' ``text()`` (what the CLI prints);
 figures saved to files (:func:`save_figure`).
 
 Every displayable object (Robot, NullspaceResult, BaseParameters, the classification) states
@@ -12,7 +13,7 @@ import importlib
 
 from .errors import PgaDynError
 
-__all__ = ["html_table", "data_frame", "save_figure"]
+__all__ = ["html_table", "data_frame", "text_table", "number", "save_figure"]
 
 
 def html_table(caption: str, headers, rows) -> str:
@@ -30,6 +31,21 @@ def data_frame(headers, rows):
     except ImportError:
         raise PgaDynError("to_frame needs pandas: pip install pandas") from None
     return pandas.DataFrame([list(row) for row in rows], columns=list(headers))
+
+
+def text_table(headers, rows) -> list:
+    """The lines of a left-aligned text table: a header, a rule of dashes, one line per row;
+    every line indented by two spaces, columns two spaces apart."""
+    cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[k]) for row in cells) for k in range(len(headers))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return ["  " + line for line in lines]
+
+
+def number(x: float) -> str:
+    """A number in a text report: 6 significant digits (``%.6g``)."""
+    return f"{float(x):.6g}"
 
 
 def save_figure(fig, path, dpi: int) -> None:
