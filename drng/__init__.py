@@ -9,6 +9,8 @@ the completeness certificate.
 * :func:`base_parameters` - the base parameters: names, expressions, K, the base regressor;
 * :func:`classify` - per-parameter classification (alone, in combination, unidentifiable);
 * :func:`compare` - DRNG, RPNA and the numerical baseline side by side;
+* :func:`analyze` - the report of ``pga-dyn analyze``: the nullspace, timed, with its figures
+  (:class:`Analysis`: ``.report()`` a JSON-ready dict, ``.text()`` the lines the CLI prints);
 * :func:`nullspaces` - :func:`nullspace` of many robots (a design sweep) on a process pool or a
   Dask cluster, in order; :class:`Failure` - a robot of it that failed;
 * :class:`NullspaceResult` - what every method returns.
@@ -25,6 +27,8 @@ _LAZY = {
     "classify": "classification",
     "base_parameters": "regrouping",
     "compare": "comparison",
+    "analyze": "analysis",
+    "Analysis": "analysis",
     "nullspaces": "batch",
     "Failure": "batch",
 }

@@ -61,6 +61,11 @@ class Classification(list):
         bodies, grid = symbol_grid(self, LINK_PARAM_NAMES)
         return html_table("identifiability: * alone, o in combination, x unidentifiable", ("", *bodies), grid)
 
+    def report(self) -> list:
+        """One dict per parameter, JSON-ready: ``body``, ``parameter``, ``class`` (the
+        ``per_parameter`` list of ``pga-dyn analyze --per-parameter --json``)."""
+        return [{"body": row.body, "parameter": row.parameter, "class": row.cls} for row in self]
+
     def to_frame(self):
         """One row per parameter: body, parameter, class (pandas DataFrame)."""
         from pga_dyn.display import data_frame

@@ -41,7 +41,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import LINK_PARAM_NAMES
-from pga_dyn.tp_regressor import link_map
+from pga_dyn.tp_regressor import inertial_parameters, link_map, to_link_parameters
 
 from .classification import ALONE, COMBINATION, UNIDENTIFIABLE, link_nullspace
 from .result import NullspaceResult
@@ -103,8 +103,13 @@ class BaseParameters:
     ``parameter_names``. ``leading`` (r,): the index of the parameter each base parameter is
     named after (K[j, leading[j]] = 1 and K[:, leading] is the identity). ``link_map`` (10 n,
     10 n): F with pi = F phi, to take pga-dyn regressors to link-frame coordinates.
-    ``status`` and ``trusted``: those of the nullspace result behind them
-    (:attr:`drng.result.NullspaceResult.status`): base parameters are only as right as it."""
+    ``status``, ``trusted`` and ``certified``: those of the nullspace result behind them
+    (:attr:`drng.result.NullspaceResult.status`): base parameters are only as right as it.
+    ``phi_model`` (10 n,): the robot's own link-frame parameters (its model file's inertias), whose
+    base parameters K phi_model :meth:`report` and :meth:`text` give as the values (None: not known).
+
+    :meth:`report` (JSON-ready dict) and :meth:`text` (lines of text) are what ``pga-dyn base``
+    prints; the notebook table shows the same rows."""
 
     robot_name: str
     body_names: tuple
@@ -113,6 +118,8 @@ class BaseParameters:
     link_map: np.ndarray
     status: str = "not certified"
     trusted: bool = False
+    certified: bool | None = None
+    phi_model: np.ndarray = None
 
     @property
     def parameter_names(self) -> tuple:
@@ -195,6 +202,12 @@ class BaseParameters:
             raise PgaDynError(f"phi must have shape ({10 * n},) or ({n}, 10), got {phi.shape}")
         return self.K @ phi.reshape(-1)
 
+    def regrouped_into(self) -> dict:
+        """Each regrouped link-frame parameter (``Iyy2``: name + body number) -> the names of the
+        base parameters it enters (a list), in ``parameter_names`` order; unidentifiable and
+        leading parameters are not in it."""
+        return {p.name: list(p.base) for p in self.parameters if p.role == REGROUPED}
+
     def to_dict(self) -> dict:
         """A JSON-ready dict: robot, parameter names, names, expressions, leading (indices into
         ``parameter_names``) and K (rows of floats, exact: JSON keeps every bit of a float)."""
@@ -203,18 +216,61 @@ class BaseParameters:
                 "expressions": list(self.expressions), "leading": [int(k) for k in self.leading],
                 "K": self.K.tolist()}
 
-    # -- notebooks (pga_dyn.display) ----------------------------------------------------------
+    def model_values(self) -> np.ndarray:
+        """beta = K phi_model (r,): the base parameters of the model's own inertias (PgaDynError
+        when ``phi_model`` is not known)."""
+        if self.phi_model is None:
+            raise PgaDynError(f"the base parameters of '{self.robot_name}' were built without the model's "
+                              "parameters (phi_model): use values(phi)")
+        return self.values(self.phi_model)
+
+    def report(self) -> dict:
+        """What ``pga-dyn base --json`` prints, JSON-ready: :meth:`to_dict` (K, names, expressions,
+        ...), ``certified``, ``status``, ``trusted`` of the nullspace behind them, the counts
+        ``parameters`` (10 n) and ``base_parameters`` (r), and ``values``, beta = K phi_model
+        (:meth:`model_values`)."""
+        return {**self.to_dict(), "certified": self.certified, "status": self.status, "trusted": self.trusted,
+                "parameters": self.K.shape[1], "base_parameters": self.num_base_parameters,
+                "values": self.model_values().tolist()}
+
+    def text(self) -> str:
+        """What ``pga-dyn base`` prints: the counts, the status, and the table of :meth:`report`
+        (base parameter, the body of its leading parameter, its value K phi, its expression)."""
+        from pga_dyn.display import number, text_table
+
+        headers, rows = self._table()
+        bodies = self.body_names
+        lines = [
+            f"robot:                {self.robot_name}",
+            f"parameters:           {self.K.shape[1]} (10 per body, {len(bodies)} bodies: m, mcx, mcy, mcz, "
+            f"Ixx, Ixy, Iyy, Ixz, Iyz, Izz in each body's frame, inertia about its origin; name + body number)",
+            f"base parameters:      {self.num_base_parameters} (suffix R: other parameters regrouped into it; "
+            f"value: for the model's own inertias)",
+            f"status:               {self.status}" + ("" if self.trusted else " (the base parameters can be wrong)"),
+            "",
+        ]
+        return "\n".join(lines + text_table(headers, [(n, b, "-" if v is None else number(v), e)
+                                                     for n, b, v, e in rows]))
+
+    # -- the table of the text and of notebooks (pga_dyn.display) -----------------------------
     def _table(self):
-        return ("base parameter", "expression"), [(name, e.split(" = ", 1)[1] if " = " in e else e)
-                                                  for name, e in zip(self.names, self.expressions)]
+        """Headers and rows (name, body of the leading parameter, value K phi_model (None when
+        ``phi_model`` is not known), expression)."""
+        values = [None] * self.num_base_parameters if self.phi_model is None else self.model_values()
+        return ("base parameter", "body", "value", "expression"), [
+            (name, self.body_names[k // 10], value, expression)
+            for name, k, value, expression in zip(self.names, self.leading, values, self.expressions)]
 
     def _repr_html_(self) -> str:
-        from pga_dyn.display import html_table
+        from pga_dyn.display import html_table, number
+        headers, rows = self._table()
         return html_table(f"{self.robot_name}: {self.num_base_parameters} base parameters of "
-                          f"{len(self.parameter_names)}", *self._table())
+                          f"{len(self.parameter_names)} ({self.status}; value: for the model's own inertias)",
+                          headers, [(n, b, "-" if v is None else number(v), e) for n, b, v, e in rows])
 
     def to_frame(self):
-        """The base parameters and their expressions in the link-frame parameters (pandas DataFrame)."""
+        """The base parameters: name, body, value for the model's own inertias, expression in the
+        link-frame parameters (pandas DataFrame)."""
         from pga_dyn.display import data_frame
         return data_frame(*self._table())
 
@@ -262,8 +318,9 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
     if blocked:
         raise PgaDynError(f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by "
                           f"the other kept parameters")
+    phi_model = to_link_parameters(robot, inertial_parameters(robot)).reshape(-1)
     return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot), result.status,
-                          result.trusted)
+                          result.trusted, certified=result.certified, phi_model=phi_model)
 
 
 def regroup(N: np.ndarray, order, tol: float = PIVOT_TOL):

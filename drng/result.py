@@ -211,6 +211,44 @@ class NullspaceResult:
             return "proven and certified" if self.proven else "certified"
         return "proven, but its sampled check FAILED" if self.proven else "NOT certified"
 
+    def summary(self) -> dict:
+        """The answer in figures, JSON-ready: ``parameters`` (10 n), ``nullspace_dimension``
+        (dim), ``base_parameters`` (10 n - dim), ``status``, ``proven``, ``certified`` (the
+        line of each robot of ``pga-dyn analyze A B ...``)."""
+        return {"parameters": self.num_parameters, "nullspace_dimension": self.dim,
+                "base_parameters": self.num_base_parameters, "status": self.status, "proven": self.proven,
+                "certified": self.certified}
+
+    def report(self) -> dict:
+        """The :meth:`summary` with the vectors and the certificate, JSON-ready:
+        ``vectors_per_principle`` (principle -> vectors, principles as strings, sorted),
+        ``vectors_per_joint`` (joint -> principle -> vectors; a numerical vector's joint is
+        "numerical completion"), ``method``, ``geometric``, ``trusted`` and, when a certificate
+        was computed, ``certificate``: the ranks of the basis (``rank``; ``rank_drng`` before any
+        numerical completion) and of the sampled regressor (``rank_numerical``), the
+        ``singular_gap``, the ``threshold`` with the ``smallest_kept`` and ``largest_dropped``
+        singular values and whether the gap is clean (``clean_gap``), the ``residual`` of the
+        basis in the sampled regressor, the ``samples``, the bodies the principles fall short on
+        (``short_bodies``), the ``structure`` of the sampled regressor and the ``reason`` of a
+        failed certificate (docs/drng.md)."""
+        per_joint = {}
+        for (joint, principle), count in self.counts(("joint", "principle")).items():
+            per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
+        out = {**self.summary(),
+               "vectors_per_principle": {str(k): v for k, v in sorted(self.counts().items(),
+                                                                      key=lambda item: str(item[0]))},
+               "vectors_per_joint": per_joint, "method": self.method, "geometric": self.geometric,
+               "trusted": self.trusted}
+        if self.certified is not None:
+            c = self.certificate
+            out["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
+                                  "singular_gap": c["gap"], "threshold": c["threshold"],
+                                  "smallest_kept": c["smallest_kept"], "largest_dropped": c["largest_dropped"],
+                                  "clean_gap": c["clean"], "residual": c["residual"], "samples": c["samples"],
+                                  "short_bodies": list(c["short"]), "structure": c["structure"],
+                                  "reason": c["reason"]}
+        return out
+
     def __repr__(self) -> str:
         return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
                 f"parameters={self.num_parameters}, {self.status})")

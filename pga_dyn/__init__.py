@@ -15,7 +15,8 @@ The public API (imported lazily, so that ``import pga_dyn`` stays cheap):
 * :class:`PgaDynError`: the exception raised for every bad input.
 
 docs/architecture.md draws the layers: ``pga_dyn`` <- ``drng``, ``robots``; the CLI
-(``pga_dyn.cli``) is the only module that imports all three.
+(the package ``pga_dyn.cli``, one module per command) is the only code that imports all three.
+:mod:`pga_dyn.info` gives the report of ``pga-dyn info``.
 """
 
 from .errors import ModelError, PgaDynError

@@ -794,12 +794,14 @@ class Robot:
 
     # -- notebooks (pga_dyn.display) ----------------------------------------------------------
     def _table(self):
+        from .display import number  # masses as pga_dyn.info's report prints them
+
         headers = ("body", "name", "joint", "type", "parent", "coordinates", "mass (kg)", "links merged")
         rows = [(i, self.body_names[i - 1], self.joint_names[i], self.joint_type[i],
                  self.graph_name(int(self.parent[i])),
                  ", ".join(self.coordinate_names[k] + ("" if k in set(self.actuated) else " (passive)")
                            for k in range(self.coordinates(i).start, self.coordinates(i).stop)),
-                 f"{self.inertial(i).mass:.4g}", ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]))
+                 number(self.inertial(i).mass), ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]))
                 for i in range(1, self.n + 1)]
         rows += [("loop", lp.name, lp.name, lp.type, f"{self.graph_name(lp.parent)} - {self.graph_name(lp.child)}",
                   "", "", "") for lp in self.loop_joints]

@@ -1,7 +1,9 @@
 """The layers of the code, read from its syntax trees (docs/architecture.md).
 
 * pga_dyn imports neither drng nor robots; drng and robots import pga_dyn and not each other;
-  the CLI, ``pga_dyn.cli``, is the composition root: the only module that imports all three.
+  the CLI, the package ``pga_dyn.cli``, is the composition root: its modules are the only ones
+  that import all three, and none is over 250 lines (thin commands: the reports are the
+  library's).
 * No module imports itself back through others: the graph of imports between the modules of the
   three packages and their subpackages (imports inside functions included) has no cycle.
 * drng.identification is a pipeline: each stage imports only the stages before it, in the order
@@ -22,6 +24,8 @@ PACKAGES = ("pga_dyn", "drng", "robots")
 #: Which packages each package may import; the CLI may import all.
 ALLOWED = {"pga_dyn": {"pga_dyn"}, "drng": {"drng", "pga_dyn"}, "robots": {"robots", "pga_dyn"}}
 COMPOSITION_ROOT = "pga_dyn.cli"
+#: The most lines a module of the composition root may have.
+CLI_LINES = 250
 #: Private-looking names that are public API: those of namedtuples.
 NAMEDTUPLE_API = {"_replace", "_asdict", "_fields", "_make"}
 
@@ -31,11 +35,15 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-#: The modules of the three packages.
+#: The modules of the three packages, subpackages included.
 FILES = {module_name(path): path for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))}
 SOURCES = {module: path.read_text(encoding="utf-8") for module, path in FILES.items()}
-#: The packages and subpackages (their __init__): relative imports in them start from themselves.
-PACKAGE_INIT = {module for module, path in FILES.items() if path.name == "__init__.py"}
+#: The packages and subpackages (their ``__init__``), the base of their relative imports.
+PACKAGE_INIT = set(PACKAGES) | {module for module, path in FILES.items() if path.name == "__init__.py"}
+
+
+def in_composition_root(module: str) -> bool:
+    return module == COMPOSITION_ROOT or module.startswith(COMPOSITION_ROOT + ".")
 #: The stages of the identification in the order of the job (the opening docstring of
 #: drng.identification lists them so): each imports only the stages before it.
 IDENTIFICATION = "drng.identification"
@@ -60,7 +68,8 @@ def imports(module: str, source: str):
             target = (f"{base}.{node.module}" if node.module else base) if node.level else node.module
             names = [alias.name for alias in node.names]
             modules = [name for name in names if f"{target}.{name}" in SOURCES]  # "from . import pga"
-            yield target, tuple(name for name in names if name not in modules), node.lineno
+            if len(modules) < len(names):  # "from . import common" imports a submodule, not its package's names
+                yield target, tuple(name for name in names if name not in modules), node.lineno
             for name in modules:
                 yield f"{target}.{name}", (), node.lineno
 
@@ -68,7 +77,7 @@ def imports(module: str, source: str):
 def violations(module: str, source: str) -> list:
     """What ``source`` (the text of ``module``) does against the layers and private names."""
     found = []
-    allowed = set(PACKAGES) if module == COMPOSITION_ROOT else ALLOWED[module.split(".")[0]]
+    allowed = set(PACKAGES) if in_composition_root(module) else ALLOWED[module.split(".")[0]]
     for target, names, line in imports(module, source):
         if target.split(".")[0] in set(PACKAGES) - allowed:
             found.append(f"{module}:{line} imports {target}")
@@ -91,8 +100,9 @@ def import_graph(sources: dict) -> nx.DiGraph:
 
 
 def test_the_packages_are_found():
-    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "drng", "drng.principles", "robots.urdf",
-            "pga_dyn.loops", "pga_dyn.loops.closure"} <= set(SOURCES)  # subpackages too
+    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "pga_dyn.cli.analyze", "pga_dyn.cli.__main__", "drng",
+            "drng.principles", "drng.identification", "robots.urdf", "pga_dyn.loops", "pga_dyn.loops.closure"} <= set(SOURCES)
+    assert "pga_dyn.cli" in PACKAGE_INIT and "pga_dyn.cli.common" not in PACKAGE_INIT
 
 
 @pytest.mark.parametrize("module", sorted(SOURCES))
@@ -103,9 +113,17 @@ def test_layers_and_private_names(module):
 def test_only_the_cli_imports_all_three_packages():
     for module, source in SOURCES.items():
         reached = {target.split(".")[0] for target, _, _ in imports(module, source)} & set(PACKAGES)
-        assert reached != set(PACKAGES) or module == COMPOSITION_ROOT, module
-    reached = {target.split(".")[0] for target, _, _ in imports(COMPOSITION_ROOT, SOURCES[COMPOSITION_ROOT])}
+        assert reached != set(PACKAGES) or in_composition_root(module), module
+    reached = {target.split(".")[0] for module in SOURCES if in_composition_root(module)
+               for target, _, _ in imports(module, SOURCES[module])}
     assert reached >= set(PACKAGES)
+
+
+def test_cli_modules_are_thin():
+    """One module per command, none over CLI_LINES lines: the commands parse their arguments and
+    call the library, whose result objects build the reports."""
+    lines = {module: SOURCES[module].count("\n") for module in SOURCES if in_composition_root(module)}
+    assert len(lines) > 5 and max(lines.values()) <= CLI_LINES, lines
 
 
 def test_no_import_cycle():
@@ -132,10 +150,14 @@ def test_the_checks_see_violations():
     bad = "import drng\nfrom .model import _lump\n\ndef f(robot):\n    from robots import urdf\n    return robot._cache\n"
     assert violations("pga_dyn.kinematics", bad) == [
         "pga_dyn.kinematics:1 imports drng", "pga_dyn.kinematics:2 imports ['_lump'] from pga_dyn.model",
-        "pga_dyn.kinematics:5 imports robots", "pga_dyn.kinematics:5 imports robots.urdf",
+        "pga_dyn.kinematics:5 imports robots.urdf",
         "pga_dyn.kinematics:6 reads robot._cache"]
     assert violations("drng.generator", "import robots\n") == ["drng.generator:1 imports robots"]
     assert violations("pga_dyn.cli", "import drng\nimport robots\nfrom . import loops\n") == []
+    assert violations("pga_dyn.cli.analyze", "import drng\nimport robots\nfrom .. import loops\n") == []
+    assert violations("pga_dyn.clinic", "import drng\n") == ["pga_dyn.clinic:1 imports drng"]
+    assert ("pga_dyn.errors", ("PgaDynError",), 1) in list(imports("pga_dyn.cli.analyze",
+                                                                     "from ..errors import PgaDynError\n"))
     assert ("pga_dyn.pga", (), 1) in list(imports("pga_dyn.kinematics", "from . import pga\n"))
     cyclic = {"pga_dyn.sampling": "from .tp_regressor import f\n", "pga_dyn.tp_regressor": "def g():\n    from .sampling import h\n"}
     assert list(nx.simple_cycles(import_graph(cyclic)))

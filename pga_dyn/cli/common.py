@@ -1,0 +1,145 @@
+"""What the commands share: the robot arguments and loading, argument helpers, output files,
+progress bars, warnings and errors on stderr."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+import warnings
+
+from ..conventions import DEFAULT_GRAVITY
+from ..errors import PgaDynError, PgaDynWarning
+
+PROG = "pga-dyn"
+
+
+def load(target: str, floating, gravity, yaml=None):
+    """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
+    import robots
+
+    if target.lower() in robots.available():
+        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
+    if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
+    raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
+                      f"(built-in: {', '.join(robots.available())})")
+
+
+def robot(args, target=None):
+    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity and
+    --yaml."""
+    return loader(args)(args.robot if target is None else target)
+
+
+def loader(args):
+    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity and
+    --yaml: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its
+    workers)."""
+    floating = True if args.floating else (False if args.fixed else None)
+    gravity = None if args.gravity is None else tuple(args.gravity)
+    return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml)
+
+
+def robot_arguments(parser, many: bool = False) -> None:
+    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --floating/--fixed, --gravity."""
+    parser.add_argument("robot", metavar="ROBOT_OR_PATH", nargs="+" if many else None,
+                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF"
+                             + ("; several: one line each, analysed in parallel (--jobs)" if many else ""))
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress bars (they are drawn on stderr only when it is a terminal)")
+    parser.add_argument("--yaml", metavar="PATH", default=None,
+                        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
+                             "beside the URDF, if there is one)")
+    base = parser.add_mutually_exclusive_group()
+    base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
+    base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
+    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=None,
+                        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, "
+                             "else {})".format(" ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
+
+
+def identification_terms(parser) -> None:
+    """--friction [TERM ...] and --armature (excite, identify)."""
+    parser.add_argument("--friction", nargs="*", choices=("viscous", "coulomb", "offset"), metavar="TERM",
+                        help="friction columns per actuated coordinate: viscous, coulomb, offset "
+                             "(bare --friction: viscous coulomb)")
+    parser.add_argument("--armature", action="store_true", help="a rotor inertia column per actuated coordinate")
+
+
+def bounds(triples):
+    """{joint: (lower, upper)} from the --bounds triples, or None."""
+    if not triples:
+        return None
+    out = {}
+    for name, lower, upper in triples:
+        try:
+            out[name] = (float(lower), float(upper))
+        except ValueError:
+            raise PgaDynError(f"--bounds {name} {lower} {upper}: LOWER and UPPER must be numbers") from None
+    return out
+
+
+def friction(values):
+    """The friction terms of --friction: None when absent, DEFAULT_FRICTION when bare."""
+    from drng.identification.model import DEFAULT_FRICTION
+
+    if values is None:
+        return ()
+    return tuple(values) or DEFAULT_FRICTION
+
+
+def new_file(path: str, *inputs: str) -> str:
+    """``path`` unless it is one of the input files (which pga-dyn never overwrites)."""
+    for source in inputs:
+        if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
+            raise PgaDynError(f"{path}: this is an input file; write the output to a new file")
+    return path
+
+
+def warn_model(robot) -> None:
+    """A warning naming every body whose parameters in the model file are not physical."""
+    from drng.identification import model_violations
+
+    bad = model_violations(robot)
+    if bad:
+        warnings.warn(f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
+                      + "; ".join(str(v) for v in bad), PgaDynWarning, stacklevel=2)
+
+
+def print_json(report, out) -> None:
+    """``report`` as indented JSON on ``out``, ended by a newline."""
+    json.dump(report, out, indent=2)
+    out.write("\n")
+
+
+def error(message: str) -> None:
+    """``pga-dyn: error: <message>`` on stderr, the message on one line."""
+    print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def show_warning(message, category, *args, **kwargs) -> None:
+    """``pga-dyn: warning: <message>`` on stderr (warnings.showwarning of the commands)."""
+    print(f"{PROG}: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
+def draw(label: str, done: int, total: int) -> None:
+    """One progress bar on stderr, redrawn in place."""
+    filled = int(30 * min(done, total) / max(total, 1))
+    print(f"\r{label} [{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+
+
+def bars(quiet: bool):
+    """The listener of pga_dyn.progress for the command: a bar per step on stderr, its line ended
+    when the step is done; None (silent) with --quiet or when stderr is not a terminal."""
+    if quiet or not sys.stderr.isatty():
+        return None
+
+    def show(step, done, total):
+        draw(step, done, total)
+        if done >= total:
+            print(file=sys.stderr)
+
+    return show

@@ -1,0 +1,49 @@
+"""``pga-dyn excite``: an exciting trajectory (``drng.identification.excite``, docs/identification.md)."""
+
+from __future__ import annotations
+
+from . import common
+
+
+def register(sub) -> None:
+    parser = sub.add_parser(
+        "excite", help="an exciting trajectory (Fourier series, optimised condition number)",
+        description="A periodic trajectory of the actuated coordinates (finite Fourier series) inside position, "
+                    "velocity and acceleration limits, optimised to minimise the condition number of the "
+                    "column-scaled regressor of the base parameters (and friction/armature columns); for closed "
+                    "loops every sample assembles. Writes t, q_NAME, qd_NAME, qdd_NAME as CSV or NPZ.")
+    common.robot_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="trajectory file (.csv or .npz)")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds (default 20)")
+    parser.add_argument("--rate", type=float, default=200.0, help="samples per second (default 200)")
+    parser.add_argument("--period", type=float, default=10.0, help="period of the series, s (default 10)")
+    parser.add_argument("--harmonics", type=int, default=5, help="harmonics per coordinate (default 5)")
+    parser.add_argument("--velocity", type=float, help="velocity limit, rad/s or m/s (default 1 and 0.25)")
+    parser.add_argument("--acceleration", type=float, help="acceleration limit, rad/s^2 or m/s^2 (default 5 and 1)")
+    parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
+                        help="position range of an actuated coordinate (default: the joint limits)")
+    parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
+    parser.add_argument("--max-cond", type=float, default=30.0, help="cond(J_p) limit of closed loops")
+    parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
+    common.identification_terms(parser)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.set_defaults(func=run)
+
+
+def run(args, out) -> int:
+    import json
+
+    from drng.identification import excite
+
+    robot = common.robot(args)
+    excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
+                        friction=common.friction(args.friction), armature=args.armature,
+                        bounds=common.bounds(args.bounds), velocity=args.velocity, acceleration=args.acceleration,
+                        seed=args.seed, max_cond=args.max_cond, iterations=args.iterations)
+    excitation.trajectory.write(common.new_file(args.output, robot.source))
+    if args.json:
+        json.dump(excitation.report(args.output), out, indent=2)
+        out.write("\n")
+        return 0
+    print("\n".join(excitation.report_text(args.output)), file=out)
+    return 0
