@@ -76,7 +76,16 @@ def constraint_jacobian(oracle: TreeOracle, qp) -> np.ndarray:
             ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[1]
             rows.append(np.cross(ua, ub) @ (Ja[3:] - Jb[3:]))
     rows += [a for _, a, _ in oracle.couplings]
+    for body, axis in getattr(oracle, "locks", ()):  # a spin locked at zero rate: w_body . (R_body axis) = 0
+        J = pin.getJointJacobian(model, data, body, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        rows.append((data.oMi[body].rotation @ axis) @ J[3:])
     return np.vstack([np.reshape(r, (-1, model.nv)) for r in rows])
+
+
+def closure_residual(oracle: TreeOracle, qp) -> np.ndarray:
+    """The oracle's residual, with a zero for each spin lock of ``oracle.locks`` (a velocity
+    constraint: no position form), so that it matches the rows of :func:`constraint_jacobian`."""
+    return np.concatenate([oracle.residual(qp), np.zeros(len(getattr(oracle, "locks", ())))])
 
 
 def close(oracle: TreeOracle, q_a, max_cond=1e3):
@@ -203,7 +212,7 @@ def newton(oracle: TreeOracle, qp, free, tol=1e-12, iterations=100):
     pin.integrate, at most 0.3 long; the closed configuration, or None."""
     v = np.zeros(oracle.model.nv)
     for _ in range(iterations):
-        r = oracle.residual(qp)
+        r = closure_residual(oracle, qp)
         if np.abs(r).max() < tol:
             return qp
         J = constraint_jacobian(oracle, qp)[:, free]
@@ -294,13 +303,18 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
 
 
 def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, spread: float = 1.0,
-                 mode: str = "q0", max_cond: float | None = None):
+                 mode: str = "q0", max_cond: float | None = None, locks=()):
     """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
     ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
     ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
     N w) stacked, 3 rows per parameter by default. Couplings and the passive coordinates are
-    read from the text (:func:`file_couplings`, :func:`passive_velocities`)."""
+    read from the text (:func:`file_couplings`, :func:`passive_velocities`). ``locks``: (body,
+    axis in its frame) of each spin held at zero rate, given by the test from the file's geometry
+    (the line through the two ball-joint centres), rows of the constraint Jacobian with no
+    position form (the spin angle is wherever Newton leaves it: at rest the acceleration
+    constraint is J qdd = 0 for them too)."""
     oracle = TreeOracle(robot, urdf)
+    oracle.locks = tuple(locks)
     free = passive_velocities(oracle, urdf)
     dof = oracle.model.nv - len(free)
     samples = samples or -(-30 * robot.n // dof) + 2
