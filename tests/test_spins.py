@@ -110,5 +110,5 @@ OFF = 0.05 * np.linalg.norm(np.cross([0.0, 0.0, 1.0], U))  # the distance of a c
 @pytest.mark.parametrize("text,why", [(rssr(com_offset=0.05), f"centre of mass lies {OFF:.3g} m off the line"),
                                       (rssr(ixy=0.001), "inertia is not symmetric about the line")])
 def test_a_rod_not_symmetric_about_its_line_is_refused_naming_it(text, why):
-    with pytest.raises(PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: {why}"):
+    with pytest.raises(PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: its {why}"):
         constraints(robots.parse_urdf(text, where="rssr"))
