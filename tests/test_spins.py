@@ -112,3 +112,84 @@ OFF = 0.05 * np.linalg.norm(np.cross([0.0, 0.0, 1.0], U))  # the distance of a c
 def test_a_rod_not_symmetric_about_its_line_is_refused_naming_it(text, why):
     with pytest.raises(PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: its {why}"):
         constraints(robots.parse_urdf(text, where="rssr"))
+
+
+# -- Extended URDF + YAML fixtures (the layouts of Gepetto's example-parallel-robots) ----------
+def ext_link(name, mass=None, com=(0.0, 0.0, 0.0), u=None):
+    """A link: massless, or of ``mass`` with an inertia symmetric about u (default z) at ``com``."""
+    if not mass:
+        return f'<link name="{name}"/>'
+    return f'<link name="{name}">{axial_inertial(mass, com, np.array(u if u is not None else (0.0, 0.0, 1.0)))}</link>'
+
+
+def ext_joint(name, kind, parent, child, xyz=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), rpy=(0.0, 0.0, 0.0)):
+    ax = "" if kind == "fixed" else f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/>'
+    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+            f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>{ax}</joint>')
+
+
+def write_pair(folder, name, urdf, yaml):
+    path = os.path.join(folder, name)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "robot.urdf"), "w") as handle:
+        handle.write(urdf)
+    with open(os.path.join(path, "robot.yaml"), "w") as handle:
+        handle.write(yaml)
+    return os.path.join(path, "robot.urdf"), urdf
+
+
+def delta(folder):
+    """A Delta with ball joints: three cranks (actuated, about the tangent at radius 0.2), each
+    with two parallel rods (0.5 long, 0.08 apart) on ball joints at both ends, a platform of
+    radius 0.05 hung from the first rod by a ball joint and closed on the five others (3D). The
+    parallelograms keep the platform's orientation; each rod spins freely about its own line."""
+    R, L, r, l, w = 0.2, 0.2, 0.05, 0.5, 0.04
+    h = np.sqrt(l ** 2 - (R + L - r) ** 2)
+    corner = r * np.array([1.0, 0.0, 0.0]) + w * np.array([0.0, 1.0, 0.0])  # rod 1a's attachment: the platform's frame
+    parts, joints, loops, spherical, lines = [ext_link("base"), ext_link("platform", 0.3, (-corner[0], -corner[1], -0.01))], [], [], [], {}
+    for i, theta in enumerate(np.radians([0.0, 120.0, 240.0]), start=1):
+        e, t = np.array([np.cos(theta), np.sin(theta), 0.0]), np.array([-np.sin(theta), np.cos(theta), 0.0])
+        parts.append(ext_link(f"crank{i}", 0.4, (L / 2, 0.0, 0.0)))
+        joints.append(ext_joint(f"mot{i}", "revolute", "base", f"crank{i}", R * e, (0.0, 1.0, 0.0), (0.0, 0.0, theta)))
+        rod = (r - R - L) * e + np.array([0.0, 0.0, -h])
+        u = rod / np.linalg.norm(rod)
+        for side, sign in (("a", 1.0), ("b", -1.0)):
+            name = f"rod{i}{side}"
+            lines[name] = u
+            parts += [ext_link(name, 0.05, rod / 2, u), ext_link(f"end{i}{side}"), ext_link(f"att{i}{side}")]
+            joints += [ext_joint(f"ball{i}{side}", "revolute", f"crank{i}", name, (L, sign * w, 0.0), rpy=(0.0, 0.0, -theta)),
+                       ext_joint(f"end{i}{side}_frame", "fixed", name, f"end{i}{side}", rod),
+                       ext_joint(f"att{i}{side}_frame", "fixed", "platform", f"att{i}{side}", r * e + sign * w * t - corner)]
+            spherical.append(f"ball{i}{side}")
+            if name != "rod1a":
+                loops.append(f"['end{i}{side}', 'att{i}{side}']")
+    # the platform hangs from rod 1a's far end by a ball joint there (the platform's frame, world-aligned)
+    joints.append(ext_joint("ball_platform", "revolute", "rod1a", "platform", (r - R - L) * np.array([1.0, 0.0, 0.0])
+                            + np.array([0.0, 0.0, -h])))
+    spherical.append("ball_platform")
+    urdf = f'<robot name="delta">{"".join(parts)}{"".join(joints)}</robot>'
+    yaml = (f"closed_loop: [{', '.join(loops)}]\ntype: [{', '.join(['3D'] * len(loops))}]\n"
+            f"name_mot: ['mot1', 'mot2', 'mot3']\njoint_name: {spherical}\njoint_type: {['SPHERICAL'] * len(spherical)}\n")
+    return (*write_pair(folder, "delta", urdf, yaml), lines)
+
+
+def oracle_free(robot, motors):
+    """Pinocchio's velocity indices of every joint not named in the YAML's name_mot."""
+    model = TreeOracle(robot).model
+    return [k for joint, name in zip(model.joints[1:], model.names[1:]) if name not in motors
+            for k in range(joint.idx_v, joint.idx_v + joint.nv)]
+
+
+def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
+    path, text, lines = delta(str(tmp_path))
+    robot = robots.load_file(path)
+    con = constraints(robot)
+    assert sorted(spin.name for spin in con.spins) == sorted(lines)
+    assert con.ranks[0]["clean"] and con.ranks[0]["free"] == 0
+    result = drng.nullspace(robot)
+    assert result.certified, result.certificate
+    locks = [(robot.body_index(name), u) for name, u in lines.items()]  # rod frames are world-aligned at q0
+    dim, gap, _, _ = file_nullity(robot, text, locks=locks, free=oracle_free(robot, ("mot1", "mot2", "mot3")),
+                                  spread=0.3, hops=2)
+    assert gap > 1e6
+    assert result.dim == dim
