@@ -19,7 +19,7 @@ import pytest
 
 import drng
 import robots
-from fixture_oracle import file_nullity
+from fixture_oracle import file_nullity, nullity
 from oracle import TreeOracle, pin
 from pga_dyn import PgaDynError
 from pga_dyn.loops import constraints, spin_vector
@@ -193,3 +193,66 @@ def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
                                   spread=0.3, hops=2)
     assert gap > 1e6
     assert result.dim == dim
+
+
+def five_bar_6d(folder):
+    """A planar five-bar (cranks 0.3 along y at x = -+0.2, distal links 0.5 meeting above the middle
+    at q0, axes along z) closed by a 6D weld of a pin on the left distal link's tip to the right
+    distal link's tip frame."""
+    parts = [ext_link("base"), ext_link("crank1", 0.5, (0.0, 0.15, 0.0)), ext_link("crank2", 0.5, (0.0, 0.15, 0.0)),
+             ext_link("distal1", 0.4, (0.1, 0.1, 0.0)), ext_link("distal2", 0.4, (-0.1, 0.1, 0.0)),
+             ext_link("pin", 0.1, (0.0, 0.0, 0.0)), ext_link("tip2")]
+    d1, d2 = np.array([0.2, np.sqrt(0.5 ** 2 - 0.2 ** 2), 0.0]), np.array([-0.2, np.sqrt(0.5 ** 2 - 0.2 ** 2), 0.0])
+    joints = [ext_joint("mot1", "revolute", "base", "crank1", (-0.2, 0.0, 0.0)),
+              ext_joint("mot2", "revolute", "base", "crank2", (0.2, 0.0, 0.0)),
+              ext_joint("free1", "revolute", "crank1", "distal1", (0.0, 0.3, 0.0)),
+              ext_joint("free2", "revolute", "crank2", "distal2", (0.0, 0.3, 0.0)),
+              ext_joint("pin_joint", "revolute", "distal1", "pin", d1),
+              ext_joint("tip2_frame", "fixed", "distal2", "tip2", d2)]
+    urdf = f'<robot name="five_bar_6d">{"".join(parts)}{"".join(joints)}</robot>'
+    yaml = "closed_loop: [['pin', 'tip2']]\ntype: ['6d']\nname_mot: ['mot1', 'mot2']\n"
+    return write_pair(folder, "five_bar_6d", urdf, yaml)
+
+
+def test_a_planar_five_bar_closed_by_a_6d_weld_drops_its_redundant_equations(tmp_path):
+    path, text = five_bar_6d(str(tmp_path))
+    robot = robots.load_file(path)
+    con = constraints(robot)
+    (rank,) = con.ranks  # the cut revolute loop: 6 rows, 2 independent in the plane
+    assert (rank["rows"], rank["columns"], rank["rank"], rank["redundant"], rank["free"]) == (6, 2, 2, 4, 0)
+    assert rank["clean"] and rank["gap"] > 1e12 and not con.spins
+    assert any("4 redundant equations dropped" in line for line in con.report())
+    result = drng.nullspace(robot)
+    assert result.certified
+    assert result.dim == nullity(robot)[0]
+
+
+def leg_3r(folder):
+    """The RSSR linkage in the layout of Gepetto's legs: the ball joint at A made of three revolute
+    joints about x, y, z through massless links (ball_A_rev0..2), the one at B a 3D closure of the
+    rod's end frame and the rocker's tip frame."""
+    parts = [ext_link("base"), ext_link("crank", 1.0, (0.1, 0.01, 0.0)), ext_link("a1"), ext_link("a2"),
+             ext_link("rod", 0.8, (B - A) / 2, U), ext_link("rocker", 0.9, (0.0, 0.02, 0.12)), ext_link("rod_end"),
+             ext_link("rocker_tip")]
+    joints = [ext_joint("crank_joint", "revolute", "base", "crank"),
+              ext_joint("ball_A_rev0", "revolute", "crank", "a1", A, (1.0, 0.0, 0.0)),
+              ext_joint("ball_A_rev1", "revolute", "a1", "a2", axis=(0.0, 1.0, 0.0)),
+              ext_joint("ball_A_rev2", "revolute", "a2", "rod"),
+              ext_joint("rocker_joint", "revolute", "base", "rocker", (0.6, 0.3, 0.0), (1.0, 0.0, 0.0)),
+              ext_joint("rod_end_frame", "fixed", "rod", "rod_end", B - A),
+              ext_joint("rocker_tip_frame", "fixed", "rocker", "rocker_tip", (0.0, 0.0, 0.25))]
+    urdf = f'<robot name="leg_3r">{"".join(parts)}{"".join(joints)}</robot>'
+    yaml = "closed_loop: [['rod_end', 'rocker_tip']]\ntype: ['3D']\nname_mot: ['crank_joint']\n"
+    return write_pair(folder, "leg_3r", urdf, yaml)
+
+
+def test_a_leg_whose_ball_joint_is_three_revolutes_locks_the_rod(tmp_path):
+    path, text = leg_3r(str(tmp_path))
+    robot = robots.load_file(path)
+    (spin,) = constraints(robot).spins
+    assert spin.name == "rod" and set(spin.joints) <= {"ball_A_rev0", "ball_A_rev1", "ball_A_rev2"}
+    result = drng.nullspace(robot)
+    assert result.certified
+    dim, gap, _, _ = file_nullity(robot, text, locks=[(robot.body_index("rod"), U)],
+                                  free=oracle_free(robot, ("crank_joint",)), spread=0.4)
+    assert gap > 1e6 and result.dim == dim
