@@ -160,7 +160,21 @@ def info_lines(robot) -> list:
         passive = " ".join(robot.coordinate_names[k] for k in robot.passive) or "none"
         lines.append(f"passive coordinates:  {passive}")
         lines.append(f"at q0 (all tree coordinates 0): {_closure_at_q0(robot)}")
+        lines += _loop_report(robot)
     return lines
+
+
+def _loop_report(robot) -> list:
+    """The rank of each part of the loops at the reference and the free spins locked there
+    (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled."""
+    from .loops import constraints
+
+    if not robot.loop_joints:
+        return []
+    try:
+        return ["at the reference configuration (loops closed):"] + ["  " + line for line in constraints(robot).report()]
+    except PgaDynError as exc:
+        return [f"at the reference configuration: {exc}"]
 
 
 def _closure_at_q0(robot) -> str:

@@ -64,7 +64,7 @@ class FreeSpin:
 
     def describe(self) -> str:
         """One line for a report: the body, its line and the rule."""
-        p, u = (np.array2string(np.round(v, 6) + 0.0, separator=", ") for v in (self.point, self.axis))
+        p, u = ((np.round(v, 6) + 0.0).tolist() for v in (self.point, self.axis))
         return (f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
                 f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
                 "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else ""))
