@@ -65,7 +65,7 @@ def _with_free_spins(robot, bodies, vals, prov):
     if not spins:
         return bodies, vals, prov
     extra = np.zeros((len(spins), 2, 10))
-    extra[:, 0] = [spin_vector(spin) for spin in spins]
+    extra[:, 0] = [spin_vector(robot, spin) for spin in spins]
     return (np.vstack([bodies, [[spin.body, 0] for spin in spins]]), np.concatenate([vals, extra]),
             np.vstack([prov, [[spin.body, FREE_SPIN] for spin in spins]]))
 

@@ -98,7 +98,7 @@ def test_rssr_nullspace_equals_pinocchio_with_the_same_lock():
     # the rod's inertia about its line is in the nullspace, stated as the free-spin rule
     rod = robot.body_index("rod")
     vector = np.zeros(10 * robot.n)
-    vector[10 * (rod - 1):10 * rod] = spin_vector(constraints(robot).spins[0])
+    vector[10 * (rod - 1):10 * rod] = spin_vector(robot, constraints(robot).spins[0])
     basis = result.basis
     assert np.linalg.norm(vector - basis @ np.linalg.lstsq(basis, vector, rcond=None)[0]) < 1e-9
     assert any(p["rule"] == "free spin" for p in result.provenance)

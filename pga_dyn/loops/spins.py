@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..conventions import pseudo_to_vector
-from ..kinematics import forward
+from ..kinematics import forward, initial_poses
 from .parts import closure_rank
 
 #: Relative tolerance of the symmetry of a spinning body: the distance of its centre of mass to
@@ -70,11 +70,13 @@ class FreeSpin:
                 "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else ""))
 
 
-def spin_vector(spin: FreeSpin) -> np.ndarray:
-    """The parameter direction (10,) (eq. 97, in the body frame) that only the spin would reveal:
-    the inertia about the spin line, dI = u u^T, i.e. dSigma = (1/2) 1 - u u^T, no mass, no first
-    moment (a rotational inertia without mass does not depend on the point of the line)."""
-    u = spin.axis
+def spin_vector(robot, spin: FreeSpin) -> np.ndarray:
+    """The parameter direction (10,) of the spinning body (eq. 97: its pseudo-inertia at q0 in world
+    coordinates, :func:`pga_dyn.tp_regressor.inertial_parameters`) that only the spin would
+    reveal: the inertia about the spin line, dI = u u^T with u the line's direction at q0, i.e.
+    dSigma = (1/2) 1 - u u^T, no mass, no first moment (a rotational inertia without mass does
+    not depend on the point of the line)."""
+    u = initial_poses(robot)[spin.body, :3, :3] @ spin.axis
     N = np.zeros((4, 4))
     N[:3, :3] = 0.5 * np.eye(3) - np.outer(u, u)
     return pseudo_to_vector(N)
