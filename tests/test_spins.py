@@ -185,7 +185,7 @@ def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
     robot = robots.load_file(path)
     con = constraints(robot)
     assert sorted(spin.name for spin in con.spins) == sorted(lines)
-    assert con.ranks[0]["clean"] and con.ranks[0]["free"] == 0
+    assert con.ranks[0].clean and con.ranks[0].free == 0
     result = drng.nullspace(robot)
     assert result.certified, result.certificate
     locks = [(robot.body_index(name), u) for name, u in lines.items()]  # rod frames are world-aligned at q0
@@ -219,8 +219,8 @@ def test_a_planar_five_bar_closed_by_a_6d_weld_drops_its_redundant_equations(tmp
     robot = robots.load_file(path)
     con = constraints(robot)
     (rank,) = con.ranks  # the cut revolute loop: 6 rows, 2 independent in the plane
-    assert (rank["rows"], rank["columns"], rank["rank"], rank["redundant"], rank["free"]) == (6, 2, 2, 4, 0)
-    assert rank["clean"] and rank["gap"] > 1e12 and not con.spins
+    assert (rank.rows, rank.columns, rank.rank, rank.redundant, rank.free) == (6, 2, 2, 4, 0)
+    assert rank.clean and rank.gap > 1e12 and not con.spins
     assert any("4 redundant equations dropped" in line for line in con.report())
     result = drng.nullspace(robot)
     assert result.certified

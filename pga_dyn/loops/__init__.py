@@ -50,7 +50,7 @@ from .newton import (
     qr_solve,
     so3_log,
 )
-from .parts import RANK_GAP, RANK_MARGIN, SINGULAR_S, Part, closure_rank, condition_number, independent_parts, rcond_estimate
+from .parts import RANK_GAP, RANK_MARGIN, SINGULAR_S, ClosureRank, Part, closure_rank, condition_number, independent_parts, rcond_estimate
 from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
 from .reference import (
     REFERENCE_STEP,
@@ -68,7 +68,7 @@ from .system import Constraints, constraints
 
 __all__ = [
     "ASSEMBLY_TOL", "CLOSURE_TOL", "FLOOR_TOL", "LOCK_ROWS", "LOOP_ROWS", "RANK_GAP", "RANK_MARGIN", "SPIN_RTOL",
-    "FreeSpin", "closure_rank", "find_spins", "free_directions", "reference_ranks", "settle_free_motions",
+    "ClosureRank", "FreeSpin", "closure_rank", "find_spins", "free_directions", "reference_ranks", "settle_free_motions",
     "spin_vector", "PATH_LIMIT", "PATH_SLOW", "PATH_STEP",
     "REFERENCE_STEP", "REFERENCE_STEPS", "ROWS_BY_CODE", "SINGULAR_RCOND", "SINGULAR_S",
     "Constraints", "Part", "close_at_q0", "condition_number", "constraints", "coupling_map",

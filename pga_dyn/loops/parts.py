@@ -157,7 +157,22 @@ def _new_part(args, E_all, na_all, spherical_all, loops, columns, rows) -> Part:
                 (parent, code, origin, axes, qidx, on, *own))
 
 
-def closure_rank(Jf) -> dict:
+@dataclass(frozen=True)
+class ClosureRank:
+    """The rank decision of a part's J_f (:func:`closure_rank`)."""
+
+    rank: int
+    rows: int
+    columns: int
+    redundant: int
+    free: int
+    gap: float
+    smallest_kept: float
+    largest_dropped: float
+    clean: bool
+
+
+def closure_rank(Jf) -> ClosureRank:
     """The rank decision of a part's J_f (m_p, nf): ``rank``, the singular values above
     SINGULAR_S times the largest (or 1), the cut of :meth:`Part.inverse`; ``rows`` m_p and
     ``columns`` nf (``redundant`` = rows - rank equations depend on the others, ``free`` =
@@ -175,9 +190,8 @@ def closure_rank(Jf) -> dict:
     dropped = s[rank] if rank < len(s) else 0.0
     gap = kept / dropped if dropped > 0 else np.inf
     clean = bool(gap >= RANK_GAP and (rank == 0 or kept >= RANK_MARGIN * cut) and dropped * RANK_MARGIN <= cut)
-    return {"rank": rank, "rows": rows, "columns": cols, "redundant": rows - rank, "free": cols - rank,
-            "gap": float(gap), "smallest_kept": float(kept / top), "largest_dropped": float(dropped / top),
-            "clean": clean}
+    return ClosureRank(rank, rows, cols, rows - rank, cols - rank, float(gap), float(kept / top), float(dropped / top),
+                       clean)
 
 
 def condition_number(Jf) -> float:

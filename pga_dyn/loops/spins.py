@@ -92,10 +92,10 @@ def free_directions(con, J) -> tuple:
         Jf = part.free_jacobian(J)
         decision = closure_rank(Jf)
         ranks.append(decision)
-        if decision["rank"] < part.nf:
+        if decision.rank < part.nf:
             vt = np.linalg.svd(Jf)[2]
-            block = np.zeros((con.E.shape[1], part.nf - decision["rank"]))
-            block[part.columns[part.na:]] = vt[decision["rank"]:].T
+            block = np.zeros((con.E.shape[1], part.nf - decision.rank))
+            block[part.columns[part.na:]] = vt[decision.rank:].T
             blocks.append(block)
     D = np.hstack(blocks) if blocks else np.zeros((con.E.shape[1], 0))
     return D, ranks
@@ -186,5 +186,8 @@ def find_spins(con, z, J) -> tuple:
         bodies = tuple(robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max())
         names = tuple(robot.coordinate_names[k] for k in range(nq)
                       if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive)
-        spins.append(FreeSpin(b, robot.body_names[b - 1], R.T @ u, R.T @ (point - p0), bodies, names, massive))
+        axis, local = R.T @ u, R.T @ (point - p0)
+        for array in (axis, local):
+            array.flags.writeable = False  # a frozen model's derived value
+        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive))
     return tuple(spins), None

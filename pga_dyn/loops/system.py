@@ -88,10 +88,10 @@ class Constraints:
         lines = []
         for part, rank in zip(self.parts, self.ranks):
             loops = listing([self.names[l] for l in part.loops])
-            lines.append(f"loops {loops}: J_f has rank {rank['rank']} ({rank['rows']} equations, {rank['columns']} "
-                         f"passive coordinates; {rank['redundant']} redundant equation"
-                         f"{'s' if rank['redundant'] != 1 else ''} dropped; gap {rank['gap']:.2g}, "
-                         f"{'clean' if rank['clean'] else 'not clean'})")
+            lines.append(f"loops {loops}: J_f has rank {rank.rank} ({rank.rows} equations, {rank.columns} "
+                         f"passive coordinates; {rank.redundant} redundant equation"
+                         f"{'s' if rank.redundant != 1 else ''} dropped; gap {rank.gap:.2g}, "
+                         f"{'clean' if rank.clean else 'not clean'})")
         lines += [f"free spin: {spin.describe()}" for spin in self.spins]
         return lines
 
