@@ -13,7 +13,7 @@ from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
 from .numerical import BUDGET, MEMORY, Budget
-from .principles import DEPENDENT_RTOL, drng_kernel, independent_loop_vectors
+from .principles import DEPENDENT_RTOL, FREE_SPIN, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult, check_memory
 
 
@@ -51,7 +51,23 @@ def drng_blocks(robot):
         keep = independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
         if not keep.all():
             bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
+        bodies, vals, prov = _with_free_spins(robot, bodies, vals, prov)
     return bodies, vals, prov
+
+
+def _with_free_spins(robot, bodies, vals, prov):
+    """The blocks with one vector per free spin that the loops lock on a body with mass
+    (:func:`pga_dyn.loops.spin_vector`: its inertia about the spin line, which only the spin
+    would reveal; rule FREE_SPIN, on the body's tree joint)."""
+    from pga_dyn.loops import constraints, spin_vector
+
+    spins = [spin for spin in constraints(robot).spins if spin.mass]
+    if not spins:
+        return bodies, vals, prov
+    extra = np.zeros((len(spins), 2, 10))
+    extra[:, 0] = [spin_vector(robot, spin) for spin in spins]
+    return (np.vstack([bodies, [[spin.body, 0] for spin in spins]]), np.concatenate([vals, extra]),
+            np.vstack([prov, [[spin.body, FREE_SPIN] for spin in spins]]))
 
 
 def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,

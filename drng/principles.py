@@ -99,6 +99,7 @@ RULES = (
     Rule("fixed centre", "generalized", None), Rule("fixed centre", "generalized", None),
     Rule("fixed centre", "generalized", None),
     Rule("fixed first axis", "generalized", None),
+    Rule("free spin", "generalized", None),
 )
 #: Rule codes: the first code of each group (a group of k vectors uses codes c .. c + k - 1).
 SHARED_SELF, SHARED_PAIR = 0, 1  # Principle 1: sym(P), sym(P, Q) of shared points
@@ -114,6 +115,7 @@ AXIS_LINE = 23  # new (F3): sym(x, O), sym(y, O) for an invariant axis off the b
 TRANSLATING = 25  # new (F2): sym(O, z), sym(O, x), sym(O, y), a P joint on a body that only translates
 CENTRE = 28  # new (F5): sym(O, x), sym(O, y), sym(O, z), S or U centre fixed off the base
 FIRST_AXIS = 31  # new (F4): sym(O, a2), U whose first axis line is invariant
+FREE_SPIN = 32  # not a kernel rule: a body's inertia about the line of its locked free spin (pga_dyn.loops.spins)
 
 #: Relative tolerance of the geometric tests: unit directions, and lengths over the robot's size.
 TOL = 1e-9

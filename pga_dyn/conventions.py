@@ -35,6 +35,9 @@ LOOP_JOINT_TYPES = ("R", "P", "U", "S")
 #: Integer codes of the joint types in the compiled kernels (tree and loop joints alike).
 CODE_R, CODE_P, CODE_U, CODE_S, CODE_F = 0, 1, 2, 3, 4
 JOINT_CODE = {"R": CODE_R, "P": CODE_P, "U": CODE_U, "S": CODE_S, "F": CODE_F}
+#: Code of a spin lock in the loop kernels: not a joint but one constraint row, the spin rate of
+#: a body about a line fixed in it held at zero (:mod:`pga_dyn.loops.spins`).
+CODE_SPIN = 5
 #: Suffixes of the coordinate names of multi-DoF joints: U its two angles; S the rotation
 #: vector; F the exponential coordinates (omega, v) of eq. (102).
 _COORDINATE_SUFFIX = {

@@ -32,7 +32,8 @@ def report(robot) -> dict:
     (follower = ratio * leader + the others + offset); for a constrained robot, ``closure``:
     ``open`` (the loop joints open at q0, each ``joint`` and ``residual`` norm above
     ``pga_dyn.loops.CLOSURE_TOL``) and ``cond_jp``, cond(J_p) at q0 when the loops close (None
-    when they are open, or when J_p is singular there)."""
+    when they are open, or when J_p is singular there); with loop joints, ``reference``
+    (:func:`reference_report`)."""
     robot = check_robot(robot)
     graph = robot.graph
     names = [robot.graph_name(i) for i in range(robot.n + 1)]
@@ -61,7 +62,22 @@ def report(robot) -> dict:
     }
     if robot.constrained:
         out["closure"] = closure_at_q0(robot)
+    if robot.loop_joints:
+        out["reference"] = reference_report(robot)
     return out
+
+
+def reference_report(robot) -> list:
+    """Lines on the reference configuration (the loops closed): the rank decision of each part
+    (the redundant equations dropped, the passive motions left free) and the free spins locked
+    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled."""
+    from .errors import PgaDynError
+    from .loops import constraints
+
+    try:
+        return constraints(robot).report()
+    except PgaDynError as exc:
+        return [str(exc)]
 
 
 def closure_at_q0(robot) -> dict:
@@ -143,4 +159,6 @@ def lines(info: dict) -> list:
             cond = closure["cond_jp"]
             state = f"the loops close; cond(J_p) = {'inf' if cond is None else number(cond)}"
         out.append(f"at q0 (all tree coordinates 0): {state}")
+    if "reference" in info:
+        out += ["at the reference configuration (loops closed):"] + ["  " + line for line in info["reference"]]
     return out

@@ -76,7 +76,43 @@ def constraint_jacobian(oracle: TreeOracle, qp) -> np.ndarray:
             ua, ub = Fa[:3, :3] @ lp.axes[0], Fb[:3, :3] @ lp.axes[1]
             rows.append(np.cross(ua, ub) @ (Ja[3:] - Jb[3:]))
     rows += [a for _, a, _ in oracle.couplings]
+    for body, axis in getattr(oracle, "locks", ()):  # a spin locked at zero rate: w_body . (R_body axis) = 0
+        J = pin.getJointJacobian(model, data, body, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        rows.append((data.oMi[body].rotation @ axis) @ J[3:])
     return np.vstack([np.reshape(r, (-1, model.nv)) for r in rows])
+
+
+def bias(oracle: TreeOracle, qp, v) -> np.ndarray:
+    """J-dot v of the rows of :func:`constraint_jacobian` at (qp, v): ball loops' from the
+    classical accelerations of their centres (Pinocchio's, qdd = 0), other loops' by finite
+    differences of Pinocchio's residual along integrate(qp, t v) (``TreeOracle.second_derivative``),
+    a spin lock's d/dt (w_b . u_b) = alpha_b . u_b (u_b turns with the body, w_b . (w_b x u_b) = 0)
+    from Pinocchio's acceleration with qdd = 0."""
+    robot = oracle.robot
+    pin.forwardKinematics(oracle.model, oracle.data, qp, v, np.zeros_like(v))
+    if not all(lp.type == "S" for lp in robot.loop_joints) or oracle.couplings:
+        rows = [oracle.second_derivative(qp, v, np.zeros_like(v))]
+    else:  # ball joints: the classical accelerations of the two centres, exactly
+        def point(body, local):
+            if body == 0:
+                return np.zeros(3)
+            motion, acc = oracle.data.v[body], oracle.data.a[body]
+            w, r = motion.angular, local[:3, 3]
+            a0 = acc.linear + np.cross(w, motion.linear)  # the body origin's classical acceleration (local)
+            return oracle.data.oMi[body].rotation @ (a0 + np.cross(acc.angular, r) + np.cross(w, np.cross(w, r)))
+
+        rows = [point(lp.child, lp.child_frame) - point(lp.parent, lp.parent_frame) for lp in robot.loop_joints]
+    if oracle.locks:
+        for body, axis in oracle.locks:
+            R = oracle.data.oMi[body].rotation
+            rows.append([(R @ oracle.data.a[body].angular) @ (R @ axis)])
+    return np.concatenate([np.ravel(r) for r in rows])
+
+
+def closure_residual(oracle: TreeOracle, qp) -> np.ndarray:
+    """The oracle's residual, with a zero for each spin lock of ``oracle.locks`` (a velocity
+    constraint: no position form), so that it matches the rows of :func:`constraint_jacobian`."""
+    return np.concatenate([oracle.residual(qp), np.zeros(len(getattr(oracle, "locks", ())))])
 
 
 def close(oracle: TreeOracle, q_a, max_cond=1e3):
@@ -203,7 +239,7 @@ def newton(oracle: TreeOracle, qp, free, tol=1e-12, iterations=100):
     pin.integrate, at most 0.3 long; the closed configuration, or None."""
     v = np.zeros(oracle.model.nv)
     for _ in range(iterations):
-        r = oracle.residual(qp)
+        r = closure_residual(oracle, qp)
         if np.abs(r).max() < tol:
             return qp
         J = constraint_jacobian(oracle, qp)[:, free]
@@ -261,7 +297,8 @@ def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
     return start, max(30.0, 3.0 * cond(start)) if len(free) else 30.0
 
 
-def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None):
+def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None,
+                 hops=0):
     """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
 
     ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
@@ -270,38 +307,49 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
     closing the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
     ``max_cond``, or steps over a singular one (det(U^T J_p) changes sign, U an orthonormal
     basis of the previous J_p's columns), is rejected: every state is in the regular region of
-    the reference's assembly branch. ``mode="any"``: random coordinates, passive ones
+    the reference's assembly branch (``hops``: through as many random waypoints first, so that a
+    locked spin, whose angle depends on the path, takes varied values). ``mode="any"``: random coordinates, passive ones
     included, closed by Newton: any mode."""
     model = oracle.model
     if mode == "any":
         qp = newton(oracle, random_configuration(oracle, rng, spread), free)
         return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
     act = np.setdiff1d(np.arange(model.nv), free)
-    dv = np.zeros(model.nv)
-    dv[act] = rng.uniform(-spread, spread, len(act))
-    steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
     qp = start
     U, R = np.linalg.qr(constraint_jacobian(oracle, qp)[:, free])
-    for _ in range(steps):
-        qp = newton(oracle, pin.integrate(model, qp, dv / steps), free)
-        if qp is None or regular_nullspace(oracle, qp, free, max_cond) is None:
-            return None
-        Jp = constraint_jacobian(oracle, qp)[:, free]
-        if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
-            return None
-        U, R = np.linalg.qr(Jp)
+    offset = np.zeros(len(act))
+    for _ in range(1 + hops):  # to a random target; with ``hops``, through random waypoints first
+        dv = np.zeros(model.nv)
+        target = rng.uniform(-spread, spread, len(act))
+        dv[act], offset = target - offset, target
+        steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
+        for _ in range(steps):
+            qp = newton(oracle, pin.integrate(model, qp, dv / steps), free)
+            if qp is None or regular_nullspace(oracle, qp, free, max_cond) is None:
+                return None
+            Jp = constraint_jacobian(oracle, qp)[:, free]
+            if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
+                return None
+            U, R = np.linalg.qr(Jp)
     return qp, regular_nullspace(oracle, qp, free, max_cond)
 
 
 def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, spread: float = 1.0,
-                 mode: str = "q0", max_cond: float | None = None):
+                 mode: str = "q0", max_cond: float | None = None, locks=(), free=None, hops: int = 0):
     """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
     ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
     ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
     N w) stacked, 3 rows per parameter by default. Couplings and the passive coordinates are
-    read from the text (:func:`file_couplings`, :func:`passive_velocities`)."""
+    read from the text (:func:`file_couplings`, :func:`passive_velocities`). ``locks``: (body,
+    axis in its frame) of each spin held at zero rate, given by the test from the file's geometry
+    (the line through the two ball-joint centres), rows of the constraint Jacobian with no
+    position form (the spin angle is wherever Newton leaves it: at rest the acceleration
+    constraint is J qdd = 0 for them too). ``free``: the passive velocity indices, when the file
+    does not mark them (Extended URDF: the test reads them off the YAML's name_mot); ``hops``:
+    random waypoints of each path (:func:`closed_state`)."""
     oracle = TreeOracle(robot, urdf)
-    free = passive_velocities(oracle, urdf)
+    oracle.locks = tuple(locks)  # with locks, moving states (qd, and qdd with the bias J-dot qd)
+    free = passive_velocities(oracle, urdf) if free is None else np.asarray(free, dtype=int)
     dof = oracle.model.nv - len(free)
     samples = samples or -(-30 * robot.n // dof) + 2
     rng = np.random.default_rng(seed)
@@ -312,12 +360,17 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
     while len(rows) < samples:
         draws += 1
         assert draws < 50 * samples, f"only {len(rows)} of {draws} draws closed"
-        state = closed_state(oracle, rng, free, spread, mode, max_cond, start=start) if len(free) else (
+        state = closed_state(oracle, rng, free, spread, mode, max_cond, start=start, hops=hops) if len(free) else (
             random_configuration(oracle, rng, spread), np.eye(oracle.model.nv))
         if state is None or state[1] is None:
             continue
         qp, N = state
-        Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))
+        if oracle.locks:  # moving states: a spin lock is a velocity constraint, not a Lagrangian system's
+            v = N @ rng.uniform(-1.0, 1.0, dof)
+            a = N @ rng.uniform(-1.0, 1.0, dof) - np.linalg.pinv(constraint_jacobian(oracle, qp)) @ bias(oracle, qp, v)
+            Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, v, a)
+        else:
+            Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))
         rows.append(N.T @ Y)
     stacked = np.vstack(rows)
     rank, gap = numerical_rank(stacked)

@@ -221,9 +221,10 @@ def test_rule_codes_name_their_rules():
                 pr.PLANAR: ("planar rotation", "83a"), pr.AXIS_DIRECTION: ("fixed axis direction", "83c"),
                 pr.SLIDER_TURNING: ("fixed directions", "84"), pr.AXIS_POINT: ("fixed point on the axis", None),
                 pr.AXIS_LINE: ("fixed axis line", None), pr.TRANSLATING: ("translating parent", None),
-                pr.CENTRE: ("fixed centre", None), pr.FIRST_AXIS: ("fixed first axis", None)}
+                pr.CENTRE: ("fixed centre", None), pr.FIRST_AXIS: ("fixed first axis", None),
+                pr.FREE_SPIN: ("free spin", None)}
     assert {code: (pr.RULES[code].name, pr.RULES[code].equation) for code in expected} == expected
-    assert pr.RULES[pr.SLIDER_TURNING + 2].equation == "90" and len(pr.RULES) == pr.FIRST_AXIS + 1
+    assert pr.RULES[pr.SLIDER_TURNING + 2].equation == "90" and len(pr.RULES) == pr.FREE_SPIN + 1
     assert all((rule.equation is None) == (rule.principle == "generalized") for rule in pr.RULES)
 
 

@@ -469,6 +469,37 @@ def test_loop_kernel_is_its_pga_twin(seed, types):
             np.testing.assert_allclose(got, expected, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
+def test_spin_lock_rows_are_their_pga_twin_and_the_spin_rate(seed, types):
+    """Spin locks (loops.closure, code CODE_SPIN) on random bodies and directions: residual 0,
+    Jacobian row and bias from loop_kernel equal closure.loop_pga's; the row times qd is the
+    body's angular velocity along the direction (from forward's twists), and on trees of 1-DoF and
+    universal joints its time derivative (central differences along q + t qd + t^2/2 qdd) is
+    J qdd + bias."""
+    robot = random_robot(seed, types, seed % 2 == 1)
+    rng = np.random.default_rng(500 + seed)
+    locks = [(int(b), unit(rng.normal(size=3))) for b in rng.choice(np.arange(1, robot.n + 1), 2)]
+    args = closure.kernel_arrays(robot, locks)
+    q, qd, qdd = random_state(robot, rng)
+    T, S, V, A = run_forward(kin.robot_arrays(robot)._replace(seed=np.zeros(6)), q, qd, np.zeros(robot.nq))
+    r, J, bias = closure.motion_kernel(*args, q, qd)
+    for got, expected in zip((r, J, bias), closure.loop_pga(T, S, V, A, *args[5:])):
+        np.testing.assert_allclose(got, expected, atol=1e-9)
+    np.testing.assert_array_equal(r, 0.0)
+    for row, (b, u) in enumerate(locks):
+        np.testing.assert_allclose(J[row] @ qd, V[b, :3] @ (T[b, :3, :3] @ u), atol=1e-9)
+
+    if set(robot.joint_type[1:]) & {"S", "F"}:
+        return  # their qd is an angular velocity, not the rate of q (tests/test_spins.py checks the bias with Pinocchio)
+
+    def rate(t):
+        qt, qdt = q + t * qd + 0.5 * t * t * qdd, qd + t * qdd
+        return closure.motion_kernel(*args, qt, qdt)[1] @ qdt
+
+    h = 1e-5
+    np.testing.assert_allclose((rate(h) - rate(-h)) / (2 * h), J @ qdd + bias, atol=1e-5)
+
+
 @SETTINGS
 @given(seeds, st.integers(1, 6), st.integers(0, 4), st.integers(1, 3))
 def test_qr_solve_is_least_squares(seed, k, extra, columns):

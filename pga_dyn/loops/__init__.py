@@ -12,11 +12,14 @@ modules, lowest first (each imports only those above it):
 * :mod:`pga_dyn.loops.newton`: assembly, compiled: Newton (Levenberg-Marquardt) steps on the
   passive coordinates along a path of actuated positions, watched for singularities.
 * :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
-  and projected on its own. Redundant closures (the rank of a part's J_f below its rows) go
-  here, and a free spin's coordinate is taken out of its part's passive columns here.
+  and projected on its own; the rank decision of a part's J_f (redundant closures: its rank
+  below its rows).
+* :mod:`pga_dyn.loops.spins`: free motions (J_f's rank below its columns), recognised as free
+  spins of bodies symmetric about their lines and locked at zero spin rate.
 * :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
   starts, the assembly branch it selects, and a singular reference left for a regular one.
-  Choosing other branches goes here, and recognising a free spin (a ModelError today).
+  Free spins are locked there (or a free motion that changes the dynamics refused); choosing
+  other branches goes here.
 * :mod:`pga_dyn.loops.system`: :class:`Constraints`, built once per robot by
   :func:`constraints`: assembles states and projects them, G = dq/dq_a (nq, n_a), Y_a = G^T
   Y_tree.
@@ -26,6 +29,7 @@ Every public name of these modules is importable from ``pga_dyn.loops``.
 
 from .closure import (
     CLOSURE_TOL,
+    LOCK_ROWS,
     LOOP_ROWS,
     ROWS_BY_CODE,
     coupling_map,
@@ -46,7 +50,8 @@ from .newton import (
     qr_solve,
     so3_log,
 )
-from .parts import SINGULAR_S, Part, condition_number, independent_parts, rcond_estimate
+from .parts import RANK_GAP, RANK_MARGIN, SINGULAR_S, ClosureRank, Part, closure_rank, condition_number, independent_parts, rcond_estimate
+from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
 from .reference import (
     REFERENCE_STEP,
     REFERENCE_STEPS,
@@ -54,13 +59,17 @@ from .reference import (
     leave_singular_reference,
     listing,
     reference_configuration,
+    reference_ranks,
     regular_neighbour,
+    settle_free_motions,
     singular_motion,
 )
 from .system import Constraints, constraints
 
 __all__ = [
-    "ASSEMBLY_TOL", "CLOSURE_TOL", "FLOOR_TOL", "LOOP_ROWS", "PATH_LIMIT", "PATH_SLOW", "PATH_STEP",
+    "ASSEMBLY_TOL", "CLOSURE_TOL", "FLOOR_TOL", "LOCK_ROWS", "LOOP_ROWS", "RANK_GAP", "RANK_MARGIN", "SPIN_RTOL",
+    "ClosureRank", "FreeSpin", "closure_rank", "find_spins", "free_directions", "reference_ranks", "settle_free_motions",
+    "spin_vector", "PATH_LIMIT", "PATH_SLOW", "PATH_STEP",
     "REFERENCE_STEP", "REFERENCE_STEPS", "ROWS_BY_CODE", "SINGULAR_RCOND", "SINGULAR_S",
     "Constraints", "Part", "close_at_q0", "condition_number", "constraints", "coupling_map",
     "independent_parts", "kernel_arrays", "leave_singular_reference", "listing", "loop_kernel", "loop_pga",

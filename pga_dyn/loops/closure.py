@@ -13,6 +13,12 @@ eqs. 91-92): the compiled kernels beside their readable PGA twins, and the array
 * P: the orientation is shared and the offset lies along the axis: R_b e_k - R_a e_k = 0
   (k = 1, 2, 3) and (p_b - p_a) x (R_a u) = 0 (12 rows, rank 5).
 
+A **spin lock** (code CODE_SPIN, :data:`LOCK_ROWS` row; :mod:`pga_dyn.loops.spins`) is not a
+joint: it holds the spin rate of body b about a direction u fixed in it at zero relative to
+body a (the world, a = 0, for a free spin), (w_b - w_a) . (R_b u) = 0. It is a velocity
+constraint (it has no position form, its residual is 0): the assembly integrates it along its
+paths, the projection and the bias use its row (bias (alpha_b - alpha_a) . u - w_a . (w_b x u)).
+
 Velocities of the points and directions come from the Jacobian lines of the tree (a point p
 on a body moves with dp/dq_k = m_k + d_k x p for every line L_k = (d_k; m_k) on the body's
 path, eq. 34; a direction u with d_k x u), so the constraint Jacobian J (m, nq) is exact; the
@@ -39,7 +45,8 @@ appended by :meth:`pga_dyn.loops.system.Constraints.evaluate`).
 A new kind of loop joint (a planar or cylindrical pair) is a new branch of :func:`loop_kernel`
 and :func:`loop_pga` and an entry of :data:`LOOP_ROWS`; redundant closures (rows of J that
 depend on others) need nothing here: the solvers of :mod:`pga_dyn.loops.newton` take
-least-squares steps and :mod:`pga_dyn.loops.parts` the pseudo-inverse.
+least-squares steps and :mod:`pga_dyn.loops.parts` decides the rank of each part and projects
+on its independent rows.
 """
 
 from __future__ import annotations
@@ -47,13 +54,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..conventions import CODE_P, CODE_R, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
+from ..conventions import CODE_P, CODE_R, CODE_SPIN, CODE_U, JOINT_CODE, LOOP_JOINT_TYPES
 from ..kinematics import forward, initial_poses, robot_arrays
 from ..model import Robot
 
 #: Rows of the residual of each loop-joint type, and the same by joint code for the kernels.
 LOOP_ROWS = {"R": 6, "P": 12, "U": 4, "S": 3}
-ROWS_BY_CODE = np.array([LOOP_ROWS[t] for t in sorted(LOOP_JOINT_TYPES, key=JOINT_CODE.get)], dtype=np.int64)
+#: Rows of a spin lock (its spin rate).
+LOCK_ROWS = 1
+ROWS_BY_CODE = np.zeros(CODE_SPIN + 1, dtype=np.int64)
+ROWS_BY_CODE[[JOINT_CODE[t] for t in LOOP_JOINT_TYPES]] = [LOOP_ROWS[t] for t in LOOP_JOINT_TYPES]
+ROWS_BY_CODE[CODE_SPIN] = LOCK_ROWS
 #: Residual norm below which a loop is closed (m, or unit-vector differences).
 CLOSURE_TOL = 1e-9
 
@@ -170,6 +181,21 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
         _frame(T[b], Fc[l], Rb, pb)
+        if c == CODE_SPIN:  # the spin rate (w_b - w_a) . u_b, u_b = R_b u (no position form: r = 0)
+            _rotate(Rb, axes[l, 0], ub)
+            r[row] = 0.0
+            for k in range(S.shape[0]):
+                rate = S[k, 0] * ub[0] + S[k, 1] * ub[1] + S[k, 2] * ub[2]
+                if on[b, k]:
+                    J[row, k] += rate
+                if on[a, k]:
+                    J[row, k] -= rate
+            if with_bias:  # d/dt: (alpha_b - alpha_a) . u_b + (w_b - w_a) . (w_b x u_b)
+                _cross(V[b, :3], ub, t)
+                bias[row] = ((A[b, 0] - A[a, 0]) * ub[0] + (A[b, 1] - A[a, 1]) * ub[1] + (A[b, 2] - A[a, 2]) * ub[2]
+                             - V[a, 0] * t[0] - V[a, 1] * t[1] - V[a, 2] * t[2])
+            row += 1
+            continue
         if c != CODE_P:  # R, U, S: the centre is shared
             _coincide(point, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
@@ -274,6 +300,12 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
 
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
+        if c == CODE_SPIN:  # (w_b - w_a) . u_b: the angular parts of the lines and twists
+            ub = pga.point_coords(pga.sandwich(pga.motor_from_matrix(T[b] @ Fc[l]), pga.direction(*axes[l, 0])))[:3]
+            rows_r.append([0.0])
+            rows_J.append(np.array([(float(on[b, k]) - float(on[a, k])) * (S[k, :3] @ ub) for k in range(nq)])[None])
+            rows_b.append([(A[b, :3] - A[a, :3]) @ ub + (V[b, :3] - V[a, :3]) @ np.cross(V[b, :3], ub)])
+            continue
         centre = [track(a, Fp[l], pga.point(0.0, 0.0, 0.0)), track(b, Fc[l], pga.point(0.0, 0.0, 0.0))]
         if c != CODE_P:  # R, U, S: the centre is shared
             (pa, dpa, _, ppa), (pb, dpb, _, ppb) = centre
@@ -337,13 +369,15 @@ def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
 
 
 # -- the arrays the kernels read --------------------------------------------------------------------
-def kernel_arrays(robot: Robot) -> tuple:
+def kernel_arrays(robot: Robot, locks=()) -> tuple:
     """The arguments of :func:`motion_kernel` before (q, qd), all read-only (one compiled signature
     per kernel): the tree's (parent, code, origin, axes, qidx) of
     :func:`pga_dyn.kinematics.robot_arrays`; on (n + 1, nq), True where tree coordinate k moves
     body b; and per loop joint its code kind (l,), parent and child bodies lpar, lchi (l,), joint
     frames Fp, Fc (l, 4, 4) in those bodies, axes laxes (l, 2, 3) and cos0 (l,), the cosine of a U
-    joint's angle at q0 (0 for the others)."""
+    joint's angle at q0 (0 for the others). ``locks``: (body, u (3,) in its frame) of each spin
+    lock, appended after the loop joints (code CODE_SPIN, relative to the world, identity
+    frames)."""
     n, nq = robot.n, robot.nq
     on = np.zeros((n + 1, nq), dtype=np.bool_)
     for b in range(1, n + 1):
@@ -360,6 +394,13 @@ def kernel_arrays(robot: Robot) -> tuple:
         laxes[l, :len(lp.axes)] = lp.axes
     parent, code, origin, axes, qidx, _ = robot_arrays(robot)
     cos0 = _angles_at_q0(robot, kind, lpar, lchi, Fp, Fc, laxes)
+    if len(locks):
+        kind = np.concatenate([kind, np.full(len(locks), CODE_SPIN, dtype=np.int64)])
+        lpar = np.concatenate([lpar, np.zeros(len(locks), dtype=np.int64)])
+        lchi = np.concatenate([lchi, np.array([b for b, _ in locks], dtype=np.int64)])
+        Fp, Fc = (np.concatenate([F, np.repeat(np.eye(4)[None], len(locks), axis=0)]) for F in (Fp, Fc))
+        laxes = np.concatenate([laxes, np.array([[u, np.zeros(3)] for _, u in locks], dtype=float)])
+        cos0 = np.concatenate([cos0, np.zeros(len(locks))])
     args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0)
     for array in args:
         array.flags.writeable = False

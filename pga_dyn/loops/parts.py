@@ -20,10 +20,15 @@ On a part, with J its rows of the loops' Jacobian (m_p, nq):
 * projection: J_f^+ (:meth:`Part.inverse`), so that G = dq/dq_a = E_a - sum over the parts of
   E_f J_f^+ J E_a (nq, n_a; eq. 92) and qdd = G qdd_a - sum E_f J_f^+ Jd qd.
 
-Redundant closures (rows of J_f that depend on others) are already solved in the least-squares
-sense; their conditioning counts the singular values of J_f beyond its rank, which is where a
-redundancy test would go. A free spin (a passive coordinate no loop constrains, e.g. a link
-turning between two ball joints) would be taken out of its part's passive columns here.
+Redundant closures (rows of J_f that depend on others everywhere: a planar loop closed by a
+6D weld, whose cut revolute joint gives 6 rows for 2 independent equations) are reduced to an
+independent set by a rank-revealing step: :func:`closure_rank` decides the rank of J_f from its
+singular values at the cut SINGULAR_S that the pseudo-inverse applies, and reports the decision
+as the certificate does (the gap between the smallest kept and the largest dropped value, and
+whether it is clean); the assembly takes least-squares steps and :meth:`Part.inverse` projects
+on the rank's leading singular directions, which span the independent equations at every
+configuration (which rows are independent can change with it: R's axis rows). A rank below the
+passive coordinates that persists is a free motion (:mod:`pga_dyn.loops.spins`).
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ from .newton import newton_kernel
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
 SINGULAR_S = 1e-12
+#: A rank decision of J_f is clean when its gap (smallest kept over largest dropped singular
+#: value) is at least RANK_GAP and the cut lies inside it, RANK_MARGIN from both ends (the
+#: certificate's GAP_MIN and THRESHOLD_MARGIN, docs/drng.md).
+RANK_GAP = 1e6
+RANK_MARGIN = 10.0
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,43 @@ def _new_part(args, E_all, na_all, spherical_all, loops, columns, rows) -> Part:
         array.flags.writeable = False
     return Part(loops, rows, columns, na, len(columns) - na, columns[:na], held, E, E[:, na:], spherical,
                 (parent, code, origin, axes, qidx, on, *own))
+
+
+@dataclass(frozen=True)
+class ClosureRank:
+    """The rank decision of a part's J_f (:func:`closure_rank`)."""
+
+    rank: int
+    rows: int
+    columns: int
+    redundant: int
+    free: int
+    gap: float
+    smallest_kept: float
+    largest_dropped: float
+    clean: bool
+
+
+def closure_rank(Jf) -> ClosureRank:
+    """The rank decision of a part's J_f (m_p, nf): ``rank``, the singular values above
+    SINGULAR_S times the largest (or 1), the cut of :meth:`Part.inverse`; ``rows`` m_p and
+    ``columns`` nf (``redundant`` = rows - rank equations depend on the others, ``free`` =
+    columns - rank passive motions the rows leave free); ``gap``, the smallest kept over the
+    largest dropped singular value (inf when none is dropped; missing values are zero);
+    ``smallest_kept`` and ``largest_dropped`` relative to the largest; ``clean``: gap >= RANK_GAP
+    with the cut at least RANK_MARGIN inside it."""
+    rows, cols = Jf.shape
+    s = np.linalg.svd(Jf, compute_uv=False) if Jf.size else np.zeros(0)
+    s = np.concatenate([s, np.zeros(max(cols, rows) - len(s))])
+    top = max(s[0], 1.0) if len(s) else 1.0
+    cut = SINGULAR_S * top
+    rank = int(np.count_nonzero(s[:min(rows, cols)] > cut))
+    kept = s[rank - 1] if rank else 0.0
+    dropped = s[rank] if rank < len(s) else 0.0
+    gap = kept / dropped if dropped > 0 else np.inf
+    clean = bool(gap >= RANK_GAP and (rank == 0 or kept >= RANK_MARGIN * cut) and dropped * RANK_MARGIN <= cut)
+    return ClosureRank(rank, rows, cols, rows - rank, cols - rank, float(gap), float(kept / top), float(dropped / top),
+                       clean)
 
 
 def condition_number(Jf) -> float:

@@ -11,13 +11,17 @@ state is assembled along a path from there that does not cross a singularity
 coordinates z_ref (nz,), with cond(J_p) there (the largest cond(J_f) of the parts) and the
 reciprocal condition estimate of each part's J_f (parts,) that its paths watch.
 
-A singular reference (branches of different identifiability can meet there) is left for the
-best-conditioned of q_a = q0 + t (1, ..., 1), t = REFERENCE_STEP, ..., REFERENCE_STEPS
-REFERENCE_STEP, with a warning naming the loops and the passive joints the loops leave free to
-first order (:func:`leave_singular_reference`, :func:`singular_motion`); when all of these are
-singular, the loops leave a passive motion no actuator drives (a free spin: a link turning
-between two ball joints) and a ModelError says so. Choosing another branch than the
-reference's, and accepting free spins, belong here.
+Free motions (J_f rank-deficient at the reference and at its neighbour q_a = q0 +
+REFERENCE_STEP (1, ..., 1): passive motions no actuator drives) are locked when they are free
+spins of bodies symmetric about their lines (:func:`settle_free_motions`,
+:mod:`pga_dyn.loops.spins`); the rank of each part's J_f there is decided and reported
+(:func:`reference_ranks`). A singular reference (branches of different identifiability can
+meet there) is left for the best-conditioned of q_a = q0 + t (1, ..., 1), t = REFERENCE_STEP,
+..., REFERENCE_STEPS REFERENCE_STEP, with a warning naming the loops and the passive joints the
+loops leave free to first order (:func:`leave_singular_reference`, :func:`singular_motion`);
+when all of these are singular, the loops leave a passive motion no actuator drives that is not
+a free spin, and a ModelError names it and why it changes the actuated dynamics. Choosing
+another branch than the reference's belongs here.
 
 The functions take ``con``, the :class:`pga_dyn.loops.system.Constraints` being built, and read
 its public attributes (robot, E (nq, nz), e0 (nq,), na, nf, m, z_index, parts) and methods
@@ -33,7 +37,8 @@ import numpy as np
 from ..errors import ModelError, PgaDynWarning
 from .closure import CLOSURE_TOL, LOOP_ROWS
 from .newton import SINGULAR_RCOND
-from .parts import rcond_estimate
+from .parts import closure_rank, rcond_estimate
+from .spins import find_spins, free_directions
 
 #: Steps (rad or m, every actuated coordinate) from a singular reference configuration towards
 #: the regular one the samples start from (:func:`leave_singular_reference`).
@@ -52,9 +57,11 @@ def reference_configuration(con) -> tuple:
         return z, 1.0, False, np.ones(len(con.parts))
     close_at_q0(con, z)
     J = con.evaluate(con.E @ z + con.e0)[1]
+    problem = settle_free_motions(con, z, J)
+    J = con.evaluate(con.E @ z + con.e0)[1]
     cond, moved = con.condition(J), False
     if cond >= 1.0 / SINGULAR_RCOND:
-        z, cond = leave_singular_reference(con, z, J)
+        z, cond = leave_singular_reference(con, z, J, problem)
         moved = True
         J = con.evaluate(con.E @ z + con.e0)[1]
     return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts])
@@ -74,6 +81,36 @@ def close_at_q0(con, z) -> None:
         raise ModelError(f"{robot.source or robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
                          f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
                          "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
+
+
+def settle_free_motions(con, z, J):
+    """Lock the free spins of the closed reference z (nz,) (J its constraint Jacobian) with
+    :meth:`pga_dyn.loops.system.Constraints.lock` when every free motion there is one
+    (:func:`pga_dyn.loops.spins.find_spins`) and stays free at the neighbour q_a + REFERENCE_STEP
+    (1, ..., 1) (else the reference is singular, not the loops free: nothing is locked). Returns
+    None, or the sentence of :func:`~pga_dyn.loops.spins.find_spins` naming a free motion that
+    changes the actuated dynamics (for the refusal, when no neighbour is regular either)."""
+    if not free_directions(con, J)[0].shape[1]:
+        return None
+    spins, problem = find_spins(con, z, J)
+    if problem:
+        return problem
+    near = z.copy()
+    target = z[:con.na] + REFERENCE_STEP
+    if not any(part.assemble(con.E, con.e0, near, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0]
+               for part in con.parts):
+        near[:con.na] = target
+        if free_directions(con, con.evaluate(con.E @ near + con.e0)[1])[0].shape[1] < len(spins):
+            return None  # the motion is free at the reference only: a singular configuration
+    con.lock(spins)
+    return None
+
+
+def reference_ranks(con) -> tuple:
+    """The rank decision of each part's J_f at the reference (:func:`pga_dyn.loops.parts.closure_rank`),
+    the spin locks' rows included."""
+    J = con.evaluate(con.E @ con.z_ref + con.e0)[1]
+    return tuple(closure_rank(part.free_jacobian(J)) for part in con.parts)
 
 
 def singular_motion(con, J) -> tuple:
@@ -120,13 +157,14 @@ def regular_neighbour(con, z_ref) -> tuple:
     return best, cond, step
 
 
-def leave_singular_reference(con, z_ref, J) -> tuple:
+def leave_singular_reference(con, z_ref, J, problem=None) -> tuple:
     """At a singular reference z_ref (nz,) (J: its constraint Jacobian; J_f rank-deficient:
     several assembly modes, branches of C(q) = 0, can meet there) move the reference to its
     regular neighbour (:func:`regular_neighbour`): the samples then follow the one branch of
     that configuration. Returns (z, cond(J_p)) there. A PgaDynWarning names the loops, the
     passive joints the loops leave free to first order (:func:`singular_motion`), and the
-    reference used; a ModelError when no neighbour is regular (a free spin)."""
+    reference used; a ModelError when no neighbour is regular (a free motion that is not a free
+    spin: ``problem``, from :func:`settle_free_motions`, says why)."""
     robot = con.robot
     loops, joints = singular_motion(con, J)
     best, cond, step = regular_neighbour(con, z_ref)
@@ -139,10 +177,11 @@ def leave_singular_reference(con, z_ref, J) -> tuple:
             f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration (q0, loops "
             f"closed) and at q0 + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
             f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
-            f"{listing(loops)}): the loops leave a passive motion that no actuator drives (a link spinning "
-            "between two ball joints, a planar linkage closed by more constraints than it has), so the "
-            "actuated coordinates do not determine the configuration; pga-dyn needs them to: actuate one "
-            "of these joints, or use joints that remove the free motion")
+            f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
+            "coordinates do not determine the configuration"
+            + (f"; {problem}" if problem else "") + ". pga-dyn locks a free spin (a body turning about the line "
+            "through two joint centres, its mass symmetric about that line; docs/drng.md, free spins): "
+            "otherwise actuate one of these joints, or use joints that remove the free motion")
     warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
                   f"loop joint{'s' if len(loops) > 1 else ''} {listing(loops)} (J_p is "
                   f"rank-deficient along joints {listing(joints)}): assembly modes of "

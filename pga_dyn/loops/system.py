@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ModelError, PgaDynError
+from ..errors import PgaDynError
 from ..model import Robot
-from .closure import CLOSURE_TOL, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
+from .closure import CLOSURE_TOL, LOCK_ROWS, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
 from .newton import ASSEMBLY_TOL, PATH_LIMIT
 from .parts import condition_number, independent_parts
-from .reference import listing, reference_configuration
+from .reference import listing, reference_configuration, reference_ranks
 
 
 class Constraints:
@@ -51,20 +51,49 @@ class Constraints:
                     raise PgaDynError(f"{where}: the floating base '{robot.joint_names[i]}' cannot be passive")
                 spherical.append(column[first])
         self.spherical = np.array(spherical, dtype=np.int64)
-        loops = robot.loop_joints
-        self.m = sum(LOOP_ROWS[lp.type] for lp in loops)
-        if self.nf > 0 and self.m < self.nf:
-            raise ModelError(f"{where}: the loop joints give {self.m} equations for {self.nf} passive coordinates "
-                             f"{[robot.coordinate_names[k] for k in self.z_index[self.na:]]}: the model is "
-                             "under-determined")
-        #: The arguments of the kernels before the state (:func:`pga_dyn.loops.closure.kernel_arrays`).
-        self.args = kernel_arrays(robot)
         for array in (self.E, self.e0, self.z_index, self.spherical):
             array.flags.writeable = False  # read-only from the start: one compiled signature per kernel
-        #: First residual row of each loop joint, and the number of rows (loops + 1,).
-        self.loop_rows = np.concatenate([[0], np.cumsum([LOOP_ROWS[lp.type] for lp in loops])]).astype(np.int64)
+        #: The free spins locked at the reference (:mod:`pga_dyn.loops.spins`; set by :meth:`close_reference`).
+        self.spins = ()
+        #: The rank decision of each part's J_f at the reference (:func:`pga_dyn.loops.parts.closure_rank`).
+        self.ranks = ()
+        self._constrain(())
+
+    def _constrain(self, locks) -> None:
+        """The kernel arrays of the loop joints and of the spin ``locks`` ((body, u) each), the
+        residual rows and the independent parts."""
+        robot = self.robot
+        #: The arguments of the kernels before the state (:func:`pga_dyn.loops.closure.kernel_arrays`).
+        self.args = kernel_arrays(robot, locks)
+        rows = [LOOP_ROWS[lp.type] for lp in robot.loop_joints] + [LOCK_ROWS] * len(locks)
+        #: Rows of the loops' residual (the loop joints', then one per spin lock).
+        self.m = sum(rows)
+        #: First residual row of each loop joint and spin lock, and the number of rows (loops + locks + 1,).
+        self.loop_rows = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+        #: The names of the loop joints and of the spin locks ("spin of '<body>'"), in row order.
+        self.names = tuple(lp.name for lp in robot.loop_joints) + tuple(
+            f"spin of '{robot.body_names[body - 1]}'" for body, _ in locks)
         #: The independent parts of the loops (:class:`pga_dyn.loops.parts.Part`).
         self.parts = independent_parts(self.args, self.E, self.na, self.spherical, self.loop_rows) if self.nf else ()
+
+    def lock(self, spins) -> None:
+        """Lock the free spins ``spins`` (:class:`pga_dyn.loops.spins.FreeSpin`): one spin-rate
+        row each, appended to the loops' rows (the parts are formed again)."""
+        self.spins = tuple(spins)
+        self._constrain([(spin.body, spin.axis) for spin in self.spins])
+
+    def report(self) -> list:
+        """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
+        redundant equations it drops, the passive motions it leaves free) and the locked spins."""
+        lines = []
+        for part, rank in zip(self.parts, self.ranks):
+            loops = listing([self.names[l] for l in part.loops])
+            lines.append(f"loops {loops}: J_f has rank {rank.rank} ({rank.rows} equations, {rank.columns} "
+                         f"passive coordinates; {rank.redundant} redundant equation"
+                         f"{'s' if rank.redundant != 1 else ''} dropped; gap {rank.gap:.2g}, "
+                         f"{'clean' if rank.clean else 'not clean'})")
+        lines += [f"free spin: {spin.describe()}" for spin in self.spins]
+        return lines
 
     # -- geometry of one state ----------------------------------------------------------------
     def evaluate(self, q, qd=None):
@@ -106,10 +135,13 @@ class Constraints:
         they cannot be closed at the actuated position of q0. ``z_ref`` (nz,) holds its free
         coordinates, ``cond_ref`` cond(J_p) there (the largest over the parts); a singular q0 is
         left for a regular neighbour (``moved``), with a warning
-        (:func:`pga_dyn.loops.reference.leave_singular_reference`). ``rcond_ref`` (parts,) holds
+        (:func:`pga_dyn.loops.reference.leave_singular_reference`); free spins are locked there
+        (``spins``, :mod:`pga_dyn.loops.spins`), and ``ranks`` holds the rank decision of each
+        part's J_f (:func:`pga_dyn.loops.parts.closure_rank`). ``rcond_ref`` (parts,) holds
         the reciprocal condition estimate of each part's J_f there, which its assembly paths
         watch."""
         self.z_ref, self.cond_ref, self.moved, self.rcond_ref = reference_configuration(self)
+        self.ranks = reference_ranks(self)
 
     def conditions(self, J, parts=None) -> np.ndarray:
         """cond(J_f) of each part (:class:`pga_dyn.loops.parts.Part`; or of the parts numbered ``parts``) for the
@@ -169,7 +201,7 @@ class Constraints:
         failed = self.assemble_parts(q_a, z, range(len(self.parts)), regular, tol, max_iter, start=z.copy())
         if failed:
             k, status, norm = failed[0]
-            loops = listing([robot.loop_joints[l].name for l in self.parts[k].loops])
+            loops = listing([self.names[l] for l in self.parts[k].loops])
             if status == 2:
                 raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
                                   f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}")

@@ -1,0 +1,193 @@
+"""Free motions of the loops: passive motions that no actuator drives (J_f rank-deficient
+everywhere, not only at a singular configuration), recognised as free spins and locked
+(docs/drng.md, "Free spins").
+
+A rod between two ball joints (the forearms of a Delta, the legs of a 6-SPS hexapod), or a body
+between two coaxial revolute joints, can turn about the line through the two joint centres
+with every actuated coordinate held: the loops leave that spin free. Let psi be the spin angle
+and u the line's direction, fixed in the body. The joints transmit no torque about the line,
+and when the body's mass is symmetric about it (centre of mass on the line, u a principal axis
+of the inertia about the centre of mass, equal moments about every axis normal to u) neither
+its kinetic energy (the moment about u enters only as (1/2) I_u (w . u)^2) nor its potential
+energy depends on psi: psi is cyclic and the body's spin rate w . u keeps its value. The
+classical rule, used here, is a spin rate of zero: the lock (w_b . u) = 0 (a spin lock of
+:mod:`pga_dyn.loops.closure`, relative to the world) is added to the constraints, which
+determine the configuration again; the actuated dynamics are those of the machine. The body's
+inertia about the line, the parameter direction dI = u u^T (in the pseudo-inertia of eq. 97:
+dSigma = (1/2) 1 - u u^T, no mass, no first moment), enters nothing the actuators feel: it is
+unidentifiable (:func:`spin_vector`; ``drng.nullspace`` states it as the rule "free spin").
+
+A free motion is accepted only when every body with mass that it moves turns about one line
+fixed in it (a twist of zero pitch, the same line for every direction of the free motions
+that moves it) with its mass symmetric about that line. Otherwise the motion changes the
+actuated dynamics (a rod whose centre of mass is off its line, a body that slides or turns
+about lines that change) and :func:`find_spins` names it, with the reason.
+
+The free motions are read at a closed configuration from the nullspace of each part's J_f
+(the rank decision of :func:`pga_dyn.loops.parts.closure_rank`); the rows of the locks are
+picked greedily (bodies with mass first, then the massless links a spin turns too, such as the
+links inside a ball joint made of three revolute joints) until they fix every free direction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..conventions import pseudo_to_vector
+from ..kinematics import forward, initial_poses
+from .parts import closure_rank
+
+#: Relative tolerance of the symmetry of a spinning body: the distance of its centre of mass to
+#: the line over the robot's size, the inertia's asymmetry over its largest moment, the pitch of
+#: the spin over the robot's size, and the second singular value of a body's twists over the
+#: first.
+SPIN_RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class FreeSpin:
+    """A free spin, locked: body ``body`` (its name ``name``) turns about the line through
+    ``point`` (3,) along ``axis`` (3,, unit), both in its body frame, and its spin rate about that
+    line is held at zero. ``bodies``: every body the spin turns (the massless links of a ball
+    joint made of revolute joints among them); ``joints``: the passive coordinates it moves;
+    ``mass``: whether ``body`` has mass (its inertia about the line is then unidentifiable)."""
+
+    body: int
+    name: str
+    axis: np.ndarray
+    point: np.ndarray
+    bodies: tuple
+    joints: tuple
+    mass: bool
+
+    def describe(self) -> str:
+        """One line for a report: the body, its line and the rule."""
+        p, u = ((np.round(v, 6) + 0.0).tolist() for v in (self.point, self.axis))
+        return (f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
+                f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
+                "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else ""))
+
+
+def spin_vector(robot, spin: FreeSpin) -> np.ndarray:
+    """The parameter direction (10,) of the spinning body (eq. 97: its pseudo-inertia at q0 in world
+    coordinates, :func:`pga_dyn.tp_regressor.inertial_parameters`) that only the spin would
+    reveal: the inertia about the spin line, dI = u u^T with u the line's direction at q0, i.e.
+    dSigma = (1/2) 1 - u u^T, no mass, no first moment (a rotational inertia without mass does
+    not depend on the point of the line)."""
+    u = initial_poses(robot)[spin.body, :3, :3] @ spin.axis
+    N = np.zeros((4, 4))
+    N[:3, :3] = 0.5 * np.eye(3) - np.outer(u, u)
+    return pseudo_to_vector(N)
+
+
+def free_directions(con, J) -> tuple:
+    """(D (nz, d), ranks): the free motions at a configuration with constraint Jacobian J (rows
+    of the loops and locks, then of the couplings): an orthonormal basis, per part, of the
+    nullspace of J_f (the singular vectors beyond its rank, :func:`pga_dyn.loops.parts.closure_rank`),
+    as directions of the free coordinates z; and the rank decision of each part."""
+    blocks, ranks = [], []
+    for part in con.parts:
+        Jf = part.free_jacobian(J)
+        decision = closure_rank(Jf)
+        ranks.append(decision)
+        if decision.rank < part.nf:
+            vt = np.linalg.svd(Jf)[2]
+            block = np.zeros((con.E.shape[1], part.nf - decision.rank))
+            block[part.columns[part.na:]] = vt[decision.rank:].T
+            blocks.append(block)
+    D = np.hstack(blocks) if blocks else np.zeros((con.E.shape[1], 0))
+    return D, ranks
+
+
+def _is_massive(inertial) -> bool:
+    return inertial.mass > 0.0 or bool(np.any(inertial.inertia != 0.0))
+
+
+def find_spins(con, z, J) -> tuple:
+    """(spins, problem): the free motions at the closed configuration z (nz,) (J its constraint
+    Jacobian) as locked :class:`FreeSpin` s, and None; or (), and a sentence naming the free
+    motion that changes the actuated dynamics and why (the module docstring)."""
+    robot = con.robot
+    D = free_directions(con, J)[0]
+    d = D.shape[1]
+    if not d:
+        return (), None
+    q = con.E @ z + con.e0
+    parent, code, origin, axes, qidx, on = con.args[:6]
+    n, nq = robot.n, robot.nq
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.empty((n + 1, 6)), np.empty((n + 1, 6))
+    zero = np.zeros(nq)
+    forward(parent, code, origin, axes, qidx, np.zeros(6), np.ascontiguousarray(q), zero, zero, T, S, V, A)
+    dq = con.E @ D  # (nq, d)
+    size = max(1.0, float(np.abs(T[1:, :3, 3]).max(initial=0.0)))
+    passive = set(robot.coordinate_names[k] for k in robot.passive)
+    joints = tuple(robot.coordinate_names[k] for k in range(nq)
+                   if np.abs(dq[k]).max() > SPIN_RTOL * np.abs(dq).max() and robot.coordinate_names[k] in passive)
+    motion = f"the free motion of joints {', '.join(repr(j) for j in joints[:6])}"
+    W = np.einsum("bk,kr,kd->brd", on[1:].astype(float), S, dq)  # (n, 6, d): twists of the bodies
+    scale = np.abs(W).max()
+    moving = [b for b in range(1, n + 1) if np.abs(W[b - 1]).max() > SPIN_RTOL * scale]
+    lines = {}
+    for b in moving:
+        u_, s, vt = np.linalg.svd(W[b - 1])
+        twist, name = u_[:, 0], robot.body_names[b - 1]
+        w, v0 = twist[:3], twist[3:]
+        inertial = robot.inertial(b)
+        massive = _is_massive(inertial)
+        turning = np.linalg.norm(w) > SPIN_RTOL * np.linalg.norm(twist)
+        if not turning:
+            if massive:
+                return (), f"{motion} moves body '{name}' without turning it (a translation): it changes the actuated dynamics"
+            continue
+        u = w / np.linalg.norm(w)
+        pitch = (u @ v0) / np.linalg.norm(w)
+        point = np.cross(w, v0) / (w @ w)
+        if massive:
+            if (len(s) > 1 and s[1] > SPIN_RTOL * s[0]) or abs(pitch) > SPIN_RTOL * size:
+                return (), (f"{motion} moves body '{name}' along more than a spin about one line (a screw of pitch "
+                            f"{pitch:.3g} m, or several lines): it changes the actuated dynamics")
+            R, p0 = T[b, :3, :3], T[b, :3, 3]
+            com = R @ inertial.com + p0
+            off = np.linalg.norm(np.cross(com - point, u))
+            Ic = R @ inertial.inertia @ R.T
+            big = max(np.abs(Ic).max(), 1e-300)
+            P = np.eye(3) - np.outer(u, u)
+            transverse = P @ Ic @ P
+            asym = max(np.linalg.norm(Ic @ u - (u @ Ic @ u) * u),
+                       np.linalg.norm(transverse - 0.5 * np.trace(transverse) * P)) / big
+            if off > SPIN_RTOL * size or asym > SPIN_RTOL:
+                why = (f"its centre of mass lies {off:.3g} m off the line" if off > SPIN_RTOL * size else
+                       f"its inertia is not symmetric about the line (relative asymmetry {asym:.2g})")
+                return (), (f"{motion} spins body '{name}' about the line through {np.round(point, 6).tolist()} "
+                            f"along {np.round(u, 6).tolist()}, and its mass is not symmetric about that line: {why}, "
+                            "so its spin couples to the motion (it changes the actuated dynamics)")
+        lines[b] = (u, point, massive)
+    order = sorted(lines, key=lambda b: (not lines[b][2], b))
+    rows, chosen = np.zeros((0, d)), []
+    for b in order:
+        row = lines[b][0] @ W[b - 1, :3]  # (d,): the spin rate of b along each free direction
+        trial = np.vstack([rows, row])
+        if np.linalg.matrix_rank(trial, tol=SPIN_RTOL * max(np.abs(trial).max(), 1e-300)) > len(rows):
+            rows = trial
+            chosen.append(b)
+        if len(rows) == d:
+            break
+    if len(rows) < d:
+        return (), f"{motion} turns no body about a line that a lock of its spin rate could hold: it is not a free spin"
+    spins = []
+    directions = np.linalg.solve(rows, np.eye(d)) if d else rows  # column j: the spin of chosen[j] alone
+    for j, b in enumerate(chosen):
+        u, point, massive = lines[b]
+        R, p0 = T[b, :3, :3], T[b, :3, 3]
+        own, turn = dq @ directions[:, j], W @ directions[:, j]
+        bodies = tuple(robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max())
+        names = tuple(robot.coordinate_names[k] for k in range(nq)
+                      if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive)
+        axis, local = R.T @ u, R.T @ (point - p0)
+        for array in (axis, local):
+            array.flags.writeable = False  # a frozen model's derived value
+        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive))
+    return tuple(spins), None
