@@ -23,7 +23,9 @@ def register(sub) -> None:
     parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
                         help="position range of an actuated coordinate (default: the joint limits)")
     parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
-    parser.add_argument("--max-cond", type=float, default=30.0, help="cond(J_p) limit of closed loops")
+    parser.add_argument("--max-cond", type=float,
+                        help="cond(J_p) limit of closed loops (default: 2.75, the distal links of a five-bar 40 "
+                             "degrees from collinear, or 1.5 times cond(J_p) at q0 when that is larger)")
     parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
     common.identification_terms(parser)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
