@@ -181,3 +181,41 @@ def test_excite_keeps_the_transmission_angle(five_bar):
     _, delta = inverse_kinematics(excitation.trajectory.q)
     assert np.degrees(delta.min()) >= MIN_TRANSMISSION
     assert excitation.max_cond_jp == pytest.approx(1 / np.tan(delta.min() / 2), rel=1e-9)
+
+
+def test_excite_writes_its_fourier_coefficients_and_the_controller_rate(tmp_path, capsys):
+    """``pga-dyn excite --coefficients --controller-rate``: the series replayed from the JSON (and the
+    NPZ) by the formula written here gives the trajectory file's samples and the controller file's,
+    whose velocities and accelerations match central differences of its positions."""
+    import json
+
+    from pga_dyn.cli import main
+
+    out = tmp_path / "traj.csv"
+    argv = ["excite", "five_bar", "-o", str(out), "--duration", "2", "--rate", "50", "--period", "2",
+            "--iterations", "2", "--controller-rate", "1000"]
+    assert main(argv + ["--coefficients", str(tmp_path / "c.json")]) == 0
+    assert main(argv[:3] + [str(tmp_path / "t2.csv")] + argv[4:] + ["--coefficients", str(tmp_path / "c.npz")]) == 0
+    text = capsys.readouterr().out
+    assert f"controller rate:  {tmp_path / 'traj_1000Hz.csv'}: 2000 samples at 1000 Hz" in text
+    robot = robots.load("five_bar")
+    with open(tmp_path / "c.json", encoding="utf-8") as handle:
+        c = json.load(handle)
+    with np.load(tmp_path / "c.npz") as z:
+        assert np.array_equal(z["a"], c["a"]) and np.array_equal(z["q0"], c["q0"]) and float(z["frequency"]) == 0.5
+    assert c["coordinates"] == ["A1", "A2"] and c["harmonics"] == 5
+
+    def replay(t):
+        w = 2 * np.pi * c["frequency"] * np.arange(1, c["harmonics"] + 1)
+        return np.array(c["q0"]) + np.sin(np.outer(t, w)) @ np.array(c["a"]).T + np.cos(np.outer(t, w)) @ np.array(c["b"]).T
+
+    for name, rate in (("traj.csv", 50), ("traj_1000Hz.csv", 1000)):
+        data = read_trajectory(robot, tmp_path / name)
+        assert len(data) == 2 * rate and np.allclose(data.t, np.arange(2 * rate) / rate, atol=1e-12)
+        assert np.abs(data.q - replay(data.t)).max() < 1e-12
+    fast = read_trajectory(robot, tmp_path / "traj_1000Hz.csv")
+    dt = 1e-3
+    assert np.abs(fast.qd[1:-1] - (fast.q[2:] - fast.q[:-2]) / (2 * dt)).max() < 1e-4 * np.abs(fast.qd).max()
+    assert np.abs(fast.qdd[1:-1] - (fast.qd[2:] - fast.qd[:-2]) / (2 * dt)).max() < 1e-4 * np.abs(fast.qdd).max()
+    with pytest.raises(PgaDynError, match="must end in .json or .npz"):
+        random_excitation(robot, duration=1, rate=20, period=1, seed=0).write_coefficients(tmp_path / "c.txt")

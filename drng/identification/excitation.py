@@ -203,6 +203,51 @@ class Excitation:
     model: object
     max_cond: float
 
+    def coefficients(self) -> dict:
+        """The Fourier series as a controller replays it, JSON-ready: ``formula``, ``frequency``
+        (Hz), ``period`` (s), ``coordinates`` (n_a names), ``q0`` (n_a,: the offsets c_j), ``a``,
+        ``b`` (n_a, L: the sine and cosine coefficients of harmonics 1..L), so that
+        q_j(t) = q0_j + sum_l a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t), and qd, qdd its
+        derivatives (module docstring); t = 0 is the first sample of the trajectory."""
+        f = self.fourier
+        return {"formula": "q_j(t) = q0_j + sum_{l=1..L} a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t)",
+                "frequency": float(f.frequency), "period": float(1 / f.frequency), "harmonics": int(f.a.shape[1]),
+                "coordinates": list(self.trajectory.names), "q0": f.offset.tolist(), "a": f.a.tolist(),
+                "b": f.b.tolist()}
+
+    def write_coefficients(self, path) -> None:
+        """Write :meth:`coefficients` to ``path``: JSON (``.json``) or NPZ (``.npz``: arrays
+        frequency, q0 (n_a,), a, b (n_a, L) and coordinates)."""
+        import json
+
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower()
+        c = self.coefficients()
+        if ext == ".json":
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(c, handle, indent=2)
+                handle.write("\n")
+        elif ext == ".npz":
+            with open(path, "wb") as handle:
+                np.savez(handle, frequency=c["frequency"], q0=self.fourier.offset, a=self.fourier.a,
+                         b=self.fourier.b, coordinates=np.array(c["coordinates"]))
+        else:
+            raise PgaDynError(f"{path}: a file of Fourier coefficients must end in .json or .npz")
+
+    def at_rate(self, rate: float) -> Trajectory:
+        """The trajectory sampled at ``rate`` Hz over the same duration (a controller's rate): the
+        series is exact at any instant and inside the limits at every instant (:func:`fit`); its
+        assembly was checked at the samples of :attr:`trajectory`."""
+        if not (isinstance(rate, (int, float)) and np.isfinite(rate) and rate > 0):
+            raise PgaDynError(f"rate must be a positive number, got {rate!r}")
+        traj = self.trajectory
+        duration = len(traj) * float(traj.t[1] - traj.t[0])
+        t = np.arange(int(round(duration * rate))) / rate
+        if len(t) < 2:
+            raise PgaDynError(f"{duration:g} s at {rate:g} Hz gives {len(t)} samples")
+        q, qd, qdd = self.fourier.evaluate(t)
+        return Trajectory(traj.names, t, q, qd, qdd, None, f"excitation at {rate:g} Hz", "given")
+
     def report(self, file=None) -> dict:
         """A JSON-ready dict of the excitation (what ``pga-dyn excite --json`` writes): robot,
         ``file`` (where the trajectory was written; None: not written), samples, duration (s),
