@@ -15,9 +15,13 @@ motor currents), and runs
 
 (the options a user states about the model; no tuning option). The five-bar cases write a
 planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
-its two base joints, no joint friction) and run ``pga-dyn identify five_bar.xml data.csv --test
-test.csv --json``; "passive-damping" adds unmodelled damping at the passive elbows and
-"other-mode" runs the machine in the assembly mode the model does not describe. Printed per case: the relative
+its two base joints, no joint friction), excite it with the machine's limits (``--period 2
+--velocity 3 --acceleration 30``), log its elbow encoders too (columns q_p1, q_p2) and run
+``pga-dyn identify five_bar.xml data.csv --test test.csv --json``; "passive-damping" adds
+unmodelled damping at the passive elbows, "other-mode" runs the machine in the assembly mode the
+model does not describe (refused, naming the time), "other-mode-unlogged" too, without the elbow
+encoders (nothing tells the modes apart), "mode-change" leaves its mode early in the record
+(refused, naming the time). Printed per case: the relative
 error of the base parameters against MuJoCo's (the model file's inertias, MuJoCo's damping,
 frictionloss and armature, through pga-dyn's base-parameter map), the median |error| / std
 (honest standard deviations: about 0.67), the share of parameters more than 3 std off, and the
@@ -43,8 +47,11 @@ sys.path[:0] = [os.path.join(HERE, "..", "tests"), HERE]
 import mujoco_logs as ml  # noqa: E402
 
 #: name -> (robot, dry friction on the arm's joints, keyword arguments of mujoco_logs.log); the
-#: five-bar cases: "passive-damping" has 0.02 N m s/rad of unmodelled damping at the elbows,
-#: "other-mode" runs in the assembly mode that the model does not describe (the tip mirrored).
+#: five-bar cases log the passive elbow angles too (encoders on the elbows), except
+#: "other-mode-unlogged": "passive-damping" has 0.02 N m s/rad of unmodelled damping at the elbows,
+#: "other-mode" and "other-mode-unlogged" run in the assembly mode that the model does not
+#: describe (the tip mirrored); "mode-change" is excited as before issue 22 (slowly, cond(J_p) up
+#: to 30): the tracked machine sags through the singular configuration in its first 0.35 s.
 CASES = {
     "viscous": ("ur5", False, {}),
     "dry": ("ur5", True, {}),
@@ -55,6 +62,8 @@ CASES = {
     "five-bar": ("five_bar", False, {}),
     "passive-damping": ("five_bar", False, {}),
     "other-mode": ("five_bar", False, {}),
+    "other-mode-unlogged": ("five_bar", False, {}),
+    "mode-change": ("five_bar", False, {}),
 }
 
 
@@ -97,7 +106,11 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         shape = {"amplitude": 0.8}
     else:
         xml = ml.five_bar_mjcf(elbow_damping=0.02 if name == "passive-damping" else 0.0)
-        terms, gains = [], {"kp": 30.0, "kd": 1.5}
+        # the machine's limits, stated as a user states them: a light linkage moves briskly (period
+        # 2 s, 3 rad/s, 30 rad/s^2), which separates its inertias from gravity (docs/identification.md)
+        terms, gains = ["--period", 2, "--velocity", 3, "--acceleration", 30], {"kp": 30.0, "kd": 1.5}
+        if name == "mode-change":
+            terms = ["--max-cond", 30]
         shape = {"amplitude": 0.3, "velocity": 1.5}
     xml_path = os.path.join(folder, f"{kind}.xml")
     with open(xml_path, "w") as f:
@@ -113,9 +126,10 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     files, logs = [], []
     for label, (t, q, qd, qdd) in (("data", (ref.t, ref.q, ref.qd, ref.qdd)),
                                    ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, **shape))):
-        qpos0 = None if arm else ml.assembled(xml, q[0], mirror=name == "other-mode")
+        qpos0 = None if arm else ml.assembled(xml, q[0], mirror=name.startswith("other-mode"))
         record = ml.track(xml, t, q, qd, qdd, qpos0=qpos0, **gains)
-        columns = ml.log(record, seed=seed + len(files), **options)
+        passive = None if arm or name == "other-mode-unlogged" else ml.passive_joints(xml)
+        columns = ml.log(record, seed=seed + len(files), passive=passive, **options)
         logs.append(columns)
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
     friction = ["--friction", "viscous", "coulomb", "--armature"] if arm else []

@@ -168,7 +168,8 @@ def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0, qpos0=None) ->
 
 
 def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_noise: float = 0.01, every: int = 1,
-        jitter: float = 0.0, drop: float = 0.0, velocity: bool = False, gains=None, delay: int = 0) -> dict:
+        jitter: float = 0.0, drop: float = 0.0, velocity: bool = False, gains=None, delay: int = 0,
+        passive=None) -> dict:
     """What a robot logs of a tracked ``record`` (:func:`track`): positions quantised to
     2 pi / 2^``bits`` with white noise of ``q_noise`` rad; torques with white noise of
     ``tau_noise`` times each joint's RMS torque, ``delay`` control periods late (the torque
@@ -177,12 +178,16 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
     samples at irregular times and stamps them with the controller's clock) and a share
     ``drop`` of the samples lost; ``velocity``: the drives' velocity, the backward difference of the
     quantised encoder over one control period; ``gains`` (n,): currents (A) = torque / gain
-    instead of torques. Returns columns {"t", "q" (ns, n), "tau" or "current", and "qd"}."""
+    instead of torques; ``passive``: {name: qpos index} of passive joints with encoders (a parallel
+    machine's elbows), logged from ``record["q_all"]`` as the driven ones (quantised, noisy). Returns
+    columns {"t", "q" (ns, n), "tau" or "current", "qd", and "passive" {name: (ns,)}}."""
     rng = np.random.default_rng(seed)
     t, q, tau = record["t"], record["q"], record["tau"]
     step = 2 * np.pi / 2 ** bits
     encoder = np.round(q / step) * step
     measured = encoder + q_noise * rng.standard_normal(q.shape)
+    passive = {name: np.round(record["q_all"][:, k] / step) * step + q_noise * rng.standard_normal(len(t))
+               for name, k in (passive or {}).items()}
     dt = t[1] - t[0]
     qd = np.vstack([np.zeros((1, q.shape[1])), np.diff(encoder, axis=0) / dt])
     torque = tau + tau_noise * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.standard_normal(tau.shape)
@@ -195,6 +200,8 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
     if drop:
         keep = keep[rng.random(len(keep)) >= drop]
     out = {"t": t[keep], "q": measured[keep]}
+    if passive:
+        out["passive"] = {name: x[keep] for name, x in passive.items()}
     if velocity:
         out["qd"] = qd[keep]
     if gains is None:
@@ -207,11 +214,14 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
 def write_csv(path: str, columns: dict, names, prefixes=None) -> str:
     """A CSV file of ``columns`` (:func:`log`): a header ``t`` then ``PREFIX_NAME`` per joint
     ``NAME`` of ``names`` for each array column ("q" -> "q_NAME" unless ``prefixes`` maps it to
-    another prefix, as a robot's logger names its channels)."""
+    another prefix, as a robot's logger names its channels); "passive" {name: (ns,)} as q_name."""
     prefixes = prefixes or {}
     header, blocks = ["t"], [columns["t"][:, None]]
     for key, value in columns.items():
-        if key != "t":
+        if key == "passive":
+            header += [f"q_{name}" for name in value]
+            blocks.append(np.column_stack(list(value.values())))
+        elif key != "t":
             header += [f"{prefixes.get(key, key)}_{name}" for name in names]
             blocks.append(value)
     with open(path, "w", newline="") as f:
@@ -280,6 +290,16 @@ def five_bar_mjcf(elbow_damping: float = 0.0, timestep: float = 2.5e-4) -> str:
   </actuator>
 </mujoco>
 """
+
+
+def passive_joints(xml: str) -> dict:
+    """{name: qpos index} of the joints without a motor of an MJCF text (a parallel machine's
+    passive joints)."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(xml)
+    driven = set(model.actuator_trnid[:, 0].tolist())
+    return {model.joint(j).name: int(model.jnt_qposadr[j]) for j in range(model.njnt) if j not in driven}
 
 
 def assembled(xml: str, q_a, mirror: bool = False) -> np.ndarray:

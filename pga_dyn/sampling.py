@@ -4,6 +4,9 @@
 accelerations uniformly in (-1, 1), assembles every draw (:mod:`pga_dyn.loops`), and keeps
 those that close and have cond(J_p) below a limit. The result holds the full tree states and
 the projections G = dq/dq_a, so that the regressor of all samples is one compiled call.
+:func:`complete_states` assembles given actuated states, each from the reference;
+:func:`record_states` a time-ordered record, each sample from the one before (continuation),
+refusing with the time where it leaves the model's assembly mode.
 """
 
 from __future__ import annotations
@@ -78,6 +81,149 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
 
 #: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).
 REFERENCE_FACTOR = 3.0
+#: cond(J_p) limit of a record (:func:`record_states`): the default ``max_cond`` of
+#: :func:`sample_states`, so that a record is held to the limit of the random states on which the
+#: identifiability of its parameters is decided.
+RECORD_MAX_COND = 30.0
+#: Largest difference (rad, or m for a translation) between a measured passive coordinate and the
+#: model's assembly of it (:func:`record_states`). Below the difference between the two assembly
+#: modes of a five-bar at cond(J_p) = 30 (distal links 3.8 degrees = 0.066 rad from collinear, where
+#: the modes' passive angles differ by as much), far above encoder noise.
+PASSIVE_TOL = 0.02
+
+
+def state_limit(robot: Robot, max_cond: float) -> float:
+    """The cond(J_p) limit that states of ``robot`` are held to: ``max_cond``, or REFERENCE_FACTOR
+    times cond(J_p) at the reference configuration when that is larger and the reference is q0
+    closed (a mechanism whose regular reference is already above ``max_cond``, e.g. millimetre
+    rods measured in metres against radians; a reference moved off a singular q0 is
+    ill-conditioned by its closeness to it and keeps ``max_cond``)."""
+    con = constraints(robot)
+    return float(max_cond if con.moved else max(max_cond, REFERENCE_FACTOR * con.cond_ref))
+
+def record_states(robot: Robot, t, q_a, qd_a, qdd_a, passive=None, max_cond: float | None = None,
+                  passive_tol: float = PASSIVE_TOL, source: str | None = None) -> States:
+    """Assemble a record, time-ordered actuated states (rows of (ns, n_a) arrays at the times
+    ``t`` (ns,)), along the record: the first sample from the reference configuration along a
+    regular path (``regular=True`` of :meth:`pga_dyn.loops.system.Constraints.assemble`: the
+    reference's assembly mode), each next sample from the previous one (continuation along the
+    straight path between them in q_a, which may not meet a singular configuration either). A
+    sample where ``t`` does not increase starts a new record (several experiments one after the
+    other), assembled from the reference again. Every sample must have cond(J_p) below
+    ``max_cond`` (default: :func:`state_limit` of RECORD_MAX_COND, the limit of the random states
+    that decide identifiability): near a singular configuration the assembly modes meet and a
+    record cannot tell which one the machine runs in.
+
+    ``passive``: measured tree coordinates that are not actuated, {coordinate name: (ns,)
+    values} (passive encoders); each assembled passive coordinate must agree with its
+    measurement within ``passive_tol`` (rad, or m for a translation; angles compared modulo one
+    turn), which tells the model's assembly mode from another one.
+
+    Refused (PgaDynError, naming ``source`` or the robot and the time ``t = ... s``): a sample
+    that the assembly does not reach (the record leaves the workspace of the model's assembly
+    mode or meets a singular configuration), cond(J_p) at or above the limit, or a measured passive
+    coordinate that differs from the model's (the record runs in another assembly mode). Trees
+    and couplings alone (no assembly mode) are :func:`complete_states`, their passive
+    measurements checked alike.
+
+    Returns
+    -------
+    States
+        (ns, ...) as :func:`complete_states`; ``max_cond`` the limit applied.
+    """
+    check_robot(robot)
+    where = source or robot.source or robot.name
+    t = float_array(f"{where}: t", t)
+    ns = q_a.shape[0]
+    if t.shape != (ns,):
+        raise PgaDynError(f"{where}: t must have one time per sample ({ns}), got shape {t.shape}")
+    names = robot.coordinate_names
+    measured = {names.index(name): x for name, x in passive_measurements(robot, passive, ns, where).items()}
+    if not robot.constrained or not constraints(robot).nf:
+        states = complete_states(robot, q_a, qd_a, qdd_a)
+    else:
+        if max_cond is None:
+            max_cond = state_limit(robot, RECORD_MAX_COND)
+        elif not (isinstance(max_cond, Real) and max_cond > 1):
+            raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
+        states = _along_record(robot, t, q_a, qd_a, qdd_a, float(max_cond), where)
+    _check_passive(robot, states.q, measured, t, passive_tol, where)
+    return states
+
+
+def passive_measurements(robot: Robot, passive, ns: int, where: str = "arrays") -> dict:
+    """{name: (ns,) finite values} of measured passive coordinates ``passive`` ({name: values},
+    None: none), each a passive tree coordinate of ``robot`` (``robot.passive``); PgaDynError
+    naming ``where`` and the coordinate otherwise."""
+    names = robot.coordinate_names
+    free = [names[k] for k in robot.passive]
+    out = {}
+    for name, values in (passive or {}).items():
+        if name not in free:
+            raise PgaDynError(f"{where}: q_{name}: '{name}' is not a passive coordinate of '{robot.name}' "
+                              f"(passive: {free})")
+        x = float_array(f"{where}: q_{name}", values)
+        if x.shape != (ns,):
+            raise PgaDynError(f"{where}: q_{name} must hold one value per sample ({ns}), got shape {x.shape}")
+        bad = np.flatnonzero(~np.isfinite(x))
+        if bad.size:
+            raise PgaDynError(f"{where}: q_{name} is {x[bad[0]]} at sample {bad[0]}")
+        out[name] = x
+    return out
+
+
+def _along_record(robot: Robot, t, q_a, qd_a, qdd_a, limit: float, where: str) -> States:
+    """The states of :func:`record_states` for a robot with loop joints, assembled by continuation."""
+    con = constraints(robot)
+    ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
+    Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
+    G, cond = np.empty((ns, nq, na)), np.empty(ns)
+    for s in range(ns):
+        first = s == 0 or t[s] <= t[s - 1]
+        try:
+            Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], None if first else Q[s - 1],
+                                                              regular=True)
+        except PgaDynError as exc:
+            leg = ("from the reference configuration along a regular path" if first else
+                   f"from the previous sample (t = {t[s - 1]:.6g} s) in the model's assembly mode")
+            raise PgaDynError(f"{where}: t = {t[s]:.6g} s (sample {s}): the record leaves the assembly mode of the "
+                              f"model: this sample is not reached {leg}: {exc}") from None
+        if cond[s] >= limit:
+            raise PgaDynError(f"{where}: t = {t[s]:.6g} s (sample {s}): cond(J_p) = {cond[s]:.3g} reaches the limit "
+                              f"{limit:.3g}: the record comes so close to a singular configuration that it cannot "
+                              "tell the model's assembly mode from another")
+    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0, limit)
+
+
+def _check_passive(robot: Robot, q, measured: dict, t, tol: float, where: str) -> None:
+    """PgaDynError at the first sample where an assembled passive coordinate of the tree states q
+    (ns, nq) differs from its measurement (:func:`_passive`) by more than ``tol``."""
+    if not measured:
+        return
+    if not (isinstance(tol, Real) and tol > 0):
+        raise PgaDynError(f"passive_tol must be a positive number, got {tol!r}")
+    names = robot.coordinate_names
+    columns = sorted(measured)
+    diff = q[:, columns] - np.column_stack([measured[k] for k in columns])
+    for c, k in enumerate(columns):
+        if _is_angle(robot, k):
+            diff[:, c] = np.angle(np.exp(1j * diff[:, c]))  # modulo one turn
+    bad = np.abs(diff) > tol
+    if bad.any():
+        s = int(np.flatnonzero(bad.any(axis=1))[0])
+        c = int(np.flatnonzero(bad[s])[0])
+        k = columns[c]
+        raise PgaDynError(f"{where}: the record runs in another assembly mode from t = {t[s]:.6g} s (sample {s}): "
+                          f"the measured {names[k]} = {measured[k][s]:.6g} differs from the model's assembly "
+                          f"{q[s, k]:.6g} by {abs(diff[s, c]):.3g} (tolerance {tol:g}); give a model whose q0 is "
+                          "in the machine's assembly mode")
+
+
+def _is_angle(robot: Robot, k: int) -> bool:
+    """Whether tree coordinate k is an angle (of a revolute, universal or spherical joint)."""
+    i = int(np.searchsorted(robot.q_index, k, side="right") - 1)
+    return robot.joint_type[i] in ("R", "U", "S")
+
 
 #: When fewer than MIN_YIELD of STAGE_DRAWS n draws are kept, the sampling box is halved around
 #: the reference configuration, down to MIN_SCALE of its size (:func:`sample_states`).
@@ -247,8 +393,7 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
     (n_a, 2) halved around the reference while too few draws pass."""
     con = constraints(robot)
     na = len(robot.actuated)
-    if not con.moved:  # a reference moved off a singular q0 is ill-conditioned by its closeness to it
-        max_cond = max(max_cond, REFERENCE_FACTOR * con.cond_ref)
+    max_cond = state_limit(robot, max_cond)
     centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
     kept, drawn, scale, stage, stage_kept = [], 0, 1.0, 0, 0
     parts = range(len(con.parts))

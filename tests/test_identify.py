@@ -231,14 +231,17 @@ def test_excitation_puma560():
 
 
 def test_excitation_pkm(pkm, pkm_model, pkm_excitation):
-    """Every sample assembles (closure residual from Pinocchio's kinematics) with cond(J_p) < 30."""
+    """Every sample assembles (closure residual from Pinocchio's kinematics) with cond(J_p) below the
+    default limit, 1.5 times cond(J_p) at q0 for this machine (6.27 there, above 2.75)."""
     random = random_excitation(pkm.robot, model=pkm_model, seed=1, **PKM_LIMITS)
     assert pkm_excitation.cond <= 0.5 * random.cond
     check_limits(pkm_excitation)
     traj = pkm_excitation.trajectory
     states = complete_states(pkm.robot, traj.q, traj.qd, traj.qdd)
-    assert states.cond.max() < 30 and pkm_excitation.max_cond_jp == pytest.approx(states.cond.max())
-    assert f"cond(J_p) <= {states.cond.max():.3g} (limit 30)" in "\n".join(pkm_excitation.report_text())
+    limit = 1.5 * complete_states(pkm.robot, np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 3))).cond[0]
+    assert limit > 2.75 and pkm_excitation.max_cond == pytest.approx(limit)
+    assert states.cond.max() < limit and pkm_excitation.max_cond_jp == pytest.approx(states.cond.max())
+    assert f"cond(J_p) <= {states.cond.max():.3g} (limit {limit:g})" in "\n".join(pkm_excitation.report_text())
     for k in range(0, len(traj), 97):
         qp = pkm.oracle.configuration(states.q[k])
         assert np.abs(pkm.oracle.residual(qp)).max() < 1e-9

@@ -12,7 +12,11 @@ File layout. CSV: one header row, then one row per sample; the columns are ``t``
 actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME``,
 ``tau_NAME`` (all of a kind or none). NPZ: arrays ``t`` (ns,), ``q`` and optionally ``qd``,
 ``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
-against the robot's). Anything else in a file is an error: nothing is silently dropped.
+against the robot's). Both may hold measured passive coordinates of a closed-loop machine
+(passive encoders): a column or array ``q_NAME`` (ns,) for a passive tree coordinate ``NAME``
+(``robot.passive``), kept in ``Trajectory.passive`` and checked against the model's assembly
+(:func:`pga_dyn.sampling.record_states`). Anything else in a file is an error: nothing is
+silently dropped.
 
 Derivatives. When ``qdd`` is not given, the checked signals are handed to
 :mod:`drng.identification.signals`: put on a uniform grid when the sample times are irregular
@@ -25,12 +29,13 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.kinematics import float_array
+from pga_dyn.sampling import passive_measurements
 
 from .signals import advance, differentiate, is_uniform, resample
 
@@ -42,7 +47,9 @@ QUANTITIES = ("q", "qd", "qdd", "tau")
 class Trajectory:
     """Samples of the actuated coordinates ``names`` over time: ``t`` (ns,), ``q``, ``qd``,
     ``qdd`` (ns, n_a), ``tau`` (ns, n_a) or None; ``source`` names where they came from (a
-    file, or ``arrays``) and ``derivatives`` how qd and qdd were obtained."""
+    file, or ``arrays``) and ``derivatives`` how qd and qdd were obtained; ``passive``: measured
+    passive tree coordinates {name: (ns,) values} (passive encoders of a closed-loop machine;
+    empty when none)."""
 
     names: tuple
     t: np.ndarray
@@ -52,6 +59,7 @@ class Trajectory:
     tau: np.ndarray | None = None
     source: str = "arrays"
     derivatives: str = "given"
+    passive: dict = field(default_factory=dict)
 
     def __len__(self) -> int:
         return self.t.shape[0]
@@ -72,7 +80,8 @@ class Trajectory:
                               f"got {delay!r}")
         tau, inside = advance(self.t, self.tau, delay)
         return Trajectory(self.names, self.t[inside], self.q[inside], self.qd[inside], self.qdd[inside], tau,
-                          self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms")
+                          self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms",
+                          {name: x[inside] for name, x in self.passive.items()})
 
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
@@ -81,6 +90,7 @@ class Trajectory:
             values = getattr(self, quantity)
             if values is not None:
                 out.update({f"{quantity}_{name}": values[:, j] for j, name in enumerate(self.names)})
+        out.update({f"q_{name}": x for name, x in self.passive.items()})
         return out
 
     def write(self, path) -> None:
@@ -92,6 +102,7 @@ class Trajectory:
             arrays = {"t": self.t, "q": self.q, "qd": self.qd, "qdd": self.qdd, "names": np.array(self.names)}
             if self.tau is not None:
                 arrays["tau"] = self.tau
+            arrays.update({f"q_{name}": x for name, x in self.passive.items()})
             with open(path, "wb") as handle:
                 np.savez(handle, **arrays)
             return
@@ -131,14 +142,17 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
 
 
 
-def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays") -> Trajectory:
+def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays",
+               passive=None) -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
     A missing ``qdd`` is derived (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz, None: from the
     spectrum of q): from the measured ``qd`` when given, else from q; at irregular sample times
     every signal is first resampled onto a uniform grid (:func:`~drng.identification.signals.resample`).
     Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
-    do not increase; the message names ``source``, the array, the sample and the coordinate."""
+    do not increase; the message names ``source``, the array, the sample and the coordinate.
+    ``passive``: measured passive coordinates {name: (ns,) values}
+    (:func:`pga_dyn.sampling.passive_measurements`), resampled with q."""
     names = tuple(robot.actuated_names)
     t = float_array(f"{source}: t", t)
     if t.ndim != 1 or t.size == 0:
@@ -153,20 +167,24 @@ def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: st
     qd, qdd = (None if value is None else _samples(source, name, value, ns, names)
                for name, value in (("qd", qd), ("qdd", qdd)))
     tau = None if tau is None else _samples(source, "tau", tau, ns, names)
+    passive = passive_measurements(robot, passive, ns, source)
     if qdd is not None and qd is not None:
-        return Trajectory(names, t, q, qd, qdd, tau, source, "given")
+        return Trajectory(names, t, q, qd, qdd, tau, source, "given", passive)
     steps = []
     if not is_uniform(t):
         smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
+        smooth.update({f"q_{name}": x[:, None] for name, x in passive.items()})
         t, smooth, noisy, how = resample(t, smooth, {"tau": tau, "qdd": qdd}, source)
         q, qd, tau, qdd = smooth["q"], smooth.get("qd"), noisy["tau"], noisy["qdd"]
+        passive = {name: smooth[f"q_{name}"][:, 0] for name in passive}
         steps.append(how)
     given = qdd
     q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
     if given is not None:
         qdd, how = given, f"qdd given, {how}"
     steps.append(how)
-    return Trajectory(names, t, q, qd, qdd, tau, source, "; ".join(steps))
+    return Trajectory(names, t, q, qd, qdd, tau, source, "; ".join(steps), passive)
+
 
 
 def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Trajectory:
@@ -184,11 +202,14 @@ def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Traj
         arrays = columns
         if "names" in arrays and tuple(str(x) for x in np.atleast_1d(arrays.pop("names"))) != names:
             raise PgaDynError(f"{path}: its names do not match the actuated coordinates of '{robot.name}' {list(names)}")
-        unknown = sorted(set(arrays) - {"t", *QUANTITIES})
+        passive = {f"q_{robot.coordinate_names[k]}": robot.coordinate_names[k] for k in robot.passive}
+        arrays["passive"] = {passive[key]: arrays.pop(key) for key in sorted(set(arrays) & set(passive))}
+        unknown = sorted(set(arrays) - {"t", "passive", *QUANTITIES})
         if unknown:
-            raise PgaDynError(f"{path}: unknown arrays {unknown}; expected t, q, qd, qdd, tau and names")
+            raise PgaDynError(f"{path}: unknown arrays {unknown}; expected t, q, qd, qdd, tau, names and q_NAME of "
+                              "passive coordinates")
     else:
-        arrays = _csv_arrays(path, columns, names)
+        arrays = _csv_arrays(path, columns, names, tuple(robot.coordinate_names[k] for k in robot.passive))
     if "t" not in arrays or "q" not in arrays:
         missing = [c for c in ("t", "q") if c not in arrays]
         raise PgaDynError(f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
@@ -197,7 +218,7 @@ def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Traj
         raise PgaDynError(f"{path}: no measured forces: columns tau_NAME for the actuated coordinates {list(names)} "
                           "are missing")
     return trajectory(robot, arrays["t"], arrays["q"], arrays.get("qd"), arrays.get("qdd"), arrays.get("tau"),
-                      cutoff, path)
+                      cutoff, path, arrays.get("passive"))
 
 
 def _read_npz(path: str) -> dict:
@@ -213,20 +234,23 @@ def _read_csv(path: str) -> list:
         return list(csv.reader(handle))
 
 
-def _csv_arrays(path: str, rows: list, names: tuple) -> dict:
-    """{t: (ns,), quantity: (ns, n_a)} from the rows of a CSV file, checked cell by cell."""
+def _csv_arrays(path: str, rows: list, names: tuple, passive: tuple = ()) -> dict:
+    """{t: (ns,), quantity: (ns, n_a), passive: {name: (ns,)}} from the rows of a CSV file,
+    checked cell by cell; ``passive``: the names of the passive coordinates (columns q_NAME)."""
     if not rows:
         raise PgaDynError(f"{path}: the file is empty (expected a header row t, q_NAME, ...)")
     header = [cell.strip() for cell in rows[0]]
     known = {"t": ("t", -1)}
     known.update({f"{quantity}_{name}": (quantity, j) for quantity in QUANTITIES for j, name in enumerate(names)})
+    known.update({f"q_{name}": ("passive", name) for name in passive})
     duplicate = sorted({c for c in header if header.count(c) > 1})
     if duplicate:
         raise PgaDynError(f"{path}: columns {duplicate} appear more than once")
     unknown = [c for c in header if c not in known]
     if unknown:
         raise PgaDynError(f"{path}: unknown columns {unknown}; the columns are t and q_NAME, qd_NAME, qdd_NAME, "
-                          f"tau_NAME for the actuated coordinates NAME in {list(names)}")
+                          f"tau_NAME for the actuated coordinates NAME in {list(names)} (and q_NAME for the passive "
+                          f"ones {list(passive)})")
     body = rows[1:]
     if not body:
         raise PgaDynError(f"{path}: no samples after the header row")
@@ -242,12 +266,14 @@ def _csv_arrays(path: str, rows: list, names: tuple) -> dict:
                 raise PgaDynError(f"{path}: line {line}, column '{header[c]}': '{cell}' is not a number") from None
             if not np.isfinite(values[k, c]):
                 raise PgaDynError(f"{path}: line {line}, column '{header[c]}' is {cell.strip()}")
-    arrays = {}
+    arrays = {"passive": {}}
     present = {}
     for c, column in enumerate(header):
         quantity, j = known[column]
         if quantity == "t":
             arrays["t"] = values[:, c]
+        elif quantity == "passive":
+            arrays["passive"][j] = values[:, c]
         else:
             present.setdefault(quantity, {})[j] = values[:, c]
     for quantity, cols in present.items():

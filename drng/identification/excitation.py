@@ -20,22 +20,40 @@ The optimisation (``scipy.optimize.minimize``, L-BFGS-B with finite-difference g
 minimises log cond of the column-scaled stacked regressor W of the identification model
 (:mod:`drng.identification.model`: base inertial parameters, and the friction and armature
 columns asked for) over one period sampled at ``points`` instants. For a robot with closed
-loops every state is assembled (:func:`pga_dyn.sampling.complete_states`, along a path from
-q0); a trajectory with a state that does not assemble or has cond(J_p) >= ``max_cond`` (the
-sampling limit of :func:`pga_dyn.sample_states`) costs a penalty, and the final trajectory is
-checked sample by sample. The start is a random x (coefficients ~ N(0, 1/l)): its trajectory
-is :func:`random_excitation`, the peer an optimised trajectory is measured against.
+loops the states are assembled along the trajectory as the identification assembles a record
+(:func:`pga_dyn.sampling.record_states`: the first from q0, each next one from the one before,
+in the model's assembly mode); a trajectory with a state that does not assemble or has
+cond(J_p) >= ``max_cond`` costs a penalty, and the final trajectory is checked sample by
+sample. The start is a random x (coefficients ~ N(0, 1/l)): its trajectory is
+:func:`random_excitation`, the peer an optimised trajectory is measured against. When
+``tries`` random starts all fail, the position box is halved around the reference
+configuration (q0 closed), with a warning, down to MIN_SCALE of its size.
+
+The default ``max_cond`` (:func:`default_max_cond`) keeps a tracked machine in its assembly
+mode. The two modes of a loop meet where its passive links line up (a five-bar's distal links
+collinear, a four-bar's coupler and rocker: the transmission angle at a dead point). For a loop
+whose passive columns of J_p are two rates of equal size at an angle (the five-bar's distal
+links of equal length, seen from the tip), J_p^T J_p has the eigenvalues l^2 (1 +- cos delta),
+delta the angle between the links' lines, so cond(J_p) = cot(delta / 2): the limit
+cot(MIN_TRANSMISSION / 2) = 2.75 keeps the links MIN_TRANSMISSION = 40 degrees from a dead
+point, the transmission angle inside [40, 140] degrees of mechanism design (Alt 1932), with
+room for the tracking error of a real controller (the test checks the five-bar's angle against
+its closed-form inverse kinematics). cond(J_p) is not free of units in general (rows of
+rotations and translations, columns of angles and lengths): a machine whose reference is
+already above 2.75 is held within REFERENCE_MARGIN = 1.5 times cond(J_p) at its reference, so
+that the relative distance to a singular J_p (1 / cond) stays at least 2/3 of the reference's.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from pga_dyn.display import number, text_table
-from pga_dyn.errors import PgaDynError
+from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.progress import report
 
 from ..result import one_blas_thread
@@ -53,6 +71,29 @@ DEFAULT_VELOCITY = {"rotation": 1.0, "translation": 0.25}
 DEFAULT_ACCELERATION = {"rotation": 5.0, "translation": 1.0}
 #: log cond charged for a trajectory that leaves the workspace or nears a singularity.
 PENALTY = 100.0
+#: The smallest angle (degrees) between a loop's passive links and a dead point (links lined up,
+#: where two assembly modes meet) on a default exciting trajectory, and the cond(J_p) limit it
+#: gives, cot(MIN_TRANSMISSION / 2) (module docstring).
+MIN_TRANSMISSION = 40.0
+TRANSMISSION_COND = float(1 / np.tan(np.radians(MIN_TRANSMISSION) / 2))
+#: A machine whose reference configuration is above TRANSMISSION_COND is held within this factor
+#: of its cond(J_p) there.
+REFERENCE_MARGIN = 1.5
+#: Random starts drawn before the position box is halved around the reference, and the smallest
+#: share of the box that is tried.
+TRIES = 50
+MIN_SCALE = 1.0 / 16
+
+
+def default_max_cond(robot) -> float:
+    """The default cond(J_p) limit of an exciting trajectory of ``robot``: TRANSMISSION_COND, or
+    REFERENCE_MARGIN times cond(J_p) at the reference configuration when that is larger (module
+    docstring)."""
+    from pga_dyn.loops import constraints
+
+    if not robot.constrained or not constraints(robot).nf:
+        return TRANSMISSION_COND
+    return float(max(TRANSMISSION_COND, REFERENCE_MARGIN * constraints(robot).cond_ref))
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +203,51 @@ class Excitation:
     model: object
     max_cond: float
 
+    def coefficients(self) -> dict:
+        """The Fourier series as a controller replays it, JSON-ready: ``formula``, ``frequency``
+        (Hz), ``period`` (s), ``coordinates`` (n_a names), ``q0`` (n_a,: the offsets c_j), ``a``,
+        ``b`` (n_a, L: the sine and cosine coefficients of harmonics 1..L), so that
+        q_j(t) = q0_j + sum_l a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t), and qd, qdd its
+        derivatives (module docstring); t = 0 is the first sample of the trajectory."""
+        f = self.fourier
+        return {"formula": "q_j(t) = q0_j + sum_{l=1..L} a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t)",
+                "frequency": float(f.frequency), "period": float(1 / f.frequency), "harmonics": int(f.a.shape[1]),
+                "coordinates": list(self.trajectory.names), "q0": f.offset.tolist(), "a": f.a.tolist(),
+                "b": f.b.tolist()}
+
+    def write_coefficients(self, path) -> None:
+        """Write :meth:`coefficients` to ``path``: JSON (``.json``) or NPZ (``.npz``: arrays
+        frequency, q0 (n_a,), a, b (n_a, L) and coordinates)."""
+        import json
+
+        path = os.fspath(path)
+        ext = os.path.splitext(path)[1].lower()
+        c = self.coefficients()
+        if ext == ".json":
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(c, handle, indent=2)
+                handle.write("\n")
+        elif ext == ".npz":
+            with open(path, "wb") as handle:
+                np.savez(handle, frequency=c["frequency"], q0=self.fourier.offset, a=self.fourier.a,
+                         b=self.fourier.b, coordinates=np.array(c["coordinates"]))
+        else:
+            raise PgaDynError(f"{path}: a file of Fourier coefficients must end in .json or .npz")
+
+    def at_rate(self, rate: float) -> Trajectory:
+        """The trajectory sampled at ``rate`` Hz over the same duration (a controller's rate): the
+        series is exact at any instant and inside the limits at every instant (:func:`fit`); its
+        assembly was checked at the samples of :attr:`trajectory`."""
+        if not (isinstance(rate, (int, float)) and np.isfinite(rate) and rate > 0):
+            raise PgaDynError(f"rate must be a positive number, got {rate!r}")
+        traj = self.trajectory
+        duration = len(traj) * float(traj.t[1] - traj.t[0])
+        t = np.arange(int(round(duration * rate))) / rate
+        if len(t) < 2:
+            raise PgaDynError(f"{duration:g} s at {rate:g} Hz gives {len(t)} samples")
+        q, qd, qdd = self.fourier.evaluate(t)
+        return Trajectory(traj.names, t, q, qd, qdd, None, f"excitation at {rate:g} Hz", "given")
+
     def report(self, file=None) -> dict:
         """A JSON-ready dict of the excitation (what ``pga-dyn excite --json`` writes): robot,
         ``file`` (where the trajectory was written; None: not written), samples, duration (s),
@@ -210,24 +296,29 @@ def scaled_condition(W: np.ndarray) -> float:
 
 
 def _condition(model, fourier: Fourier, t, max_cond: float):
-    """(cond of the column-scaled regressor, max cond(J_p)) along ``fourier`` at times ``t``;
-    (inf, reason) when a state does not assemble or is too close to a singularity."""
-    from pga_dyn.sampling import complete_states
+    """(cond of the column-scaled regressor, max cond(J_p)) along ``fourier`` at times ``t``
+    (assembled along the trajectory, :func:`pga_dyn.sampling.record_states`); (inf, reason) when
+    a state does not assemble or is too close to a singularity."""
+    from pga_dyn.sampling import record_states
 
     q, qd, qdd = fourier.evaluate(t)
     try:
-        states = complete_states(model.robot, q, qd, qdd)
+        states = record_states(model.robot, t, q, qd, qdd, max_cond=max_cond, source="the exciting trajectory")
     except PgaDynError as exc:
         return np.inf, str(exc)
-    if states.cond.max() >= max_cond:
-        return np.inf, f"cond(J_p) = {states.cond.max():.3g} >= {max_cond:g}"
     return scaled_condition(model.regressor(states).reshape(-1, model.num_parameters)), float(states.cond.max())
 
 
-def _setup(robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model):
+def _setup(robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model,
+           max_cond):
+    """(harmonics, sample times (ns,), Limits, model, max_cond) of :func:`excite`, checked."""
     from pga_dyn.sampling import count
 
     harmonics = count("harmonics", harmonics)
+    if max_cond is None:
+        max_cond = default_max_cond(robot)
+    elif not (isinstance(max_cond, (int, float)) and max_cond > 1):
+        raise PgaDynError(f"max_cond must be a number above 1, got {max_cond!r}")
     for name, value in (("duration", duration), ("rate", rate), ("period", period)):
         if not (isinstance(value, (int, float)) and np.isfinite(value) and value > 0):
             raise PgaDynError(f"{name} must be a positive number, got {value!r}")
@@ -236,7 +327,7 @@ def _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
         raise PgaDynError(f"duration {duration} s at {rate} Hz gives {ns} samples")
     box = limits(robot, bounds, velocity, acceleration)
     model = identification_model(robot, friction, armature) if model is None else model
-    return harmonics, np.arange(ns) / rate, box, model
+    return harmonics, np.arange(ns) / rate, box, model, float(max_cond)
 
 
 def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitation:
@@ -253,14 +344,32 @@ def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitat
                       max_cond)
 
 
-def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond, tries: int = 50):
-    """A random raw start x; a start whose trajectory is not valid at ``t_opt`` is drawn again."""
-    for _ in range(tries):
-        x = rng.standard_normal((na, 2 * harmonics)) / np.tile(np.arange(1, harmonics + 1), 2)
-        if np.isfinite(_condition(model, fit(x, box, frequency), t_opt, max_cond)[0]):
-            return x
-    raise PgaDynError(f"{model.robot.name}: no valid random trajectory in {tries} draws (every one leaves the "
-                      f"workspace or has cond(J_p) >= {max_cond:g}); narrow the position box (bounds)")
+def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond):
+    """(x, box): a random raw start x and the position box it was fitted into; a start whose
+    trajectory is not valid at ``t_opt`` is drawn again, and after TRIES draws the box is halved
+    around the reference configuration's actuated coordinates (with a warning), down to
+    MIN_SCALE of it."""
+    robot, scale = model.robot, 1.0
+    centre = box.position.mean(axis=1)
+    if robot.constrained:
+        from pga_dyn.loops import constraints
+
+        centre = np.clip(constraints(robot).z_ref[:na], box.position[:, 0], box.position[:, 1])
+    while scale >= MIN_SCALE:
+        narrowed = Limits(centre[:, None] + scale * (box.position - centre[:, None]), box.velocity, box.acceleration)
+        for _ in range(TRIES):
+            x = rng.standard_normal((na, 2 * harmonics)) / np.tile(np.arange(1, harmonics + 1), 2)
+            if np.isfinite(_condition(model, fit(x, narrowed, frequency), t_opt, max_cond)[0]):
+                if scale < 1.0:
+                    warnings.warn(f"{robot.source or robot.name}: no valid random trajectory in {TRIES} draws in the "
+                                  f"position box (each left the workspace or had cond(J_p) >= {max_cond:.3g}): the "
+                                  f"box was shrunk {1 / scale:g} times around the reference configuration, to "
+                                  f"{np.round(narrowed.position, 4).tolist()}", PgaDynWarning, stacklevel=4)
+                return x, narrowed
+        scale /= 2
+    raise PgaDynError(f"{robot.name}: no valid random trajectory in {TRIES} draws, down to a box {1 / MIN_SCALE:g} "
+                      f"times narrower around the reference (every one leaves the workspace or has cond(J_p) >= "
+                      f"{max_cond:.3g}); narrow the position box (bounds) or raise max_cond")
 
 
 def _opt_times(model, harmonics, frequency, points):
@@ -272,14 +381,14 @@ def _opt_times(model, harmonics, frequency, points):
 @one_blas_thread
 def random_excitation(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
                       friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None,
-                      seed=None, max_cond: float = 30.0, model=None) -> Excitation:
+                      seed=None, max_cond: float | None = None, model=None) -> Excitation:
     """A random Fourier trajectory inside the limits (the start of :func:`excite`, not optimised);
     arguments as :func:`excite`."""
-    harmonics, t, box, model = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
-                                      velocity, acceleration, model)
+    harmonics, t, box, model, max_cond = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
+                                                velocity, acceleration, model, max_cond)
     rng = np.random.default_rng(seed)
     t_opt = _opt_times(model, harmonics, 1 / period, None)
-    x = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
+    x, box = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
     fourier = fit(x, box, 1 / period)
     return _finish(model, fourier, t, box, max_cond, None, 0)
 
@@ -291,16 +400,17 @@ STEP = "optimising the excitation"
 @one_blas_thread
 def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
            friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None, seed=None,
-           max_cond: float = 30.0, iterations: int = 100, points: int | None = None, model=None) -> Excitation:
+           max_cond: float | None = None, iterations: int = 100, points: int | None = None,
+           model=None) -> Excitation:
     """An exciting trajectory of ``duration`` s sampled at ``rate`` Hz: a Fourier series of
     ``harmonics`` harmonics of the base frequency 1 / ``period`` per actuated coordinate, inside
     the limits (:func:`limits`: ``bounds``, ``velocity``, ``acceleration``), optimised from a
     random start (``seed``) for at most ``iterations`` L-BFGS-B iterations to minimise the
     condition number of the identification model's regressor (``friction``, ``armature``, or
     ``model``) over one period at ``points`` instants (default: 20 per harmonic, at least 4
-    regressor rows per parameter). For closed loops every sample assembles with cond(J_p) <
-    ``max_cond``. Each iteration is reported to :mod:`pga_dyn.progress` (step "optimising the
-    excitation")."""
+    regressor rows per parameter). For closed loops every sample assembles along the trajectory
+    with cond(J_p) < ``max_cond`` (default :func:`default_max_cond`). Each iteration is reported
+    to :mod:`pga_dyn.progress` (step "optimising the excitation")."""
     from pga_dyn.sampling import count
 
     from pga_dyn.errors import optional
@@ -308,11 +418,11 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
     minimize = optional("scipy.optimize", "the optimisation of an exciting trajectory").minimize
 
     iterations = count("iterations", iterations)
-    harmonics, t, box, model = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
-                                      velocity, acceleration, model)
+    harmonics, t, box, model, max_cond = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
+                                                velocity, acceleration, model, max_cond)
     frequency, na = 1 / period, len(robot.actuated)
     t_opt = _opt_times(model, harmonics, frequency, points if points is None else count("points", points))
-    x0 = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
+    x0, box = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
     cond_start = _condition(model, fit(x0, box, frequency), t, max_cond)[0]
 
     def cost(x):

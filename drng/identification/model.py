@@ -84,19 +84,20 @@ def friction_terms(friction) -> tuple:
 
 
 def states_of(robot, data):
-    """pga-dyn states (:class:`pga_dyn.States`, assembled for closed loops along paths from q0,
-    as :func:`pga_dyn.regressor`) of a :class:`~drng.identification.data.Trajectory` ``data``
-    of ``robot``'s actuated coordinates; PgaDynError naming ``data.source`` when its coordinates
-    are not the robot's or a sample does not assemble."""
-    from pga_dyn.sampling import complete_states
+    """pga-dyn states (:class:`pga_dyn.States`) of a :class:`~drng.identification.data.Trajectory`
+    ``data`` of ``robot``'s actuated coordinates. Closed loops are assembled along the record
+    (:func:`pga_dyn.sampling.record_states`): its first sample from q0 along a regular path, each
+    next one from the previous one, every sample in the model's assembly mode with cond(J_p)
+    below the sampling limit, and the passive coordinates the data measured (``data.passive``)
+    where the model puts them. PgaDynError naming ``data.source`` (and the time, for a record
+    that leaves the assembly mode) when its coordinates are not the robot's or a sample does not
+    assemble."""
+    from pga_dyn.sampling import record_states
 
     if tuple(data.names) != tuple(robot.actuated_names):
         raise PgaDynError(f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
                           f"of '{robot.name}' {list(robot.actuated_names)}")
-    try:
-        return complete_states(robot, data.q, data.qd, data.qdd)
-    except PgaDynError as exc:
-        raise PgaDynError(f"{data.source}: {exc}") from None
+    return record_states(robot, data.t, data.q, data.qd, data.qdd, passive=data.passive, source=data.source)
 
 
 @dataclass(frozen=True, eq=False)

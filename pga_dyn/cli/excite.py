@@ -23,15 +23,24 @@ def register(sub) -> None:
     parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
                         help="position range of an actuated coordinate (default: the joint limits)")
     parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
-    parser.add_argument("--max-cond", type=float, default=30.0, help="cond(J_p) limit of closed loops")
+    parser.add_argument("--max-cond", type=float,
+                        help="cond(J_p) limit of closed loops (default: 2.75, the distal links of a five-bar 40 "
+                             "degrees from collinear, or 1.5 times cond(J_p) at q0 when that is larger)")
     parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
     common.identification_terms(parser)
+    parser.add_argument("--coefficients", metavar="FILE",
+                        help="also write the Fourier series (frequency, q0, a, b per coordinate) that a controller "
+                             "replays, .json or .npz")
+    parser.add_argument("--controller-rate", type=float, metavar="HZ",
+                        help="also write the trajectory sampled at the controller's rate, beside the output "
+                             "(FILE_<HZ>Hz.csv or .npz)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(func=run)
 
 
 def run(args, out) -> int:
     import json
+    import os
 
     from drng.identification import excite
 
@@ -41,9 +50,19 @@ def run(args, out) -> int:
                         bounds=common.bounds(args.bounds), velocity=args.velocity, acceleration=args.acceleration,
                         seed=args.seed, max_cond=args.max_cond, iterations=args.iterations)
     excitation.trajectory.write(common.new_file(args.output, robot.source))
+    written = []
+    if args.coefficients:
+        excitation.write_coefficients(common.new_file(args.coefficients, robot.source, args.output))
+        written.append(f"coefficients:     {args.coefficients}")
+    if args.controller_rate is not None:
+        stem, ext = os.path.splitext(args.output)
+        path = common.new_file(f"{stem}_{args.controller_rate:g}Hz{ext}", robot.source)
+        controller = excitation.at_rate(args.controller_rate)
+        controller.write(path)
+        written.append(f"controller rate:  {path}: {len(controller)} samples at {args.controller_rate:g} Hz")
     if args.json:
         json.dump(excitation.report(args.output), out, indent=2)
         out.write("\n")
         return 0
-    print("\n".join(excitation.report_text(args.output)), file=out)
+    print("\n".join(excitation.report_text(args.output) + written), file=out)
     return 0
