@@ -266,7 +266,7 @@ class Description:
     joints: tuple
     loops: tuple = ()
     couplings: tuple = ()
-    gravity: np.ndarray = DEFAULT_GRAVITY
+    gravity: np.ndarray | tuple[float, float, float] = DEFAULT_GRAVITY
     floating_base: bool = False
     source: str | None = None
 
