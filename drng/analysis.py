@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from pga_dyn.display import text_table
 
@@ -23,6 +24,13 @@ from .numerical import GAP_MIN
 from .principles import PRINCIPLE_NAMES
 from .regrouping import BaseParameters, base_parameters
 from .result import NullspaceResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
 
 __all__ = ["Analysis", "analyze", "batch_report", "batch_text"]
 
@@ -78,7 +86,8 @@ class Analysis:
         return f"<pre>{html.escape(self.text())}</pre>"
 
 
-def analyze(robot, certify: bool | None = None, per_parameter: bool = False, bounds=None,
+def analyze(robot: Robot, certify: bool | None = None, per_parameter: bool = False,
+            bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
             budget: float | None = None) -> Analysis:
     """The :class:`Analysis` of ``robot``: :func:`drng.nullspace` with ``certify``, ``bounds`` and
     ``budget`` as there (``certify`` None samples only an answer that is not proven; ``budget``
@@ -176,7 +185,7 @@ def per_parameter_lines(report: dict) -> list:
     return out
 
 
-def batch_report(targets, results) -> list:
+def batch_report(targets: Iterable[str], results: Iterable[NullspaceResult | Failure]) -> list:
     """One JSON-ready row per robot of :func:`drng.nullspaces` (``results``, in the order of
     ``targets``, the names or files given): ``robot`` (the target), ``name``, the
     :meth:`NullspaceResult.summary` and the ``reason`` of a failed certificate (None otherwise);

@@ -18,12 +18,19 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Description, Robot
 from pga_dyn.progress import report, reporting
 
 from .generator import nullspace
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from concurrent.futures import Executor
+
+    from distributed import Client
 
 #: Most robots in one task (a chunk): with 32 certified parallel machines of tens of milliseconds
 #: each, the pool spent the same CPU per robot as one process (docs/performance.md, "Sweeps over
@@ -73,7 +80,7 @@ def _label(item) -> tuple:
     return (text if len(text) <= 80 else text[:77] + "..."), None
 
 
-def run_chunk(start: int, items: list, build, options: dict) -> list:
+def run_chunk(start: int, items: list, build: Callable[[Any], Robot] | None, options: dict) -> list:
     """What a worker does with one chunk: ``(result or Failure, warnings)`` per item, in order.
     ``warnings`` are the (category, message) pairs the item raised, for the caller to re-issue."""
     out = []
@@ -112,8 +119,9 @@ def _positive(name, value):
         raise PgaDynError(f"{name} must be a positive integer or None, got {value!r}")
 
 
-def nullspaces(items, build=None, *, jobs: int | None = None, chunksize: int | None = None,
-               errors: str = "raise", executor=None, **options) -> list:
+def nullspaces(items: Iterable[Any], build: Callable[[Any], Robot] | None = None, *, jobs: int | None = None,
+               chunksize: int | None = None, errors: str = "raise", executor: Executor | Client | None = None,
+               **options: Any) -> list:
     """:func:`drng.nullspace` of every robot of ``items``, in parallel, in the input's order.
 
     Parameters

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
@@ -9,6 +11,12 @@ from pga_dyn.model import check_robot
 
 from .numerical import BUDGET, LARGEST_ENTRY, MEMORY, SAMPLED_RTOL, Budget, rank_at_gap
 from .result import NullspaceResult, check_memory, complement, one_blas_thread, orthonormal, rank
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
 #: Relative residual ||Y B||_F / ||Y||_F below which a basis is in the nullspace.
 RESIDUAL_TOL = 1e-10
@@ -28,7 +36,8 @@ def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) 
 
 
 @one_blas_thread
-def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
+def verify(robot: Robot, basis: NullspaceResult | npt.ArrayLike, samples: int = 200, seed: int | None = 0,
+           Y: npt.ArrayLike | None = None) -> dict:
     """The paper's criteria (101) on a nullspace basis.
 
     Parameters
@@ -62,14 +71,15 @@ def verify(robot, basis, samples: int = 200, seed=0, Y=None) -> dict:
             "ok": bool(residual < RESIDUAL_TOL and rank_yb == rank_base)}
 
 
-def default_samples(robot) -> int:
+def default_samples(robot: Robot) -> int:
     """Samples of a certificate when none is given: enough for 3 regressor rows per parameter,
     ceil(30 n / n_a) (a tree with n_a = n: 30)."""
     return max(1, -(-30 * robot.n // max(len(robot.actuated), 1)))
 
 
 @one_blas_thread
-def certificate(robot, result: NullspaceResult, samples: int | None = None, seed=0, bounds=None,
+def certificate(robot: Robot, result: NullspaceResult, samples: int | None = None, seed: int | None = 0,
+                bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
                 budget: float | None = BUDGET, memory: float = MEMORY) -> NullspaceResult:
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
@@ -171,7 +181,7 @@ EUCLIDEAN = np.array([0.0, 0.0, 0.0, 1.0])
 CHUNK = 1 << 15
 
 
-def body_lines(robot, states):
+def body_lines(robot: Robot, states: States) -> tuple[np.ndarray, np.ndarray]:
     """The TP regressor of a tree factored through lines: Y[k, body i] = S_k^T H_i (eq. 49 with
     the join E_m v Edd_n of each body taken first).
 
@@ -216,8 +226,9 @@ def _support_factors(robot, S):
     return R
 
 
-def tree_certificate(robot, result: NullspaceResult, samples: int, seed, bounds, clock: Budget,
-                     memory: float = MEMORY):
+def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: int | None,
+                     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None, clock: Budget,
+                     memory: float = MEMORY) -> dict | None:
     """The certificate of a tree's basis in block form, from the structure of its regressor:
     O(n) time and memory, the dense Y is never formed (docs/drng.md, "The certificate of a tree").
 

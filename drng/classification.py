@@ -23,7 +23,7 @@ choice is a convention and is not made here.)
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,13 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import LINK_PARAM_NAMES
 
 from .result import NullspaceResult, orthonormal
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import pandas
+
+    from pga_dyn.model import Robot
 
 ALONE = "identifiable alone"
 COMBINATION = "identifiable in combination"
@@ -66,13 +73,13 @@ class Classification(list):
         ``per_parameter`` list of ``pga-dyn analyze --per-parameter --json``)."""
         return [{"body": row.body, "parameter": row.parameter, "class": row.cls} for row in self]
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
         """One row per parameter: body, parameter, class (pandas DataFrame)."""
         from pga_dyn.display import data_frame
         return data_frame(("body", "parameter", "class"), self)
 
 
-def link_nullspace(robot, result: NullspaceResult) -> np.ndarray:
+def link_nullspace(robot: Robot, result: NullspaceResult) -> np.ndarray:
     """An orthonormal basis (10 n, dim) of the nullspace in link-frame parameters, F^-1 Null(Y)."""
     from pga_dyn.tp_regressor import to_link_parameters
 
@@ -85,7 +92,7 @@ def link_nullspace(robot, result: NullspaceResult) -> np.ndarray:
     return orthonormal(link)
 
 
-def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> list:
+def classify(robot: Robot, result: NullspaceResult | None = None, tol: float = TOL) -> Classification:
     """The class of every link-frame parameter of every body, as :class:`Row` tuples (a
     :class:`Classification`, a list)
     (body, parameter, class), bodies in ``robot.body_names`` order, parameters in
@@ -111,7 +118,7 @@ def classify(robot, result: NullspaceResult | None = None, tol: float = TOL) -> 
     return Classification(rows)
 
 
-def symbol_grid(rows, order):
+def symbol_grid(rows: Sequence[Row], order: Sequence[str]) -> tuple[list[str], list[tuple[str, ...]]]:
     """(bodies, grid): the bodies of the :class:`Row` list in their order, and one row per
     parameter of ``order``, (parameter, symbol of each body) (* alone, o in combination, x
     unidentifiable)."""
@@ -120,7 +127,7 @@ def symbol_grid(rows, order):
     return bodies, [(p, *(by[b, p] for b in bodies)) for p in order]
 
 
-def table(robot, rows, order=RPNA_TABLE_ORDER) -> str:
+def table(robot: Robot, rows: Sequence[Row], order: Sequence[str] = RPNA_TABLE_ORDER) -> str:
     """The classes as a text table like the RPNA paper's (rows: parameters in ``order``,
     columns: bodies; * alone, o in combination, x unidentifiable)."""
     bodies, grid = symbol_grid(rows, order)

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .result import orthonormal
+
+if TYPE_CHECKING:
+    from pga_dyn.model import Robot
 
 #: Largest principal angle (rad) under which two nullspaces are the same.
 ANGLE_TOL = 1e-8
@@ -61,7 +65,7 @@ class Comparison:
         return "\n".join(lines)
 
 
-def compare(robot, samples: int = 200, seed=0) -> Comparison:
+def compare(robot: Robot, samples: int = 200, seed: int | None = 0) -> Comparison:
     """Run DRNG (certified), RPNA (trees only) and the numerical baseline on ``robot``, with
     ``samples`` random valid states for the numerical parts."""
     from .generator import nullspace

@@ -4,6 +4,7 @@ Table 2, proven on trees, certified by sampling on loops and couplings."""
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,8 +17,13 @@ from .numerical import BUDGET, MEMORY, Budget
 from .principles import DEPENDENT_RTOL, FREE_SPIN, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult, check_memory
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
-def kernel_arrays(robot):
+    from pga_dyn.model import Robot
+
+
+def kernel_arrays(robot: Robot) -> tuple[np.ndarray, ...]:
     """The DRNG kernel's inputs from the robot's Table 2 (computed once: ``robot.derived``):
     joint types, parents, body frames at q0, the joint axes in them (n + 1, 2, 3), gravity, and
     the loop joints' types, bodies, frames at q0 on both sides and first axes."""
@@ -40,7 +46,7 @@ def _kernel_arrays(robot):
     return (kind, robot.parent, T0, axes, robot.gravity, lkind, lparent, lchild, lframe_p, lframe_c, laxis)
 
 
-def drng_blocks(robot):
+def drng_blocks(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The output of the compiled DRNG in block form, a basis: ``bodies`` (K, 2), ``vals``
     (K, 2, 10) and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`), less
     the loop joints' vectors that repeat others (:func:`drng.principles.independent_loop_vectors`,
@@ -55,7 +61,7 @@ def drng_blocks(robot):
     return bodies, vals, prov
 
 
-def _with_free_spins(robot, bodies, vals, prov):
+def _with_free_spins(robot: Robot, bodies: np.ndarray, vals: np.ndarray, prov: np.ndarray) -> tuple:
     """The blocks with one vector per free spin that the loops lock on a body with mass
     (:func:`pga_dyn.loops.spin_vector`: its inertia about the spin line, which only the spin
     would reveal; rule FREE_SPIN, on the body's tree joint)."""
@@ -70,8 +76,9 @@ def _with_free_spins(robot, bodies, vals, prov):
             np.vstack([prov, [[spin.body, FREE_SPIN] for spin in spins]]))
 
 
-def nullspace(robot, certify: bool | None = None, samples: int | None = None, seed=0,
-              bounds=None, budget: float | None = BUDGET, memory: float = MEMORY) -> "NullspaceResult":
+def nullspace(robot: Robot, certify: bool | None = None, samples: int | None = None, seed: int | None = 0,
+              bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None, budget: float | None = BUDGET,
+              memory: float = MEMORY) -> NullspaceResult:
     """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
     with the rules of :mod:`drng.principles`).
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numba import njit
@@ -20,6 +21,12 @@ from numba import njit
 from pga_dyn.errors import PgaDynError
 
 from .result import MEMORY, RANK_RTOL, NullspaceResult, check_memory, one_blas_thread, orthonormal
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
 #: Smallest singular gap (smallest kept over largest dropped singular value) at which the rank
 #: of a sampled regressor is trusted.
@@ -48,13 +55,13 @@ class Budget:
     whose estimated time (at FLOP_RATE) is over what remains, with a PgaDynError saying what
     could not be done."""
 
-    def __init__(self, seconds, what: str):
+    def __init__(self, seconds: float | None, what: str) -> None:
         if seconds is not None and not (isinstance(seconds, Real) and seconds > 0):
             raise PgaDynError(f"budget must be a positive number of seconds or None, got {seconds!r}")
         self.seconds, self.what = seconds, what
         self.start = time.perf_counter()
 
-    def left(self):
+    def left(self) -> float | None:
         """Seconds left (None: no limit); a PgaDynError when none are."""
         if self.seconds is None:
             return None
@@ -63,7 +70,7 @@ class Budget:
             raise PgaDynError(f"{self.what}: out of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
         return left
 
-    def check(self, shape, task: str) -> None:
+    def check(self, shape: tuple[int, int], task: str) -> None:
         """Refuse the QR and SVD of a (rows, cols) matrix, about 2 rows cols^2 + 22 cols^3
         operations, when they would not fit in the time left."""
         left = self.left()
@@ -74,7 +81,7 @@ class Budget:
                               f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
 
 
-def regressor_bytes(robot, samples: int) -> float:
+def regressor_bytes(robot: Robot, samples: int) -> float:
     """Estimated peak memory (bytes) of a sampled rank of ``samples`` states: the stacked
     regressor Y (samples n_a, 10 n), its column-scaled copy and a check Y', the tree regressor
     (samples, nq, 10 n) of a constrained robot, and four (10 n, 10 n) factors."""
@@ -84,8 +91,9 @@ def regressor_bytes(robot, samples: int) -> float:
     return 8.0 * (3.0 * rows * cols + tree + 4.0 * cols * cols)
 
 
-def stacked_regressor(robot, samples: int = 200, seed=0, max_cond: float = 30.0, bounds=None,
-                      budget: Budget | None = None, memory: float = MEMORY):
+def stacked_regressor(robot: Robot, samples: int = 200, seed: int | None = 0, max_cond: float = 30.0,
+                      bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+                      budget: Budget | None = None, memory: float = MEMORY) -> tuple[np.ndarray, States]:
     """The regressors of ``samples`` valid states stacked into (samples * n_a, 10 n), and the
     states. Raises PgaDynError for a robot with no moving body or no actuated coordinate (its
     regressor has no columns or no rows), when the matrices would need more than ``memory``
@@ -208,7 +216,7 @@ def rank_at_gap(s: np.ndarray, shape: tuple, rtol: float = SAMPLED_RTOL) -> dict
             "largest_dropped": float(dropped), "clean": clean}
 
 
-def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL):
+def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
     """Null(Y) of a stacked regressor Y (rows, 10 n): the columns are scaled to unit norm
     (Y = S D, D = diag of the column norms; columns below RANK_RTOL of the largest count as
     zero), S is reduced to its triangular QR factor R (same singular values and right vectors),
@@ -228,9 +236,9 @@ def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL):
 
 
 @one_blas_thread
-def numerical_nullspace(robot, samples: int = 200, seed=0, max_cond: float = 30.0,
-                        rtol: float = SAMPLED_RTOL, bounds=None, budget: float | None = BUDGET,
-                        memory: float = MEMORY) -> NullspaceResult:
+def numerical_nullspace(robot: Robot, samples: int = 200, seed: int | None = 0, max_cond: float = 30.0,
+                        rtol: float = SAMPLED_RTOL, bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+                        budget: float | None = BUDGET, memory: float = MEMORY) -> NullspaceResult:
     """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
     (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
 

@@ -14,12 +14,28 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pga_dyn.conventions import LINK_PARAM_NAMES
 from pga_dyn.display import save_figure
 
 from .principles import PRINCIPLE_NAMES
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+    from mpl_toolkits.mplot3d import Axes3D
+
+    from pga_dyn.model import Robot
+
+    from .classification import Row
+    from .result import NullspaceResult
 
 __all__ = ["plot", "plot_robot", "plot_spectrum", "plot_identifiability"]
 
@@ -52,7 +68,7 @@ def _joint_points(robot):
     return T, points
 
 
-def plot_robot(robot, result=None, ax=None):
+def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D | None = None) -> Axes3D:
     """The robot at q0 on a 3D axes ``ax`` (a new figure when None); ``result`` (default
     :func:`drng.nullspace`) gives the principle markers. Returns the axes."""
     plt = _pyplot()
@@ -105,7 +121,8 @@ def plot_robot(robot, result=None, ax=None):
     return ax
 
 
-def spectrum(robot, samples=None, seed=0, bounds=None):
+def spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0,
+             bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None) -> tuple[np.ndarray, dict]:
     """(s, decision): the singular values of the column-scaled stacked regressor of ``samples``
     valid states (default: the certificate's, :func:`drng.certify.default_samples`) relative
     to the largest, and :func:`drng.numerical.rank_at_gap`'s decision on them."""
@@ -118,7 +135,9 @@ def spectrum(robot, samples=None, seed=0, bounds=None):
     return s / s[0], decision
 
 
-def plot_spectrum(robot, samples=None, seed=0, bounds=None, ax=None):
+def plot_spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0,
+                  bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+                  ax: Axes | None = None) -> Axes:
     """The singular-value spectrum of :func:`spectrum` on ``ax``, with the rank at the gap and
     the threshold. Returns the axes."""
     plt = _pyplot()
@@ -141,7 +160,7 @@ def plot_spectrum(robot, samples=None, seed=0, bounds=None, ax=None):
     return ax
 
 
-def plot_identifiability(robot, rows=None, ax=None):
+def plot_identifiability(robot: Robot, rows: Sequence[Row] | None = None, ax: Axes | None = None) -> Axes:
     """Each link-frame parameter (columns) of each body (rows): identifiable alone, in
     combination, or not (``rows`` from :func:`drng.classify`, computed when None). Returns the
     axes."""
@@ -170,7 +189,9 @@ def plot_identifiability(robot, rows=None, ax=None):
     return ax
 
 
-def plot(robot, path=None, result=None, samples=None, seed=0, bounds=None):
+def plot(robot: Robot, path: os.PathLike | str | None = None, result: NullspaceResult | None = None,
+         samples: int | None = None, seed: int | None = 0,
+         bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None) -> Figure:
     """The robot, the spectrum and the identifiability chart in one figure, saved to ``path``
     (any format matplotlib writes: png, pdf, svg) when given. Returns the figure."""
     plt = _pyplot()

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -45,6 +45,15 @@ from pga_dyn.tp_regressor import inertial_parameters, link_map, to_link_paramete
 
 from .classification import ALONE, COMBINATION, UNIDENTIFIABLE, link_nullspace
 from .result import NullspaceResult
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import numpy.typing as npt
+    import pandas
+
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
 #: Order in which the parameters of one body are offered for elimination (first: eliminated
 #: first). Bodies are scanned from the last to the first.
@@ -87,7 +96,7 @@ def _term(coefficient: float, name: str, first: bool) -> str:
     return f"{sign}{body}" if first else f" {sign} {body}"
 
 
-def expression(name: str, row: np.ndarray, leading: int, names) -> str:
+def expression(name: str, row: np.ndarray, leading: int, names: tuple[str, ...]) -> str:
     """``name = leading + c*other + ...``: the row of K of one base parameter written out, the
     leading parameter first, then the other nonzero terms in parameter order, coefficients to
     6 significant digits."""
@@ -119,7 +128,7 @@ class BaseParameters:
     status: str = "not certified"
     trusted: bool = False
     certified: bool | None = None
-    phi_model: np.ndarray = None
+    phi_model: np.ndarray | None = None
 
     @property
     def parameter_names(self) -> tuple:
@@ -168,7 +177,7 @@ class BaseParameters:
             rows.append(Parameter(name, body, parameter, role, cls, base))
         return tuple(rows)
 
-    def regressor(self, states_or_Y) -> np.ndarray:
+    def regressor(self, states_or_Y: States | npt.ArrayLike) -> np.ndarray:
         """The base regressor Y_b (..., r) with Y_link phi = Y_b beta.
 
         ``states_or_Y`` is either a :class:`pga_dyn.States` of the robot (e.g.
@@ -193,7 +202,7 @@ class BaseParameters:
                                   f"{self.K.shape[1]} link-frame parameters, got shape {Y.shape}")
         return Y[..., self.leading]
 
-    def values(self, phi) -> np.ndarray:
+    def values(self, phi: npt.ArrayLike) -> np.ndarray:
         """beta = K phi (r,) from link-frame parameters ``phi``, shape (10 n,) or (n, 10)
         (e.g. ``pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))``)."""
         phi = np.asarray(phi, dtype=float)
@@ -268,7 +277,7 @@ class BaseParameters:
                           f"{len(self.parameter_names)} ({self.status}; value: for the model's own inertias)",
                           headers, [(n, b, "-" if v is None else number(v), e) for n, b, v, e in rows])
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
         """The base parameters: name, body, value for the model's own inertias, expression in the
         link-frame parameters (pandas DataFrame)."""
         from pga_dyn.display import data_frame
@@ -290,7 +299,8 @@ def _elimination_order(n: int, keep) -> list:
     return [c for c in order if c not in kept] + kept
 
 
-def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: float = PIVOT_TOL) -> BaseParameters:
+def base_parameters(robot: Robot, result: NullspaceResult | None = None, keep: Sequence[str] = (),
+                    tol: float = PIVOT_TOL) -> BaseParameters:
     """The base parameters of ``robot`` from the nullspace ``result`` (any method: DRNG,
     certified, RPNA, numerical; default ``drng.nullspace(robot)``: proven on trees, certified on
     loops and couplings).
@@ -323,7 +333,7 @@ def base_parameters(robot, result: NullspaceResult | None = None, keep=(), tol: 
                           result.trusted, certified=result.certified, phi_model=phi_model)
 
 
-def regroup(N: np.ndarray, order, tol: float = PIVOT_TOL):
+def regroup(N: np.ndarray, order: Iterable[int], tol: float = PIVOT_TOL) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """The elimination of the module docstring on any orthonormal nullspace basis ``N`` (p, d)
     of a regressor with p columns: the parameters are offered in ``order`` (indices 0..p-1, each
     at most once) and eliminated at a Gram-Schmidt pivot of norm above ``tol``.

@@ -6,10 +6,20 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from numbers import Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import ParamSpec, TypeVar
+
+    import pandas
+
+    _P = ParamSpec("_P")
+    _R = TypeVar("_R")
 
 #: Relative tolerance of the rank of a basis (columns scaled to unit norm).
 RANK_RTOL = 1e-9
@@ -34,7 +44,7 @@ def check_memory(what: str, nbytes: float, memory: float = MEMORY, knob: str = "
                           f"({knob}, in bytes)")
 
 
-def rank(matrix: np.ndarray, rtol: float = RANK_RTOL):
+def rank(matrix: np.ndarray, rtol: float = RANK_RTOL) -> tuple[int, float]:
     """Rank of ``matrix`` by SVD with its nonzero columns scaled to unit norm, and the
     singular gap (smallest kept over largest dropped singular value; inf when none dropped)."""
     if matrix.size == 0:
@@ -71,7 +81,7 @@ def complement(basis: np.ndarray, size: int, rtol: float = RANK_RTOL) -> np.ndar
     return np.linalg.qr(q, mode="complete")[0][:, q.shape[1]:]
 
 
-def one_blas_thread(func):
+def one_blas_thread(func: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``func`` with BLAS limited to one thread. The matrices of the certificate are small
     (at most a few thousand rows); on the project's 2-core machine OpenBLAS's default 2 threads
     made a 1200 x 60 QR 14 times slower and a 3000 x 1000 QR 7 times slower than one thread
@@ -114,14 +124,14 @@ class NullspaceResult:
     robot_name: str
     method: str
     basis: np.ndarray
-    codes: np.ndarray = None
+    codes: np.ndarray | None = None
     joint_names: tuple = ()
     certified: bool | None = None
     certificate: dict = field(default_factory=dict)
     geometric: bool = True
     seconds: float = 0.0
     proven: bool = False
-    blocks: tuple = field(default=None, repr=False)
+    blocks: tuple | None = field(default=None, repr=False)
 
     #: The attributes that can be given in block form, and the field that holds their blocks.
     BLOCK_FORM = {"basis": "blocks"}
@@ -188,7 +198,7 @@ class NullspaceResult:
     def num_base_parameters(self) -> int:
         return self.num_parameters - self.dim
 
-    def counts(self, key="principle") -> Counter:
+    def counts(self, key: str | tuple[str, ...] = "principle") -> Counter:
         """Number of basis vectors per ``principle``, ``joint``, ``rule`` or ``equation`` (vectors,
         not rank); a tuple of these keys counts per combination (``("joint", "principle")``)."""
         if isinstance(key, tuple):
@@ -264,7 +274,7 @@ class NullspaceResult:
         return html_table(f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
                           ("joint", "principle", "vectors"), rows)
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
         """One row per basis vector: its joint, rule, principle and the paper's equation
         (pandas DataFrame)."""
         from pga_dyn.display import data_frame

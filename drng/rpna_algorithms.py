@@ -51,6 +51,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -61,6 +62,13 @@ from pga_dyn.tp_regressor import link_blocks
 
 from .result import NullspaceResult
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
 #: Relative tolerance of the rank decisions: singular values above RTOL times the largest count
 #: (no rescaling of rows or columns, see :func:`span`). On 1500 random trees (tests/random_trees.py)
 #: the kept values were >= 9.7e-5 and the dropped ones <= 7.4e-13 of the largest; with unit-norm
@@ -70,7 +78,7 @@ RTOL = 1e-9
 
 # -- spatial algebra ------------------------------------------------------------------------
 
-def crm(v) -> np.ndarray:
+def crm(v: np.ndarray) -> np.ndarray:
     """The spatial cross product (v x) of a motion vector v = (omega; v): [[S(w), 0], [S(v), S(w)]]."""
     out = np.zeros((6, 6))
     w = skew(v[:3])
@@ -80,7 +88,7 @@ def crm(v) -> np.ndarray:
     return out
 
 
-def xform(pose) -> np.ndarray:
+def xform(pose: npt.ArrayLike) -> np.ndarray:
     """The motion-vector transform from a parent frame to a frame with 4x4 ``pose`` in it:
     [[E, 0], [-E S(r), E]] with E = R^T, r = the frame's origin in the parent (Featherstone)."""
     pose = np.asarray(pose, dtype=float)
@@ -92,7 +100,7 @@ def xform(pose) -> np.ndarray:
     return X
 
 
-def spatial_inertia(phi) -> np.ndarray:
+def spatial_inertia(phi: np.ndarray) -> np.ndarray:
     """I(phi) about the frame origin for phi = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
     m, h = phi[0], np.asarray(phi[1:4], dtype=float)
     out = np.empty((6, 6))
@@ -103,7 +111,7 @@ def spatial_inertia(phi) -> np.ndarray:
     return out
 
 
-def vee(I) -> np.ndarray:
+def vee(I: np.ndarray) -> np.ndarray:
     """The parameters phi of a spatial inertia (inverse of :func:`spatial_inertia`)."""
     return np.array([I[3, 3], I[2, 4], I[0, 5], I[1, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2], I[1, 2], I[2, 2]])
 
@@ -119,19 +127,19 @@ def _vee_all(stack) -> np.ndarray:
     return stack[:, _VEE_ROW, _VEE_COL].T
 
 
-def B_matrix(X) -> np.ndarray:
+def B_matrix(X: np.ndarray) -> np.ndarray:
     """B(X) = d/dphi [X^T I(phi) X]^vee (RPNA eq. 39), 10 x 10."""
     return _vee_all(np.einsum("ai,kab,bj->kij", X, _BASIS, X))
 
 
-def A_matrix(phi_mode) -> np.ndarray:
+def A_matrix(phi_mode: np.ndarray) -> np.ndarray:
     """A(phi) = d/dphi [(phi x)^T I + I (phi x)]^vee (RPNA eq. 40), 10 x 10."""
     c = crm(phi_mode)
     prod = _BASIS @ c
     return _vee_all(prod + prod.transpose(0, 2, 1))
 
 
-def M_matrix(V, Phi) -> np.ndarray:
+def M_matrix(V: np.ndarray, Phi: np.ndarray) -> np.ndarray:
     """M(V, Phi) = [d/dphi vec(V^T I(phi) Phi)]^T (RPNA eq. 52), 10 x (cols(V) cols(Phi))."""
     return np.einsum("al,kab,bj->klj", V, _BASIS, Phi).reshape(10, -1)
 
@@ -164,7 +172,7 @@ def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
     return vt[_rank(s, rtol):].T
 
 
-def controllable(matrices, seed: np.ndarray) -> np.ndarray:
+def controllable(matrices: Iterable[np.ndarray], seed: np.ndarray) -> np.ndarray:
     """Orthonormal basis of the switched controllable subspace of the pairs (A_k, seed): the
     smallest subspace containing Range(seed) and invariant under every A_k (for one matrix, the
     range of the controllability matrix [seed, A seed, A^2 seed, ...])."""
@@ -259,11 +267,11 @@ class RpnaResult(NullspaceResult):
     # a factory, not a default: no class attribute, so a link_basis in block form is looked up by
     # NullspaceResult.__getattr__ (BLOCK_FORM)
     link_basis: np.ndarray = field(default_factory=lambda: None)
-    link_blocks: tuple = field(default=None, repr=False)
+    link_blocks: tuple | None = field(default=None, repr=False)
     transfers: tuple = field(default=(), repr=False)  # B_i per body of the chain
     parents: tuple = field(default=(), repr=False)  # parent per body of the chain (-1: the base)
     real: tuple = field(default=(), repr=False)  # the bodies of the chain that are the robot's
-    transfer_joint: np.ndarray = field(default=None, repr=False)
+    transfer_joint: np.ndarray | None = field(default=None, repr=False)
     joint_dim_T: tuple = ()
 
     @cached_property
@@ -317,7 +325,7 @@ def _check_tree(robot):
                           "(use drng.nullspace)")
 
 
-def rpna(robot) -> RpnaResult:
+def rpna(robot: Robot) -> RpnaResult:
     """The regressor nullspace of a tree robot by the RPNA (Algorithms 1 and 2 of Wensing,
     Niemeyer and Slotine 2024), gravity as the seed V_0, floating bases as 6-DoF joints.
 

@@ -24,6 +24,8 @@ rule codes, so that the tests can compare the two rule by rule.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pga_dyn.conventions import PARAM_INDEX
@@ -33,11 +35,18 @@ from .generator import kernel_arrays
 from .rpna_algorithms import null_rows
 from .rpna_algorithms import span as orthonormal_span
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
 #: Relative tolerance of the ranks (spans of twists and of points).
 RTOL = 1e-9
 
 
-def twist(omega, v) -> np.ndarray:
+def twist(omega: np.ndarray, v: np.ndarray) -> np.ndarray:
     """The 4x4 matrix [[S(omega), v], [0, 0]] of the twist (omega; v)."""
     (a, b, c), X = omega, np.zeros((4, 4))
     X[:3, :3] = [[0.0, -c, b], [c, 0.0, -a], [-b, a, 0.0]]
@@ -45,7 +54,7 @@ def twist(omega, v) -> np.ndarray:
     return X
 
 
-def span(matrices) -> list:
+def span(matrices: Sequence[np.ndarray]) -> list:
     """An orthonormal basis (as 4x4 matrices) of the span of ``matrices``."""
     if len(matrices) == 0:
         return []
@@ -53,7 +62,7 @@ def span(matrices) -> list:
     return [column.reshape(4, 4) for column in orthonormal_span(flat, RTOL).T]
 
 
-def closure(modes, seed) -> list:
+def closure(modes: Sequence[np.ndarray], seed: Sequence[np.ndarray]) -> list:
     """The smallest span that contains ``seed`` and is closed under X -> [m, X] for each mode m."""
     basis = span(seed)
     while True:
@@ -63,14 +72,14 @@ def closure(modes, seed) -> list:
         basis = grown
 
 
-def null_points(V) -> np.ndarray:
+def null_points(V: Sequence[np.ndarray]) -> np.ndarray:
     """F = {c : X c = 0 for X in V} as a (4, k) orthonormal basis."""
     if not V:
         return np.eye(4)
     return null_rows(np.vstack(V), 4, RTOL)
 
 
-def intersect(A, B) -> np.ndarray:
+def intersect(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     """An orthonormal basis of span(A) ∩ span(B) (columns)."""
     if A.shape[1] == 0 or B.shape[1] == 0:
         return np.zeros((4, 0))
@@ -81,19 +90,19 @@ def intersect(A, B) -> np.ndarray:
     return orthonormal_span(meet, RTOL)
 
 
-def contains(F, point) -> bool:
+def contains(F: np.ndarray, point: npt.ArrayLike) -> bool:
     """The point lies in span(F)."""
     point = np.asarray(point, dtype=float)
     return np.linalg.norm(point - F @ (F.T @ point)) <= RTOL * np.linalg.norm(point)
 
 
-def invariant(V, A, B) -> bool:
+def invariant(V: Iterable[np.ndarray], A: np.ndarray, B: np.ndarray) -> bool:
     """Every X of V maps the line span{A, B} into itself."""
     L = np.linalg.qr(np.column_stack([A, B]))[0]
     return all(np.linalg.norm(X @ L - L @ (L.T @ (X @ L))) <= RTOL * max(np.linalg.norm(X), 1.0) for X in V)
 
 
-def sym(a, b) -> np.ndarray:
+def sym(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """a b^T + b a^T as the 10-vector of eq. (97)."""
     m = np.outer(a, b) + np.outer(b, a)
     return np.array([m[r, c] for r, c in PARAM_INDEX])
@@ -104,7 +113,7 @@ def _rotation(O, z) -> np.ndarray:
     return twist(z, np.cross(O[:3], z))
 
 
-def velocity_spans(robot) -> list:
+def velocity_spans(robot: Robot) -> list:
     """V_b for every body b = 0..n (lists of 4x4 matrices, orthonormal)."""
     kind, parent, frame, axes, gravity = kernel_arrays(robot)[:5]
     spans = [span([twist(np.zeros(3), gravity)]) if np.any(gravity) else []]
@@ -127,7 +136,7 @@ def velocity_spans(robot) -> list:
     return spans
 
 
-def rule_vectors(robot) -> list:
+def rule_vectors(robot: Robot) -> list:
     """The vectors of the rules for every tree joint: (joint, rule code, child, parent, v) with
     v the 10-vector that the transfer puts on the child (and -v on the parent)."""
     kind, parent, frame, axes = kernel_arrays(robot)[:4]

@@ -21,7 +21,14 @@ e01, e02, e03; motors) are the other convention; they live in :mod:`pga_dyn.pga`
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
 
 # -- joints ------------------------------------------------------------------------------------
 
@@ -61,7 +68,7 @@ def coordinate_names(joint: str, joint_type: str) -> tuple:
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
-def gravity_seed(gravity) -> np.ndarray:
+def gravity_seed(gravity: npt.ArrayLike) -> np.ndarray:
     """The spatial acceleration G = (0; -g) (6,) given to the base (eq. 70): with A = dV/dt + G, a
     point of a body accelerates as p'' - g, so the joints carry the weight."""
     seed = np.zeros(6)
@@ -83,7 +90,7 @@ PARAM_NAMES = ("Sxx", "Sxy", "Sxz", "Syy", "Syz", "Szz", "hx", "hy", "hz", "m")
 LINK_PARAM_NAMES = ("m", "mcx", "mcy", "mcz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
-def pseudo_inertia(mass: float, com, inertia) -> np.ndarray:
+def pseudo_inertia(mass: float, com: npt.ArrayLike, inertia: npt.ArrayLike) -> np.ndarray:
     """The pseudo-inertia N (4, 4) of eq. (44), N = [[Sigma, h], [h^T, m]] with h = m c and
     Sigma = 1/2 tr(J) 1 - J, J = ``inertia`` (3, 3, about the centre of mass ``com``) moved to
     the frame origin by the parallel-axis theorem."""
@@ -96,7 +103,7 @@ def pseudo_inertia(mass: float, com, inertia) -> np.ndarray:
     return n
 
 
-def inertia_of_pseudo(N: np.ndarray):
+def inertia_of_pseudo(N: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, com (3,), inertia about the com (3, 3)) of a pseudo-inertia N (4, 4), the inverse of
     :func:`pseudo_inertia`. A massless N may still carry rotational inertia (e.g. Puma560's link
     1): it is the same about every point, so it is kept with the centre of mass at the origin."""
@@ -114,7 +121,7 @@ def pseudo_to_vector(N: np.ndarray) -> np.ndarray:
     return np.array([N[r, c] for r, c in PARAM_INDEX])
 
 
-def vector_to_pseudo(x) -> np.ndarray:
+def vector_to_pseudo(x: Iterable[float]) -> np.ndarray:
     """The pseudo-inertia N (4, 4) of a 10-vector of eq. (97) (inverse of :func:`pseudo_to_vector`)."""
     N = np.empty((4, 4))
     for value, (r, c) in zip(x, PARAM_INDEX):
@@ -122,13 +129,13 @@ def vector_to_pseudo(x) -> np.ndarray:
     return N
 
 
-def link_inertia(phi) -> np.ndarray:
+def link_inertia(phi: np.ndarray) -> np.ndarray:
     """The rotational inertia J (3, 3) about the frame origin in link parameters ``phi`` (10,),
     ``LINK_PARAM_NAMES`` order."""
     return np.array([[phi[4], phi[5], phi[7]], [phi[5], phi[6], phi[8]], [phi[7], phi[8], phi[9]]])
 
 
-def link_to_pseudo(phi) -> np.ndarray:
+def link_to_pseudo(phi: np.ndarray) -> np.ndarray:
     """The pseudo-inertia N (4, 4) (eq. 44) in the link frame of the link parameters ``phi`` (10,)."""
     J = link_inertia(phi)
     N = np.empty((4, 4))
@@ -147,7 +154,7 @@ def pseudo_to_link(N: np.ndarray) -> np.ndarray:
 
 # -- URDF --------------------------------------------------------------------------------------
 
-def rpy_rotation(rpy) -> np.ndarray:
+def rpy_rotation(rpy: Iterable[float]) -> np.ndarray:
     """The rotation matrix (3, 3) of URDF's ``rpy`` = (roll, pitch, yaw): R = Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)

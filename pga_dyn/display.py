@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import html
 import importlib
+from typing import TYPE_CHECKING
 
 from .errors import PgaDynError
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Iterable, Sequence
+
+    import pandas
+    from matplotlib.figure import Figure
 
 __all__ = ["html_table", "data_frame", "text_table", "number", "save_figure"]
 
 
-def html_table(caption: str, headers, rows) -> str:
+def html_table(caption: str, headers: Sequence[object], rows: Iterable[Sequence[object]]) -> str:
     """An HTML table with a caption; cells are escaped text."""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
@@ -24,7 +32,7 @@ def html_table(caption: str, headers, rows) -> str:
             f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
 
 
-def data_frame(headers, rows):
+def data_frame(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> pandas.DataFrame:
     """A pandas DataFrame of the rows (PgaDynError when pandas is not installed)."""
     try:
         pandas = importlib.import_module("pandas")
@@ -33,7 +41,7 @@ def data_frame(headers, rows):
     return pandas.DataFrame([list(row) for row in rows], columns=list(headers))
 
 
-def text_table(headers, rows) -> list:
+def text_table(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> list[str]:
     """The lines of a left-aligned text table: a header, a rule of dashes, one line per row;
     every line indented by two spaces, columns two spaces apart."""
     cells = [[str(c) for c in headers]] + [[str(c) for c in row] for row in rows]
@@ -48,7 +56,7 @@ def number(x: float) -> str:
     return f"{float(x):.6g}"
 
 
-def save_figure(fig, path, dpi: int) -> None:
+def save_figure(fig: Figure, path: os.PathLike | str, dpi: int) -> None:
     """Save a matplotlib figure to ``path``; PgaDynError naming the file when matplotlib has no
     writer for its format (the suffix), OSError when it cannot be written."""
     try:

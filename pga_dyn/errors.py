@@ -6,7 +6,13 @@ that already catches ``ValueError`` keeps working. Messages name the file, the
 element or the argument at fault.
 """
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 
 class PgaDynError(ValueError):
@@ -22,7 +28,7 @@ class PgaDynWarning(UserWarning):
     message names the file and the element."""
 
 
-def optional(module: str, what: str, extra: str = "identify"):
+def optional(module: str, what: str, extra: str = "identify") -> ModuleType:
     """Import ``module`` (an optional dependency), or a PgaDynError saying that ``what`` needs it
     and which extra of pga-dyn installs it."""
     try:

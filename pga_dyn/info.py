@@ -9,14 +9,18 @@ prints, made from that dict (one place for both; ``pga-dyn info --json`` prints 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from .display import number, text_table
 from .model import check_robot
 
+if TYPE_CHECKING:
+    from .model import Robot
+
 __all__ = ["report", "text"]
 
 
-def report(robot) -> dict:
+def report(robot: Robot) -> dict:
     """The figures of ``pga-dyn info`` for ``robot``, JSON-ready.
 
     Keys: ``robot``, ``source``, ``gravity`` (3,), ``floating_base``, ``parameters`` (10 per
@@ -67,7 +71,7 @@ def report(robot) -> dict:
     return out
 
 
-def reference_report(robot) -> list:
+def reference_report(robot: Robot) -> list:
     """Lines on the reference configuration (the loops closed): the rank decision of each part
     (the redundant equations dropped, the passive motions left free) and the free spins locked
     there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled."""
@@ -80,7 +84,8 @@ def reference_report(robot) -> list:
         return [str(exc)]
 
 
-def closure_at_q0(robot) -> dict:
+
+def closure_at_q0(robot: Robot) -> dict:
     """Whether the loops close at q0 (all tree coordinates 0): ``open``, the loop joints whose
     residual norm is above ``CLOSURE_TOL`` (``joint``, ``residual``), and ``cond_jp``,
     cond(J_p) = the largest cond(J_f) of the constraint's parts at q0
@@ -96,7 +101,7 @@ def closure_at_q0(robot) -> dict:
     return {"open": open_, "cond_jp": cond if cond is not None and math.isfinite(cond) else None}
 
 
-def text(robot) -> str:
+def text(robot: Robot) -> str:
     """The lines ``pga-dyn info`` prints for ``robot``: the lines of its :func:`report`."""
     return "\n".join(lines(report(robot)))
 

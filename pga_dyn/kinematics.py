@@ -23,7 +23,7 @@ batch of samples at a time.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numba import njit
@@ -31,6 +31,9 @@ from numba import njit
 from .conventions import CODE_P, CODE_R, CODE_S, CODE_U, JOINT_CODE, gravity_seed
 from .errors import PgaDynError
 from .model import Robot, check_robot
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 @njit(cache=True)
@@ -256,7 +259,7 @@ def robot_arrays(robot: Robot) -> RobotArrays:
     return robot.derived(_robot_arrays)
 
 
-def float_array(name: str, value) -> np.ndarray:
+def float_array(name: str, value: npt.ArrayLike) -> np.ndarray:
     """``value`` as a float array, or a PgaDynError naming the argument."""
     try:
         x = np.asarray(value)
@@ -296,14 +299,15 @@ def first_nonfinite(q, qd, qdd):
     return -1
 
 
-def raise_nonfinite(bad: int):
+def raise_nonfinite(bad: int) -> None:
     """PgaDynError naming q, qd or qdd when ``bad`` (the index :func:`first_nonfinite` returns) is
     not -1."""
     if bad >= 0:
         raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
 
 
-def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
+def check_states(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
+                 actuated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """``(q, qd, qdd, batch)``: one state (1-D arrays (nq,)) or a batch of states (2-D, one row a
     sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
     when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
@@ -312,7 +316,8 @@ def check_states(robot: Robot, q, qd, qdd, actuated: bool = False):
     return q, qd, qdd, batch
 
 
-def state_arrays(robot: Robot, q, qd, qdd, actuated: bool = False):
+def state_arrays(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
+                 actuated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """:func:`check_states` but for the finiteness of the values, for a kernel that starts with
     :func:`first_nonfinite` on the flat arrays and whose caller passes its answer to
     :func:`raise_nonfinite` (one compiled call instead of two)."""
@@ -340,7 +345,8 @@ def _shape_error(robot: Robot, states, size: int, actuated: bool) -> PgaDynError
     return PgaDynError("q, qd and qdd must hold the same number of samples")
 
 
-def tree_state(robot: Robot, q, qd=None, qdd=None):
+def tree_state(robot: Robot, q: np.ndarray, qd: np.ndarray | None = None,
+               qdd: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Poses T (n + 1, 4, 4), Jacobian lines S (nq, 6), twists V (n + 1, 6) and accelerations A
     (n + 1, 6) of one tree state (validated float arrays (nq,); qd, qdd default to zero)."""
     n, nq = robot.n, robot.nq
@@ -392,7 +398,8 @@ class Kinematics:
         Spatial twists (omega; v) and accelerations plus the gravity seed, A = dV/dt + G (eq. 70).
     """
 
-    def __init__(self, robot: Robot, q, qd=None, qdd=None):
+    def __init__(self, robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike | None = None,
+                 qdd: npt.ArrayLike | None = None) -> None:
         zeros = np.zeros(robot.nq)
         q, qd, qdd, batch = check_states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
         if batch:
@@ -412,7 +419,9 @@ class Kinematics:
         return jac
 
 
-def forward_pga(parent, code, origin, axes, qidx, seed, q, qd, qdd):
+def forward_pga(parent: np.ndarray, code: np.ndarray, origin: np.ndarray, axes: np.ndarray, qidx: np.ndarray,
+                seed: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The readable twin of :func:`forward`: the same tree kinematics written with the PGA of
     :mod:`pga_dyn.pga` (kingdon multivectors), one body at a time. Same arrays in; T (n+1, 4, 4),
     S (nq, 6), V (n+1, 6), A (n+1, 6) out. Slow; tests compare it with the kernel.

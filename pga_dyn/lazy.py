@@ -1,10 +1,16 @@
 """Lazy public names of a package: imported from their module on first use, so that importing
 the package compiles nothing and loads no heavy dependency."""
 
+from __future__ import annotations
+
 import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
-def lazy_getattr(package: str, names: dict):
+def lazy_getattr(package: str, names: dict[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package`` that imports ``names[name]`` (a submodule) on first
     access of ``name`` and caches the value in the package."""
 

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
 import numpy as np
@@ -53,8 +54,19 @@ from .conventions import (DEFAULT_GRAVITY, JOINT_AXES, JOINT_DOF, LOOP_JOINT_TYP
                           inertia_of_pseudo, pseudo_inertia)
 from .errors import ModelError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import TypeVar
 
-def frozen_array(value, dtype=float) -> np.ndarray:
+    import numpy.typing as npt
+    import pandas
+    from _typeshed import DataclassInstance
+
+    _T = TypeVar("_T")
+    _Record = TypeVar("_Record", bound=DataclassInstance)
+
+
+def frozen_array(value: npt.ArrayLike, dtype: npt.DTypeLike = float) -> np.ndarray:
     """A read-only copy of ``value`` as an array (the caller's array is left writeable)."""
     array = np.array(value, dtype=dtype)
     array.flags.writeable = False
@@ -218,7 +230,7 @@ def _read_only(value) -> None:
             _read_only(item)
 
 
-def lump(inertials) -> Inertial:
+def lump(inertials: Iterable[tuple[Inertial, np.ndarray]]) -> Inertial:
     """The Inertial of rigidly joined links: the sum of their pseudo-inertias (eq. 44), each
     ``(inertial, pose)`` with ``pose`` (4, 4) the link frame in the body frame."""
     total = np.zeros((4, 4))
@@ -228,7 +240,7 @@ def lump(inertials) -> Inertial:
     return Inertial(mass, frozen_array(com), frozen_array(inertia))
 
 
-def frozen_spec(spec):
+def frozen_spec(spec: _Record) -> _Record:
     """A copy of a description record (LinkSpec, JointSpec, LoopSpec, CouplingSpec, Inertial) whose
     arrays, and those of the records it holds, are read-only copies."""
     def frozen(value):
@@ -254,7 +266,7 @@ class Description:
     joints: tuple
     loops: tuple = ()
     couplings: tuple = ()
-    gravity: np.ndarray = DEFAULT_GRAVITY
+    gravity: np.ndarray | tuple[float, float, float] = DEFAULT_GRAVITY
     floating_base: bool = False
     source: str | None = None
 
@@ -290,23 +302,23 @@ class ModelGraph(nx.MultiDiGraph):
             self._check()
             return super().__ior__(other)
 
-        def update(self, *args, **kwargs):
+        def update(self, *args: Any, **kwargs: Any) -> None:
             self._check()
             super().update(*args, **kwargs)
 
-        def setdefault(self, key, default=None):
+        def setdefault(self, key: Any, default: Any = None) -> Any:
             self._check()
             return super().setdefault(key, default)
 
-        def pop(self, *args):
+        def pop(self, *args: Any) -> Any:
             self._check()
             return super().pop(*args)
 
-        def popitem(self):
+        def popitem(self) -> tuple[Any, Any]:
             self._check()
             return super().popitem()
 
-        def clear(self):
+        def clear(self) -> None:
             self._check()
             super().clear()
 
@@ -372,8 +384,10 @@ class Robot:
         (:mod:`pga_dyn.variants`).
     """
 
-    def __init__(self, name, links, joints, loops=(), couplings=(), gravity=DEFAULT_GRAVITY,
-                 floating_base=False, source=None):
+    def __init__(self, name: str, links: Iterable[LinkSpec], joints: Iterable[JointSpec],
+                 loops: Iterable[LoopSpec] = (), couplings: Iterable[CouplingSpec] = (),
+                 gravity: npt.ArrayLike = DEFAULT_GRAVITY, floating_base: bool = False,
+                 source: str | None = None) -> None:
         self.name = str(name)
         self.source = source
         where = source or self.name
@@ -419,7 +433,7 @@ class Robot:
     def __delattr__(self, name):
         raise AttributeError(f"a Robot is frozen: '{name}' cannot be deleted")
 
-    def derived(self, build):
+    def derived(self, build: Callable[[Robot], _T]) -> _T:
         """``build(self)``, computed on the first call and kept: the one cache of everything
         derived from the model (kernel arrays, poses at q0, constraints, DRNG arrays, the
         link-parameter map), keyed by the function that computes it. The robot is frozen, so a
@@ -812,13 +826,13 @@ class Robot:
         return html_table(f"{self!r}: {self.num_parameters} inertial parameters, actuated "
                           f"{', '.join(self.actuated_names)}", *self._table())
 
-    def to_frame(self):
+    def to_frame(self) -> pandas.DataFrame:
         """The bodies (and loop joints) as a pandas DataFrame, the table shown in notebooks."""
         from .display import data_frame
         return data_frame(*self._table())
 
 
-def check_robot(robot) -> Robot:
+def check_robot(robot: object) -> Robot:
     """``robot`` if it is a Robot, else a PgaDynError that says how to get one."""
     if not isinstance(robot, Robot):
         raise ModelError(f"expected a pga_dyn Robot (robots.load or robots.load_urdf), got {type(robot).__name__}")

@@ -32,6 +32,7 @@ import numpy as np
 from .errors import PgaDynError
 
 if TYPE_CHECKING:
+    import numpy.typing as npt
     from kingdon import Algebra
     from kingdon.multivector import MultiVector
 
@@ -122,28 +123,28 @@ def plane(a: float, b: float, c: float, d: float) -> MultiVector:
     return _from_paper(PLANE_BASIS, (a, b, c, d), "plane")
 
 
-def line(d, m) -> MultiVector:
+def line(d: npt.ArrayLike, m: npt.ArrayLike) -> MultiVector:
     """The line with Pluecker coordinates (d; m): d_x e23 + d_y e31 + d_z e12 + m_x e01 + m_y e02 + m_z e03 (eq. 14)."""
     return _from_paper(LINE_BASIS, np.concatenate([_as_vector(d, 3, "d"), _as_vector(m, 3, "m")]), "line")
 
 
-def line_through(p, q) -> MultiVector:
+def line_through(p: npt.ArrayLike, q: npt.ArrayLike) -> MultiVector:
     """The join of the Euclidean points p and q, (q - p; p x q) (eq. 18 with w1 = w2 = 1)."""
     p, q = _as_vector(p, 3, "p"), _as_vector(q, 3, "q")
     return line(q - p, np.cross(p, q))
 
 
-def twist(omega, v) -> MultiVector:
+def twist(omega: npt.ArrayLike, v: npt.ArrayLike) -> MultiVector:
     """The twist (omega; v): omega on e23, e31, e12 and the velocity v of the origin on e01, e02, e03 (eq. 30)."""
     return line(omega, v)
 
 
-def wrench(f, tau) -> MultiVector:
+def wrench(f: npt.ArrayLike, tau: npt.ArrayLike) -> MultiVector:
     """The wrench (f; tau): force f on e23, e31, e12 and the moment tau about the origin on e01, e02, e03 (eq. 20)."""
     return line(f, tau)
 
 
-def motor(coeffs) -> MultiVector:
+def motor(coeffs: npt.ArrayLike) -> MultiVector:
     """The motor c1 + c2 e23 + c3 e31 + c4 e12 + c5 e01 + c6 e02 + c7 e03 + c8 e0123 (eq. 24)."""
     return _from_paper(MOTOR_BASIS, coeffs, "motor")
 
@@ -260,7 +261,7 @@ def _quaternion(R: np.ndarray) -> np.ndarray:
     return q if q[0] >= 0.0 else -q
 
 
-def motor_from_matrix(T) -> MultiVector:
+def motor_from_matrix(T: npt.ArrayLike) -> MultiVector:
     """The unit motor M, with c1 >= 0, equivalent to T = [R p; 0 1] in the sense of eq. (45).
 
     M = M_R M_t: the rotor M_R = q_w + q_x e23 + q_y e31 + q_z e12 (the unit
@@ -351,12 +352,12 @@ def motor_log(M: MultiVector) -> MultiVector:
     return twist(2.0 * a, 2.0 * b)
 
 
-def skew(w) -> np.ndarray:
+def skew(w: np.ndarray) -> np.ndarray:
     """The 3x3 matrix [w] with [w] x = w x x."""
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def se3_log(T) -> np.ndarray:
+def se3_log(T: npt.ArrayLike) -> np.ndarray:
     """The principal logarithm of T: the spatial twist xi = (omega, v), |omega| <= pi.
 
     Its inverse is :func:`pga_dyn.kinematics.se3_exp`, the matrix exponential

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 __all__ = ["reporting", "report"]
 
-_LISTENER = contextvars.ContextVar("pga_dyn_progress", default=None)
+_LISTENER: contextvars.ContextVar[Callable[[str, int, int], object] | None] = contextvars.ContextVar(
+    "pga_dyn_progress", default=None)
 
 
 @contextlib.contextmanager
-def reporting(listener):
+def reporting(listener: Callable[[str, int, int], object] | None) -> Iterator[None]:
     """Within the block, :func:`report` calls ``listener(step, done, total)`` (None: nobody)."""
     token = _LISTENER.set(listener)
     try:

@@ -25,7 +25,7 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numba
 import numpy as np
@@ -37,6 +37,11 @@ from .kinematics import (first_nonfinite, float_array, forward, initial_poses, i
                          raise_nonfinite, robot_arrays, state_arrays)
 from .loops import constraints
 from .model import Robot
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from .kinematics import RobotArrays
 
 
 @njit(cache=True, inline="always")
@@ -136,7 +141,8 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     return -1
 
 
-def tp_tensor_pga(arrays, T0inv, q, qd, qdd):
+def tp_tensor_pga(arrays: RobotArrays, T0inv: np.ndarray, q: np.ndarray, qd: np.ndarray,
+                  qdd: np.ndarray) -> np.ndarray:
     """The readable twin of :func:`_tp_batch` for one state: R[j, i, m, n] = L_j^i ^ (E_m v Edd_n)
     (eq. 49, Algorithm 5) written with :mod:`pga_dyn.pga`, on the kinematics of
     :func:`pga_dyn.kinematics.forward_pga`. ``arrays`` are the kernels' arrays
@@ -171,13 +177,13 @@ def tp_tensor_pga(arrays, T0inv, q, qd, qdd):
     return R
 
 
-def bar(R) -> np.ndarray:
+def bar(R: np.ndarray) -> np.ndarray:
     """The bar operator of eq. (100): the regressor columns (..., 10) of a tensor block (..., 4, 4),
     so that sum_mn R_mn N_mn = bar(R) @ pi (N symmetric, pi its entries of eq. 97)."""
     return np.stack([R[..., r, c] + R[..., c, r] if r != c else R[..., r, r] for r, c in PARAM_INDEX], axis=-1)
 
 
-def output_array(shape, out) -> np.ndarray:
+def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
     """``out`` checked to be a C-contiguous, aligned, writable float64 array of ``shape`` (a fresh
     one when None)."""
     if out is None:
@@ -192,7 +198,8 @@ def output_array(shape, out) -> np.ndarray:
 _NO_TENSOR = np.zeros((0, 0, 4, 4))
 
 
-def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
+def tree_regressor(robot: Robot, Q: np.ndarray, QD: np.ndarray, QDD: np.ndarray, want_tensor: bool = False,
+                   out: np.ndarray | None = None) -> np.ndarray:
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
     batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
     PgaDynError naming an argument that holds a NaN or an infinity."""
@@ -204,7 +211,8 @@ def tree_regressor(robot: Robot, Q, QD, QDD, want_tensor=False, out=None):
     return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
 
 
-def actuated_regressor(robot: Robot, Q, QD, QDD, G, want_tensor=False, out=None):
+def actuated_regressor(robot: Robot, Q: np.ndarray, QD: np.ndarray, QDD: np.ndarray, G: np.ndarray | None,
+                       want_tensor: bool = False, out: np.ndarray | None = None) -> np.ndarray:
     """The regressor (samples, n_a, 10 n), or tensor (samples, n_a, n, 4, 4), with respect to the
     actuated coordinates of assembled tree states Q, QD, QDD (samples, nq): the projection
     Y_a = G^T Y_tree with G = dq/dq_a (samples, nq, n_a), i.e. L_j^i = sum_k L_k dq_k/dq_aj
@@ -271,7 +279,7 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     return result
 
 
-def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
+def regressor_tensor(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike) -> np.ndarray:
     """The TP dynamics regressor R[j, i, m, n] = L_j^i ^ (E_m^i v Edd_n^i) (eq. 49, Algorithm 5).
 
     Parameters
@@ -290,7 +298,8 @@ def regressor_tensor(robot: Robot, q, qd, qdd) -> np.ndarray:
     return _run(robot, q, qd, qdd, True)
 
 
-def regressor(robot: Robot, q, qd, qdd, out=None) -> np.ndarray:
+def regressor(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
+              out: np.ndarray | None = None) -> np.ndarray:
     """The matrix regressor Y with Y @ inertial_parameters(robot) = tau (eq. 50).
 
     Parameters
@@ -330,7 +339,7 @@ def inertial_parameters(robot: Robot) -> np.ndarray:
         for i in range(1, robot.n + 1)]) if robot.n else np.zeros(0)
 
 
-def per_body(robot: Robot, x, name: str) -> np.ndarray:
+def per_body(robot: Robot, x: npt.ArrayLike, name: str) -> np.ndarray:
     """Per-body parameters ``x`` ((10 n,) or (n, 10), the argument ``name``) as a float array
     (n, 10), ``robot.body_names`` order; a PgaDynError naming ``name`` for another shape or a
     non-finite value."""
@@ -342,7 +351,7 @@ def per_body(robot: Robot, x, name: str) -> np.ndarray:
     return x.reshape(robot.n, 10)
 
 
-def from_link_parameters(robot: Robot, phi) -> np.ndarray:
+def from_link_parameters(robot: Robot, phi: npt.ArrayLike) -> np.ndarray:
     """pi of eq. (97) from classical parameters in the body (link) frames: N_world = T0 N_link T0^T.
 
     Parameters
@@ -362,7 +371,7 @@ def from_link_parameters(robot: Robot, phi) -> np.ndarray:
                                            for i, p in enumerate(phi)])  # n = 0: no parameter
 
 
-def to_link_parameters(robot: Robot, pi) -> np.ndarray:
+def to_link_parameters(robot: Robot, pi: npt.ArrayLike) -> np.ndarray:
     """The inverse of :func:`from_link_parameters`.
 
     Parameters

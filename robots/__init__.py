@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
@@ -38,6 +39,11 @@ from .extended import load_extended_urdf, yaml_beside
 from .interop import from_pinocchio, to_pinocchio
 from .mjcf import from_mujoco, load_mjcf, mjcf_armature, parse_mjcf, write_mjcf
 from .urdf import load_urdf, parse_urdf, read_text
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
 
 __all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
            "load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf", "from_pinocchio", "to_pinocchio"]
@@ -75,7 +81,7 @@ def data_path(name: str) -> str:
     return os.path.join(_DATA, _entry(name)[0])
 
 
-def load(name: str, floating_base: bool | None = None, gravity=DEFAULT_GRAVITY):
+def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
     """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
     Parameters
@@ -93,7 +99,8 @@ def load(name: str, floating_base: bool | None = None, gravity=DEFAULT_GRAVITY):
     return load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity)
 
 
-def load_file(path, yaml=None, floating_base: bool | None = None, gravity=None):
+def load_file(path: os.PathLike | str, yaml: os.PathLike | str | None = None, floating_base: bool | None = None,
+              gravity: npt.ArrayLike | None = None) -> Robot:
     """Read the robot file at ``path`` into a :class:`~pga_dyn.model.Robot`, by its root element.
 
     ``<mujoco>``: MJCF (:func:`load_mjcf`; ``floating_base`` None follows a free joint,

@@ -62,11 +62,17 @@ refused: a ``pinocchio.Model`` is a tree.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pga_dyn.conventions import link_inertia, pseudo_to_link
 from pga_dyn.errors import PgaDynError, optional
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot, check_robot, frozen_array
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+    import pinocchio
 
 __all__ = ["from_pinocchio", "to_pinocchio"]
 
@@ -212,7 +218,7 @@ class _Reader:
         return self.links, self.joints, floating
 
 
-def from_pinocchio(model, name: str | None = None) -> Robot:
+def from_pinocchio(model: pinocchio.Model, name: str | None = None) -> Robot:
     """The pga-dyn :class:`~pga_dyn.model.Robot` of a ``pinocchio.Model`` (from Pinocchio's URDF,
     SDF or MJCF reader, or built by hand): its joints, placements, inertias and gravity (module
     docstring for the joint types; body i's link-frame parameters are Pinocchio's dynamic
@@ -271,7 +277,7 @@ def _joint_model(pin, robot: Robot, i: int):
     return pin.JointModelSpherical() if kind == "S" else pin.JointModelFreeFlyer()
 
 
-def to_pinocchio(robot: Robot, phi=None):
+def to_pinocchio(robot: Robot, phi: npt.ArrayLike | None = None) -> pinocchio.Model:
     """A ``pinocchio.Model`` of the tree ``robot``, with its own inertias or the parameters ``phi``.
 
     Parameters

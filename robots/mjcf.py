@@ -45,6 +45,7 @@ import dataclasses
 import os
 import warnings
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -54,6 +55,12 @@ from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 from .extended import weld_as_loop
 from .urdf import read_text
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    import mujoco
+    import numpy.typing as npt
 
 __all__ = ["load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf"]
 
@@ -121,7 +128,8 @@ class _Compiled:
         raise PgaDynError(f"{self.where}: {message}")
 
 
-def from_mujoco(model, floating_base: bool | None = None, gravity=None, source: str | None = None) -> Robot:
+def from_mujoco(model: mujoco.MjModel, floating_base: bool | None = None, gravity: npt.ArrayLike | None = None,
+                source: str | None = None) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from a compiled ``mujoco.MjModel`` (module docstring).
 
     ``floating_base`` None: a body of the world with a free joint floats; False: free joints are
@@ -141,7 +149,8 @@ def from_mujoco(model, floating_base: bool | None = None, gravity=None, source: 
     return robot
 
 
-def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = None, gravity=None) -> Robot:
+def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = None,
+               gravity: npt.ArrayLike | None = None) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from MJCF text (:func:`from_mujoco` on MuJoCo's
     compiled model; ``<include>`` files are found from the working folder); ``where`` names it
     in errors."""
@@ -149,7 +158,7 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
     return from_mujoco(model, floating_base, gravity, None if where == "<string>" else where)
 
 
-def load_mjcf(path, floating_base: bool | None = None, gravity=None) -> Robot:
+def load_mjcf(path: os.PathLike | str, floating_base: bool | None = None, gravity: npt.ArrayLike | None = None) -> Robot:
     """Read an MJCF file into a :class:`~pga_dyn.model.Robot` (:func:`from_mujoco` on MuJoCo's
     compiled model; ``<include>`` and mesh files are found from the file's folder)."""
     path = os.fspath(path)
@@ -370,7 +379,8 @@ def _weld(c: _Compiled, eq, joints, index):
 
 # -- writer --------------------------------------------------------------------------------------
 
-def write_mjcf(source, phi, path, extras=None) -> str:
+def write_mjcf(source: Robot | os.PathLike | str, phi: npt.ArrayLike, path: os.PathLike | str,
+               extras: Mapping[str, Mapping[str, float] | npt.ArrayLike] | None = None) -> str:
     """Write identified parameters into a copy of an MJCF file; returns ``path``.
 
     ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file;

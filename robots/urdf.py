@@ -27,12 +27,16 @@ from __future__ import annotations
 import os
 import warnings
 import xml.etree.ElementTree as ET
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
 from pga_dyn.model import MAX_VALUE, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 #: Relative tolerance of the principal moments in :meth:`_Reader.check_inertia`.
 INERTIA_RTOL = 1e-9
@@ -249,12 +253,12 @@ def urdf_specs(text: str, where: str = "<string>") -> dict:
 
 
 def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
-               gravity=DEFAULT_GRAVITY) -> Robot:
+               gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
     return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
 
 
-def read_text(path) -> str:
+def read_text(path: os.PathLike | str) -> str:
     """The UTF-8 text of the file at ``path``; PgaDynError naming it when it cannot be read."""
     path = os.fspath(path)
     try:
@@ -266,7 +270,7 @@ def read_text(path) -> str:
         raise PgaDynError(f"{path}: the file is not UTF-8 text") from None
 
 
-def load_urdf(path, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
+def load_urdf(path: os.PathLike | str, floating_base: bool = False, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
     """Read a URDF or URDF+ file into a :class:`~pga_dyn.model.Robot`.
 
     Parameters
