@@ -69,12 +69,13 @@ from ..result import one_blas_thread
 
 from .estimation import NOISE_FLOOR, Estimate, scaled_least_squares, unexcited
 from .model import identification_model, states_of
-from .signals import spectrum
 
 #: Default length of the windows (s): long enough that the energy changes over a window stand out
 #: from the position noise at its two ends, short enough for many windows per parameter
 #: (docs/identification.md, the noise sweep).
-WINDOW = 0.05
+WINDOW = 0.1
+#: The standard deviation of normal samples over their median absolute deviation.
+MAD_TO_STD = 1.4826
 #: The rules that integrate the work over a window (:func:`windows`).
 RULES = ("simpson", "trapezoid")
 
@@ -174,6 +175,17 @@ def energy_equations(model, data, window: float = WINDOW, rule: str = "simpson")
     return EnergyEquations(starts, weights, work, rows[:, model.leading], noise, states)
 
 
+def force_noise(tau: np.ndarray) -> np.ndarray:
+    """The standard deviation (n,) of white noise on uniformly sampled forces ``tau`` (ns, n),
+    without a model: the second difference d_s = tau_{s+1} - 2 tau_s + tau_{s-1} of white noise
+    sigma has standard deviation sqrt(6) sigma, and that of a smooth force is (2 pi f step)^2 times
+    its amplitude (4e-3 at 2 Hz and 200 Hz); sigma = 1.4826 median |d - median d| / sqrt(6), the
+    median absolute deviation, so that the steps of Coulomb friction at the reversals (a few
+    samples) do not count."""
+    d = np.diff(tau, n=2, axis=0)
+    return MAD_TO_STD * np.median(np.abs(d - np.median(d, axis=0)), axis=0) / np.sqrt(6.0)
+
+
 @dataclass(frozen=True, eq=False)
 class EnergyEstimate(Estimate):
     """An :class:`~drng.identification.estimation.Estimate` of beta from the work over windows
@@ -208,9 +220,7 @@ def energy_estimate(model, data, window: float = WINDOW, rule: str = "simpson") 
     if m <= p:
         raise PgaDynError(f"{data.source}: {m} windows of {window:g} s give {m} equations for {p} parameters: "
                           f"too few (a longer record or shorter windows)")
-    step = float(np.median(np.diff(data.t)))
-    _, _, density = spectrum(data.tau, 1.0 / step)
-    sigma = np.maximum(np.sqrt(0.5 * density / step), NOISE_FLOOR * np.sqrt(np.mean(data.tau ** 2, axis=0)))
+    sigma = np.maximum(force_noise(data.tau), NOISE_FLOOR * np.sqrt(np.mean(data.tau ** 2, axis=0)))
     std = np.sqrt(eq.noise @ sigma ** 2)
     if np.any(std == 0):
         raise PgaDynError(f"{data.source}: the robot stands still over the window from t = {data.t[eq.starts[np.argmin(std)]]:g} s: "
