@@ -143,6 +143,8 @@ def test_errors():
     data, _ = simulate(robot, traj)
     with pytest.raises(PgaDynError, match="windows of 0.1 s give 19 equations for 36 parameters"):
         identify_energy(robot, data)
+    with pytest.raises(PgaDynError, match="200 samples are fewer than one window of 3 s \\(301 samples\\)"):
+        identify_energy(robot, data, window=3)
     with pytest.raises(PgaDynError, match="window must be a positive number"):
         identify_energy(robot, data, window=0)
     with pytest.raises(PgaDynError, match="integration rule must be one of simpson, trapezoid"):
