@@ -21,11 +21,13 @@ above it in this list (tests/test_architecture.py checks it).
    properties, :func:`violations`, :func:`model_violations`;
 7. :mod:`.estimation` - :func:`identify`, :func:`map_estimate`, :func:`default_prior`: OLS / WLS
    with standard deviations, MAP with a prior;
-8. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
+8. :mod:`.energy` - :func:`identify_energy`: the same parameters from the work of the forces
+   over windows of time (kinetic plus potential energy and friction work), without accelerations;
+9. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
    pseudo-inertias (an LMI);
-9. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
-   a dict and as text, and the plot of measured against predicted forces;
-10. :mod:`.export` - :func:`write_urdf`: the identified inertials written to a new URDF file.
+10. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
+     a dict and as text, and the plot of measured against predicted forces;
+11. :mod:`.export` - :func:`write_urdf`: the identified inertials written to a new URDF file.
 """
 
 from pga_dyn.lazy import lazy_getattr
@@ -44,6 +46,7 @@ _LAZY = {
     "identify": "estimation",
     "map_estimate": "estimation",
     "default_prior": "estimation",
+    "identify_energy": "energy",
     "consistent_estimate": "consistency",
     "report": "diagnostics",
     "report_text": "diagnostics",

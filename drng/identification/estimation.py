@@ -131,9 +131,10 @@ def predict(model: IdentificationModel, beta, data) -> np.ndarray:
     return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
 
 
-def _solve(W: np.ndarray, tau: np.ndarray):
-    """Least squares on the column-scaled W: beta and (W^T W)^-1, and the condition number of
-    the column-scaled W; PgaDynError when it is rank-deficient."""
+def scaled_least_squares(W: np.ndarray, tau: np.ndarray):
+    """Least squares on the column-scaled W (rows, p): beta (p,), (W^T W)^-1 (p, p) and the
+    condition number of the column-scaled W; (None, None, cond) when it is rank-deficient
+    (reciprocal condition below :data:`MIN_RCOND`)."""
     norms = np.linalg.norm(W, axis=0)
     if np.any(norms == 0):
         return None, None, np.inf
@@ -172,10 +173,10 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
 
     def solve(weights):
         w = weights[jk]
-        beta, inverse, cond = _solve(Wk * w[:, None], tk * w)
+        beta, inverse, cond = scaled_least_squares(Wk * w[:, None], tk * w)
         if beta is None:
             raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
-                              f"column-scaled regressor {cond:.2e}); {_unexcited(model, Wk * w[:, None])}: use an "
+                              f"column-scaled regressor {cond:.2e}); {unexcited(model, Wk * w[:, None])}: use an "
                               f"exciting trajectory (pga-dyn excite)")
         return beta, inverse, cond
 
@@ -235,7 +236,7 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
     return float((lags[best] + offset) * step), lags * step, ssr
 
 
-def _unexcited(model: IdentificationModel, W: np.ndarray) -> str:
+def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     """The parameters along the least excited direction of the column-scaled W."""
     norms = np.linalg.norm(W, axis=0)
     zero = [model.names[k] for k in np.flatnonzero(norms == 0)]

@@ -18,6 +18,10 @@ def register(sub) -> None:
                                                      "optionally qd_NAME, qdd_NAME")
     common.identification_terms(parser)
     parser.add_argument("--ols", action="store_true", help="ordinary least squares (default: weighted)")
+    parser.add_argument("--energy", action="store_true",
+                        help="energy-based: the work of the forces over windows of time against the change of "
+                             "kinetic and potential energy and the friction work, no accelerations")
+    parser.add_argument("--window", type=float, metavar="SECONDS", help="the windows of --energy (default 0.1 s)")
     parser.add_argument("--cutoff", type=float, help="filter cutoff, Hz, when qd, qdd are derived from q "
                                                      "(default: 0.05 times the sample rate)")
     full = parser.add_mutually_exclusive_group()
@@ -36,18 +40,26 @@ def register(sub) -> None:
 def run(args, out) -> int:
     import json
 
-    from drng.identification import (consistent_estimate, default_prior, identify, map_estimate,
+    from drng.identification import (consistent_estimate, default_prior, identify, identify_energy, map_estimate,
                                      read_trajectory, report, report_text, write_urdf)
     from drng.identification.diagnostics import plot
+    from drng.identification.energy import WINDOW
 
     robot = common.robot(args)
     if args.output and not (args.consistent or args.map):
         raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
+    if args.energy and args.ols:
+        raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")
+    if args.window is not None and not args.energy:
+        raise PgaDynError("--window is the length of the windows of --energy: add --energy")
     common.warn_model(robot)
     data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
     test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
-    est = identify(robot, data, friction=common.friction(args.friction), armature=args.armature,
-                   weighted=not args.ols)
+    terms = {"friction": common.friction(args.friction), "armature": args.armature}
+    if args.energy:
+        est = identify_energy(robot, data, window=WINDOW if args.window is None else args.window, **terms)
+    else:
+        est = identify(robot, data, weighted=not args.ols, **terms)
     full = None
     if args.consistent or args.map:
         prior = default_prior(est.model, data, relative=args.prior_std)
