@@ -47,8 +47,8 @@ def in_composition_root(module: str) -> bool:
 #: The stages of the identification in the order of the job (the opening docstring of
 #: drng.identification lists them so): each imports only the stages before it.
 IDENTIFICATION = "drng.identification"
-STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "consistency",
-          "diagnostics", "export")
+STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "payload",
+          "consistency", "diagnostics", "export")
 
 
 def private(name: str) -> bool:
