@@ -310,6 +310,11 @@ def test_drive_gains(experiments):
     np.testing.assert_allclose(result.payload, truth, atol=1e-6 * np.abs(truth).max())
     np.testing.assert_allclose(result.beta, estimate(model, unloaded).beta, rtol=1e-6, atol=1e-9)
     assert [g["coordinate"] for g in result.report()["gains"]] == list(model.robot.actuated_names)
+    rng = np.random.default_rng(5)  # 1 % noise on the currents: every gain within 4 standard deviations
+    noisy = [data.with_tau(data.tau / gains * (1 + 0.01 * rng.standard_normal(data.tau.shape)))
+             for data in (unloaded, loaded)]
+    result = drive_gains(model, *noisy, "tool0", PAYLOAD["mass"])
+    assert np.all(np.abs(result.gains - gains) < 4 * result.std) and np.all(result.std < 0.05 * gains)
     with pytest.raises(PgaDynError, match="positive number of kg"):
         drive_gains(model, unloaded, loaded, "tool0", 0.0)
 

@@ -27,6 +27,18 @@ with phi_P = (m_P, phi_P'), the unknowns (beta, phi_P', g) solve the linear leas
 
 I the currents of coordinate j in column j, gains bounded below by 0 (:func:`scipy.optimize.lsq_linear`
 when the unconstrained solution leaves the bounds; a gain that ends on its bound is an error).
+That solution is only the start: the currents, which carry the noise, are in the matrix, and
+least squares is biased towards small gains (errors in variables; on a joint whose force is
+mostly friction, fc_j sign(qd_j) g_j^-1 is all of i_j that the robot's shared parameters do not
+see, and 1 % current noise took the Puma's sixth gain from 5 to 0.015). So the fit is refined
+with the currents as the measurements,
+
+    min_{g > 0, x} sum_rows ((i_j - (B x + c) / g_j) / sigma_j)^2,   B x + c the right-hand side above,
+
+by variable projection (Golub, Pereyra): x is the linear least squares at given g, and
+log g (so that g > 0) is found by Levenberg-Marquardt (:func:`scipy.optimize.least_squares`);
+sigma_j, the noise of the currents of coordinate j, is re-estimated once from the residuals.
+The gains' covariance is s^2 (J^T J)^-1 of the projected residual's Jacobian J (in log g).
 
 Every fit here weighs the rows of each coordinate by 1 / sigma_j, its noise standard deviation
 estimated from the residuals of an unweighted fit (at least NOISE_FLOOR times the RMS of the
@@ -212,22 +224,26 @@ def identify_payload(est, loaded, link: str, unloaded=None, together: bool = Fal
 
 @dataclass(frozen=True, eq=False)
 class DriveGains:
-    """Drive gains ``gains`` (n_a,) (force per unit of current) with ``std`` (n_a,), found with the
-    robot's parameters ``beta`` (p,) (in force units) and the payload's ``payload`` (10,) (its
-    mass the one given), ``covariance`` of (beta, payload without mass, gains), ``cond``."""
+    """Drive gains ``gains`` (n_a,) (force per unit of current) of the coordinates ``names`` with
+    ``std`` (n_a,) and ``covariance`` (n_a, n_a), found with the robot's parameters ``beta`` (p,)
+    (in force units) and the payload's ``payload`` (10,) (its mass the one given); ``start`` (n_a,)
+    the gains of the linear least squares the fit starts from; ``sigma`` (n_a,) the currents'
+    noise."""
 
     names: tuple
     gains: np.ndarray
     std: np.ndarray
+    covariance: np.ndarray
     beta: np.ndarray
     payload: np.ndarray
-    covariance: np.ndarray
-    cond: float
+    start: np.ndarray
+    sigma: np.ndarray
 
     def report(self) -> dict:
         return {"gains": [{"coordinate": n, "value": float(g), "std": float(s)}
                           for n, g, s in zip(self.names, self.gains, self.std)],
-                "payload": dict(zip(LINK_PARAM_NAMES, self.payload.tolist())), "cond": self.cond}
+                "payload": dict(zip(LINK_PARAM_NAMES, self.payload.tolist())), "start": self.start.tolist(),
+                "current_noise": self.sigma.tolist()}
 
 
 @one_blas_thread
@@ -235,30 +251,55 @@ def drive_gains(model, unloaded, loaded, link: str, payload_mass: float) -> Driv
     """The drive gains g (n_a,) of ``model``'s robot (an
     :class:`~drng.identification.model.IdentificationModel`) from an ``unloaded`` and a
     ``loaded`` experiment whose ``tau`` holds the measured currents (Trajectories), the payload
-    of known mass ``payload_mass`` (kg) rigidly attached to ``link`` (module docstring): least
-    squares with g >= 0. PgaDynError when the data do not determine the unknowns or a gain ends
-    at 0."""
+    of known mass ``payload_mass`` (kg) rigidly attached to ``link`` (module docstring).
+    PgaDynError when the data do not determine the unknowns or the linear start puts a gain at 0."""
+    scipy_optimize = optional("scipy.optimize", "the drive gains")
     if not (isinstance(payload_mass, (int, float)) and np.isfinite(payload_mass) and payload_mass > 0):
         raise PgaDynError(f"drive gains: the payload mass must be a positive number of kg, got {payload_mass!r}")
     robot, p, na = model.robot, model.num_parameters, len(model.robot.actuated)
     su, ku, ju = _rows(model, unloaded, "currents")
     sl, kl, jl = _rows(model, loaded, "currents")
     Y = load_regressor(model, link, sl)[kl]
-    Iu = np.zeros((int(ku.sum()), na))
-    Iu[np.arange(len(ju)), ju] = unloaded.tau[ku]
-    Il = np.zeros((int(kl.sum()), na))
-    Il[np.arange(len(jl)), jl] = loaded.tau[kl]
-    A = np.block([[model.regressor(su)[ku], np.zeros((len(ju), 9)), -Iu],
-                  [model.regressor(sl)[kl], Y[:, 1:], -Il]])
-    rhs = np.concatenate([np.zeros(len(ju)), -Y[:, 0] * payload_mass])
+    # g_j i_j = B x + c, x = (beta, the payload without its mass)
+    B = np.block([[model.regressor(su)[ku], np.zeros((len(ju), 9))], [model.regressor(sl)[kl], Y[:, 1:]]])
+    c = np.concatenate([np.zeros(len(ju)), Y[:, 0] * payload_mass])
+    current, j = np.concatenate([unloaded.tau[ku], loaded.tau[kl]]), np.concatenate([ju, jl])
+    I = np.zeros((len(j), na))
+    I[np.arange(len(j)), j] = current
     names = (list(model.names) + [f"{n}_payload" for n in LINK_PARAM_NAMES[1:]]
              + [f"g_{n}" for n in robot.actuated_names])
     lower = np.concatenate([np.full(p + 9, -np.inf), np.zeros(na)])
-    x, cov, _, cond, _ = _fit(A, rhs, np.concatenate([ju, jl]), names, "drive gains", lower)
-    gains = x[p + 9:]
-    if np.any(gains <= 0):
-        zero = [n for n, g in zip(robot.actuated_names, gains) if g <= 0]
-        raise PgaDynError(f"drive gains: the gains of {zero} end at their bound 0: the experiments do not "
-                          "determine them (does the payload change their forces?)")
-    return DriveGains(tuple(robot.actuated_names), gains, np.sqrt(np.diag(cov))[p + 9:], x[:p],
-                      np.concatenate([[payload_mass], x[p:p + 9]]), cov, cond)
+    x, _, _, _, _ = _fit(np.hstack([B, -I]), -c, j, names, "drive gains", lower)
+    start = x[p + 9:]
+    if np.any(start <= 0):
+        zero = [n for n, g in zip(robot.actuated_names, start) if g <= 0]
+        raise PgaDynError(f"drive gains: the linear least squares puts the gains of {zero} at their bound 0: the "
+                          "experiments do not determine them (does the payload change their forces?)")
+    count = np.bincount(j, None, na)
+    floor = NOISE_FLOOR * np.sqrt(np.bincount(j, current ** 2, na) / count)
+    norms = np.linalg.norm(B, axis=0)
+
+    def inner(log_gains, sigma):
+        """x and the weighted current residuals (i - (B x + c) / g_j) / sigma_j at the gains."""
+        w = 1.0 / (np.exp(log_gains)[j] * sigma[j])
+        Bw = B * (w[:, None] / norms)
+        y = np.linalg.lstsq(Bw, current / sigma[j] - c * w, rcond=None)[0]
+        return y / norms, current / sigma[j] - Bw @ y - c * w
+
+    def noise(residual, sigma):
+        return np.maximum(np.sqrt(np.bincount(j, (residual * sigma[j]) ** 2, na) / count), floor)
+
+    sigma = noise((current - (B @ x[:p + 9] + c) / start[j]) / floor[j], floor)
+    log_gains = np.log(start)
+    for _ in range(2):  # the currents' noise re-estimated once from the fit's residuals
+        solution = scipy_optimize.least_squares(lambda v: inner(v, sigma)[1], log_gains, method="lm",
+                                                x_scale=1.0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+        log_gains = solution.x
+        x, residual = inner(log_gains, sigma)
+        sigma = noise(residual, sigma)
+    x, residual = inner(log_gains, sigma)
+    scale = float(residual @ residual / max(len(j) - p - 9 - na, 1))
+    gains = np.exp(log_gains)
+    cov = scale * np.linalg.inv(solution.jac.T @ solution.jac) * np.outer(gains, gains)
+    return DriveGains(tuple(robot.actuated_names), gains, np.sqrt(np.diag(cov)), cov, x[:p],
+                      np.concatenate([[payload_mass], x[p:]]), start, sigma)
