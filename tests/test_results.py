@@ -258,6 +258,27 @@ def test_mjcf_out_with_friction_and_armature(tmp_path):
         write_model(full, tmp_path / "again.xml")
 
 
+def test_cli_mjcf_out(tmp_path, capsys):
+    """pga-dyn identify on an MJCF robot writes MJCF (robots.write_mjcf), armature included."""
+    mujoco = pytest.importorskip("mujoco")
+    source = tmp_path / "arm3.xml"
+    source.write_text(ARM)
+    robot = robots.load_mjcf(source)
+    traj = random_excitation(robot, duration=6, rate=100, seed=1, friction=True, armature=True).trajectory
+    simulate(robot, traj, extras={"viscous": 0.2, "coulomb": 0.3, "armature": 0.02}, noise=0.01,
+             seed=0)[0].write(tmp_path / "data.csv")
+    out_file = tmp_path / "identified.xml"
+    code, out, _ = run(["identify", source, tmp_path / "data.csv", "--friction", "--armature", "--consistent",
+                        "-o", out_file, "--json"], capsys)
+    assert code == 0
+    written = json.loads(out)["written"]
+    assert written["format"] == "mjcf" and written["not_written"] == []
+    compiled = mujoco.MjModel.from_xml_path(str(out_file))
+    values = {p["name"]: p["value"] for p in json.loads(out)["full"]["parameters"]}
+    np.testing.assert_allclose(compiled.dof_armature, [values[f"Ia_j{k}"] for k in (1, 2, 3)], rtol=1e-12)
+    np.testing.assert_allclose(compiled.dof_frictionloss, [values[f"fc_j{k}"] for k in (1, 2, 3)], rtol=1e-12)
+
+
 def test_negative_terms_are_not_written(ur5):
     robot, _ = ur5
     model = identification_model(robot, friction=("viscous",))
