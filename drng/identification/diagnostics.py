@@ -19,7 +19,10 @@ def report(est, full=None, test=None) -> dict:
     """A JSON-ready dict of an identification: the model, the data, the estimate ``est`` (beta,
     std, relative std, expressions, the model file's values), the noise and residuals per
     coordinate, the held-out ``test`` data's residual RMS, and the full parameters of ``full``
-    (a MAP or consistent estimate) with their pseudo-inertias' smallest eigenvalues."""
+    (a MAP or consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on
+    each full parameter the data do not determine on its own
+    (:func:`~drng.identification.consistency.identifiability`) and, for a consistent estimate, its
+    bounds per body (:meth:`~drng.identification.consistency.BodyBounds.report`)."""
     import pga_dyn
 
     model, data, robot = est.model, est.data, est.model.robot

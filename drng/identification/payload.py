@@ -198,7 +198,7 @@ def identify_payload(est, loaded, link: str, unloaded=None, together: bool = Fal
     ``beta``), the payload is the least-squares fit of the forces the unloaded robot does not
     explain. With ``together``, beta is estimated again, from ``unloaded`` (default
     ``est.data``) and ``loaded`` at once. PgaDynError when the data do not determine the ten
-    parameters (e.g. a payload on a link that moves with fewer than six degrees of freedom)."""
+    parameters (e.g. on a link that turns about a fixed axis, where only Izz has a signal)."""
     model = est.model
     b, _ = payload_map(model.robot, link)
     states, keep, j = _rows(model, loaded, "forces")
@@ -210,7 +210,9 @@ def identify_payload(est, loaded, link: str, unloaded=None, together: bool = Fal
         x, cov, sigma, cond, e = _fit(Y, rhs, j, names, where)
         phi, beta = x, np.asarray(est.beta, dtype=float)
     else:
-        unloaded = est.data if unloaded is None else unloaded
+        unloaded = getattr(est, "data", None) if unloaded is None else unloaded
+        if unloaded is None:
+            raise PgaDynError("payload together with the robot's parameters: give the unloaded data (unloaded=)")
         su, ku, ju = _rows(model, unloaded, "forces")
         p = model.num_parameters
         A = np.block([[model.regressor(su)[ku], np.zeros((int(ku.sum()), 10))], [model.regressor(states)[keep], Y]])
