@@ -317,6 +317,8 @@ def test_payload_from_pinocchio(experiments, together):
         identify_payload(est, loaded, "base_link")
     with pytest.raises(PgaDynError, match="no link named 'gripper'"):
         identify_payload(est, loaded, "gripper")
+    with pytest.raises(PgaDynError, match="no signal at all for m_payload, mcx_payload"):  # turns about a fixed axis
+        identify_payload(est, loaded, "shoulder_link")
 
 
 def test_drive_gains(experiments):
