@@ -47,7 +47,7 @@ def in_composition_root(module: str) -> bool:
 #: The stages of the identification in the order of the job (the opening docstring of
 #: drng.identification lists them so): each imports only the stages before it.
 IDENTIFICATION = "drng.identification"
-STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "energy",
+STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "energy", "payload",
           "consistency", "diagnostics", "export")
 
 

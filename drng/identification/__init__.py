@@ -23,11 +23,16 @@ above it in this list (tests/test_architecture.py checks it).
    with standard deviations, MAP with a prior;
 8. :mod:`.energy` - :func:`identify_energy`: the same parameters from the work of the forces
    over windows of time (kinetic plus potential energy and friction work), without accelerations;
-9. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
-   pseudo-inertias (an LMI);
-10. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
-     a dict and as text, and the plot of measured against predicted forces;
-11. :mod:`.export` - :func:`write_urdf`: the identified inertials written to a new URDF file.
+9. :mod:`.payload` - :func:`identify_payload`, :func:`drive_gains`: the parameters of a load at a
+   link (its regressor), and the drives' current-to-force gains from a known payload mass;
+10. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
+   pseudo-inertias and bounded masses and extents (LMIs), and which full parameters the data
+   determine on their own (:func:`identifiability`);
+11. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
+    a dict and as text, and the plot of measured against predicted forces;
+12. :mod:`.export` - :func:`write_model`, :func:`write_urdf`, :func:`export_plan`: the identified
+    model written to a new robot file (inertials, joint friction and armature where the format
+    holds them).
 """
 
 from pga_dyn.lazy import lazy_getattr
@@ -47,10 +52,18 @@ _LAZY = {
     "map_estimate": "estimation",
     "default_prior": "estimation",
     "identify_energy": "energy",
+    "identify_payload": "payload",
+    "drive_gains": "payload",
     "consistent_estimate": "consistency",
+    "body_bounds": "consistency",
+    "identifiability": "consistency",
     "report": "diagnostics",
     "report_text": "diagnostics",
     "write_urdf": "export",
+    "export_plan": "export",
+    "export_text": "export",
+    "file_format": "export",
+    "write_model": "export",
 }
 
 __all__ = list(_LAZY)

@@ -4,17 +4,34 @@
 A body's parameters are physical exactly when its pseudo-inertia N_b is positive semidefinite
 (:mod:`drng.identification.physics`). The consistent estimate (:func:`consistent_estimate`) is
 the MAP estimate of :mod:`drng.identification.estimation` under the constraints N_b >= 0 for
-every body, the viscous and Coulomb friction and the armature >= 0:
+every body, bounds on each body's mass and extent (:func:`body_bounds`), and the viscous and
+Coulomb friction and the armature >= 0:
 
     min_theta (K theta - beta_hat)^T A (K theta - beta_hat) + ||(theta - theta_0) / sigma_0||^2
-    s.t.      N_b(phi) >= PSD_MARGIN 1 (b = 1..n),  fv, fc, Ia >= 0,
+    s.t.      N_b(phi) >= PSD_MARGIN 1,  tr(Q_b N_b(phi)) >= PSD_MARGIN,
+              m_lo,b <= m_b <= m_hi,b   (b = 1..n),   fv, fc, Ia >= 0,
 
 a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved with
 cvxpy (Clarabel): the optional extra ``pga-dyn[identify]``. Its base values K theta fit the data
 as well as the constraints allow; the directions the data do not see stay closest to the prior.
+
+The extent bound tr(Q_b N_b) >= 0 (Wensing, Kim, Slotine 2018) says that the body's density lies
+inside the ellipsoid E_b of Q_b (:func:`~drng.identification.physics.ellipsoid_matrix`): by
+default the ellipsoid of the model file's inertia of the body scaled by :data:`EXTENT_FACTOR`
+(:func:`~drng.identification.physics.inertia_ellipsoid`; the file has no geometry pga-dyn reads),
+or one given per link. Without it a body the data do not pin down can end on the PSD boundary
+with its mass on a line reaching far out of the link. The mass bounds are :data:`MASS_BOUNDS`
+times the model file's masses. A body of mass 0 in the file gets neither bound, and says so.
+
+A full estimate splits the identifiable combinations K theta into single parameters by the
+prior; :func:`identifiability` says which single parameters the data determine: theta_k is
+identifiable exactly when e_k is in the row space of K. The others (e.g. the armature of a
+first joint, regrouped into Izz1R) carry the prior's split and are marked so in the reports.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,7 +41,8 @@ from ..result import one_blas_thread
 
 from .estimation import FullEstimate, check_prior, default_prior
 from .model import NONNEGATIVE
-from .physics import PSEUDO_BASIS, pseudo_inertia, pseudo_inertia_eigenvalues
+from .physics import (PSEUDO_BASIS, Ellipsoid, ellipsoid_margin, ellipsoid_matrix, inertia_ellipsoid, pseudo_inertia,
+                      pseudo_inertia_eigenvalues)
 
 #: The consistent estimate asks N_b - PSD_MARGIN 1 >= 0: a body on the boundary of the cone (a flat
 #: or massless body) then passes :func:`~drng.identification.physics.violations` despite the
@@ -33,19 +51,141 @@ PSD_MARGIN = 1e-9
 #: The consistent estimate is accepted when every pseudo-inertia's smallest eigenvalue is at
 #: least -ACCEPT_TOL (kg m^2); the solver's answer is checked, never repaired.
 ACCEPT_TOL = 1e-9
+#: Default mass bounds of each body, relative to its mass in the model file.
+MASS_BOUNDS = (0.5, 2.0)
+#: Default extent bound: the ellipsoid of the model file's inertia of each body
+#: (:func:`~drng.identification.physics.inertia_ellipsoid`) with its semi-axes scaled by this.
+EXTENT_FACTOR = 2.0
+#: Identifiability of a single parameter: |e_k projected on the row space of K| >= 1 - RANGE_TOL.
+RANGE_TOL = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class BodyBounds:
+    """The bounds of the consistent estimate on each body (``names``, the robot's bodies): ``mass``
+    (n, 2) lower and upper mass (kg; -inf, inf: none), ``ellipsoids`` (n,) of
+    :class:`~drng.identification.physics.Ellipsoid` (None: no extent bound) in the body frames,
+    ``sources`` (n,) where each body's bounds come from (or why it has none)."""
+
+    names: tuple
+    mass: np.ndarray
+    ellipsoids: tuple
+    sources: tuple
+
+    def report(self, phi=None) -> list:
+        """One JSON-ready dict per body: the mass bounds, the ellipsoid's centre, semi-axes and axes
+        (rows), the source; with link-frame parameters ``phi`` (n, 10), the mass, the extent margin
+        tr(Q N) (kg, :func:`~drng.identification.physics.ellipsoid_margin`) and which bounds are
+        active (within 1e-6 relative)."""
+        out = []
+        for b, name in enumerate(self.names):
+            lo, hi = self.mass[b]
+            e = self.ellipsoids[b]
+            row = {"body": name, "mass_bounds": [float(v) if np.isfinite(v) else None for v in (lo, hi)],
+                   "ellipsoid": None if e is None else {"center": e.center.tolist(), "semi_axes": e.axes.tolist(),
+                                                        "axes": e.rotation.T.tolist()},
+                   "source": self.sources[b]}
+            if phi is not None:
+                m = float(phi[b][0])
+                active = [k for k, v in (("mass lower", lo), ("mass upper", hi))
+                          if np.isfinite(v) and abs(m - v) <= 1e-6 * max(abs(v), 1e-12)]
+                if e is not None:
+                    row["extent_margin"] = ellipsoid_margin(phi[b], e.matrix())
+                    if row["extent_margin"] <= 1e-6 * max(m, 1e-12):
+                        active.append("extent")
+                row |= {"mass": m, "active": active}
+            out.append(row)
+        return out
+
+
+def body_bounds(robot, mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids=None) -> BodyBounds:
+    """The :class:`BodyBounds` of ``robot``'s bodies: masses within ``mass_bounds`` (lower, upper)
+    times the model file's (None: no mass bound); the ellipsoid of the file's inertia scaled by
+    ``extent`` (None: no extent bound), except for the links of ``ellipsoids``, {link: (centre (3,),
+    semi-axes (3,)) or (centre, semi-axes, rotation (3, 3))} in the link's frame (a link merged into
+    a body by fixed joints is moved to the body frame)."""
+    import pga_dyn
+
+    n = robot.n
+    phi0 = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(n, 10)
+    mass = np.tile([-np.inf, np.inf], (n, 1))
+    mass_source, extent_source = [""] * n, [""] * n
+    if mass_bounds is not None:
+        lo, hi = (float(v) for v in mass_bounds)
+        if not 0 <= lo <= 1 <= hi:
+            raise PgaDynError("mass bounds are factors of the model's masses with 0 <= lower <= 1 <= upper, "
+                              f"got {mass_bounds}")
+        for b in range(n):
+            if phi0[b, 0] > 0:
+                mass[b] = lo * phi0[b, 0], hi * phi0[b, 0]
+                mass_source[b] = f"mass {lo:g}-{hi:g} x model"
+            else:
+                mass_source[b] = "no mass bound: the model's mass is 0"
+    if extent is not None and not (isinstance(extent, (int, float)) and extent > 0):
+        raise PgaDynError(f"extent: the factor of the model inertia's ellipsoid must be positive, got {extent!r}")
+    found = [None if extent is None else inertia_ellipsoid(p, float(extent)) for p in phi0]
+    if extent is not None:
+        for b in range(n):
+            extent_source[b] = (f"ellipsoid of the model inertia x {extent:g}" if found[b] is not None
+                                else "no extent bound: the model's body is massless or a point mass")
+    for link, given in (ellipsoids or {}).items():
+        b = robot.body_index(link)
+        if b == 0:
+            raise PgaDynError(f"ellipsoids: link '{link}' is fixed to the base: nothing to bound")
+        if len(given) not in (2, 3):
+            raise PgaDynError(f"ellipsoids['{link}']: expected (centre, semi-axes) or (centre, semi-axes, rotation)")
+        T = robot.link_pose(link)
+        c, a = np.asarray(given[0], dtype=float), np.asarray(given[1], dtype=float)
+        R = np.eye(3) if len(given) == 2 else np.asarray(given[2], dtype=float)
+        ellipsoid_matrix(c, a, R)  # checks the shapes and the semi-axes
+        found[b - 1] = Ellipsoid(T[:3, :3] @ c + T[:3, 3], a, T[:3, :3] @ R)
+        extent_source[b - 1] = f"ellipsoid given on {link}"
+    sources = tuple("; ".join(s for s in pair if s) for pair in zip(mass_source, extent_source))
+    return BodyBounds(tuple(robot.body_names), mass, tuple(found), sources)
+
+
+@dataclass(frozen=True, eq=False)
+class ConsistentEstimate(FullEstimate):
+    """A :class:`~drng.identification.estimation.FullEstimate` with the :class:`BodyBounds` it
+    was found under (``bounds``)."""
+
+    bounds: BodyBounds | None = None
+
+
+def identifiability(model) -> tuple:
+    """For each full parameter theta_k of ``model`` (an
+    :class:`~drng.identification.model.IdentificationModel`), "" when the data determine it on
+    its own (e_k in the row space of K), else a note: "not identifiable separately: regrouped into
+    Izz1R, ..." (the identifiable parameters it is part of) or "not identifiable: no effect on the
+    forces" (a zero column of K)."""
+    Q = np.linalg.qr(model.K.T)[0]
+    inside = np.sum(Q ** 2, axis=1)
+    notes = []
+    for k in range(model.K.shape[1]):
+        rows = np.flatnonzero(model.K[:, k])
+        if inside[k] >= 1 - RANGE_TOL:
+            notes.append("")
+        elif rows.size:
+            notes.append("not identifiable separately: regrouped into " + ", ".join(model.names[r] for r in rows))
+        else:
+            notes.append("not identifiable: no effect on the forces")
+    return tuple(notes)
 
 
 @one_blas_thread
-def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
+def consistent_estimate(est, prior=None, solver: str = "CLARABEL", mass_bounds=MASS_BOUNDS,
+                        extent=EXTENT_FACTOR, ellipsoids=None):
     """The physically consistent estimate (module docstring) from ``est`` (an
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
-    (default :func:`~drng.identification.estimation.default_prior`). Returns a
-    :class:`~drng.identification.estimation.FullEstimate`; PgaDynError when cvxpy is not
-    installed, the solver fails, or its answer has a pseudo-inertia eigenvalue below
-    -ACCEPT_TOL."""
+    (default :func:`~drng.identification.estimation.default_prior`), with the bounds of
+    :func:`body_bounds` (``mass_bounds``, ``extent``, ``ellipsoids``; None: that bound off).
+    Returns a :class:`ConsistentEstimate`; PgaDynError when cvxpy is not installed, the solver
+    fails (an infeasible prior and bounds included), or its answer has a pseudo-inertia eigenvalue
+    below -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL (relative for the masses)."""
     cp = optional("cvxpy", "the physically consistent estimate")
     model = est.model
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
+    bounds = body_bounds(model.robot, mass_bounds, extent, ellipsoids)
     nphi, K = model.base.K.shape[1], model.K
     # theta = theta_0 + sigma_0 z; the data term through the Cholesky factor of the information
     L = np.linalg.cholesky(est.information()).T
@@ -59,6 +199,13 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
         N = pseudo_inertia(theta0[cols]) + sum(sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k]
                                                for k in range(10))
         constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
+        e = bounds.ellipsoids[b]
+        if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
+            a = np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS)
+            constraints.append(a @ theta0[cols] + (a * sigma0[cols]) @ z[cols] >= PSD_MARGIN)
+        lo, hi = bounds.mass[b]
+        if np.isfinite(lo):
+            constraints += [theta[10 * b] >= lo, theta[10 * b] <= hi]
     for k, (term, _) in enumerate(model.extras):
         if term in NONNEGATIVE:
             constraints.append(theta[nphi + k] >= 0)
@@ -75,4 +222,12 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL"):
         worst = int(np.argmin(eig))
         raise PgaDynError(f"the consistent estimate: solver {solver} returned a pseudo-inertia of body "
                           f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}")
-    return FullEstimate(model, theta_hat, K @ theta_hat, None, "consistent", eig, solver)
+    phi = theta_hat[:nphi].reshape(-1, 10)
+    for name, p, (lo, hi), e in zip(bounds.names, phi, bounds.mass, bounds.ellipsoids):
+        if not lo * (1 - ACCEPT_TOL) - ACCEPT_TOL <= p[0] <= hi * (1 + ACCEPT_TOL) + ACCEPT_TOL:
+            raise PgaDynError(f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
+                              f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]")
+        if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL:
+            raise PgaDynError(f"the consistent estimate: solver {solver} returned body '{name}' outside its "
+                              f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)")
+    return ConsistentEstimate(model, theta_hat, K @ theta_hat, None, "consistent", eig, solver, bounds)

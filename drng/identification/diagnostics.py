@@ -11,6 +11,7 @@ import numpy as np
 
 from pga_dyn.display import number, save_figure, text_table
 
+from .consistency import ConsistentEstimate, identifiability
 from .physics import violations
 
 
@@ -18,7 +19,10 @@ def report(est, full=None, test=None) -> dict:
     """A JSON-ready dict of an identification: the model, the data, the estimate ``est`` (beta,
     std, relative std, expressions, the model file's values), the noise and residuals per
     coordinate, the held-out ``test`` data's residual RMS, and the full parameters of ``full``
-    (a MAP or consistent estimate) with their pseudo-inertias' smallest eigenvalues."""
+    (a MAP or consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on
+    each full parameter the data do not determine on its own
+    (:func:`~drng.identification.consistency.identifiability`) and, for a consistent estimate, its
+    bounds per body (:meth:`~drng.identification.consistency.BodyBounds.report`)."""
     import pga_dyn
 
     model, data, robot = est.model, est.data, est.model.robot
@@ -44,10 +48,14 @@ def report(est, full=None, test=None) -> dict:
             "min_pseudo_inertia_eigenvalue": dict(zip(robot.body_names, full.min_eigenvalues.tolist())),
             "violations": [str(v) for v in violations(robot.body_names, full.phi)],
             "parameters": [{"name": n, "value": float(v)} | ({} if full.std is None else {"std": float(s)})
-                           for n, v, s in zip(names, full.theta,
-                                              full.std if full.std is not None else np.zeros(len(names)))],
+                           | ({"note": note} if note else {})
+                           for n, v, s, note in zip(names, full.theta,
+                                                    full.std if full.std is not None else np.zeros(len(names)),
+                                                    identifiability(model))],
             "base_values": full.beta.tolist(),
         }
+        if isinstance(full, ConsistentEstimate) and full.bounds is not None:
+            out["full"]["bounds"] = full.bounds.report(full.phi)
         if test is not None:
             out["full"]["held_out_residual_rms"] = np.sqrt(np.mean((test.tau - full.predict(test)) ** 2,
                                                                    axis=0)).tolist()
@@ -82,8 +90,17 @@ def report_text(report: dict) -> list:
             lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
         if "held_out_residual_rms" in full:
             lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
-        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-") for p in full["parameters"]]
-        lines += text_table(("parameter", "value", "std"), rows)
+        for b in full.get("bounds", ()):
+            lo, hi = (f"{v:.4g}" if v is not None else "-" for v in b["mass_bounds"])
+            extent = "" if b["ellipsoid"] is None else (
+                ", ellipsoid semi-axes " + " ".join(f"{a:.3g}" for a in b["ellipsoid"]["semi_axes"])
+                + f" m, margin {b['extent_margin']:.3g} kg")
+            lines.append(f"  {b['body']}: mass {b['mass']:.4g} kg in [{lo}, {hi}]{extent} ({b['source']})"
+                         + (f"; ACTIVE: {', '.join(b['active'])}" if b["active"] else ""))
+        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-", p.get("note", ""))
+                for p in full["parameters"]]
+        lines += ["  (note: a parameter the data do not determine on its own has the prior's share of its sums)"]
+        lines += text_table(("parameter", "value", "std", "note"), rows)
     return lines
 
 

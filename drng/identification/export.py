@@ -1,5 +1,5 @@
 """Identified parameters out, the last stage of the identification (:mod:`drng.identification`
-lists them in order): a new URDF file with the identified inertials.
+lists them in order): a new robot file with every identified term its format can hold.
 
 The URDF (:func:`write_urdf`) is the robot's own file with the ``<inertial>`` of each moving
 body replaced: the identified parameters of the body (the lumped parameters of the links
@@ -7,18 +7,117 @@ merged into it by fixed joints) go to its own link (the child link of its moving
 frame is the body frame), with the centre of mass as ``<origin xyz>``, ``rpy="0 0 0"`` and the
 inertia about the centre of mass; the ``<inertial>`` of the links merged into it are removed.
 Links fixed to the base keep theirs. The input file is never written to.
+
+The friction and armature terms (:mod:`drng.identification.model`) go to joint attributes
+(:func:`export_plan`, :data:`ATTRIBUTES`): in URDF ``<dynamics damping="fv" friction="fc"/>``
+(tau = fv qd + fc sign(qd), as Pinocchio reads them); in MJCF (``robots.write_mjcf``) the joint's
+``damping``, ``frictionloss`` and ``armature``. URDF has no rotor inertia (armature), and neither
+format has a constant joint force (the offset f0) or direction-dependent terms: those are listed
+as not written. A joint with several coordinates (universal) has one attribute for all of them
+and gets none. A term regrouped with inertial parameters (the armature of a first joint in
+Izz1R) is written with the split of the full estimate, which only the sum is identified in.
+Terms the identification did not estimate keep the file's values.
 """
 
 from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from typing import NamedTuple
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
+from .consistency import identifiability
 from .physics import mass_properties, violations
+
+#: The joint attribute of each identified extra term, per file format.
+ATTRIBUTES = {"urdf": {"viscous": "damping", "coulomb": "friction"},
+              "mjcf": {"viscous": "damping", "coulomb": "frictionloss", "armature": "armature"}}
+#: Why a format cannot hold a term (other terms: no joint attribute of the format holds it).
+NOT_HELD = {"armature": "URDF has no rotor inertia (armature) attribute",
+            "offset": "no joint attribute holds a constant force (a sensor offset or an asymmetric friction)"}
+
+
+class ExportPlan(NamedTuple):
+    """What :func:`export_plan` writes: the file ``format`` (``urdf``, ``mjcf``), ``attributes``
+    {attribute: {joint: value}} for the writer, ``written`` ((parameter, attribute, joint), ...),
+    ``not_written`` ((parameters, reason), ...) and ``notes`` (lines on regrouped terms)."""
+
+    format: str
+    attributes: dict
+    written: tuple
+    not_written: tuple
+    notes: tuple
+
+    def report(self, path, bodies: int) -> dict:
+        """A JSON-ready dict of the written file ``path`` with the inertials of ``bodies`` bodies."""
+        return {"file": os.fspath(path), "format": self.format, "inertials": bodies,
+                "written": [{"parameter": p, "attribute": a, "joint": j} for p, a, j in self.written],
+                "not_written": [{"parameters": list(p), "reason": r} for p, r in self.not_written],
+                "notes": list(self.notes)}
+
+
+def export_text(report: dict) -> list:
+    """The lines ``pga-dyn identify -o`` prints of an :meth:`ExportPlan.report`."""
+    by_attribute = {}
+    for w in report["written"]:
+        by_attribute.setdefault(w["attribute"], []).append(w["parameter"])
+    lines = [f"written:          {report['file']} ({report['format'].upper()}): inertials of {report['inertials']} "
+             "bodies" + "".join(f"; {a}: {', '.join(p)}" for a, p in by_attribute.items())]
+    lines += [f"  not written:    {', '.join(n['parameters'])}: {n['reason']}" for n in report["not_written"]]
+    lines += [f"  note:           {note}" for note in report["notes"]]
+    return lines
+
+
+def file_format(robot) -> str:
+    """``urdf`` or ``mjcf``: the format of ``robot``'s source file (by its root element)."""
+    source = robot.source
+    if not source or not os.path.isfile(source):
+        raise PgaDynError(f"{robot.name}: the robot has no source file to write an identified model into")
+    try:
+        tag = ET.parse(source).getroot().tag
+    except ET.ParseError as exc:
+        raise PgaDynError(f"{source}: not an XML robot file: {exc}") from None
+    if tag not in ("robot", "mujoco"):
+        raise PgaDynError(f"{source}: root element <{tag}> is neither URDF <robot> nor MJCF <mujoco>")
+    return "urdf" if tag == "robot" else "mjcf"
+
+
+def export_plan(full, fmt: str) -> ExportPlan:
+    """The joint attributes of the extra terms of the full estimate ``full`` (MAP or consistent)
+    in a file of format ``fmt`` (module docstring). PgaDynError when a term to write is negative
+    (a damping, friction or armature below zero is not a model of a drive)."""
+    if fmt not in ATTRIBUTES:
+        raise PgaDynError(f"export: unknown format '{fmt}', expected one of {', '.join(ATTRIBUTES)}")
+    model = full.model
+    robot, held = model.robot, ATTRIBUTES[fmt]
+    nphi = model.base.K.shape[1]
+    names = model.parameter_names[nphi:]
+    notes = identifiability(model)[nphi:]
+    one_coordinate = {robot.joint_names[i] for i in range(1, robot.n + 1)
+                      if robot.coordinates(i).stop - robot.coordinates(i).start == 1}
+    attributes, written, missing, regrouped = {}, [], {}, []
+    for (term, j), name, value, note in zip(model.extras, names, full.extras, notes):
+        joint = robot.actuated_names[j]
+        if term not in held:
+            reason = NOT_HELD.get(term, f"{fmt.upper()} has no joint attribute for the {term} term")
+            missing.setdefault(reason, []).append(name)
+        elif joint not in one_coordinate:
+            missing.setdefault(f"joint of coordinate '{joint}' has several coordinates and one attribute",
+                               []).append(name)
+        elif value < 0:
+            raise PgaDynError(f"export: {name} = {value:.6g} < 0 is not a {term} term of a drive: the file would not "
+                              "be a model of the robot (the consistent estimate, --consistent, bounds it at 0)")
+        else:
+            attributes.setdefault(held[term], {})[joint] = float(value)
+            written.append((name, held[term], joint))
+            if note:
+                regrouped.append(f"{name} {note.split(': ', 1)[1]}")
+    lines = (f"written with the full estimate's split, only the sum is identified: {'; '.join(regrouped)}",) \
+        if regrouped else ()
+    return ExportPlan(fmt, attributes, tuple(written), tuple((tuple(v), k) for k, v in missing.items()), lines)
 
 
 def _inertial_element(phi_b) -> ET.Element:
@@ -33,12 +132,14 @@ def _inertial_element(phi_b) -> ET.Element:
     return element
 
 
-def write_urdf(robot, phi, path) -> str:
+def write_urdf(robot, phi, path, extras=None) -> str:
     """Write ``robot``'s URDF / URDF+ file (``robot.source``) with the link-frame parameters
     ``phi`` ((n, 10) or (10 n,)) as the inertials of its moving bodies to the new file
-    ``path`` (module docstring). Raises PgaDynError when ``phi`` is not physically consistent
-    (:func:`~drng.identification.physics.violations`), the robot has no source file, or
-    ``path`` is that file. Returns ``path``."""
+    ``path`` (module docstring), and the joint attributes ``extras`` {``damping`` or
+    ``friction``: {joint: value >= 0}} (:meth:`ExportPlan.attributes`) in each joint's
+    ``<dynamics>``. Raises PgaDynError when ``phi`` is not physically consistent
+    (:func:`~drng.identification.physics.violations`), the robot has no source file, ``path``
+    is that file, or an attribute or joint is unknown. Returns ``path``."""
     source = robot.source
     if not source or not os.path.isfile(source):
         raise PgaDynError(f"{robot.name}: the robot has no source file to write identified inertials into")
@@ -59,6 +160,43 @@ def write_urdf(robot, phi, path) -> str:
             for old in links[member].findall("inertial"):
                 links[member].remove(old)
         links[name].insert(0, _inertial_element(phi_b))
+    joints = {joint.get("name"): joint for joint in tree.getroot().findall("joint")}
+    for attribute, values in (extras or {}).items():
+        if attribute not in ATTRIBUTES["urdf"].values():
+            raise PgaDynError(f"extras: URDF's <dynamics> has no attribute '{attribute}' (it has damping, friction)")
+        for joint, value in values.items():
+            if joint not in joints:
+                raise PgaDynError(f"{source}: extras['{attribute}']: no <joint name='{joint}'> in this file")
+            if not (np.isfinite(value) and value >= 0):
+                raise PgaDynError(f"extras['{attribute}']['{joint}'] = {value}: must be a finite number >= 0")
+            dynamics = joints[joint].find("dynamics")
+            if dynamics is None:
+                dynamics = ET.SubElement(joints[joint], "dynamics")
+            dynamics.set(attribute, repr(float(value)))
     ET.indent(tree)
     tree.write(path, encoding="unicode", xml_declaration=False)
     return path
+
+
+def write_model(full, path, write_mjcf=None) -> dict:
+    """Write the full estimate ``full`` (MAP or consistent) to the new file ``path`` in the format of
+    its robot's file (:func:`file_format`): its inertials and every extra term the format holds
+    (:func:`export_plan`), by :func:`write_urdf` or, for MJCF, by ``write_mjcf``
+    (``robots.write_mjcf``, given by the caller: drng does not import robots). Returns the
+    :meth:`ExportPlan.report`. PgaDynError, and no file, when the estimate is not physically
+    consistent or has a negative term to write."""
+    robot = full.model.robot
+    fmt = file_format(robot)
+    bad = violations(robot.body_names, full.phi)
+    if bad:
+        raise PgaDynError(f"the {full.method} estimate is not physically consistent, no file written (a robot file "
+                          "of it would not be a model of a robot; --consistent gives one that is): "
+                          + "; ".join(str(v) for v in bad))
+    plan = export_plan(full, fmt)
+    if fmt == "mjcf":
+        if write_mjcf is None:
+            raise PgaDynError(f"{robot.source}: an MJCF file is written by robots.write_mjcf: pass it as write_mjcf")
+        write_mjcf(robot, full.phi, path, extras=plan.attributes)
+    else:
+        write_urdf(robot, full.phi, path, extras=plan.attributes)
+    return plan.report(path, robot.n)

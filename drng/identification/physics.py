@@ -16,6 +16,18 @@ principal moments I_1, I_2, I_3 of the inertia about the centre of mass, I_i + I
 (which imply I_k >= 0); with m = 0 it forces h = 0 and J = 0. :func:`violations` names every
 body and condition that fails (mass not positive, a triangle inequality, a pseudo-inertia with
 a negative eigenvalue).
+
+PSD still allows degenerate bodies: a mass on a line or a plane, or far out of the link. A body
+whose density lies inside an ellipsoid E = {p : (p - c)^T P (p - c) <= 1}, P = R diag(a)^-2 R^T
+(centre c, semi-axes a, axes the columns of R), has (Wensing, Kim, Slotine 2018; with N >= 0
+the condition is also sufficient: some density inside E has the parameters)
+
+    tr(Q_E N) = integral of (1 - (p - c)^T P (p - c)) dm >= 0,   Q_E = [[-P, P c], [c^T P, 1 - c^T P c]],
+
+linear in the parameters (:func:`ellipsoid_matrix`, :func:`ellipsoid_margin`). Without the link's
+geometry, :func:`inertia_ellipsoid` takes the ellipsoid from a body's (model) inertia: the uniform
+solid ellipsoid with its second moments about the centre of mass (Sigma_c = m/5 R diag(a^2) R^T),
+its semi-axes raised to at least :data:`AXIS_FLOOR` times the largest and scaled by a factor.
 """
 
 from __future__ import annotations
@@ -47,6 +59,61 @@ def pseudo_inertia(phi_b) -> np.ndarray:
 
 #: N = sum_k phi_b[k] PSEUDO_BASIS[k]: the pseudo-inertia is linear in phi_b.
 PSEUDO_BASIS = np.array([pseudo_inertia(e) for e in np.eye(10)])
+#: The semi-axes of an ellipsoid from an inertia (:func:`inertia_ellipsoid`) are at least this
+#: fraction of the largest: a flat or linear (or not physical) model inertia still gives a solid.
+AXIS_FLOOR = 0.1
+
+
+class Ellipsoid(NamedTuple):
+    """An ellipsoid in a body's frame: ``center`` (3,), ``axes`` (3,) the semi-axes (m) along the
+    columns of ``rotation`` (3, 3)."""
+
+    center: np.ndarray
+    axes: np.ndarray
+    rotation: np.ndarray
+
+    def matrix(self) -> np.ndarray:
+        """Q_E (4, 4) of the module docstring."""
+        return ellipsoid_matrix(self.center, self.axes, self.rotation)
+
+
+def ellipsoid_matrix(center, axes, rotation=None) -> np.ndarray:
+    """Q_E (4, 4) of the ellipsoid of ``center`` (3,), semi-axes ``axes`` (3,, > 0) along the
+    columns of ``rotation`` (3, 3; default the frame's axes): tr(Q_E N) >= 0 for the
+    pseudo-inertia N of a density inside it (module docstring)."""
+    c, a = np.asarray(center, dtype=float), np.asarray(axes, dtype=float)
+    R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
+    if c.shape != (3,) or a.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(a)) and np.all(a > 0)):
+        raise PgaDynError(f"an ellipsoid needs a centre (3,) and three positive semi-axes, got {c}, {a}")
+    P = R @ np.diag(a ** -2.0) @ R.T
+    Q = np.empty((4, 4))
+    Q[:3, :3] = -P
+    Q[:3, 3] = Q[3, :3] = P @ c
+    Q[3, 3] = 1.0 - c @ P @ c
+    return Q
+
+
+def ellipsoid_margin(phi_b, Q) -> float:
+    """tr(Q N(phi_b)) (kg): the mass-weighted margin of a body's density inside the ellipsoid of
+    ``Q`` (:func:`ellipsoid_matrix`); >= 0 (with N >= 0) exactly when some density inside has
+    these parameters."""
+    return float(np.trace(np.asarray(Q) @ pseudo_inertia(phi_b)))
+
+
+def inertia_ellipsoid(phi_b, factor: float):
+    """The :class:`Ellipsoid` of a body's link-frame parameters ``phi_b`` (10,) (module
+    docstring): centred on the centre of mass, semi-axes sqrt(5 lambda_i / m) of the second
+    moments about it (lambda_i < 0 of a non-physical inertia count as 0), at least
+    :data:`AXIS_FLOOR` times the largest, times ``factor``. None when the mass is not positive
+    or the body is a point mass (no extent to scale)."""
+    m, c, Ic = mass_properties(phi_b)
+    if m <= 0:
+        return None
+    lam, R = np.linalg.eigh(0.5 * np.trace(Ic) * np.eye(3) - Ic)
+    axes = np.sqrt(5.0 * np.maximum(lam, 0.0) / m)
+    if axes.max() <= 0:
+        return None
+    return Ellipsoid(c, factor * np.maximum(axes, AXIS_FLOOR * axes.max()), R)
 
 
 def pseudo_inertia_eigenvalues(phi) -> np.ndarray:

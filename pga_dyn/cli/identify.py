@@ -26,28 +26,67 @@ def register(sub) -> None:
                                                      "(default: 0.05 times the sample rate)")
     full = parser.add_mutually_exclusive_group()
     full.add_argument("--consistent", action="store_true",
-                      help="full parameters with positive semidefinite pseudo-inertias, closest to the prior")
+                      help="full parameters with positive semidefinite pseudo-inertias, bounded masses and extents, "
+                           "closest to the prior")
     full.add_argument("--map", action="store_true", help="full parameters: the MAP estimate with the prior")
     parser.add_argument("--prior-std", type=float, default=0.5,
                         help="prior standard deviation relative to the model file's values (default 0.5)")
+    parser.add_argument("--mass-bounds", type=float, nargs=2, metavar=("LOWER", "UPPER"),
+                        help="--consistent: each body's mass between these factors of the model file's "
+                             "(default 0.5 2)")
+    parser.add_argument("--extent", type=float, metavar="FACTOR",
+                        help="--consistent: each body's density inside the ellipsoid of the model file's inertia with "
+                             "its semi-axes times FACTOR (default 2; 0: no extent bound)")
+    parser.add_argument("--ellipsoid", nargs=7, action="append", metavar=("LINK", "CX", "CY", "CZ", "AX", "AY", "AZ"),
+                        help="--consistent: the bounding ellipsoid of a link instead: centre and semi-axes (m) along "
+                             "the link frame's axes (repeat for several links)")
+    parser.add_argument("--payload", nargs=2, metavar=("LINK", "FILE"),
+                        help="identify a payload rigidly attached to LINK from the loaded measurements FILE, given "
+                             "the parameters identified from DATA")
     parser.add_argument("--test", metavar="FILE", help="held-out measurements to predict")
-    parser.add_argument("-o", "--output", metavar="URDF", help="write the identified model to this new file")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="write the identified model (inertials, and friction and armature where the format "
+                             "holds them) to this new file, in the robot file's format (URDF or MJCF)")
     parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(func=run)
 
 
+def ellipsoids(given) -> dict:
+    """{link: (centre, semi-axes)} of the --ellipsoid arguments."""
+    out = {}
+    for link, *numbers in given or ():
+        try:
+            values = [float(v) for v in numbers]
+        except ValueError:
+            raise PgaDynError(f"--ellipsoid {link}: centre and semi-axes must be numbers, got {numbers}") from None
+        out[link] = (values[:3], values[3:])
+    return out
+
+
+def bounds(args) -> dict:
+    """The bounds of the consistent estimate given on the command line (the library's defaults for
+    the others)."""
+    given = {"ellipsoids": ellipsoids(args.ellipsoid)}
+    if args.mass_bounds is not None:
+        given["mass_bounds"] = tuple(args.mass_bounds)
+    if args.extent is not None:
+        given["extent"] = args.extent or None
+    return given
+
+
 def run(args, out) -> int:
     import json
 
-    from drng.identification import (consistent_estimate, default_prior, identify, identify_energy, map_estimate,
-                                     read_trajectory, report, report_text, write_urdf)
+    import robots
+    from drng.identification import (consistent_estimate, default_prior, export_text, identify, identify_energy,
+                                     identify_payload, map_estimate, read_trajectory, report, report_text, write_model)
     from drng.identification.diagnostics import plot
     from drng.identification.energy import WINDOW
 
     robot = common.robot(args)
     if args.output and not (args.consistent or args.map):
-        raise PgaDynError("-o writes identified inertials: it needs full parameters, --consistent (or --map)")
+        raise PgaDynError("-o writes an identified model: it needs full parameters, --consistent (or --map)")
     if args.energy and args.ols:
         raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")
     if args.window is not None and not args.energy:
@@ -60,13 +99,24 @@ def run(args, out) -> int:
         est = identify_energy(robot, data, window=WINDOW if args.window is None else args.window, **terms)
     else:
         est = identify(robot, data, weighted=not args.ols, **terms)
-    full = None
+    full, failure = None, None
     if args.consistent or args.map:
         prior = default_prior(est.model, data, relative=args.prior_std)
-        full = consistent_estimate(est, prior) if args.consistent else map_estimate(est, prior)
+        try:
+            full = consistent_estimate(est, prior, **bounds(args)) if args.consistent else map_estimate(est, prior)
+        except PgaDynError as exc:  # the least-squares estimate is still printed
+            failure = exc
     result = report(est, full, test)
-    if args.output:
-        result["urdf"] = write_urdf(robot, full.phi, common.new_file(args.output, robot.source, args.data))
+    if args.payload:
+        loaded = read_trajectory(robot, args.payload[1], cutoff=args.cutoff, require_tau=True)
+        payload = identify_payload(est, loaded, args.payload[0])
+        result["payload"] = payload.report()
+    if args.output and full is not None:
+        try:
+            result["written"] = write_model(full, common.new_file(args.output, robot.source, args.data),
+                                            write_mjcf=robots.write_mjcf)
+        except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
+            failure = PgaDynError(f"-o {args.output}: {exc}")
     if args.plot:
         result["plot"] = plot(est, common.new_file(args.plot, robot.source, args.data), test)
     if args.json:
@@ -74,6 +124,10 @@ def run(args, out) -> int:
         out.write("\n")
     else:
         lines = report_text(result)
-        lines += [f"written:          {result[k]}" for k in ("urdf", "plot") if k in result]
+        lines += payload.report_text() if args.payload else []
+        lines += export_text(result["written"]) if "written" in result else []
+        lines += [f"written:          {result['plot']}"] if "plot" in result else []
         print("\n".join(lines), file=out)
+    if failure is not None:
+        raise failure
     return 0
