@@ -27,7 +27,7 @@ def report(est, full=None, test=None) -> dict:
     out = {
         "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
         "derivatives": data.derivatives, "method": est.method, "parameters": model.num_parameters,
-        "extras": [f"{term} {robot.actuated_names[j]}" for term, j in model.extras],
+        "extras": list(model.extra_labels),
         "condition_number": est.cond, "max_cond_jp": est.max_cond_jp, "variance_factor": est.scale,
         "noise_std": est.sigma.tolist(), "residual_rms": est.rms().tolist(),
         "base": [{"name": name, "value": float(b), "std": float(s), "relative_std": float(r),
