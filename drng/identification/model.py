@@ -167,7 +167,8 @@ def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple
     given for a model without its term."""
     out = []
     for value, needed, what, option in ((coulomb_speed, "coulomb-tanh" in terms, "coulomb-tanh", "coulomb_speed"),
-                                        (stribeck_speed, "stribeck-coulomb" in terms, "stribeck", "stribeck_speed")):
+                                        (stribeck_speed, bool(set(STRIBECK_TERMS) & set(terms)), "stribeck",
+                                         "stribeck_speed")):
         if value is None and needed:
             raise PgaDynError(f"{what}: give its speed scale ({option}, rad/s or m/s)")
         if value is not None and not needed:
@@ -381,7 +382,8 @@ def extra_values(robot, extras: dict) -> dict:
             raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
         size, where = ((len(passive), f"passive coordinate {[robot.coordinate_names[k] for k in passive]}")
                        if term in PASSIVE_TERMS else (na, f"actuated coordinate {list(robot.actuated_names)}"))
-        v = np.broadcast_to(np.asarray(value, dtype=float), (size,)) if np.ndim(value) == 0 else np.asarray(value, float)
+        v = np.asarray(value, dtype=float)
+        v = np.broadcast_to(v, (size,)) if v.ndim == 0 else v
         if v.shape != (size,) or not np.all(np.isfinite(v)):
             raise PgaDynError(f"{term}: expected a finite number or {size} numbers (one per {where}), got {value!r}")
         if term in PASSIVE_TERMS:
@@ -411,7 +413,7 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
 
     terms = friction_terms(friction) + (("armature",) if armature else ())
     passive = passive_terms(passive_friction)
-    if "stribeck-coulomb" in terms and stribeck_speed is None:
+    if set(STRIBECK_TERMS) & set(terms) and stribeck_speed is None:
         stribeck_speed = STRIBECK_SPEED
     speeds = speed_scales(robot, terms, coulomb_speed, stribeck_speed)
     coordinates = passive_coordinates(robot)

@@ -36,8 +36,8 @@ def register(sub) -> None:
 def run(args, out) -> int:
     import json
 
-    from drng.identification import (consistent_estimate, default_prior, identify, map_estimate,
-                                     read_trajectory, report, report_text, write_urdf)
+    from drng.identification import (consistent_estimate, default_prior, identification_model, identify,
+                                     map_estimate, read_trajectory, report, report_text, write_urdf)
     from drng.identification.diagnostics import plot
 
     robot = common.robot(args)
@@ -46,8 +46,7 @@ def run(args, out) -> int:
     common.warn_model(robot)
     data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
     test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
-    est = identify(robot, data, friction=common.friction(args.friction), armature=args.armature,
-                   weighted=not args.ols)
+    est = identify(robot, data, model=identification_model(robot, **common.model_options(args)), weighted=not args.ols)
     full = None
     if args.consistent or args.map:
         prior = default_prior(est.model, data, relative=args.prior_std)
