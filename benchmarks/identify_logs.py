@@ -16,7 +16,8 @@ motor currents), and runs
 (the options a user states about the model; no tuning option). The five-bar cases write a
 planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
 its two base joints, no joint friction) and run ``pga-dyn identify five_bar.xml data.csv --test
-test.csv --json``; "passive-damping" adds unmodelled damping at the passive elbows and
+test.csv --json``; "passive-damping" adds unmodelled damping at the passive elbows,
+"passive-friction" the same damping modelled (``--passive-friction viscous``), and
 "other-mode" runs the machine in the assembly mode the model does not describe. Printed per case: the relative
 error of the base parameters against MuJoCo's (the model file's inertias, MuJoCo's damping,
 frictionloss and armature, through pga-dyn's base-parameter map), the median |error| / std
@@ -43,7 +44,8 @@ sys.path[:0] = [os.path.join(HERE, "..", "tests"), HERE]
 import mujoco_logs as ml  # noqa: E402
 
 #: name -> (robot, dry friction on the arm's joints, keyword arguments of mujoco_logs.log); the
-#: five-bar cases: "passive-damping" has 0.02 N m s/rad of unmodelled damping at the elbows,
+#: five-bar cases: "passive-damping" has ELBOW_DAMPING of unmodelled damping at the elbows,
+#: "passive-friction" the same damping, modelled (the identification's --passive-friction viscous),
 #: "other-mode" runs in the assembly mode that the model does not describe (the tip mirrored).
 CASES = {
     "viscous": ("ur5", False, {}),
@@ -54,8 +56,12 @@ CASES = {
     "currents": ("ur5", True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
     "five-bar": ("five_bar", False, {}),
     "passive-damping": ("five_bar", False, {}),
+    "passive-friction": ("five_bar", False, {}),
     "other-mode": ("five_bar", False, {}),
 }
+
+#: The damping of the five-bar's passive elbows in the "passive-" cases (N m s/rad).
+ELBOW_DAMPING = 0.02
 
 
 def cli(*args) -> tuple:
@@ -76,11 +82,13 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
 
     robot = robots.load_file(xml_path)
     terms = [t for t in ("viscous", "coulomb", "offset") if any(e.startswith(t + " ") for e in report["extras"])]
-    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]))
+    passive = any(e.startswith("passive-viscous ") for e in report["extras"])
+    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]),
+                                 passive_friction=("viscous",) if passive else ())
     assert list(model.names) == [b["name"] for b in report["base"]], "the report's parameters are not the model's"
     phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
-    if not terms:  # the five-bar: rigid bodies only
-        return model.values(model.theta(phi))
+    if not terms:  # the five-bar: rigid bodies, and the damping of its elbows when it is modelled
+        return model.values(model.theta(phi, {"passive-viscous": ELBOW_DAMPING} if passive else {}))
     extras = {"viscous": ml.DAMPING, "coulomb": ml.FRICTIONLOSS if dry else 0.0, "armature": ml.ARMATURE}
     return model.values(model.theta(phi, {k: v for k, v in extras.items() if k in terms or k == "armature"}))
 
@@ -96,7 +104,7 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         terms, gains = ["--friction", "--armature"], {"kp": 400.0, "kd": 40.0}
         shape = {"amplitude": 0.8}
     else:
-        xml = ml.five_bar_mjcf(elbow_damping=0.02 if name == "passive-damping" else 0.0)
+        xml = ml.five_bar_mjcf(elbow_damping=ELBOW_DAMPING if name.startswith("passive-") else 0.0)
         terms, gains = [], {"kp": 30.0, "kd": 1.5}
         shape = {"amplitude": 0.3, "velocity": 1.5}
     xml_path = os.path.join(folder, f"{kind}.xml")
@@ -106,7 +114,7 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     names = robot.actuated_names
     traj = os.path.join(folder, "excitation.csv")
     status, out, err = cli("excite", xml_path, "-o", traj, *terms, "--rate", 1000, "--duration", 20,
-                           "--iterations", 10, "--seed", seed, "--quiet")
+                           "--iterations", 10, "--seed", seed, "--quiet", *(os.environ.get("FR_EXCITE", "").split()))
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     ref = read_trajectory(robot, traj)
@@ -118,7 +126,8 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         columns = ml.log(record, seed=seed + len(files), **options)
         logs.append(columns)
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
-    friction = ["--friction", "viscous", "coulomb", "--armature"] if arm else []
+    friction = (["--friction", "viscous", "coulomb", "--armature"] if arm else
+                ["--passive-friction", "viscous"] if name == "passive-friction" else [])
     status, out, err = cli("identify", xml_path, files[0], *friction, "--test", files[1], "--json", "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
