@@ -114,7 +114,7 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     names = robot.actuated_names
     traj = os.path.join(folder, "excitation.csv")
     status, out, err = cli("excite", xml_path, "-o", traj, *terms, "--rate", 1000, "--duration", 20,
-                           "--iterations", 10, "--seed", seed, "--quiet", *(os.environ.get("FR_EXCITE", "").split()))
+                           "--iterations", 10, "--seed", seed, "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     ref = read_trajectory(robot, traj)
