@@ -306,3 +306,16 @@ def test_cli_smooth_coulomb_and_stribeck(tmp_path, capsys, puma):
     assert float(values["fs_joint2"]) == pytest.approx(1.5, rel=1e-6)
     code, _, err = run(["identify", "puma560", data, "--friction", "coulomb-tanh"], capsys)
     assert code == 2 and "coulomb-tanh: give its speed scale" in err
+
+
+def test_simulate_values_refused(puma, puma_trajectory):
+    """simulate's values: one per passive coordinate, a speed with its term, no passive friction on a tree."""
+    robot, traj = puma[0], puma_trajectory
+    with pytest.raises(PgaDynError, match="passive-viscous: 'puma560' has no passive revolute"):
+        simulate(robot, traj, extras={"passive-viscous": 0.1})
+    with pytest.raises(PgaDynError, match="stribeck: give its speed scale"):
+        simulate(robot, traj, extras={"stribeck-static": 1.0})
+    five_bar = robots.load("five_bar")
+    with pytest.raises(PgaDynError, match=r"expected a finite number or 2 numbers \(one per passive coordinate "
+                                          r"\['B1', 'B2'\]\)"):
+        simulate(five_bar, traj, extras={"passive-viscous": [0.1, 0.2, 0.3]})

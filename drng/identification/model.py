@@ -123,20 +123,24 @@ def passive_coordinates(robot) -> tuple:
                  if kind in JOINTS_WITH_EXTRAS)
 
 
+def chosen_models(value, default: tuple, table: dict, what: str) -> tuple:
+    """The model names of ``value``: True (``default``), False or None (none), a name or a
+    sequence of distinct names among ``table``'s keys; PgaDynError naming ``what`` otherwise."""
+    if value is True:
+        value = default
+    if value is None or value is False:
+        return ()
+    models = (value,) if isinstance(value, str) else tuple(value)
+    if any(m not in table for m in models) or len(set(models)) != len(models):
+        raise PgaDynError(f"{what}: expected distinct models among {', '.join(table)}, got {list(models)}")
+    return models
+
+
 def friction_terms(friction) -> tuple:
     """The extra terms of the friction models ``friction``: True (:data:`DEFAULT_FRICTION`),
     False or None (none), or a sequence of names of :data:`FRICTION_MODELS` with at most one of
     :data:`COULOMB_SHAPES`; in :data:`EXTRA_TERMS` order."""
-    if friction is True:
-        friction = DEFAULT_FRICTION
-    if friction is None or friction is False:
-        return ()
-    if isinstance(friction, str):
-        friction = (friction,)
-    models = tuple(friction)
-    bad = [m for m in models if m not in FRICTION_MODELS]
-    if bad or len(set(models)) != len(models):
-        raise PgaDynError(f"friction: expected distinct models among {', '.join(FRICTION_MODELS)}, got {list(models)}")
+    models = chosen_models(friction, DEFAULT_FRICTION, FRICTION_MODELS, "friction")
     shapes = [m for m in models if m in COULOMB_SHAPES]
     if len(shapes) > 1:
         raise PgaDynError(f"friction: {' and '.join(shapes)} are two shapes of the same Coulomb force: choose one")
@@ -147,16 +151,7 @@ def friction_terms(friction) -> tuple:
 def passive_terms(passive_friction) -> tuple:
     """The extra terms of the passive friction models ``passive_friction``: True (viscous),
     False or None (none), or a sequence of names of :data:`PASSIVE_FRICTION`."""
-    if passive_friction is True:
-        passive_friction = ("viscous",)
-    if passive_friction is None or passive_friction is False:
-        return ()
-    if isinstance(passive_friction, str):
-        passive_friction = (passive_friction,)
-    models = tuple(passive_friction)
-    if any(m not in PASSIVE_FRICTION for m in models) or len(set(models)) != len(models):
-        raise PgaDynError(f"passive friction: expected distinct models among {', '.join(PASSIVE_FRICTION)}, "
-                          f"got {list(models)}")
+    models = chosen_models(passive_friction, ("viscous",), PASSIVE_FRICTION, "passive friction")
     return tuple(t for t in EXTRA_TERMS if t in {PASSIVE_FRICTION[m] for m in models})
 
 
@@ -380,6 +375,8 @@ def extra_values(robot, extras: dict) -> dict:
     for term, value in extras.items():
         if term not in EXTRA_TERMS:
             raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
+        if term in PASSIVE_TERMS and not passive and np.any(np.asarray(value) != 0):
+            raise PgaDynError(f"{term}: '{robot.name}' has no passive revolute, prismatic or universal joint")
         size, where = ((len(passive), f"passive coordinate {[robot.coordinate_names[k] for k in passive]}")
                        if term in PASSIVE_TERMS else (na, f"actuated coordinate {list(robot.actuated_names)}"))
         v = np.asarray(value, dtype=float)
@@ -387,8 +384,6 @@ def extra_values(robot, extras: dict) -> dict:
         if v.shape != (size,) or not np.all(np.isfinite(v)):
             raise PgaDynError(f"{term}: expected a finite number or {size} numbers (one per {where}), got {value!r}")
         if term in PASSIVE_TERMS:
-            if not passive and np.ndim(value) == 0 and value:
-                raise PgaDynError(f"{term}: '{robot.name}' has no passive revolute, prismatic or universal joint")
             out[term][passive] = v
         else:
             out[term] = v.copy()

@@ -39,13 +39,13 @@ def simulate(robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=
 
     if not (isinstance(noise, (int, float)) and np.isfinite(noise) and noise >= 0):
         raise PgaDynError(f"noise must be a non-negative number (a fraction of each force's RMS), got {noise!r}")
-    states = states_of(robot, trajectory)
-    pi = pga_dyn.inertial_parameters(robot) if phi is None else pga_dyn.from_link_parameters(robot, phi)
-    tau = states.regressor() @ pi
     values = extra_values(robot, extras or {})
     terms = tuple(term for term, v in values.items() if np.any(v))
     pairs = tuple((term, int(j)) for term in terms for j in np.flatnonzero(values[term]))
     speeds = speed_scales(robot, terms, coulomb_speed, stribeck_speed)
+    states = states_of(robot, trajectory)
+    pi = pga_dyn.inertial_parameters(robot) if phi is None else pga_dyn.from_link_parameters(robot, phi)
+    tau = states.regressor() @ pi
     D = extra_forces(pairs, states.qd_a, states.qdd_a, states.qd, states.G, *speeds)
     tau += D @ np.array([values[term][j] for term, j in pairs])
     sigma = noise * np.sqrt(np.mean(tau ** 2, axis=0))
