@@ -18,7 +18,8 @@ planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality
 its two base joints, no joint friction), excite it with the machine's limits (``--period 2
 --velocity 3 --acceleration 30``), log its elbow encoders too (columns q_p1, q_p2) and run
 ``pga-dyn identify five_bar.xml data.csv --test test.csv --json``; "passive-damping" adds
-unmodelled damping at the passive elbows, "other-mode" runs the machine in the assembly mode the
+unmodelled damping at the passive elbows, "passive-friction" the same damping modelled
+(``--passive-friction viscous``), "other-mode" runs the machine in the assembly mode the
 model does not describe (refused, naming the time), "other-mode-unlogged" too, without the elbow
 encoders (nothing tells the modes apart), "mode-change" leaves its mode early in the record
 (refused, naming the time). Printed per case: the relative
@@ -48,7 +49,8 @@ import mujoco_logs as ml  # noqa: E402
 
 #: name -> (robot, dry friction on the arm's joints, keyword arguments of mujoco_logs.log); the
 #: five-bar cases log the passive elbow angles too (encoders on the elbows), except
-#: "other-mode-unlogged": "passive-damping" has 0.02 N m s/rad of unmodelled damping at the elbows,
+#: "other-mode-unlogged": "passive-damping" has ELBOW_DAMPING of unmodelled damping at the elbows,
+#: "passive-friction" the same damping, modelled (the identification's --passive-friction viscous),
 #: "other-mode" and "other-mode-unlogged" run in the assembly mode that the model does not
 #: describe (the tip mirrored); "mode-change" is excited as before issue 22 (slowly, cond(J_p) up
 #: to 30): the tracked machine sags through the singular configuration in its first 0.35 s.
@@ -61,10 +63,14 @@ CASES = {
     "currents": ("ur5", True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
     "five-bar": ("five_bar", False, {}),
     "passive-damping": ("five_bar", False, {}),
+    "passive-friction": ("five_bar", False, {}),
     "other-mode": ("five_bar", False, {}),
     "other-mode-unlogged": ("five_bar", False, {}),
     "mode-change": ("five_bar", False, {}),
 }
+
+#: The damping of the five-bar's passive elbows in the "passive-" cases (N m s/rad).
+ELBOW_DAMPING = 0.02
 
 
 def cli(*args) -> tuple:
@@ -85,11 +91,13 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
 
     robot = robots.load_file(xml_path)
     terms = [t for t in ("viscous", "coulomb", "offset") if any(e.startswith(t + " ") for e in report["extras"])]
-    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]))
+    passive = any(e.startswith("passive-viscous ") for e in report["extras"])
+    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]),
+                                 passive_friction=("viscous",) if passive else ())
     assert list(model.names) == [b["name"] for b in report["base"]], "the report's parameters are not the model's"
     phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
-    if not terms:  # the five-bar: rigid bodies only
-        return model.values(model.theta(phi))
+    if not terms:  # the five-bar: rigid bodies, and the damping of its elbows when it is modelled
+        return model.values(model.theta(phi, {"passive-viscous": ELBOW_DAMPING} if passive else {}))
     extras = {"viscous": ml.DAMPING, "coulomb": ml.FRICTIONLOSS if dry else 0.0, "armature": ml.ARMATURE}
     return model.values(model.theta(phi, {k: v for k, v in extras.items() if k in terms or k == "armature"}))
 
@@ -105,7 +113,7 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         terms, gains = ["--friction", "--armature"], {"kp": 400.0, "kd": 40.0}
         shape = {"amplitude": 0.8}
     else:
-        xml = ml.five_bar_mjcf(elbow_damping=0.02 if name == "passive-damping" else 0.0)
+        xml = ml.five_bar_mjcf(elbow_damping=ELBOW_DAMPING if name.startswith("passive-") else 0.0)
         # the machine's limits, stated as a user states them: a light linkage moves briskly (period
         # 2 s, 3 rad/s, 30 rad/s^2), which separates its inertias from gravity (docs/identification.md)
         terms, gains = ["--period", 2, "--velocity", 3, "--acceleration", 30], {"kp": 30.0, "kd": 1.5}
@@ -132,7 +140,8 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         columns = ml.log(record, seed=seed + len(files), passive=passive, **options)
         logs.append(columns)
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
-    friction = ["--friction", "viscous", "coulomb", "--armature"] if arm else []
+    friction = (["--friction", "viscous", "coulomb", "--armature"] if arm else
+                ["--passive-friction", "viscous"] if name == "passive-friction" else [])
     status, out, err = cli("identify", xml_path, files[0], *friction, "--test", files[1], "--json", "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}

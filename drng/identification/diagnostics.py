@@ -31,7 +31,7 @@ def report(est, full=None, test=None) -> dict:
     out = {
         "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
         "derivatives": data.derivatives, "method": est.method, "parameters": model.num_parameters,
-        "extras": [f"{term} {robot.actuated_names[j]}" for term, j in model.extras],
+        "extras": list(model.extra_labels),
         "condition_number": est.cond, "max_cond_jp": est.max_cond_jp, "variance_factor": est.scale,
         "noise_std": est.sigma.tolist(), "residual_rms": est.rms().tolist(),
         "base": [{"name": name, "value": float(b), "std": float(s), "relative_std": float(r),
@@ -39,6 +39,12 @@ def report(est, full=None, test=None) -> dict:
                  for name, b, s, r, v, e in zip(model.names, est.beta, est.std, est.relative_std, model_beta,
                                                 model.expressions)],
     }
+    if model.coulomb_speed is not None:
+        out["coulomb_speed"] = model.coulomb_speed.tolist()
+    if est.stribeck_speed_std is not None:
+        out["stribeck_speed"] = [{"coordinate": n, "value": float(v), "std": float(s)} for n, v, s in
+                                 zip(robot.actuated_names, model.stribeck_speed, est.stribeck_speed_std)
+                                 if np.isfinite(s)]
     if test is not None:
         out["held_out"] = {"data": test.source, "samples": len(test), "residual_rms": est.rms(test).tolist()}
     if full is not None:
@@ -73,6 +79,12 @@ def report_text(report: dict) -> list:
              f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
              "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
              "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
+    if "coulomb_speed" in report:
+        lines.append("Coulomb speed:    " + ", ".join(f"{v:.4g}" for v in report["coulomb_speed"])
+                     + " (fc tanh(qd / v), stated)")
+    if "stribeck_speed" in report:
+        lines.append("Stribeck speed:   " + ", ".join(f"{s['coordinate']} {s['value']:.4g} +- {s['std']:.2g}"
+                                                      for s in report["stribeck_speed"]) + " (fitted)")
     if "held_out" in report:
         lines.append("held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
                      + f" ({report['held_out']['data']})")

@@ -244,7 +244,8 @@ def energy_estimate(model, data, window: float = WINDOW, rule: str = "simpson") 
     return EnergyEstimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse,
                           (Ww.T @ Ww)[None], np.array([scale]), "energy", np.sqrt(scale) * sigma,
                           data.tau - W @ beta, cond, scale, float(eq.states.cond.max()),
-                          np.ones(data.tau.shape, dtype=bool), eq, residual, float(window))
+                          np.ones(data.tau.shape, dtype=bool), equations=eq, work_residuals=residual,
+                          window=float(window))
 
 
 def identify_energy(robot, data, friction=(), armature: bool = False, window: float = WINDOW,

@@ -43,7 +43,8 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-from .model import STICTION_ZONE, IdentificationModel, identification_model, sliding, states_of
+from .model import (STICTION_ZONE, STRIBECK_TERMS, IdentificationModel, extra_column, identification_model, sliding,
+                    states_of)
 from .physics import pseudo_inertia_eigenvalues
 from .signals import advance
 
@@ -62,6 +63,10 @@ WLS_RTOL = 1e-3
 NOISE_FLOOR = 1e-6
 #: The force channel's delay behind the positions is searched within +-MAX_DELAY s.
 MAX_DELAY = 0.02
+#: The Stribeck speed of a coordinate is searched within these fractions of its largest speed in
+#: the data (:func:`stribeck_estimate`), first on a log grid of STRIBECK_GRID common fractions.
+STRIBECK_RANGE = (1e-3, 1.0)
+STRIBECK_GRID = 31
 #: Kinds of link-frame parameters that share a prior floor: masses, first moments, inertias.
 KIND_OF = (0, 1, 1, 1, 2, 2, 2, 2, 2, 2)
 #: The prior floor of a kind: this fraction of the largest |theta_0| of that kind in the robot.
@@ -79,7 +84,9 @@ class Estimate:
     the residuals; ``residuals`` (ns, n_a) = tau - W beta; ``cond`` the condition number of
     the column-scaled stacked W; ``scale`` the residual variance factor s^2 (1 for
     well-chosen weights); ``used`` (ns, n_a) bool: the rows in the fit (outside the stiction
-    zones)."""
+    zones); ``stribeck_speed_std`` (n_a,): the standard deviations of the Stribeck speeds
+    ``model.stribeck_speed`` fitted by :func:`stribeck_estimate` (NaN for a coordinate without
+    them; None for a linear model)."""
 
     model: IdentificationModel
     data: object
@@ -95,6 +102,7 @@ class Estimate:
     scale: float
     max_cond_jp: float = field(default=1.0)
     used: np.ndarray | None = None
+    stribeck_speed_std: np.ndarray | None = None
 
     @property
     def names(self) -> tuple:
@@ -162,7 +170,7 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
     robot, p = model.robot, model.num_parameters
     ns, na = data.tau.shape
     states = states_of(robot, data)
-    keep = sliding(model, states.qd_a, stiction)
+    keep = sliding(model, states.qd_a, stiction, states.qd)
     rows = keep.sum(axis=0)
     if rows.sum() <= p:
         outside = "" if rows.sum() == ns * na else " outside the stiction zones"
@@ -218,7 +226,7 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
     lags = np.arange(-int(np.ceil(max_delay / step)), int(np.ceil(max_delay / step)) + 1)
     inner = (data.t - lags[0] * step <= data.t[-1]) & (data.t + lags[0] * step >= data.t[0])
     states = states_of(model.robot, data)
-    scale = (1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0))) * sliding(model, states.qd_a, stiction)[inner]
+    scale = (1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0))) * sliding(model, states.qd_a, stiction, states.qd)[inner]
     A = (model.regressor(states)[inner] * scale[:, :, None]).reshape(-1, model.num_parameters)
     Q, _ = np.linalg.qr(A)
     ssr = np.empty(len(lags))
@@ -236,6 +244,91 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
     return float((lags[best] + offset) * step), lags * step, ssr
 
 
+@one_blas_thread
+def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
+                      stiction: float = STICTION_ZONE) -> Estimate:
+    """The estimate of beta and of the Stribeck speeds v_s of ``model`` (one per actuated
+    coordinate with the Stribeck terms, docs/identification.md "Friction") from ``data``: a
+    *nonlinear* least-squares problem, since v_s enters the columns s (1 - e), s e with
+    e = exp(-(qd / v_s)^2). Solved by variable projection (Golub and Pereyra 1973): for given
+    v_s the model is linear, so beta is eliminated and the residual r(v_s) = (1 - P(v_s)) tau_w
+    (P the projector onto the columns of W(v_s), the rows of :func:`estimate` scaled by each
+    coordinate's RMS force, as in :func:`force_delay`: weights from a fit at other speeds would
+    carry its misfit) is minimised over log v_s within
+    :data:`STRIBECK_RANGE` times each coordinate's largest speed in the data: from the best
+    common fraction on a log grid (:data:`STRIBECK_GRID`), by
+    ``scipy.optimize.least_squares`` (trust-region reflective). The estimate is then
+    :func:`estimate` at the fitted speeds (``est.model.stribeck_speed``), its covariance that of
+    (beta, v_s) together: Cov = s^2 (J^T J)^-1 with J = [W_w, d(W_w beta)/dv_s] the Jacobian of
+    the weighted residual at the solution and s^2 = ||e_w||^2 / (rows - p - m), m the number of
+    speeds, so ``std`` of beta includes the uncertainty of v_s and ``stribeck_speed_std`` is that
+    of v_s. PgaDynError when the model has no Stribeck term, or a fitted speed lies at an end of
+    its range (the data do not determine it)."""
+    from dataclasses import replace
+
+    from scipy.optimize import least_squares
+
+    nphi, p = model.base.K.shape[1], model.num_parameters
+    cols = [(c, *model.extras[k - nphi]) for c, k in enumerate(model.leading)
+            if k >= nphi and model.extras[k - nphi][0] in STRIBECK_TERMS]
+    if not cols:
+        raise PgaDynError(f"{model.robot.name}: the model has no Stribeck term to fit (friction=('stribeck', ...))")
+    coords = sorted({j for _, _, j in cols})
+    if data.tau is None:
+        raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
+    states = states_of(model.robot, data)
+    sample, row = np.nonzero(sliding(model, states.qd_a, stiction, states.qd))
+    qd = states.qd_a[sample]
+
+    def weighted_rows(model, weights):
+        w = weights[row]
+        return w, model.regressor(states)[sample, row] * w[:, None], data.tau[sample, row] * w
+
+    w, W, tau = weighted_rows(model, 1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0)))
+    Q = np.linalg.qr(W[:, [c for c in range(p) if c not in {c for c, _, _ in cols}]])[0]
+    r0 = tau - Q @ (Q.T @ tau)
+
+    def residual(x):
+        speed = dict(zip(coords, np.exp(x)))
+        B = np.stack([np.where(row == j, extra_column(term, qd[:, j], None, speed[j]), 0.0) * w
+                      for _, term, j in cols], axis=1)
+        B -= Q @ (Q.T @ B)
+        return r0 - B @ np.linalg.lstsq(B, r0, rcond=None)[0]
+
+    top = np.abs(states.qd_a[:, coords]).max(axis=0)
+    lower, upper = np.log(STRIBECK_RANGE[0] * top), np.log(STRIBECK_RANGE[1] * top)
+    grid = np.log(np.geomspace(*STRIBECK_RANGE, STRIBECK_GRID))
+    start = np.log(top) + grid[int(np.argmin([np.sum(residual(np.log(top) + g) ** 2) for g in grid]))]
+    fit = least_squares(residual, np.clip(start, lower + 1e-9, upper - 1e-9), bounds=(lower, upper), method="trf",
+                        jac="3-point", xtol=1e-12, ftol=1e-12, gtol=1e-12)
+    ends = [model.robot.actuated_names[j] for j, x, a, b in zip(coords, fit.x, lower, upper)
+            if min(x - a, b - x) < 1e-3]
+    if ends:
+        raise PgaDynError(f"{data.source}: the Stribeck speed of {ends} fits best at an end of its range "
+                          f"{STRIBECK_RANGE[0]:g}-{STRIBECK_RANGE[1]:g} times the largest speed: the data do not "
+                          "determine it (more samples at low speed, or another friction model)")
+    speeds = np.array(model.stribeck_speed, dtype=float)
+    speeds[coords] = np.exp(fit.x)
+    speeds.setflags(write=False)
+    est = estimate(replace(model, stribeck_speed=speeds), data, weighted, stiction)
+    w, W, tau = weighted_rows(est.model, np.sqrt(est.scale / est.variances))
+    # d(W beta)/dv_s of coordinate j: the Stribeck columns' derivatives, de/dv_s = 2 qd^2 / v_s^3 e
+    J = np.zeros((len(row), len(coords)))
+    for c, term, j in cols:
+        v, e = speeds[j], np.exp(-(qd[:, j] / speeds[j]) ** 2)
+        de = np.where(row == j, np.sign(qd[:, j]) * 2 * qd[:, j] ** 2 / v ** 3 * e, 0.0)
+        J[:, coords.index(j)] += est.beta[c] * (de if term == "stribeck-static" else -de) * w
+    J = np.concatenate([W, J], axis=1)
+    e_w = tau - W @ est.beta
+    scale = float(e_w @ e_w / (len(row) - p - len(coords)))
+    norms = np.linalg.norm(J, axis=0)
+    Rinv = np.linalg.inv(np.linalg.qr(J / norms, mode="r"))
+    cov = scale * (Rinv @ Rinv.T) / np.outer(norms, norms)
+    speed_std = np.full(len(model.robot.actuated), np.nan)
+    speed_std[coords] = np.sqrt(np.diag(cov)[p:])
+    return replace(est, std=np.sqrt(np.diag(cov)[:p]), covariance=cov[:p, :p], stribeck_speed_std=speed_std)
+
+
 def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     """The parameters along the least excited direction of the column-scaled W."""
     norms = np.linalg.norm(W, axis=0)
@@ -248,12 +341,18 @@ def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
 
 
 def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None,
-             stiction: float = STICTION_ZONE) -> Estimate:
+             stiction: float = STICTION_ZONE, passive_friction=(), coulomb_speed=None) -> Estimate:
     """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
-    optionally, ``friction`` terms and ``armature`` (:func:`identification_model`; or give
-    ``model``), by WLS (``weighted``, the default) or OLS. Returns an :class:`Estimate`."""
-    model = identification_model(robot, friction, armature) if model is None else model
+    optionally, ``friction`` models, ``armature`` and ``passive_friction``
+    (:func:`identification_model`, with ``coulomb_speed``; or give ``model``), by WLS
+    (``weighted``, the default) or OLS. With the Stribeck model, :func:`stribeck_estimate` (its
+    speeds fitted too). Returns an :class:`Estimate`."""
+    if model is None:
+        model = identification_model(robot, friction, armature, passive_friction=passive_friction,
+                                     coulomb_speed=coulomb_speed)
+    if any(term in STRIBECK_TERMS for term, _ in model.extras):
+        return stribeck_estimate(model, data, weighted, stiction)
     return estimate(model, data, weighted, stiction)
 
 
@@ -274,7 +373,7 @@ def default_prior(model: IdentificationModel, data=None, relative: float = 0.5):
     sigma_x = np.full(len(model.extras), 1e3)
     if data is not None and data.tau is not None and model.extras:
         states = states_of(robot, data)
-        D = model.extra_columns(states.qd_a, states.qdd_a)
+        D = model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
         rms_tau = np.sqrt(np.mean(data.tau ** 2, axis=0))
         for k, (_, j) in enumerate(model.extras):
             rms_col = np.sqrt(np.mean(D[:, j, k] ** 2))

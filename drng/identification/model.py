@@ -6,34 +6,54 @@ it is evaluated.
 
 The model of the generalized forces of the actuated coordinates is
 
-    tau = Y_link(q, qd, qdd) phi + D(qd, qdd) x,
+    tau = Y_link(q, qd, qdd) phi + D(q, qd, qdd) x,
 
 phi (10 n) the link-frame inertial parameters (:mod:`drng.regrouping`) and x (n_e) the
-*extra* terms, per actuated coordinate j (``EXTRA_TERMS``, named with their prefix and the
-coordinate, ``fv_joint``):
+*extra* terms (``EXTRA_TERMS``, named with their prefix and the coordinate, ``fv_joint``). Per
+actuated coordinate j, with s = sign(qd_j) and the ``friction`` models of
+:func:`friction_terms` (docs/identification.md, "Friction"):
 
 * ``viscous``  fv_j: tau_j += fv_j qd_j
-* ``coulomb``  fc_j: tau_j += fc_j sign(qd_j)
+* ``coulomb``  fc_j: tau_j += fc_j s (its rows inside a stiction zone are left out, :func:`sliding`)
 * ``offset``   f0_j: tau_j += f0_j (a constant: a sensor offset, or an asymmetric Coulomb friction)
 * ``armature`` Ia_j: tau_j += Ia_j qdd_j, the inertia of the rotor and gears reflected to the
   coordinate (a rotor of inertia I_r behind a gear of ratio r gives Ia = r^2 I_r). A rotor
   modelled as a body of its own (a URDF+ ``<coupling>`` with its ratio) is part of phi instead.
+* ``coulomb-tanh`` fc_j: tau_j += fc_j tanh(qd_j / v_c), the Coulomb force with a smooth sign
+  of a stated speed scale v_c (``coulomb_speed``; every row is kept);
+* ``stribeck`` fc_j, fs_j: tau_j += (fc_j + (fs_j - fc_j) exp(-(qd_j / v_s)^2)) s, i.e. the
+  columns s (1 - e) of fc_j and s e of fs_j, e = exp(-(qd_j / v_s)^2): linear in fc, fs for a
+  given Stribeck speed v_s (``stribeck_speed``), which
+  :func:`drng.identification.estimation.stribeck_estimate` fits (nonlinear);
+* ``viscous+-`` fv+_j, fv-_j: tau_j += fv+_j max(qd_j, 0) + fv-_j min(qd_j, 0), and
+  ``coulomb+-`` fc+_j, fc-_j: tau_j += fc+_j max(s, 0) + fc-_j min(s, 0): per direction.
 
-Only the coordinates of revolute, prismatic and universal joints get extra terms (not those of
-a floating base or a spherical joint).
+At most one Coulomb shape (coulomb, coulomb-tanh, stribeck) is chosen. Only the coordinates of
+revolute, prismatic and universal joints get extra terms (not those of a floating base or a
+spherical joint).
+
+Friction at the *passive* coordinates k of a closed loop or a coupling (``passive_friction``:
+``viscous`` fv_k, ``coulomb`` fc_k, named after the passive coordinate) acts on the tree
+coordinates, F_k(qd_k) = fv_k qd_k or fc_k sign(qd_k), and reaches the actuated ones through the
+projection of the loops, tau_a += G^T F (eq. 52, G = dq/dq_a of :class:`pga_dyn.States`): the
+column of fv_k is G[k, :]^T qd_k. Its power is the friction's, qd_a^T G^T F = qd^T F.
 
 With theta = (phi, x) and the base parameters beta_b = K phi of :func:`drng.base_parameters`,
 tau = Y_b beta_b + D x. An extra column may be a combination of the base regressor's columns
 (the armature of a joint whose first body turns about a fixed axis: Ia_1 moves with Izz1 of a
-vertical first joint) or of the other extras; then it is regrouped, by the same elimination as
-the base parameters (:func:`drng.regrouping.regroup`), the extras offered first:
+vertical first joint) or of the other extras (an offset with per-direction Coulomb terms:
+1 = max(s, 0) - min(s, 0)); then it is regrouped, by the same elimination as the base
+parameters (:func:`drng.regrouping.regroup`), the extras offered first, the last term first:
 
     tau = W(q, qd, qdd) beta,   beta = K theta (p),   W = [Y_link, D][:, leading].
 
 Identifiability of the extras is read from the stacked [Y_b, D] of random valid states
 (:func:`pga_dyn.sample_states`; qd in (-1, 1), so every sign occurs): its rank at the largest
 singular gap of the column-scaled matrix (:func:`drng.numerical.sampled_nullspace`), trusted
-only when the gap is clean (:data:`drng.numerical.GAP_MIN`), else PgaDynError.
+only when the gap is clean (:data:`drng.numerical.GAP_MIN`), else PgaDynError. The speed
+scales enter the columns, not their dependencies: the Stribeck columns are decided at the
+model's ``stribeck_speed`` (default :data:`STRIBECK_SPEED`) and keep their regrouping when it
+is fitted.
 """
 
 from __future__ import annotations
@@ -47,8 +67,31 @@ from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
 
-#: The extra terms per actuated coordinate and the prefixes of their names.
-EXTRA_TERMS = {"viscous": "fv", "coulomb": "fc", "offset": "f0", "armature": "Ia"}
+#: The extra terms (the columns of D) and the prefixes of their names (module docstring): the
+#: terms of one actuated coordinate, then those of one passive coordinate (``passive-``). Names
+#: stay distinct: the three Coulomb shapes, which share ``fc``, exclude each other, and a passive
+#: coordinate's name is not an actuated one's.
+EXTRA_TERMS = {"viscous": "fv", "coulomb": "fc", "offset": "f0", "armature": "Ia", "coulomb-tanh": "fc",
+               "stribeck-coulomb": "fc", "stribeck-static": "fs", "viscous+": "fv+", "viscous-": "fv-",
+               "coulomb+": "fc+", "coulomb-": "fc-", "passive-viscous": "fv", "passive-coulomb": "fc"}
+#: The friction models of ``friction=`` (``--friction``) and the terms each one adds.
+FRICTION_MODELS = {"viscous": ("viscous",), "coulomb": ("coulomb",), "offset": ("offset",),
+                   "coulomb-tanh": ("coulomb-tanh",), "stribeck": ("stribeck-coulomb", "stribeck-static"),
+                   "viscous+-": ("viscous+", "viscous-"), "coulomb+-": ("coulomb+", "coulomb-")}
+#: The shapes of the Coulomb force, of which a model takes at most one.
+COULOMB_SHAPES = ("coulomb", "coulomb-tanh", "stribeck")
+#: The friction models of the passive coordinates (``passive_friction=``, ``--passive-friction``).
+PASSIVE_FRICTION = {"viscous": "passive-viscous", "coulomb": "passive-coulomb"}
+#: The terms of passive coordinates.
+PASSIVE_TERMS = tuple(PASSIVE_FRICTION.values())
+#: The terms whose column is a step at qd = 0 (sign(qd)): their rows inside a stiction zone are
+#: left out (:func:`sliding`). The smooth Coulomb and the Stribeck curve model that zone instead.
+STEP_TERMS = ("coulomb", "coulomb+", "coulomb-", "passive-coulomb")
+#: The terms of the Stribeck curve, nonlinear in its speed v_s.
+STRIBECK_TERMS = ("stribeck-coulomb", "stribeck-static")
+#: The Stribeck speed v_s (rad/s or m/s) of a model before it is fitted: its columns decide the
+#: identifiability (which does not depend on v_s) and condition ``excite``'s trajectories.
+STRIBECK_SPEED = 0.1
 #: Friction terms of ``--friction`` without arguments and of ``friction=True``.
 DEFAULT_FRICTION = ("viscous", "coulomb")
 #: Joint types whose actuated coordinates get the extra terms (not the exponential coordinates
@@ -59,28 +102,84 @@ JOINTS_WITH_EXTRAS = ("R", "P", "U")
 #: smooth zone of a drive's friction, velocity noise around zero); their rows are left out.
 STICTION_ZONE = 0.05
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
-NONNEGATIVE = ("viscous", "coulomb", "armature")
+NONNEGATIVE = ("viscous", "coulomb", "armature", "coulomb-tanh", "stribeck-coulomb", "stribeck-static",
+               "viscous+", "viscous-", "coulomb+", "coulomb-", "passive-viscous", "passive-coulomb")
+
+
+def coordinate_kinds(robot, coordinates) -> tuple:
+    """The type (R, P, U, S, F) of the joint of each tree coordinate in ``coordinates``."""
+    return tuple(robot.joint_type[int(np.searchsorted(robot.q_index, k, side="right") - 1)] for k in coordinates)
 
 
 def joint_kinds(robot) -> tuple:
     """The type (R, P, U, S, F) of the joint of each actuated coordinate of ``robot``."""
-    return tuple(robot.joint_type[int(np.searchsorted(robot.q_index, k, side="right") - 1)] for k in robot.actuated)
+    return coordinate_kinds(robot, robot.actuated)
+
+
+def passive_coordinates(robot) -> tuple:
+    """The tree coordinates (indices into q) of ``robot``'s passive revolute, prismatic and
+    universal joints: those that passive friction acts on."""
+    return tuple(int(k) for k, kind in zip(robot.passive, coordinate_kinds(robot, robot.passive))
+                 if kind in JOINTS_WITH_EXTRAS)
+
+
+def chosen_models(value, default: tuple, table: dict, what: str) -> tuple:
+    """The model names of ``value``: True (``default``), False or None (none), a name or a
+    sequence of distinct names among ``table``'s keys; PgaDynError naming ``what`` otherwise."""
+    if value is True:
+        value = default
+    if value is None or value is False:
+        return ()
+    models = (value,) if isinstance(value, str) else tuple(value)
+    if any(m not in table for m in models) or len(set(models)) != len(models):
+        raise PgaDynError(f"{what}: expected distinct models among {', '.join(table)}, got {list(models)}")
+    return models
 
 
 def friction_terms(friction) -> tuple:
-    """The friction terms of ``friction``: True (:data:`DEFAULT_FRICTION`), False or None (none),
-    or a sequence of names among viscous, coulomb, offset."""
-    if friction is True:
-        return DEFAULT_FRICTION
-    if friction is None or friction is False:
-        return ()
-    if isinstance(friction, str):
-        friction = (friction,)
-    terms = tuple(friction)
-    bad = [t for t in terms if t not in EXTRA_TERMS or t == "armature"]
-    if bad or len(set(terms)) != len(terms):
-        raise PgaDynError(f"friction: expected distinct terms among viscous, coulomb, offset, got {list(terms)}")
+    """The extra terms of the friction models ``friction``: True (:data:`DEFAULT_FRICTION`),
+    False or None (none), or a sequence of names of :data:`FRICTION_MODELS` with at most one of
+    :data:`COULOMB_SHAPES`; in :data:`EXTRA_TERMS` order."""
+    models = chosen_models(friction, DEFAULT_FRICTION, FRICTION_MODELS, "friction")
+    shapes = [m for m in models if m in COULOMB_SHAPES]
+    if len(shapes) > 1:
+        raise PgaDynError(f"friction: {' and '.join(shapes)} are two shapes of the same Coulomb force: choose one")
+    terms = {t for m in models for t in FRICTION_MODELS[m]}
     return tuple(t for t in EXTRA_TERMS if t in terms)
+
+
+def passive_terms(passive_friction) -> tuple:
+    """The extra terms of the passive friction models ``passive_friction``: True (viscous),
+    False or None (none), or a sequence of names of :data:`PASSIVE_FRICTION`."""
+    models = chosen_models(passive_friction, ("viscous",), PASSIVE_FRICTION, "passive friction")
+    return tuple(t for t in EXTRA_TERMS if t in {PASSIVE_FRICTION[m] for m in models})
+
+
+def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple:
+    """(v_c, v_s): the speed scales (n_a,) of the Coulomb tanh and of the Stribeck curve of
+    every actuated coordinate, from a positive number or (n_a,) positive numbers each, or None
+    when ``terms`` have no such term. PgaDynError when a speed is missing, not positive, or
+    given for a model without its term."""
+    out = []
+    for value, needed, what, option in ((coulomb_speed, "coulomb-tanh" in terms, "coulomb-tanh", "coulomb_speed"),
+                                        (stribeck_speed, bool(set(STRIBECK_TERMS) & set(terms)), "stribeck",
+                                         "stribeck_speed")):
+        if value is None and needed:
+            raise PgaDynError(f"{what}: give its speed scale ({option}, rad/s or m/s)")
+        if value is not None and not needed:
+            raise PgaDynError(f"{option} is the speed scale of {what}, which is not among the terms {list(terms)}")
+        if value is None:
+            out.append(None)
+            continue
+        na = len(robot.actuated)
+        v = np.asarray(value, dtype=float)
+        v = np.full(na, float(v)) if v.ndim == 0 else v.copy()
+        if v.shape != (na,) or not np.all(np.isfinite(v) & (v > 0)):
+            raise PgaDynError(f"{option}: expected a positive number or {na} positive numbers (one per actuated "
+                              f"coordinate {list(robot.actuated_names)}), got {value!r}")
+        v.setflags(write=False)
+        out.append(v)
+    return tuple(out)
 
 
 def states_of(robot, data):
@@ -105,10 +204,13 @@ class IdentificationModel:
     """The parameters of an identification of ``robot`` (see the module docstring).
 
     ``base``: the :class:`drng.regrouping.BaseParameters` of the inertial parameters;
-    ``extras``: the extra terms as (term, actuated index) pairs, in theta order after phi;
-    ``K`` (p, 10 n + n_e) with beta = K theta; ``leading`` (p,): the column of theta each
-    parameter is named after (K[:, leading] = identity); ``decision``: the rank decision on
-    the sampled [Y_b, D] (rank, gap, clean, ...; empty without extras)."""
+    ``extras``: the extra terms as (term, coordinate) pairs, in theta order after phi: the
+    coordinate an actuated index j (into q_a) for the terms of an actuated coordinate, a tree
+    index k (into q) for passive friction; ``K`` (p, 10 n + n_e) with beta = K theta;
+    ``leading`` (p,): the column of theta each parameter is named after (K[:, leading] =
+    identity); ``decision``: the rank decision on the sampled [Y_b, D] (rank, gap, clean, ...;
+    empty without extras); ``coulomb_speed``, ``stribeck_speed`` (n_a,): the speed scales v_c of
+    the Coulomb tanh and v_s of the Stribeck curve (None without those terms)."""
 
     robot: object
     base: object
@@ -116,6 +218,8 @@ class IdentificationModel:
     K: np.ndarray
     leading: np.ndarray
     decision: dict
+    coulomb_speed: np.ndarray | None = None
+    stribeck_speed: np.ndarray | None = None
 
     @property
     def num_parameters(self) -> int:
@@ -123,11 +227,22 @@ class IdentificationModel:
         return self.K.shape[0]
 
     @cached_property
+    def extra_coordinates(self) -> tuple:
+        """The name of the coordinate of each extra term (actuated, or passive for passive friction)."""
+        return tuple((self.robot.coordinate_names if term in PASSIVE_TERMS else self.robot.actuated_names)[j]
+                     for term, j in self.extras)
+
+    @cached_property
+    def extra_labels(self) -> tuple:
+        """``term coordinate`` of each extra term (``viscous joint1``, ``passive-viscous p1``)."""
+        return tuple(f"{term} {name}" for (term, _), name in zip(self.extras, self.extra_coordinates))
+
+    @cached_property
     def parameter_names(self) -> tuple:
         """Names of theta: the link-frame parameters (``m1``, ..., ``Izz6``), then the extras
-        (``fv_joint``, ...)."""
-        joints = self.robot.actuated_names
-        return self.base.parameter_names + tuple(f"{EXTRA_TERMS[term]}_{joints[j]}" for term, j in self.extras)
+        (``fv_joint``, ``fc+_joint``, ...)."""
+        return self.base.parameter_names + tuple(f"{EXTRA_TERMS[term]}_{name}"
+                                                 for (term, _), name in zip(self.extras, self.extra_coordinates))
 
     @cached_property
     def names(self) -> tuple:
@@ -148,20 +263,18 @@ class IdentificationModel:
         """(p,) bool: whether parameter k is led by an extra term (friction, armature)."""
         return self.leading >= self.base.K.shape[1]
 
-    def extra_columns(self, qd, qdd) -> np.ndarray:
-        """D (ns, n_a, n_e): the columns of the extra terms at velocities ``qd`` and accelerations
-        ``qdd`` (ns, n_a)."""
-        ns, na = qd.shape
-        D = np.zeros((ns, na, len(self.extras)))
-        for k, (term, j) in enumerate(self.extras):
-            D[:, j, k] = extra_column(term, qd[:, j], qdd[:, j])
-        return D
+    def extra_columns(self, qd, qdd, qd_tree=None, G=None) -> np.ndarray:
+        """D (ns, n_a, n_e): the columns of the extra terms at actuated velocities ``qd`` and
+        accelerations ``qdd`` (ns, n_a); passive friction needs the tree velocities ``qd_tree``
+        (ns, nq) and G = dq/dq_a (ns, nq, n_a) too (:func:`extra_forces`)."""
+        return extra_forces(self.extras, qd, qdd, qd_tree, G, self.coulomb_speed, self.stribeck_speed)
 
     def full_regressor(self, states) -> np.ndarray:
         """[Y_link, D] (ns, n_a, 10 n + n_e) at pga-dyn ``states`` (:class:`pga_dyn.States`):
         the regressor of theta."""
         Y = states.regressor() @ self.base.link_map
-        return np.concatenate([Y, self.extra_columns(states.qd_a, states.qdd_a)], axis=2)
+        D = self.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
+        return np.concatenate([Y, D], axis=2)
 
     def regressor(self, states) -> np.ndarray:
         """W (ns, n_a, p), the regressor of beta at ``states``: tau = W beta."""
@@ -177,7 +290,7 @@ class IdentificationModel:
 
     def theta(self, phi, extras=None) -> np.ndarray:
         """theta (10 n + n_e,) from link-frame parameters ``phi`` ((10 n,) or (n, 10)) and the
-        extra terms ``extras``: {term: value or (n_a,) values} (missing terms: 0)."""
+        extra terms ``extras``: {term: value or values} (:func:`extra_values`; missing terms: 0)."""
         phi = np.asarray(phi, dtype=float).reshape(-1)
         if phi.shape != (self.base.K.shape[1],):
             raise PgaDynError(f"phi must have {self.base.K.shape[1]} link-frame parameters, got {phi.size}")
@@ -185,52 +298,125 @@ class IdentificationModel:
         return np.concatenate([phi, [x[term][j] for term, j in self.extras]])
 
 
-def extra_column(term: str, qd_j, qdd_j) -> np.ndarray:
+def extra_column(term: str, qd_j, qdd_j, speed: float | None = None) -> np.ndarray:
     """The force per unit of the extra ``term`` on coordinate j at its velocities ``qd_j`` and
-    accelerations ``qdd_j`` (ns,): qd_j, sign(qd_j), 1 or qdd_j."""
-    return {"viscous": qd_j, "coulomb": np.sign(qd_j), "offset": np.ones_like(qd_j), "armature": qdd_j}[term]
+    accelerations ``qdd_j`` (ns,) (module docstring): qd, s = sign(qd), 1, qdd, tanh(qd / v_c),
+    s (1 - e) and s e with e = exp(-(qd / v_s)^2), max(qd, 0), min(qd, 0), max(s, 0), min(s, 0);
+    ``speed`` is v_c or v_s. Passive terms: qd, s of the passive coordinate."""
+    if term in ("viscous", "passive-viscous"):
+        return qd_j
+    if term in ("coulomb", "passive-coulomb"):
+        return np.sign(qd_j)
+    if term == "offset":
+        return np.ones_like(qd_j)
+    if term == "armature":
+        return qdd_j
+    if term == "coulomb-tanh":
+        return np.tanh(qd_j / speed)
+    if term in STRIBECK_TERMS:
+        e = np.exp(-(qd_j / speed) ** 2)
+        return np.sign(qd_j) * (e if term == "stribeck-static" else 1.0 - e)
+    if term in ("viscous+", "viscous-"):
+        return (np.maximum if term == "viscous+" else np.minimum)(qd_j, 0.0)
+    if term in ("coulomb+", "coulomb-"):
+        return (np.maximum if term == "coulomb+" else np.minimum)(np.sign(qd_j), 0.0)
+    raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
 
 
-def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE) -> np.ndarray:
+def extra_forces(extras, qd, qdd, qd_tree=None, G=None, coulomb_speed=None, stribeck_speed=None) -> np.ndarray:
+    """D (ns, n_a, len(extras)): the forces of the actuated coordinates per unit of each extra
+    term (term, coordinate) of ``extras`` (:attr:`IdentificationModel.extras`): for a term of
+    actuated coordinate j, :func:`extra_column` in row j; for friction at passive coordinate k,
+    G[:, k, :] times its column at the tree velocity qd_tree[:, k] (the projection tau_a = G^T F,
+    eq. 52). ``qd``, ``qdd`` (ns, n_a); ``qd_tree`` (ns, nq) and ``G`` (ns, nq, n_a) (for
+    passive terms); the speed scales (n_a,) of the Coulomb tanh and of the Stribeck curve."""
+    ns, na = qd.shape
+    D = np.zeros((ns, na, len(extras)))
+    for k, (term, j) in enumerate(extras):
+        if term in PASSIVE_TERMS:
+            if qd_tree is None or G is None:
+                raise PgaDynError(f"{term}: friction at passive coordinates needs the tree velocities and G = dq/dq_a")
+            D[:, :, k] = G[:, j, :] * extra_column(term, qd_tree[:, j], None)[:, None]
+        else:
+            speed = coulomb_speed if term == "coulomb-tanh" else stribeck_speed if term in STRIBECK_TERMS else None
+            D[:, j, k] = extra_column(term, qd[:, j], qdd[:, j], None if speed is None else speed[j])
+    return D
+
+
+def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE, qd_tree=None) -> np.ndarray:
     """(ns, n_a) bool: the rows outside the stiction zones, |qd_j| >= ``zone`` max_s |qd_j| for
-    each coordinate j with a Coulomb term (all rows of the others; ``zone`` 0: every row)."""
+    each actuated coordinate j with a step term (:data:`STEP_TERMS`: sign(qd_j)), and the
+    samples with |qd_k| >= ``zone`` max_s |qd_k| at every passive coordinate k with Coulomb
+    friction (``qd_tree`` (ns, nq) needed then); all other rows (``zone`` 0: every row)."""
     if not (isinstance(zone, (int, float)) and 0 <= zone < 1):
         raise PgaDynError(f"stiction: the zone is a fraction of each coordinate's largest speed in [0, 1), got {zone!r}")
     keep = np.ones(qd.shape, dtype=bool)
     for term, j in model.extras:
-        if term == "coulomb" and zone > 0:
-            speed = np.abs(qd[:, j])
-            keep[:, j] = speed >= zone * speed.max()
+        if term not in STEP_TERMS or zone == 0:
+            continue
+        if term in PASSIVE_TERMS and qd_tree is None:
+            raise PgaDynError(f"{term}: the stiction zone of a passive coordinate needs the tree velocities")
+        speed = np.abs(qd_tree[:, j] if term in PASSIVE_TERMS else qd[:, j])
+        inside = speed < zone * speed.max()
+        if term in PASSIVE_TERMS:
+            keep[inside] = False
+        else:
+            keep[inside, j] = False
     return keep
 
 
 def extra_values(robot, extras: dict) -> dict:
-    """{term: (n_a,) array} from {term: scalar or (n_a,) values}; terms not given are zero."""
+    """{term: array} from {term: scalar or values}, for every term of :data:`EXTRA_TERMS`
+    (terms not given are zero): (n_a,) over the actuated coordinates, from a number or n_a
+    numbers; for passive friction (nq,) over the tree coordinates, from a number (every passive
+    coordinate of :func:`passive_coordinates`) or one number per passive coordinate."""
     na = len(robot.actuated)
-    out = {term: np.zeros(na) for term in EXTRA_TERMS}
+    passive = list(passive_coordinates(robot))
+    out = {term: np.zeros(robot.nq if term in PASSIVE_TERMS else na) for term in EXTRA_TERMS}
     for term, value in extras.items():
         if term not in EXTRA_TERMS:
             raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
-        v = np.broadcast_to(np.asarray(value, dtype=float), (na,)) if np.ndim(value) == 0 else np.asarray(value, float)
-        if v.shape != (na,) or not np.all(np.isfinite(v)):
-            raise PgaDynError(f"{term}: expected a finite number or {na} numbers (one per actuated coordinate "
-                              f"{list(robot.actuated_names)}), got {value!r}")
-        out[term] = v.copy()
+        if term in PASSIVE_TERMS and not passive and np.any(np.asarray(value) != 0):
+            raise PgaDynError(f"{term}: '{robot.name}' has no passive revolute, prismatic or universal joint")
+        size, where = ((len(passive), f"passive coordinate {[robot.coordinate_names[k] for k in passive]}")
+                       if term in PASSIVE_TERMS else (na, f"actuated coordinate {list(robot.actuated_names)}"))
+        v = np.asarray(value, dtype=float)
+        v = np.broadcast_to(v, (size,)) if v.ndim == 0 else v
+        if v.shape != (size,) or not np.all(np.isfinite(v)):
+            raise PgaDynError(f"{term}: expected a finite number or {size} numbers (one per {where}), got {value!r}")
+        if term in PASSIVE_TERMS:
+            out[term][passive] = v
+        else:
+            out[term] = v.copy()
     return out
 
 
 @one_blas_thread
 def identification_model(robot, friction=(), armature: bool = False, base=None, samples: int | None = None,
-                         seed=0) -> IdentificationModel:
+                         seed=0, passive_friction=(), coulomb_speed=None, stribeck_speed=None) -> IdentificationModel:
     """The parameters to identify for ``robot``: its base inertial parameters (``base``, default
-    ``drng.base_parameters(robot)`` on the certified nullspace), the ``friction`` terms of every
-    actuated coordinate (:func:`friction_terms`) and, with ``armature``, its rotor inertia.
+    ``drng.base_parameters(robot)`` on the certified nullspace), the ``friction`` models of every
+    actuated coordinate (:func:`friction_terms`), with ``armature`` its rotor inertia, and the
+    ``passive_friction`` models of its passive coordinates (:func:`passive_terms`).
+    ``coulomb_speed`` (v_c of ``coulomb-tanh``, required with it) and ``stribeck_speed`` (v_s of
+    ``stribeck``, default :data:`STRIBECK_SPEED`): a positive number or one per actuated
+    coordinate (rad/s or m/s).
 
     The extras' identifiability is decided on ``samples`` random valid states (default: 4 rows
     per parameter), see the module docstring; PgaDynError when the sampled rank is not clean."""
     import drng
     from pga_dyn.sampling import count, sample_states
 
+    terms = friction_terms(friction) + (("armature",) if armature else ())
+    passive = passive_terms(passive_friction)
+    if set(STRIBECK_TERMS) & set(terms) and stribeck_speed is None:
+        stribeck_speed = STRIBECK_SPEED
+    speeds = speed_scales(robot, terms, coulomb_speed, stribeck_speed)
+    coordinates = passive_coordinates(robot)
+    if passive and not coordinates:
+        raise PgaDynError(f"{robot.source or robot.name}: passive friction: the robot has no passive revolute, "
+                          "prismatic or universal joint (its passive coordinates: "
+                          f"{[robot.coordinate_names[k] for k in robot.passive]})")
     if base is None:
         base = drng.base_parameters(robot)
         if not base.trusted:
@@ -240,18 +426,19 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     from ..regrouping import regroup
     from ..numerical import GAP_MIN, sampled_nullspace
 
-    terms = friction_terms(friction) + (("armature",) if armature else ())
     na, nphi = len(robot.actuated), base.K.shape[1]
     kinds = joint_kinds(robot)
     extras = tuple((term, j) for term in terms for j in range(na) if kinds[j] in JOINTS_WITH_EXTRAS)
+    extras += tuple((term, k) for term in passive for k in coordinates)
     r, ne = base.num_base_parameters, len(extras)
     if not ne:
         return IdentificationModel(robot, base, (), base.K, base.leading, {})
     rows_needed = 4 * (r + ne)
     samples = -(-rows_needed // na) if samples is None else count("samples", samples)
     states = sample_states(robot, samples, seed=seed)
-    model = IdentificationModel(robot, base, extras, np.zeros((0, nphi + ne)), np.zeros(0, np.int64), {})
-    S = np.concatenate([base.regressor(states), model.extra_columns(states.qd_a, states.qdd_a)], axis=2)
+    model = IdentificationModel(robot, base, extras, np.zeros((0, nphi + ne)), np.zeros(0, np.int64), {}, *speeds)
+    S = np.concatenate([base.regressor(states), model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)],
+                       axis=2)
     null, decision, _, _ = sampled_nullspace(S.reshape(-1, r + ne))
     if not decision["clean"]:
         raise PgaDynError(f"{robot.name}: whether the friction and armature terms are identifiable cannot be "
@@ -264,4 +451,4 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     lift[:r, :nphi] = base.K
     lift[r:, nphi:] = np.eye(ne)
     leading = np.array([base.leading[k] if k < r else nphi + k - r for k in kept], dtype=np.int64)
-    return IdentificationModel(robot, base, extras, Ke @ lift, leading, decision)
+    return IdentificationModel(robot, base, extras, Ke @ lift, leading, decision, *speeds)

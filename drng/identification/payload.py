@@ -59,7 +59,7 @@ from pga_dyn.errors import PgaDynError, optional
 from ..result import one_blas_thread
 
 from .estimation import MIN_RCOND, NOISE_FLOOR
-from .model import STICTION_ZONE, sliding, states_of
+from .model import sliding, states_of
 from .physics import mass_properties, violations
 
 

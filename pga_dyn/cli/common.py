@@ -62,11 +62,26 @@ def robot_arguments(parser, many: bool = False) -> None:
 
 
 def identification_terms(parser) -> None:
-    """--friction [TERM ...] and --armature (excite, identify)."""
-    parser.add_argument("--friction", nargs="*", choices=("viscous", "coulomb", "offset"), metavar="TERM",
-                        help="friction columns per actuated coordinate: viscous, coulomb, offset "
-                             "(bare --friction: viscous coulomb)")
+    """--friction [MODEL ...], --coulomb-speed, --passive-friction and --armature (excite, identify):
+    the options of ``drng.identification.identification_model`` (:func:`model_options`)."""
+    from drng.identification.model import FRICTION_MODELS, PASSIVE_FRICTION
+
+    parser.add_argument("--friction", nargs="*", choices=tuple(FRICTION_MODELS), metavar="MODEL",
+                        help="friction per actuated coordinate: " + ", ".join(FRICTION_MODELS) +
+                             " (bare --friction: viscous coulomb; at most one of coulomb, coulomb-tanh, stribeck; "
+                             "+-: per direction; stribeck: nonlinear, its speed fitted)")
+    parser.add_argument("--coulomb-speed", type=float, metavar="V",
+                        help="speed scale of coulomb-tanh, fc tanh(qd / V) (rad/s or m/s)")
+    parser.add_argument("--passive-friction", nargs="+", choices=tuple(PASSIVE_FRICTION), metavar="MODEL",
+                        help="friction at the passive joints of closed loops (viscous, coulomb), mapped to the "
+                             "actuated coordinates by G^T")
     parser.add_argument("--armature", action="store_true", help="a rotor inertia column per actuated coordinate")
+
+
+def model_options(args) -> dict:
+    """The keyword arguments of ``identification_model`` from :func:`identification_terms`' options."""
+    return {"friction": friction(args.friction), "armature": args.armature, "coulomb_speed": args.coulomb_speed,
+            "passive_friction": tuple(args.passive_friction or ())}
 
 
 def bounds(triples):

@@ -42,11 +42,11 @@ def run(args, out) -> int:
     import json
     import os
 
-    from drng.identification import excite
+    from drng.identification import excite, identification_model
 
     robot = common.robot(args)
     excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
-                        friction=common.friction(args.friction), armature=args.armature,
+                        model=identification_model(robot, **common.model_options(args)),
                         bounds=common.bounds(args.bounds), velocity=args.velocity, acceleration=args.acceleration,
                         seed=args.seed, max_cond=args.max_cond, iterations=args.iterations)
     excitation.trajectory.write(common.new_file(args.output, robot.source))

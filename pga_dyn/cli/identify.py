@@ -79,8 +79,9 @@ def run(args, out) -> int:
     import json
 
     import robots
-    from drng.identification import (consistent_estimate, default_prior, export_text, identify, identify_energy,
-                                     identify_payload, map_estimate, read_trajectory, report, report_text, write_model)
+    from drng.identification import (consistent_estimate, default_prior, export_text, identification_model, identify,
+                                     identify_energy, identify_payload, map_estimate, read_trajectory, report,
+                                     report_text, write_model)
     from drng.identification.diagnostics import plot
     from drng.identification.energy import WINDOW
 
@@ -94,11 +95,11 @@ def run(args, out) -> int:
     common.warn_model(robot)
     data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
     test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
-    terms = {"friction": common.friction(args.friction), "armature": args.armature}
+    model = identification_model(robot, **common.model_options(args))
     if args.energy:
-        est = identify_energy(robot, data, window=WINDOW if args.window is None else args.window, **terms)
+        est = identify_energy(robot, data, window=WINDOW if args.window is None else args.window, model=model)
     else:
-        est = identify(robot, data, weighted=not args.ols, **terms)
+        est = identify(robot, data, model=model, weighted=not args.ols)
     full, failure = None, None
     if args.consistent or args.map:
         prior = default_prior(est.model, data, relative=args.prior_std)

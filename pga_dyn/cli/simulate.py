@@ -21,6 +21,17 @@ def register(sub) -> None:
                        ("armature", "kg m^2 or kg")):
         parser.add_argument(f"--{term}", type=float, default=0.0, help=f"{term} term of every actuated "
                                                                         f"coordinate ({unit})")
+    parser.add_argument("--coulomb-speed", type=float, metavar="V", help="the Coulomb force smooth: "
+                                                                         "fc tanh(qd / V) (rad/s or m/s)")
+    parser.add_argument("--static", type=float, default=0.0, metavar="FS",
+                        help="a Stribeck curve (fc + (fs - fc) exp(-(qd / v_s)^2)) sign(qd): its static friction fs")
+    parser.add_argument("--stribeck-speed", type=float, metavar="V", help="the Stribeck speed v_s (rad/s or m/s)")
+    for term, unit in (("viscous", "N m s/rad or N s/m"), ("coulomb", "N m or N")):
+        for side, sign in (("plus", "positive"), ("minus", "negative")):
+            parser.add_argument(f"--{term}-{side}", type=float, default=0.0,
+                                help=f"{term} term of every actuated coordinate at {sign} speeds ({unit})")
+        parser.add_argument(f"--passive-{term}", type=float, default=0.0,
+                            help=f"{term} friction of every passive joint of the closed loops ({unit})")
     parser.add_argument("--cutoff", type=float, help="filter cutoff (Hz) when qd, qdd are not in the file")
     parser.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
     parser.set_defaults(func=run)
@@ -32,9 +43,15 @@ def run(args, out) -> int:
     robot = common.robot(args)
     common.warn_model(robot)
     traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
-    extras = {term: value for term, value in (("viscous", args.viscous), ("coulomb", args.coulomb),
-                                              ("offset", args.offset), ("armature", args.armature)) if value}
-    data, sigma = simulate(robot, traj, extras=extras, noise=args.noise, seed=args.seed)
+    stribeck = bool(args.static or args.stribeck_speed)
+    coulomb = "stribeck-coulomb" if stribeck else "coulomb-tanh" if args.coulomb_speed else "coulomb"
+    extras = {term: value for term, value in (
+        ("viscous", args.viscous), (coulomb, args.coulomb), ("stribeck-static", args.static), ("offset", args.offset),
+        ("armature", args.armature), ("viscous+", args.viscous_plus), ("viscous-", args.viscous_minus),
+        ("coulomb+", args.coulomb_plus), ("coulomb-", args.coulomb_minus), ("passive-viscous", args.passive_viscous),
+        ("passive-coulomb", args.passive_coulomb)) if value}
+    data, sigma = simulate(robot, traj, extras=extras, noise=args.noise, seed=args.seed,
+                           coulomb_speed=args.coulomb_speed, stribeck_speed=args.stribeck_speed)
     data.write(common.new_file(args.output, args.trajectory, robot.source))
     print(f"robot:    {robot.name}", file=out)
     print(f"data:     {args.output}: {len(data)} samples of {', '.join(data.names)} (tau: the model's forces"
