@@ -372,7 +372,8 @@ def read_trajectory(robot, path, cutoff=None, require_tau: bool = False, *, colu
         notes.append(f"ignored {what}: {ignored}")
     missing = [c for c in ("t", "q") if c not in arrays]
     if missing:
-        near = _near(ignored, ["t", "time", "stamp", "timestamp"] if "t" in missing else [])
+        near = _near(ignored, (["t", "time", "stamp", "timestamp"] if "t" in missing else [])
+                     + ([f"q_{n}" for n in names] if "q" in missing else []))
         raise PgaDynError(f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
                           f"coordinate NAME in {list(names)}, or a column map for yours){near}")
     if gains is not None:
@@ -556,13 +557,13 @@ def _read_bag(path: str, topic):
         if all(filled):
             header += [f"{field}_{j}" for j in joints]
             blocks.append(np.array(values))
-    clock = "header stamps"
+    clock = "header stamp"
     if not any(stamps):
-        stamps, clock = logged, "times the bag logged them at (the header stamps are 0)"
+        stamps, clock = logged, "time the bag logged (the header stamps are 0)"
     ns = np.array(stamps, dtype=np.int64)
     t = (ns - ns[0]) * 1e-9
     how = (f"ROS bag: {len(messages)} sensor_msgs/JointState messages on {topic}, joints {joints}; t in seconds "
-           f"after the first of their {clock}")
+           f"after the first {clock}")
     return header, np.column_stack([t, *blocks]), how
 
 
