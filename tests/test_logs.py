@@ -230,6 +230,15 @@ def test_decimation_keeps_the_motion_and_removes_the_noise_above_the_new_nyquist
     noise = (data.tau - clean[::10]).std(axis=0)
     assert np.all((0.025 < noise) & (noise < 0.035)), noise
     assert "decimated by 10 to 100 Hz" in data.notes[0] and "on every signal alike" in data.notes[0]
+    # the ends: scipy.signal.decimate pads with zeros and pulls a cosine's first samples towards 0;
+    # the point reflection keeps them
+    from scipy.signal import decimate as zero_padded
+
+    from drng.identification.signals import decimate
+
+    mine = decimate(t, {"q": clean}, 10)[1]["q"]
+    assert np.abs(mine - clean[::10]).max() < 1e-4
+    assert np.abs(zero_padded(clean, 10, ftype="fir", zero_phase=True, axis=0) - clean[::10]).max() > 0.3
 
 
 def test_decimation_errors():
