@@ -95,7 +95,7 @@ def test_column_map_reads_the_values_written_and_names_the_ignored_columns(tmp_p
     ({**MAP, "q_{name}": "pos_{joint}"}, {}, r"only \{name\} and \{index\} may stand in braces"),
     ({**MAP, "qd_{name}": "pos_j{index}"}, {}, r"column 'pos_j1' is mapped to both q_joint1 and qd_joint1"),
     ({**MAP, "qd_{name}": "vel_j"}, {"vel_j2": "vel_j"}, r"column 'vel_j' is mapped to both qd_joint1 and qd_joint2"),
-    (["t=time", "q_{name}"], {}, r"the column map's 'q_\{name\}' is not KEY=VALUE"),
+    (["t=time", "q_{name}"], {}, r"the column map item 'q_\{name\}' is not KEY=VALUE"),
     (MAP, {"vel_j1": "time"}, r"column 'time' appears more than once"),
     ({"t": "time"}, {f"pos_j{k}": f"Q_joint{k}" for k in range(1, 7)}, r"missing q .*closest columns in the file: "
                                                                          r"\['Q_joint1'"),
@@ -150,7 +150,7 @@ def test_currents_times_drive_gains(tmp_path):
     (dict(zip(NAMES[:5], GAINS)), r"gains for \['joint6'\]: missing"),
     ([9, 9, 9, 2.2, 2.2, 0], r"the gain of 'joint6' must be a finite non-zero number"),
     ([9, 9, 9, 2.2, 2.2, "x"], r"the gain of 'joint6' is 'x', not a number"),
-    (["joint1=9", "9"], r"the gains's '9' is not KEY=VALUE"),
+    (["joint1=9", "9"], r"the gains item '9' is not KEY=VALUE"),
 ])
 def test_current_errors(tmp_path, gains, message):
     path = logger_file(tmp_path / "log.csv", ns=40)[0]
@@ -179,6 +179,8 @@ def test_nanosecond_stamps_and_window(tmp_path):
     part = read_trajectory(PUMA, path, columns=columns, time_scale=1e-9, window=(1.0, 2.0))
     assert len(part) == 201 and np.array_equal(part.q, q[200:401])  # 1.000 to 2.000 s after the first sample
     assert "window 1 to 2 s after the first sample: 201 of 600 samples" in part.notes
+    with pytest.raises(PgaDynError, match=r"log.csv: the column map's q_\{name\}=5 matches no column"):
+        read_trajectory(PUMA, path, columns={**columns, "q_{name}": 5})
     for window, message in (((2.0, 1.0), r"t0 < t1"), (("a", 1), r"two times \(t0, t1\)"), (5.0, "two times"),
                             ((10.0, 11.0), r"the window 10 to 11 s holds 0 samples \(the record spans 0 to 2.995")):
         with pytest.raises(PgaDynError, match=message) as info:
@@ -457,3 +459,12 @@ def test_ros_bag_details_and_errors(tmp_path):
     csv_path = logger_file(tmp_path / "log.csv", ns=40)[0]
     with pytest.raises(PgaDynError, match=r"log.csv: a topic is read from ROS bags only"):
         read_trajectory(PUMA, csv_path, columns=MAP, topic="/joint_states")
+
+
+def test_ros_bag_without_rosbags_or_file(tmp_path, monkeypatch):
+    pytest.importorskip("rosbags")
+    with pytest.raises(PgaDynError, match=r"absent.bag: cannot be read"):
+        read_trajectory(PUMA, tmp_path / "absent.bag")
+    monkeypatch.setitem(__import__("sys").modules, "rosbags.highlevel", None)  # as if not installed
+    with pytest.raises(PgaDynError, match=r"reading ROS bags needs rosbags: pip install 'pga-dyn\[logs\]'"):
+        read_trajectory(PUMA, tmp_path / "absent.bag")

@@ -417,14 +417,14 @@ def _pairs(where: str, what: str, items) -> dict:
     if items is None:
         return {}
     if isinstance(items, dict):
-        return {str(k): v for k, v in items.items()}
+        return {str(k): str(v) for k, v in items.items()}
     if isinstance(items, str):
         items = [items]
     out = {}
     for item in items:
         key, sep, value = str(item).partition("=")
         if not sep or not key.strip() or not value.strip():
-            raise PgaDynError(f"{where}: the {what}'s '{item}' is not KEY=VALUE")
+            raise PgaDynError(f"{where}: the {what} item '{item}' is not KEY=VALUE")
         out[key.strip()] = value.strip()
     return out
 
