@@ -74,14 +74,16 @@ def test_column_map_reads_the_values_written_and_names_the_ignored_columns(tmp_p
     assert f"ignored columns: {ignored}" in data.notes  # the text column is not parsed
     strings = read_trajectory(PUMA, path, require_tau=True, columns=[f"{k}={v}" for k, v in MAP.items()])
     assert np.array_equal(strings.q, q) and strings.notes == data.notes
-    one = read_trajectory(PUMA, path, require_tau=True, columns={**MAP, "q_joint2": "temperature_j1"})  # over the template
+    over = {**MAP, "q_joint2": "temperature_j1"}  # one column over the template
+    one = read_trajectory(PUMA, path, require_tau=True, columns=over)
     assert np.all((40 <= one.q[:, 1]) & (one.q[:, 1] <= 41)) and np.array_equal(one.q[:, 2], q[:, 2])
     assert f"ignored columns: {[c if c != 'temperature_j1' else 'pos_j2' for c in ignored]}" not in one.notes
     assert f"ignored columns: {['pos_j2'] + ignored[:-2] + ['mode']}" in one.notes
 
 
 @pytest.mark.parametrize("columns, header, message", [
-    ({k: v for k, v in MAP.items() if k != "t"}, {"time": "tme"}, r"missing t .*closest columns in the file: \['tme'\]"),
+    ({k: v for k, v in MAP.items() if k != "t"}, {"time": "tme"},
+     r"missing t .*closest columns in the file: \['tme'\]"),
     (MAP, {"time": "Time"}, r"the column map gives 'time' for t, and the file has no such column; closest columns in "
                             r"the file: \['Time'\]"),
     (MAP, {"eff_j6": "eff_jj6"}, r"missing columns \['eff_j6'\] \(the other tau_ columns are there\); closest "
@@ -212,8 +214,9 @@ def test_trim_after_the_derivatives():
 def test_decimation_keeps_the_motion_and_removes_the_noise_above_the_new_nyquist():
     """1 kHz, 20 s: q the sines W with 1e-5 rad of noise, tau a 0.5 Hz cosine with white noise of
     0.1. Decimated by 10 after the derivatives: q, qd, qdd are the sines' at the kept times and
-    those of the undecimated trajectory (the ends no worse); the noise of tau is what an ideal low-pass at the passband's edge (45 Hz of
-    500) leaves, 0.1 sqrt(0.09) = 0.03, instead of 0.1 folded onto the band."""
+    those of the undecimated trajectory (the ends no worse); the noise of tau is what an ideal
+    low-pass at the filter's -6 dB point (45 Hz of 500) leaves, 0.1 sqrt(0.09) = 0.03, instead of
+    0.1 folded onto the band."""
     rng = np.random.default_rng(0)
     t = np.arange(20001) / 1000.0
     q = sines(t)[0] + 1e-5 * rng.standard_normal((len(t), 6))
@@ -288,7 +291,8 @@ def test_experiments_combined_each_differentiated_on_its_own(experiments):
     second = both.segments()[1]
     for name in ("q", "qd", "qdd", "tau"):
         assert np.array_equal(second.__getattribute__(name), getattr(b, name))
-    assert np.allclose(np.diff(second.t), 0.005) and "experiment 2, times shifted by +5 s to follow experiment 1" in both.notes[-1]
+    assert np.allclose(np.diff(second.t), 0.005)
+    assert "experiment 2, times shifted by +5 s to follow experiment 1" in both.notes[-1]
     est = estimate(model, both)
     assert np.linalg.norm(est.beta - truth) < 1e-4 * np.linalg.norm(truth)
     # differentiated across the boundary (one file of both), the derivatives at the jump are wrong
@@ -338,7 +342,8 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
         files.append(write(tmp_path / f"log{seed}.csv", {
             "time_ns": stamps, **block("pos_j", exact.q), **block("vel_j", exact.qd), **block("cur_j", tau / GAINS),
             "temperature_j1": np.full(len(exact), 40.0), "mode": ["RUNNING"] * len(exact)}))
-    options = ["--columns", "t=time_ns", "q_{name}=pos_j{index}", "qd_{name}=vel_j{index}", "current_{name}=cur_j{index}",
+    options = ["--columns", "t=time_ns", "q_{name}=pos_j{index}", "qd_{name}=vel_j{index}",
+               "current_{name}=cur_j{index}",
                "--time-scale", 1e-9, "--gains", *GAINS, "--trim", 0.1]
     code, out, err = run(["identify", "puma560", *files, *options, "--json", "--quiet"], capsys)
     assert code == 0, err
@@ -347,7 +352,8 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
     assert np.linalg.norm(beta - truth) < 1e-4 * np.linalg.norm(truth)
     assert result["samples"] == 2 * (1000 - 2 * 20)  # 0.1 s trimmed at both ends of each
     assert f"data: {files[0]}: ignored columns: ['temperature_j1', 'mode']" in result["reading"]
-    code, out, _ = run(["identify", "puma560", *files, *options, "--test", files[1], "--decimate", 2, "--quiet"], capsys)
+    code, out, _ = run(["identify", "puma560", *files, *options, "--test", files[1], "--decimate", 2, "--quiet"],
+                       capsys)
     assert code == 0 and "read:             data:" in out and "decimated by 2 to 100 Hz" in out
     assert "read:             held-out: forces = current x drive gain" in out
     code, _, err = run(["identify", "puma560", files[0], *options[:5]], capsys)
@@ -436,7 +442,8 @@ def test_ros_bag_details_and_errors(tmp_path):
     messages, t, q, qd, tau = joint_states(ns=300, zero_stamps=True)
     path = write_bag(tmp_path / "zero", "mcap", messages)
     data = read_trajectory(PUMA, path, require_tau=True)  # the only JointState topic; stamps 0: the logged times
-    assert np.allclose(data.t, t, rtol=0, atol=1e-9) and "after the first time the bag logged (the header stamps are 0)" in data.notes[0]
+    assert np.allclose(data.t, t, rtol=0, atol=1e-9)
+    assert "after the first time the bag logged (the header stamps are 0)" in data.notes[0]
     none = write_bag(tmp_path / "none", "mcap", messages[:3], topics=())
     with pytest.raises(PgaDynError, match=r"none: no sensor_msgs/JointState topic \(topics: \['/log "
                                           r"\(std_msgs/msg/String\)'\]\)"):
