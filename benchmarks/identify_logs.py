@@ -13,7 +13,8 @@ motor currents), and runs
 
     pga-dyn identify ur5.xml data.csv --friction viscous coulomb --armature --test test.csv --json
 
-(the options a user states about the model; no tuning option). The five-bar cases write a
+(the options a user states about the model, and for "currents" the drive gains, ``--gains 9 9 9
+2.2 2.2 2.2``; no tuning option). The five-bar cases write a
 planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
 its two base joints, no joint friction), excite it with the machine's limits (``--period 2
 --velocity 3 --acceleration 30``), log its elbow encoders too (columns q_p1, q_p2) and run
@@ -142,7 +143,8 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
     friction = (["--friction", "viscous", "coulomb", "--armature"] if arm else
                 ["--passive-friction", "viscous"] if name == "passive-friction" else [])
-    status, out, err = cli("identify", xml_path, files[0], *friction, "--test", files[1], "--json", "--quiet")
+    drives = ["--gains", *options["gains"]] if "gains" in options else []  # currents: the gains, as a user gives them
+    status, out, err = cli("identify", xml_path, files[0], *friction, *drives, "--test", files[1], "--json", "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     report = json.loads(out)

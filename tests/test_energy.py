@@ -162,7 +162,7 @@ def test_errors():
 
 
 def test_cli(tmp_path, capsys):
-    """pga-dyn identify --energy [--window S]: the library's estimate in the report; --ols and a
+    """pga-dyn identify --energy [--energy-window S]: the library's estimate in the report; --ols and a
     window without --energy refused."""
     robot = robots.load("puma560")
     model = identification_model(robot, friction=True)
@@ -170,7 +170,7 @@ def test_cli(tmp_path, capsys):
     data, _ = simulate(robot, traj, extras={"viscous": 0.5, "coulomb": 1.0})
     path = tmp_path / "data.csv"
     data.write(path)
-    for option, window in ((["--energy"], 0.1), (["--energy", "--window", "0.2"], 0.2)):
+    for option, window in ((["--energy"], 0.1), (["--energy", "--energy-window", "0.2"], 0.2)):
         code = main(["identify", "puma560", str(path), "--friction", "--json", *option])
         out, _ = capsys.readouterr()
         result = json.loads(out)
@@ -179,5 +179,5 @@ def test_cli(tmp_path, capsys):
         assert np.allclose([p["value"] for p in result["base"]], est.beta, rtol=1e-9, atol=1e-12)
     assert main(["identify", "puma560", str(path), "--energy", "--ols"]) == 2
     assert "drop --ols" in capsys.readouterr().err
-    assert main(["identify", "puma560", str(path), "--window", "0.2"]) == 2
+    assert main(["identify", "puma560", str(path), "--energy-window", "0.2"]) == 2
     assert "add --energy" in capsys.readouterr().err

@@ -435,7 +435,6 @@ def test_bad_files(tmp_path, puma_data):
     rows = [[k * 0.01] + [0.1] * 12 for k in range(40)]
     cases = {
         "missing": (header[:-1], [r[:-1] for r in rows], r"missing columns \['tau_joint6'\]"),
-        "unknown": (header + ["tau_joint7"], [r + [0] for r in rows], r"unknown columns \['tau_joint7'\]"),
         "nan": (header, rows[:5] + [rows[5][:3] + ["nan"] + rows[5][4:]] + rows[6:], "line 7, column 'q_joint3' is nan"),
         "text": (header, rows[:2] + [["x"] + rows[2][1:]] + rows[3:], "line 4, column 't': 'x' is not a number"),
         "ragged": (header, rows[:3] + [rows[3][:-2]] + rows[4:], "line 5 has 11 fields, the header has 13"),
@@ -447,6 +446,9 @@ def test_bad_files(tmp_path, puma_data):
         with pytest.raises(PgaDynError, match=message) as info:
             read_trajectory(robot, path, require_tau=True)
         assert str(path) in str(info.value), name
+    extra = read_trajectory(robot, write_csv(tmp_path / "extra.csv", header + ["tau_joint7"], [r + [0] for r in rows]),
+                            require_tau=True)  # an extra column is ignored and named (tests/test_logs.py)
+    assert extra.notes == ("ignored columns: ['tau_joint7']",)
     path = write_csv(tmp_path / "no_tau.csv", header[:7], [r[:7] for r in rows])
     with pytest.raises(PgaDynError, match="no measured forces"):
         read_trajectory(robot, path, require_tau=True)

@@ -7,8 +7,8 @@ above it in this list (tests/test_architecture.py checks it).
 1. :mod:`.signals` - sampled signals: zero-phase smoothing and differentiation of positions
    (arrays in, arrays out);
 2. :mod:`.data` - measurements in and out: :func:`trajectory`, :func:`read_trajectory`,
-   :class:`Trajectory` from arrays, CSV or NPZ files, checked value by value (missing qd, qdd
-   from :mod:`.signals`);
+   :class:`Trajectory` from arrays, CSV or NPZ files or ROS bags, checked value by value (missing
+   qd, qdd from :mod:`.signals`), experiments joined by :func:`combine`;
 3. :mod:`.model` - the model columns: :func:`identification_model`, base inertial parameters
    with friction and armature, their identifiability decided together, and the states of a
    trajectory;
@@ -41,6 +41,7 @@ _LAZY = {
     "trajectory": "data",
     "read_trajectory": "data",
     "Trajectory": "data",
+    "combine": "data",
     "identification_model": "model",
     "excite": "excitation",
     "random_excitation": "excitation",

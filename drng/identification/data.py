@@ -1,6 +1,6 @@
 """Measurements in and out, a stage of the identification (:mod:`drng.identification` lists
-them in order): a :class:`Trajectory` from arrays or from a CSV or NPZ file, checked value by
-value, and written back to a file.
+them in order): a :class:`Trajectory` from arrays, from a CSV or NPZ file or from a ROS bag,
+checked value by value, experiments combined, and written back to a file.
 
 A :class:`Trajectory` holds, for ``ns`` samples of the actuated coordinates q_a of a robot
 (``robot.actuated_names``, in that order), the times ``t`` (ns,), the positions ``q``, the
@@ -10,46 +10,86 @@ forces).
 
 File layout. CSV: one header row, then one row per sample; the columns are ``t`` and, per
 actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME``,
-``tau_NAME`` (all of a kind or none). NPZ: arrays ``t`` (ns,), ``q`` and optionally ``qd``,
-``qdd``, ``tau`` (ns, n_a), and optionally ``names`` (the actuated coordinate names, checked
-against the robot's). Both may hold measured passive coordinates of a closed-loop machine
-(passive encoders): a column or array ``q_NAME`` (ns,) for a passive tree coordinate ``NAME``
+``tau_NAME`` or ``current_NAME`` (all of a kind or none). NPZ: arrays ``t`` (ns,), ``q`` and
+optionally ``qd``, ``qdd``, ``tau``, ``current`` (ns, n_a), and optionally ``names`` (the
+actuated coordinate names, checked against the robot's). ROS bags (ROS 1 ``.bag``, ROS 2
+``.db3``, ``.mcap`` or a rosbag2 folder; the optional extra ``pga-dyn[logs]``, the ``rosbags``
+package): the ``sensor_msgs/JointState`` messages of one topic read as the columns ``t``
+(seconds after the first header stamp), ``position_JOINT``, ``velocity_JOINT`` and
+``effort_JOINT`` for the joint names JOINT of the messages, mapped by :data:`BAG_COLUMNS`.
+Any of them may hold measured passive coordinates of a closed-loop machine (passive
+encoders): a column or array ``q_NAME`` (ns,) for a passive tree coordinate ``NAME``
 (``robot.passive``), kept in ``Trajectory.passive`` and checked against the model's assembly
-(:func:`pga_dyn.sampling.record_states`). Anything else in a file is an error: nothing is
-silently dropped.
+(:func:`pga_dyn.sampling.record_states`).
+
+Logs as robots write them. A column map (``columns``) names the file's own columns:
+``{"q_{name}": "pos_{name}"}`` for every coordinate (``{name}`` the coordinate's name,
+``{index}`` its number from 1), ``{"q_joint1": "POS1"}`` for one, ``{"t": "time"}``; for NPZ,
+whole arrays (``{"q": "position"}``). Columns the map and the layout do not use are ignored and
+named in :attr:`Trajectory.notes` (``ignored columns: [...]``); they are not parsed, so they may
+hold text. A required column that is missing is an error naming the file's closest column
+names (``difflib``). ``time_scale``: seconds per unit of the time column (1e-9 for nanosecond
+stamps). Motor currents with drive ``gains`` (one per coordinate, or {name: gain}; gain =
+torque constant x gear ratio, the joint's force per ampere) give the forces, tau_j = gain_j
+current_j. ``window`` (t0, t1): the samples between t0 and t1 seconds after the first; ``trim``:
+seconds dropped at both ends after the derivatives (the robot's start and stop, and the
+filter's ends); ``decimate``: every N-th sample after an anti-aliasing filter
+(:func:`~drng.identification.signals.decimate`). Several files (experiments) are read one by
+one and joined by :func:`combine`, which keeps their boundaries (:attr:`Trajectory.breaks`).
 
 Derivatives. When ``qdd`` is not given, the checked signals are handed to
 :mod:`drng.identification.signals`: put on a uniform grid when the sample times are irregular
 (:func:`~drng.identification.signals.resample`), then q (or the measured ``qd``, when it is the
 quieter signal) smoothed and differentiated with a cutoff chosen from the spectrum of q
-(:func:`~drng.identification.signals.differentiate`). tau is used as measured.
+(:func:`~drng.identification.signals.differentiate`). tau is used as measured. Decimation
+comes after the derivatives: the differentiator then averages the noise over every sample
+(the same window in seconds holds N times as many), and the anti-aliasing filter is applied to
+q, qd, qdd and tau alike, so that both sides of tau = Y(q, qd, qdd) beta see the same filter
+(the motion lies in its passband, where its gain is 1 to 1e-4; the noise of tau and what the
+Savitzky-Golay filter's sidelobes leave in qdd above the new Nyquist frequency is removed
+instead of folded onto the motion's band).
 """
 
 from __future__ import annotations
 
 import csv
+import difflib
 import os
-from dataclasses import dataclass, field, replace
+import dataclasses
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError
+from pga_dyn.errors import PgaDynError, optional
 from pga_dyn.kinematics import float_array
 from pga_dyn.sampling import passive_measurements
 
-from .signals import advance, differentiate, is_uniform, resample
+from .signals import advance, decimate as decimated, differentiate, is_uniform, resample
 
 #: Quantities per actuated coordinate, in file column order.
 QUANTITIES = ("q", "qd", "qdd", "tau")
+#: Motor currents (A), per actuated coordinate: forces once multiplied by the drive gains.
+CURRENT = "current"
+#: What a file may hold per actuated coordinate.
+KINDS = QUANTITIES + (CURRENT,)
+#: Files read as ROS bags (ROS 1, ROS 2 SQLite, MCAP); a folder with a metadata.yaml is a rosbag2 too.
+BAG_SUFFIXES = (".bag", ".db3", ".mcap")
+#: The message type read from a bag (rosbags' name; ROS 1's sensor_msgs/JointState reads as it too).
+JOINT_STATE = "sensor_msgs/msg/JointState"
+#: The column map of a bag's JointState columns; a user's map is applied over it.
+BAG_COLUMNS = {"q_{name}": "position_{name}", "qd_{name}": "velocity_{name}", "tau_{name}": "effort_{name}"}
 
 
 @dataclass(frozen=True, eq=False)
 class Trajectory:
     """Samples of the actuated coordinates ``names`` over time: ``t`` (ns,), ``q``, ``qd``,
     ``qdd`` (ns, n_a), ``tau`` (ns, n_a) or None; ``source`` names where they came from (a
-    file, or ``arrays``) and ``derivatives`` how qd and qdd were obtained; ``passive``: measured
-    passive tree coordinates {name: (ns,) values} (passive encoders of a closed-loop machine;
-    empty when none)."""
+    file, files joined by " + ", or ``arrays``), ``derivatives`` how qd and qdd were obtained,
+    ``breaks`` the sample index where each experiment after the first begins (:func:`combine`)
+    and ``notes`` how the samples were read and selected (column map, ignored columns, forces
+    from currents, window, decimation, trimming); ``passive``: measured passive tree
+    coordinates {name: (ns,) values} (passive encoders of a closed-loop machine; empty when
+    none)."""
 
     names: tuple
     t: np.ndarray
@@ -59,7 +99,9 @@ class Trajectory:
     tau: np.ndarray | None = None
     source: str = "arrays"
     derivatives: str = "given"
-    passive: dict = field(default_factory=dict)
+    breaks: tuple = ()
+    notes: tuple = ()
+    passive: dict = dataclasses.field(default_factory=dict)
 
     def __len__(self) -> int:
         return self.t.shape[0]
@@ -69,19 +111,33 @@ class Trajectory:
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
 
+    def segments(self) -> list:
+        """The experiments of the trajectory (one, or those :func:`combine` joined), each a
+        Trajectory of its own samples, in order."""
+        edges = (0, *self.breaks, len(self))
+        return [Trajectory(self.names, self.t[a:b], self.q[a:b], self.qd[a:b], self.qdd[a:b],
+                           None if self.tau is None else self.tau[a:b], self.source, self.derivatives, (), self.notes,
+                           {name: x[a:b] for name, x in self.passive.items()})
+                for a, b in zip(edges[:-1], edges[1:])]
+
     def aligned(self, delay: float) -> "Trajectory":
         """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the
         positions by ``delay``, :func:`~drng.identification.estimation.force_delay`), on the
-        samples where the advanced forces are inside the record (linear interpolation)."""
+        samples where the advanced forces are inside the record (linear interpolation), each
+        experiment on its own."""
         if self.tau is None:
             raise PgaDynError(f"{self.source}: no measured tau to align")
-        if not (isinstance(delay, (int, float)) and np.isfinite(delay) and abs(delay) < self.t[-1] - self.t[0]):
-            raise PgaDynError(f"{self.source}: the delay must be a finite number of seconds shorter than the record, "
-                              f"got {delay!r}")
-        tau, inside = advance(self.t, self.tau, delay)
-        return Trajectory(self.names, self.t[inside], self.q[inside], self.qd[inside], self.qdd[inside], tau,
-                          self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms",
-                          {name: x[inside] for name, x in self.passive.items()})
+        parts = self.segments()
+        shortest = min(p.t[-1] - p.t[0] for p in parts)
+        if not (isinstance(delay, (int, float)) and np.isfinite(delay) and abs(delay) < shortest):
+            raise PgaDynError(f"{self.source}: the delay must be a finite number of seconds shorter than the record"
+                              f"{' (each experiment)' if len(parts) > 1 else ''}, got {delay!r}")
+        moved = []
+        for p in parts:
+            tau, inside = advance(p.t, p.tau, delay)
+            moved.append(Trajectory(self.names, p.t[inside], p.q[inside], p.qd[inside], p.qdd[inside], tau,
+                                    passive={name: x[inside] for name, x in p.passive.items()}))
+        return _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
 
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
@@ -95,7 +151,8 @@ class Trajectory:
 
     def write(self, path) -> None:
         """Write the trajectory to ``path``: CSV (``.csv``, every float with the digits that read
-        back the same number) or NPZ (``.npz``)."""
+        back the same number) or NPZ (``.npz``). The samples are written; the boundaries of
+        combined experiments are not (the file holds qd and qdd)."""
         path = os.fspath(path)
         kind = _kind(path)
         if kind == "npz":
@@ -106,6 +163,8 @@ class Trajectory:
             with open(path, "wb") as handle:
                 np.savez(handle, **arrays)
             return
+        if kind != "csv":
+            raise PgaDynError(f"{path}: trajectories are written as .csv or .npz files")
         columns = self.columns()
         table = np.column_stack(list(columns.values()))
         with open(path, "w", newline="", encoding="utf-8") as handle:
@@ -114,10 +173,68 @@ class Trajectory:
             writer.writerows([[repr(float(x)) for x in row] for row in table])
 
 
+def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Trajectory:
+    """The samples of ``parts`` (Trajectories of the same coordinates, times already increasing
+    across them) one after the other, their boundaries kept in ``breaks``."""
+    def cat(name):
+        return None if parts[0].tau is None and name == "tau" else np.concatenate([getattr(p, name) for p in parts])
+
+    breaks = [0]
+    for p in parts:
+        breaks += [breaks[-1] + b for b in p.breaks] + [breaks[-1] + len(p)]
+    measured = set.intersection(*(set(p.passive) for p in parts))
+    passive = {name: np.concatenate([p.passive[name] for p in parts]) for name in sorted(measured)}
+    return Trajectory(parts[0].names, cat("t"), cat("q"), cat("qd"), cat("qdd"), cat("tau"), source, derivatives,
+                      tuple(int(b) for b in breaks[1:-1]), tuple(notes), passive)
+
+
+def combine(trajectories, source: str | None = None) -> Trajectory:
+    """One :class:`Trajectory` of several experiments of the same actuated coordinates (files
+    read one by one, each differentiated on its own), for one estimate: their samples one after
+    the other, each experiment's times shifted to begin one of its own (median) sample steps
+    after the previous one ends, so that t keeps increasing, and the index where each begins in
+    ``breaks``, so that nothing that needs continuity crosses a boundary
+    (:meth:`Trajectory.segments`, :meth:`Trajectory.aligned`). tau must be in all or in none.
+    ``source``: default the sources joined by " + ". One trajectory is returned as it is.
+    PgaDynError naming the experiment at fault."""
+    parts = list(trajectories)
+    if not parts or not all(isinstance(p, Trajectory) for p in parts):
+        raise PgaDynError(f"combine takes one or more Trajectory objects, got {[type(p).__name__ for p in parts]}")
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    for p in parts[1:]:
+        if p.names != first.names:
+            raise PgaDynError(f"{p.source}: its coordinates {list(p.names)} are not those of {first.source} "
+                              f"{list(first.names)}: experiments of one robot only")
+        if (p.tau is None) != (first.tau is None):
+            lacking = p if p.tau is None else first
+            raise PgaDynError(f"{lacking.source}: no measured tau, while the other experiments have it: "
+                              "give forces for all or for none")
+    moved, notes, end = [], [], None
+    for k, p in enumerate(parts):
+        if len(p) < 2:
+            raise PgaDynError(f"{p.source}: {len(p)} sample: an experiment needs at least 2 to be combined")
+        shift = 0.0 if end is None else end + float(np.median(np.diff(p.t))) - p.t[0]
+        moved.append(replace(p, t=p.t + shift))
+        end = moved[-1].t[-1]
+        notes += [f"{p.source}: {note}" for note in p.notes]
+        if shift:
+            notes.append(f"{p.source}: experiment {k + 1}, times shifted by {shift:+.6g} s to follow experiment {k}")
+    derivatives = {p.derivatives for p in parts}
+    derivatives = first.derivatives if len(derivatives) == 1 else "; ".join(f"{p.source}: {p.derivatives}"
+                                                                            for p in parts)
+    return _joined(moved, " + ".join(p.source for p in parts) if source is None else source, derivatives, notes)
+
+
 def _kind(path: str) -> str:
+    """csv, npz or bag (a ROS bag: :data:`BAG_SUFFIXES`, or a rosbag2 folder)."""
     ext = os.path.splitext(path)[1].lower()
+    if ext in BAG_SUFFIXES or os.path.isfile(os.path.join(path, "metadata.yaml")):
+        return "bag"
     if ext not in (".csv", ".npz"):
-        raise PgaDynError(f"{path}: a trajectory file must end in .csv or .npz")
+        raise PgaDynError(f"{path}: a trajectory file must end in .csv or .npz, or be a ROS bag "
+                          f"({', '.join(BAG_SUFFIXES)} or a rosbag2 folder)")
     return ext[1:]
 
 
@@ -140,19 +257,51 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
     return x
 
 
+def _window(where: str, t: np.ndarray, window):
+    """The mask (ns,) of the times ``t`` between ``window`` = (t0, t1) seconds after the first
+    sample, and a sentence for the notes."""
+    try:
+        t0, t1 = (float(x) for x in window)
+    except (TypeError, ValueError):
+        raise PgaDynError(f"{where}: the window must be two times (t0, t1) in seconds, got {window!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1) and t0 < t1):
+        raise PgaDynError(f"{where}: the window (t0, t1) must be finite with t0 < t1, got {window!r}")
+    after = t - t[0]
+    keep = (after >= t0) & (after <= t1)
+    if keep.sum() < 2:
+        raise PgaDynError(f"{where}: the window {t0:g} to {t1:g} s holds {int(keep.sum())} samples (the record spans "
+                          f"0 to {after[-1]:.6g} s after its first sample)")
+    return keep, f"window {t0:g} to {t1:g} s after the first sample: {int(keep.sum())} of {len(t)} samples"
 
 
-def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays",
-               passive=None) -> Trajectory:
+def _trim(where: str, t: np.ndarray, trim):
+    """The mask (ns,) of the times ``t`` at least ``trim`` seconds from both ends, and a sentence."""
+    if not (isinstance(trim, (int, float, np.floating)) and np.isfinite(trim) and trim >= 0):
+        raise PgaDynError(f"{where}: trim must be a non-negative number of seconds, got {trim!r}")
+    keep = (t >= t[0] + trim) & (t <= t[-1] - trim)
+    if keep.sum() < 2:
+        raise PgaDynError(f"{where}: trimming {trim:g} s at each end of a {t[-1] - t[0]:.6g} s record leaves "
+                          f"{int(keep.sum())} samples")
+    return keep, f"trimmed {trim:g} s at each end: {int(keep.sum())} of {len(t)} samples kept"
+
+
+def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays", *, window=None,
+               trim: float = 0.0, decimate: int = 1, notes=(), passive=None) -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
-    A missing ``qdd`` is derived (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz, None: from the
-    spectrum of q): from the measured ``qd`` when given, else from q; at irregular sample times
-    every signal is first resampled onto a uniform grid (:func:`~drng.identification.signals.resample`).
-    Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values or times that
-    do not increase; the message names ``source``, the array, the sample and the coordinate.
-    ``passive``: measured passive coordinates {name: (ns,) values}
-    (:func:`pga_dyn.sampling.passive_measurements`), resampled with q."""
+    ``window`` (t0, t1): only the samples between t0 and t1 seconds after the first. A missing
+    ``qdd`` is derived (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz,
+    None: from the spectrum of q): from the measured ``qd`` when given, else from q; at
+    irregular sample times every signal is first resampled onto a uniform grid
+    (:func:`~drng.identification.signals.resample`). Then ``decimate`` > 1 keeps every N-th
+    sample after an anti-aliasing filter on every signal alike
+    (:func:`~drng.identification.signals.decimate`), and ``trim`` drops that many seconds at
+    both ends. ``notes``: sentences on how the arrays were read, kept in the Trajectory with
+    those of these steps. ``passive``: measured passive coordinates {name: (ns,) values}
+    (:func:`pga_dyn.sampling.passive_measurements`), selected, resampled and decimated with q.
+    Raises PgaDynError for arrays of unequal lengths or shapes, non-finite values, times that do
+    not increase or options that leave too few samples; the message names ``source``, the array,
+    the sample and the coordinate."""
     names = tuple(robot.actuated_names)
     t = float_array(f"{source}: t", t)
     if t.ndim != 1 or t.size == 0:
@@ -168,57 +317,169 @@ def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: st
                for name, value in (("qd", qd), ("qdd", qdd)))
     tau = None if tau is None else _samples(source, "tau", tau, ns, names)
     passive = passive_measurements(robot, passive, ns, source)
-    if qdd is not None and qd is not None:
-        return Trajectory(names, t, q, qd, qdd, tau, source, "given", passive)
+    notes = list(notes)
+    if window is not None:
+        keep, how = _window(source, t, window)
+        t, q, qd, qdd, tau = (None if x is None else x[keep] for x in (t, q, qd, qdd, tau))
+        passive = {name: x[keep] for name, x in passive.items()}
+        notes.append(how)
     steps = []
-    if not is_uniform(t):
-        smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
-        smooth.update({f"q_{name}": x[:, None] for name, x in passive.items()})
-        t, smooth, noisy, how = resample(t, smooth, {"tau": tau, "qdd": qdd}, source)
-        q, qd, tau, qdd = smooth["q"], smooth.get("qd"), noisy["tau"], noisy["qdd"]
-        passive = {name: smooth[f"q_{name}"][:, 0] for name in passive}
+    if qdd is None or qd is None:
+        if not is_uniform(t):
+            smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
+            smooth.update({f"q_{name}": x[:, None] for name, x in passive.items()})
+            t, smooth, noisy, how = resample(t, smooth, {"tau": tau, "qdd": qdd}, source)
+            q, qd, tau, qdd = smooth["q"], smooth.get("qd"), noisy["tau"], noisy["qdd"]
+            passive = {name: smooth[f"q_{name}"][:, 0] for name in passive}
+            steps.append(how)
+        given = qdd
+        q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
+        if given is not None:
+            qdd, how = given, f"qdd given, {how}"
         steps.append(how)
-    given = qdd
-    q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
-    if given is not None:
-        qdd, how = given, f"qdd given, {how}"
-    steps.append(how)
-    return Trajectory(names, t, q, qd, qdd, tau, source, "; ".join(steps), passive)
+    signals = {"q": q, "qd": qd, "qdd": qdd, "tau": tau, **{f"q_{name}": x[:, None] for name, x in passive.items()}}
+    if decimate != 1:
+        t, signals, how = decimated(t, signals, decimate, source)
+        notes.append(how)
+    if trim:
+        keep, how = _trim(source, t, trim)
+        t = t[keep]
+        signals = {k: None if v is None else v[keep] for k, v in signals.items()}
+        notes.append(how)
+    passive = {name: signals[f"q_{name}"][:, 0] for name in passive}
+    return Trajectory(names, t, signals["q"], signals["qd"], signals["qdd"], signals["tau"], source,
+                      "; ".join(steps) or "given", (), tuple(notes), passive)
 
 
-
-def read_trajectory(robot, path, cutoff=None, require_tau: bool = False) -> Trajectory:
-    """The :class:`Trajectory` in a CSV or NPZ file (layout in the module docstring) of
-    ``robot``'s actuated coordinates; ``require_tau``: the file must hold tau (measurements).
-    Raises PgaDynError naming the file and the column, row or array at fault."""
+def read_trajectory(robot, path, cutoff=None, require_tau: bool = False, *, columns=None, time_scale: float = 1.0,
+                    gains=None, window=None, trim: float = 0.0, decimate: int = 1, topic: str | None = None
+                    ) -> Trajectory:
+    """The :class:`Trajectory` in a CSV or NPZ file or a ROS bag (layout and options in the
+    module docstring) of ``robot``'s actuated coordinates; ``require_tau``: the file must hold
+    tau or currents (measurements). ``columns``: the column map, a dict {our column: the file's}
+    or strings "OURS=THEIRS"; ``time_scale``: seconds per unit of the time column; ``gains``: the
+    drive gains of currents, (n_a,) numbers, {name: gain} or strings "NAME=GAIN"; ``window``,
+    ``trim``, ``decimate``: as in :func:`trajectory`; ``topic``: the JointState topic of a bag
+    (needed when it has several). Raises PgaDynError naming the file and the column, row or
+    array at fault."""
     path = os.fspath(path)
     kind = _kind(path)
+    names = tuple(robot.actuated_names)
+    mapping = _pairs(path, "column map", columns)
+    if not (isinstance(time_scale, (int, float)) and np.isfinite(time_scale) and time_scale > 0):
+        raise PgaDynError(f"{path}: the time scale must be a positive number of seconds per unit, got {time_scale!r}")
+    if kind == "bag" and time_scale != 1:
+        raise PgaDynError(f"{path}: a ROS bag's times are read in seconds; the time scale is for CSV and NPZ files")
+    if kind != "bag" and topic is not None:
+        raise PgaDynError(f"{path}: a topic is read from ROS bags only")
+    notes = []
+    passive = tuple(robot.coordinate_names[k] for k in robot.passive)
     try:
-        columns = _read_npz(path) if kind == "npz" else _read_csv(path)
+        if kind == "npz":
+            arrays, ignored = _npz_arrays(path, names, mapping, robot.name, passive)
+            what = "arrays"
+        else:
+            if kind == "csv":
+                header, rows = _read_csv(path)
+            else:
+                header, rows, how = _read_bag(path, topic)
+                notes.append(how)
+                mapping = {**BAG_COLUMNS, **mapping}
+            arrays, ignored = _table_arrays(path, header, rows, names, mapping, passive)
+            what = "columns"
     except OSError as exc:
         raise PgaDynError(f"{path}: cannot be read: {exc.strerror or exc}") from None
-    names = tuple(robot.actuated_names)
-    if kind == "npz":
-        arrays = columns
-        if "names" in arrays and tuple(str(x) for x in np.atleast_1d(arrays.pop("names"))) != names:
-            raise PgaDynError(f"{path}: its names do not match the actuated coordinates of '{robot.name}' {list(names)}")
-        passive = {f"q_{robot.coordinate_names[k]}": robot.coordinate_names[k] for k in robot.passive}
-        arrays["passive"] = {passive[key]: arrays.pop(key) for key in sorted(set(arrays) & set(passive))}
-        unknown = sorted(set(arrays) - {"t", "passive", *QUANTITIES})
-        if unknown:
-            raise PgaDynError(f"{path}: unknown arrays {unknown}; expected t, q, qd, qdd, tau, names and q_NAME of "
-                              "passive coordinates")
-    else:
-        arrays = _csv_arrays(path, columns, names, tuple(robot.coordinate_names[k] for k in robot.passive))
-    if "t" not in arrays or "q" not in arrays:
-        missing = [c for c in ("t", "q") if c not in arrays]
+    if mapping:
+        notes.append("column map: " + ", ".join(f"{k}={v}" for k, v in mapping.items()))
+    if ignored:
+        notes.append(f"ignored {what}: {ignored}")
+    missing = [c for c in ("t", "q") if c not in arrays]
+    if missing:
+        near = _near(ignored, (["t", "time", "stamp", "timestamp"] if "t" in missing else [])
+                     + ([f"q_{n}" for n in names] if "q" in missing else []))
         raise PgaDynError(f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
-                          f"coordinate NAME in {list(names)})")
+                          f"coordinate NAME in {list(names)}, or a column map for yours){near}")
+    if gains is not None:
+        if CURRENT not in arrays:
+            raise PgaDynError(f"{path}: drive gains given, but no motor currents (columns current_NAME for "
+                              f"{list(names)}, or a column map for yours)")
+        g = _gains(path, gains, names)
+        if "tau" in arrays:
+            notes.append("tau columns not used: the forces are the currents times the gains")
+        arrays["tau"] = arrays.pop(CURRENT) * g
+        notes.append("forces = current x drive gain (" + ", ".join(f"{n} {v:g}" for n, v in zip(names, g)) + ")")
+    elif CURRENT in arrays:
+        if "tau" not in arrays and require_tau:
+            raise PgaDynError(f"{path}: motor currents (current_NAME) but no drive gains: give one gain per actuated "
+                              f"coordinate {list(names)} (torque constant x gear ratio; CLI: --gains)")
+        arrays.pop(CURRENT)
+        notes.append("currents not used (no drive gains)")
     if require_tau and "tau" not in arrays:
-        raise PgaDynError(f"{path}: no measured forces: columns tau_NAME for the actuated coordinates {list(names)} "
-                          "are missing")
-    return trajectory(robot, arrays["t"], arrays["q"], arrays.get("qd"), arrays.get("qdd"), arrays.get("tau"),
-                      cutoff, path, arrays.get("passive"))
+        raise PgaDynError(f"{path}: no measured forces: columns tau_NAME (or current_NAME with drive gains) for the "
+                          f"actuated coordinates {list(names)} are missing"
+                          f"{_near(ignored, [f'tau_{n}' for n in names] + [f'current_{n}' for n in names])}")
+    if time_scale != 1:
+        notes.append(f"times in units of {time_scale:g} s")
+    return trajectory(robot, arrays["t"] * time_scale, arrays["q"], arrays.get("qd"), arrays.get("qdd"),
+                      arrays.get("tau"), cutoff, path, window=window, trim=trim, decimate=decimate, notes=notes,
+                      passive=arrays.get("passive"))
+
+
+def _near(candidates, words) -> str:
+    """"; closest: [...]" naming the ``candidates`` (file columns) closest to ``words``
+    (difflib), or ""."""
+    found = []
+    for word in words:
+        for match in difflib.get_close_matches(word, candidates, n=3, cutoff=0.6):
+            if match not in found:
+                found.append(match)
+    return f"; closest columns in the file: {found}" if found else ""
+
+
+def _pairs(where: str, what: str, items) -> dict:
+    """{key: value} of a dict, or of strings "KEY=VALUE" (the command line's), or {} for None."""
+    if items is None:
+        return {}
+    if isinstance(items, dict):
+        return {str(k): str(v) for k, v in items.items()}
+    if isinstance(items, str):
+        items = [items]
+    out = {}
+    for item in items:
+        key, sep, value = str(item).partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise PgaDynError(f"{where}: the {what} item '{item}' is not KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _gains(where: str, gains, names: tuple) -> np.ndarray:
+    """The drive gains (n_a,) from numbers in coordinate order, {name: gain} or "NAME=GAIN"
+    strings; PgaDynError naming the gain at fault."""
+    if isinstance(gains, (str, dict)) or (not np.isscalar(gains) and any(isinstance(g, str) and "=" in g
+                                                                          for g in gains)):
+        by_name = _pairs(where, "gains", gains)
+        unknown = sorted(set(by_name) - set(names))
+        lacking = [n for n in names if n not in by_name]
+        if unknown or lacking:
+            raise PgaDynError(f"{where}: gains for {unknown or lacking}: "
+                              f"{'no such actuated coordinate' if unknown else 'missing'}; give NAME=GAIN for each "
+                              f"of {list(names)}")
+        values = [by_name[n] for n in names]
+    else:
+        values = list(np.atleast_1d(gains))
+        if len(values) != len(names):
+            raise PgaDynError(f"{where}: {len(values)} gains for {len(names)} actuated coordinates {list(names)}: "
+                              "give one per coordinate, in that order, or NAME=GAIN")
+    out = np.empty(len(names))
+    for j, value in enumerate(values):
+        try:
+            out[j] = float(value)
+        except (TypeError, ValueError):
+            raise PgaDynError(f"{where}: the gain of '{names[j]}' is '{value}', not a number") from None
+        if not np.isfinite(out[j]) or out[j] == 0:
+            raise PgaDynError(f"{where}: the gain of '{names[j]}' must be a finite non-zero number, got {value!r}")
+    return out
 
 
 def _read_npz(path: str) -> dict:
@@ -229,56 +490,193 @@ def _read_npz(path: str) -> dict:
         raise PgaDynError(f"{path}: not a readable NPZ file of arrays: {exc}") from None
 
 
-def _read_csv(path: str) -> list:
+def _npz_arrays(path: str, names: tuple, mapping: dict, robot_name: str, passive: tuple = ()):
+    """({t, kind: array, "passive": {name: (ns,)}} of an NPZ file with the column map ``mapping``
+    of whole arrays and the arrays q_NAME of the ``passive`` coordinates, the names of the arrays
+    not used)."""
+    data = _read_npz(path)
+    if "names" in data and tuple(str(x) for x in np.atleast_1d(data.pop("names"))) != names:
+        raise PgaDynError(f"{path}: its names do not match the actuated coordinates of '{robot_name}' {list(names)}")
+    wanted = {k: k for k in ("t", *KINDS)}
+    for key, value in mapping.items():
+        if key not in wanted:
+            raise PgaDynError(f"{path}: the column map's '{key}': an NPZ file's map names whole arrays, "
+                              f"t and {', '.join(KINDS)} (e.g. q=position)")
+        if value not in data:
+            raise PgaDynError(f"{path}: the column map gives '{value}' for {key}, and the file has no such array "
+                              f"(arrays: {sorted(data)})")
+        wanted[key] = value
+    chosen = {k: v for k, v in wanted.items() if v in data}
+    if len(set(chosen.values())) < len(chosen):
+        raise PgaDynError(f"{path}: the column map uses one array for several quantities: {chosen}")
+    measured = {name: data[f"q_{name}"] for name in passive if f"q_{name}" in data}
+    used = set(chosen.values()) | {f"q_{name}" for name in measured}
+    return {**{k: data[v] for k, v in chosen.items()}, "passive": measured}, sorted(set(data) - used)
+
+
+def _read_csv(path: str):
+    """The header (stripped names) and the rows of a CSV file."""
     with open(path, newline="", encoding="utf-8") as handle:
-        return list(csv.reader(handle))
-
-
-def _csv_arrays(path: str, rows: list, names: tuple, passive: tuple = ()) -> dict:
-    """{t: (ns,), quantity: (ns, n_a), passive: {name: (ns,)}} from the rows of a CSV file,
-    checked cell by cell; ``passive``: the names of the passive coordinates (columns q_NAME)."""
+        rows = list(csv.reader(handle))
     if not rows:
         raise PgaDynError(f"{path}: the file is empty (expected a header row t, q_NAME, ...)")
     header = [cell.strip() for cell in rows[0]]
-    known = {"t": ("t", -1)}
-    known.update({f"{quantity}_{name}": (quantity, j) for quantity in QUANTITIES for j, name in enumerate(names)})
-    known.update({f"q_{name}": ("passive", name) for name in passive})
-    duplicate = sorted({c for c in header if header.count(c) > 1})
-    if duplicate:
-        raise PgaDynError(f"{path}: columns {duplicate} appear more than once")
-    unknown = [c for c in header if c not in known]
-    if unknown:
-        raise PgaDynError(f"{path}: unknown columns {unknown}; the columns are t and q_NAME, qd_NAME, qdd_NAME, "
-                          f"tau_NAME for the actuated coordinates NAME in {list(names)} (and q_NAME for the passive "
-                          f"ones {list(passive)})")
     body = rows[1:]
     if not body:
         raise PgaDynError(f"{path}: no samples after the header row")
-    values = np.empty((len(body), len(header)))
     for k, row in enumerate(body):
-        line = k + 2
         if len(row) != len(header):
-            raise PgaDynError(f"{path}: line {line} has {len(row)} fields, the header has {len(header)}")
-        for c, cell in enumerate(row):
-            try:
-                values[k, c] = float(cell)
-            except ValueError:
-                raise PgaDynError(f"{path}: line {line}, column '{header[c]}': '{cell}' is not a number") from None
-            if not np.isfinite(values[k, c]):
-                raise PgaDynError(f"{path}: line {line}, column '{header[c]}' is {cell.strip()}")
-    arrays = {"passive": {}}
-    present = {}
-    for c, column in enumerate(header):
-        quantity, j = known[column]
-        if quantity == "t":
-            arrays["t"] = values[:, c]
-        elif quantity == "passive":
-            arrays["passive"][j] = values[:, c]
+            raise PgaDynError(f"{path}: line {k + 2} has {len(row)} fields, the header has {len(header)}")
+    return header, body
+
+
+def _read_bag(path: str, topic):
+    """The columns of the ``sensor_msgs/JointState`` messages of ``topic`` (or the bag's only
+    JointState topic) in a ROS bag: the header ``t``, ``position_JOINT``, ``velocity_JOINT``,
+    ``effort_JOINT`` (the fields that the messages fill), the values (ns, k) and a sentence."""
+    highlevel = optional("rosbags.highlevel", "reading ROS bags", "logs")
+    typesys = optional("rosbags.typesys", "reading ROS bags", "logs")
+    import pathlib
+
+    try:
+        with highlevel.AnyReader([pathlib.Path(path)],
+                                 default_typestore=typesys.get_typestore(typesys.Stores.ROS2_HUMBLE)) as reader:
+            states = [c for c in reader.connections if c.msgtype == JOINT_STATE]
+            topics = sorted({c.topic for c in states})
+            if topic is None and len(topics) != 1 or topic is not None and topic not in topics:
+                every = sorted({f"{c.topic} ({c.msgtype})" for c in reader.connections})
+                if topic is not None:
+                    problem = f"no sensor_msgs/JointState topic '{topic}' (JointState topics: {topics})"
+                elif topics:
+                    problem = f"several sensor_msgs/JointState topics {topics}: choose one (topic, CLI --topic)"
+                else:
+                    problem = f"no sensor_msgs/JointState topic (topics: {every})"
+                raise PgaDynError(f"{path}: {problem}")
+            topic = topic or topics[0]
+            messages = [(logged, reader.deserialize(raw, c.msgtype))
+                        for c, logged, raw in reader.messages(connections=[c for c in states if c.topic == topic])]
+    except highlevel.AnyReaderError as exc:
+        raise PgaDynError(f"{path}: not a readable ROS bag: {exc}") from None
+    if not messages:
+        raise PgaDynError(f"{path}: no messages on {topic}")
+    joints = list(messages[0][1].name)
+    fields = {"position": [], "velocity": [], "effort": []}
+    stamps, logged = [], []
+    for k, (received, msg) in enumerate(messages):
+        if sorted(msg.name) != sorted(joints):
+            raise PgaDynError(f"{path}: message {k} on {topic} names the joints {list(msg.name)}, the first one "
+                              f"{joints}: one set of joints per topic")
+        order = [list(msg.name).index(j) for j in joints]
+        for field, values in fields.items():
+            x = np.asarray(getattr(msg, field), dtype=float)
+            if x.size not in (0, len(joints)):
+                raise PgaDynError(f"{path}: message {k} on {topic} has {x.size} {field} values for "
+                                  f"{len(joints)} joints")
+            values.append(x[order] if x.size else None)
+        stamps.append(int(msg.header.stamp.sec) * 10 ** 9 + int(msg.header.stamp.nanosec))
+        logged.append(int(received))
+    header, blocks = ["t"], []
+    for field, values in fields.items():
+        filled = [v is not None for v in values]
+        if any(filled) and not all(filled):
+            raise PgaDynError(f"{path}: {field} is empty in message {filled.index(False)} on {topic} and not in "
+                              f"message {filled.index(True)}")
+        if all(filled):
+            header += [f"{field}_{j}" for j in joints]
+            blocks.append(np.array(values))
+    clock = "header stamp"
+    if not any(stamps):
+        stamps, clock = logged, "time the bag logged (the header stamps are 0)"
+    ns = np.array(stamps, dtype=np.int64)
+    t = (ns - ns[0]) * 1e-9
+    how = (f"ROS bag: {len(messages)} sensor_msgs/JointState messages on {topic}, joints {joints}; t in seconds "
+           f"after the first {clock}")
+    return header, np.column_stack([t, *blocks]), how
+
+
+def _resolve(where: str, header: list, names: tuple, mapping: dict):
+    """Which column of ``header`` holds each of our columns (t, KIND_NAME) under the column map
+    ``mapping`` (keys t, KIND_NAME or the template KIND_{name}; values the file's columns,
+    templates with {name} and {index}); returns ({ours: index}, {ours: the file column looked
+    for}, the file's columns not used)."""
+    ours = {f"{kind}_{n}" for kind in KINDS for n in names} | {"t"}
+    templates, specific = {}, {}
+    for key, value in mapping.items():
+        kind = key[:-len("_{name}")]
+        if key in ours:
+            specific[key] = value
+        elif key.endswith("_{name}") and kind in KINDS:
+            templates[kind] = value
         else:
-            present.setdefault(quantity, {})[j] = values[:, c]
-    for quantity, cols in present.items():
-        missing = [f"{quantity}_{names[j]}" for j in range(len(names)) if j not in cols]
-        if missing:
-            raise PgaDynError(f"{path}: missing columns {missing} (the other {quantity}_ columns are there)")
-        arrays[quantity] = np.column_stack([cols[j] for j in range(len(names))])
-    return arrays
+            raise PgaDynError(f"{where}: the column map's '{key}' is none of t, KIND_{{name}} or KIND_NAME (KIND one "
+                              f"of {', '.join(KINDS)}; NAME one of {list(names)})")
+    wanted = {"t": "t"}
+    for kind in KINDS:
+        pattern = templates.get(kind, kind + "_{name}")
+        for j, n in enumerate(names):
+            try:
+                wanted[f"{kind}_{n}"] = pattern.format(name=n, index=j + 1)
+            except (KeyError, IndexError, ValueError):
+                raise PgaDynError(f"{where}: the column map's '{kind}_{{name}}={pattern}': only {{name}} and {{index}} "
+                                  "may stand in braces") from None
+    wanted.update(specific)
+    position = {}
+    for c, column in enumerate(header):
+        position.setdefault(column, []).append(c)
+    chosen = {}
+    for mine, column in wanted.items():
+        if column in position:
+            if len(position[column]) > 1:
+                raise PgaDynError(f"{where}: column '{column}' appears more than once")
+            chosen[mine] = position[column][0]
+        elif mine in specific:
+            raise PgaDynError(f"{where}: the column map gives '{column}' for {mine}, and the file has no such column"
+                              f"{_near(header, [column])}")
+    for kind, pattern in templates.items():
+        if not any(f"{kind}_{n}" in chosen for n in names):
+            looked = [wanted[f"{kind}_{n}"] for n in names]
+            raise PgaDynError(f"{where}: the column map's {kind}_{{name}}={pattern} matches no column (looked for "
+                              f"{looked}){_near(header, looked)}")
+    owner = {}
+    for mine, c in chosen.items():
+        if c in owner:
+            raise PgaDynError(f"{where}: column '{header[c]}' is mapped to both {owner[c]} and {mine}")
+        owner[c] = mine
+    return chosen, wanted, [column for c, column in enumerate(header) if c not in owner]
+
+
+def _table_arrays(path: str, header: list, rows, names: tuple, mapping: dict, passive: tuple = ()):
+    """({t: (ns,), kind: (ns, n_a), "passive": {name: (ns,)}}, ignored column names) of a table:
+    CSV rows of text (parsed cell by cell, only in the columns used) or a bag's values (ns, k);
+    the columns q_NAME of the ``passive`` coordinates are measured passive coordinates."""
+    chosen, wanted, ignored = _resolve(path, header, names, mapping)
+
+    def column(c):
+        if isinstance(rows, np.ndarray):
+            x = rows[:, c]
+            bad = np.flatnonzero(~np.isfinite(x))
+            if bad.size:
+                raise PgaDynError(f"{path}: message {bad[0]}, column '{header[c]}' is {x[bad[0]]}")
+            return x
+        x = np.empty(len(rows))
+        for k, row in enumerate(rows):
+            try:
+                x[k] = float(row[c])
+            except ValueError:
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}': '{row[c]}' is not a number") from None
+            if not np.isfinite(x[k]):
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}' is {row[c].strip()}")
+        return x
+
+    arrays = {"t": column(chosen["t"])} if "t" in chosen else {}
+    for kind in KINDS:
+        present = [n for n in names if f"{kind}_{n}" in chosen]
+        if not present:
+            continue
+        if len(present) < len(names):
+            missing = [wanted[f"{kind}_{n}"] for n in names if n not in present]
+            raise PgaDynError(f"{path}: missing columns {missing} (the other {kind}_ columns are there)"
+                              f"{_near(ignored, missing)}")
+        arrays[kind] = np.column_stack([column(chosen[f"{kind}_{n}"]) for n in names])
+    arrays["passive"] = {name: column(header.index(f"q_{name}")) for name in passive if f"q_{name}" in ignored}
+    return arrays, [c for c in ignored if c[2:] not in arrays["passive"] or not c.startswith("q_")]

@@ -14,16 +14,21 @@ def register(sub) -> None:
                     "armature, standard deviations, residuals; optionally the physically consistent full "
                     "parameters (LMI; needs the extra pga-dyn[identify]) written to a new URDF file.")
     common.robot_arguments(parser)
-    parser.add_argument("data", metavar="DATA", help="measurements (.csv or .npz): t, q_NAME, tau_NAME, "
-                                                     "optionally qd_NAME, qdd_NAME")
+    parser.add_argument("data", metavar="DATA", nargs="+",
+                        help="measurements (.csv, .npz, or a ROS bag: .bag, .db3, .mcap, rosbag2 folder): t, q_NAME, "
+                             "tau_NAME (or current_NAME with --gains), optionally qd_NAME, qdd_NAME; other columns "
+                             "are ignored and named. Several files: experiments combined in one estimate, each "
+                             "differentiated on its own")
     common.identification_terms(parser)
     parser.add_argument("--ols", action="store_true", help="ordinary least squares (default: weighted)")
     parser.add_argument("--energy", action="store_true",
                         help="energy-based: the work of the forces over windows of time against the change of "
                              "kinetic and potential energy and the friction work, no accelerations")
-    parser.add_argument("--window", type=float, metavar="SECONDS", help="the windows of --energy (default 0.1 s)")
+    parser.add_argument("--energy-window", type=float, metavar="SECONDS",
+                        help="the windows of --energy (default 0.1 s)")
     parser.add_argument("--cutoff", type=float, help="filter cutoff, Hz, when qd, qdd are derived from q "
-                                                     "(default: 0.05 times the sample rate)")
+                                                     "(default: chosen from the spectrum of q)")
+    log_options(parser)
     full = parser.add_mutually_exclusive_group()
     full.add_argument("--consistent", action="store_true",
                       help="full parameters with positive semidefinite pseudo-inertias, bounded masses and extents, "
@@ -43,7 +48,7 @@ def register(sub) -> None:
     parser.add_argument("--payload", nargs=2, metavar=("LINK", "FILE"),
                         help="identify a payload rigidly attached to LINK from the loaded measurements FILE, given "
                              "the parameters identified from DATA")
-    parser.add_argument("--test", metavar="FILE", help="held-out measurements to predict")
+    parser.add_argument("--test", metavar="FILE", nargs="+", help="held-out measurements to predict (read like DATA)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the identified model (inertials, and friction and armature where the format "
                              "holds them) to this new file, in the robot file's format (URDF or MJCF)")
@@ -75,6 +80,38 @@ def bounds(args) -> dict:
     return given
 
 
+def log_options(parser) -> None:
+    """How the files are read: column map, time unit, drive gains, window, trimming, decimation, bag topic."""
+    group = parser.add_argument_group("data as robots log them (every file, DATA and --test)")
+    group.add_argument("--columns", nargs="+", metavar="OURS=YOURS",
+                       help="your column names: q_{name}=pos_{name} for every actuated coordinate NAME ({index}: "
+                            "its number from 1), q_NAME=POS1 for one, t=time; kinds q, qd, qdd, tau, current "
+                            "(NPZ: whole arrays, q=position)")
+    group.add_argument("--time-scale", type=float, default=1.0, metavar="SECONDS",
+                       help="seconds per unit of the time column (1e-9 for nanosecond stamps; default 1)")
+    group.add_argument("--gains", nargs="+", metavar="GAIN",
+                       help="forces from motor currents: tau = gain x current_NAME, one gain per actuated "
+                            "coordinate in order, or NAME=GAIN; gain = the motor's torque constant x the gear ratio "
+                            "(joint torque per ampere, N m/A or N/A)")
+    group.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
+                       help="only the samples from T0 to T1 seconds after each file's first sample")
+    group.add_argument("--trim", type=float, default=0.0, metavar="SECONDS",
+                       help="drop this many seconds at both ends of each file, after the derivatives (default 0)")
+    group.add_argument("--decimate", type=int, default=1, metavar="N",
+                       help="keep every N-th sample after a zero-phase anti-aliasing filter on q, qd, qdd and tau "
+                            "alike, after the derivatives (default 1)")
+    group.add_argument("--topic", help="the sensor_msgs/JointState topic of a ROS bag (default: its only one)")
+
+
+def read(robot, paths, args):
+    """The files ``paths`` read with the command's options, combined into one trajectory."""
+    from drng.identification import combine, read_trajectory
+
+    return combine([read_trajectory(robot, path, cutoff=args.cutoff, require_tau=True, columns=args.columns,
+                                    time_scale=args.time_scale, gains=args.gains, window=args.window, trim=args.trim,
+                                    decimate=args.decimate, topic=args.topic) for path in paths])
+
+
 def run(args, out) -> int:
     import json
 
@@ -90,14 +127,14 @@ def run(args, out) -> int:
         raise PgaDynError("-o writes an identified model: it needs full parameters, --consistent (or --map)")
     if args.energy and args.ols:
         raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")
-    if args.window is not None and not args.energy:
-        raise PgaDynError("--window is the length of the windows of --energy: add --energy")
+    if args.energy_window is not None and not args.energy:
+        raise PgaDynError("--energy-window is the length of the windows of --energy: add --energy")
     common.warn_model(robot)
-    data = read_trajectory(robot, args.data, cutoff=args.cutoff, require_tau=True)
-    test = read_trajectory(robot, args.test, cutoff=args.cutoff, require_tau=True) if args.test else None
+    data = read(robot, args.data, args)
+    test = read(robot, args.test, args) if args.test else None
     model = identification_model(robot, **common.model_options(args))
     if args.energy:
-        est = identify_energy(robot, data, window=WINDOW if args.window is None else args.window, model=model)
+        est = identify_energy(robot, data, window=WINDOW if args.energy_window is None else args.energy_window, model=model)
     else:
         est = identify(robot, data, model=model, weighted=not args.ols)
     full, failure = None, None
@@ -114,17 +151,22 @@ def run(args, out) -> int:
         result["payload"] = payload.report()
     if args.output and full is not None:
         try:
-            result["written"] = write_model(full, common.new_file(args.output, robot.source, args.data),
+            result["written"] = write_model(full, common.new_file(args.output, robot.source, *args.data),
                                             write_mjcf=robots.write_mjcf)
         except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
             failure = PgaDynError(f"-o {args.output}: {exc}")
     if args.plot:
-        result["plot"] = plot(est, common.new_file(args.plot, robot.source, args.data), test)
+        result["plot"] = plot(est, common.new_file(args.plot, robot.source, *args.data), test)
+    reading = [f"{label}: {note}" for label, traj in (("data", data), ("held-out", test)) if traj is not None
+               for note in traj.notes]
+    if reading:
+        result["reading"] = reading
     if args.json:
         json.dump(result, out, indent=2)
         out.write("\n")
     else:
         lines = report_text(result)
+        lines[2:2] = [f"read:             {note}" for note in reading]
         lines += payload.report_text() if args.payload else []
         lines += export_text(result["written"]) if "written" in result else []
         lines += [f"written:          {result['plot']}"] if "plot" in result else []
