@@ -24,7 +24,9 @@ above it in this list (tests/test_architecture.py checks it).
 8. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
    pseudo-inertias (an LMI);
 9. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
-   a dict and as text, and the plot of measured against predicted forces;
+   a dict and as text, with checks that can fail and a verdict (held-out relative residual
+   error, noise floor, residual whiteness, force delay), and the plot of measured against
+   predicted forces;
 10. :mod:`.export` - :func:`write_urdf`: the identified inertials written to a new URDF file.
 """
 
