@@ -56,7 +56,8 @@ def test_autocorrelation_and_hac_sum_against_their_definitions():
     assert np.allclose(autocorrelation(x, 10), direct, atol=1e-12)
     g = rng.standard_normal((200, 4))
     for L in (0, 1, 7, 50):
-        S = sum((1 - abs(lag) / (L + 1)) * sum(np.outer(g[t], g[t - lag]) for t in range(max(lag, 0), 200 + min(lag, 0)))
+        S = sum((1 - abs(lag) / (L + 1)) * sum(np.outer(g[t], g[t - lag])
+                                                for t in range(max(lag, 0), 200 + min(lag, 0)))
                 for lag in range(-L, L + 1))
         assert np.allclose(hac_scores(g, L), S, atol=1e-10)
 
@@ -80,7 +81,8 @@ def test_white_noise_model_right(puma):
     assert abs(checks["delay"]["seconds"]) < checks["delay"]["step"] and not checks["delay"]["found"]
     # the RRE is the definition's, on the held-out segment
     predicted = est.predict(test)
-    rre = [100 * np.sqrt(np.sum((test.tau[:, j] - predicted[:, j]) ** 2) / np.sum(test.tau[:, j] ** 2)) for j in range(6)]
+    rre = [100 * np.sqrt(np.sum((test.tau[:, j] - predicted[:, j]) ** 2) / np.sum(test.tau[:, j] ** 2))
+           for j in range(6)]
     assert np.allclose(checks["rre_%"], rre)
 
 

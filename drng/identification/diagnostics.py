@@ -117,7 +117,8 @@ def noise_floor(data):
     motion = float(np.max(bandwidth(data.q, rate)[1]))
     high = np.diff(data.tau, FLOOR_ORDER, axis=0)
     mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
-    sigma = MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER)) if MARGIN * motion < rate / 4 else None
+    measurable = MARGIN * motion < rate / 4
+    sigma = MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER)) if measurable else None
     return sigma, rate, motion
 
 
@@ -136,7 +137,8 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
     floor, rate, motion = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
     explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
-    r = autocorrelation(np.where(est.used, est.residuals, 0.0), WHITENESS_LAGS)[1:]
+    r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0),
+                        WHITENESS_LAGS)[1:]
     outside = np.mean(np.abs(r) > 2 / np.sqrt(len(data)), axis=0)
     white = (outside <= WHITE_SHARE).tolist()
     step = float(np.median(np.diff(data.t)))
@@ -177,13 +179,15 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
         "residual_to_floor": None if ratio is None else ratio.tolist(),
         "explained": explained,
         "rule": f"explained when the residual RMS is at most {EXPLAINED:g} times the noise floor (robust RMS of the "
-                f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at {rate:.4g} Hz)",
+                f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
+                f"{rate:.4g} Hz)",
         "whiteness": {"lags": WHITENESS_LAGS, "outside_share": outside.tolist(), "white": white,
                       "rule": f"white when at most {100 * WHITE_SHARE:g} % of the first {WHITENESS_LAGS} lags of "
                               "the autocorrelation lie outside +-2/sqrt(n)"},
         "std": {"reliable": reliable, "reason": why,
                 "covariance": f"HAC (Newey-West, Bartlett kernel, {est.lags} lags)" if est.lags else "white residuals",
-                "lags": est.lags, "to_white": float(np.median(est.std / est.white_std))},
+                "lags": est.lags,
+                "to_white": 1.0 if est.white_std is None else float(np.median(est.std / est.white_std))},
         "delay": delay_out,
     }
 
@@ -202,7 +206,8 @@ def report(est, full=None, test=None, delay: float = 0.0) -> dict:
     model_beta = model.K[:, :phi0.size] @ phi0
     diagnostics = diagnose(est, test, delay)
     out = {
-        "verdict": diagnostics.pop("verdict"), "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
+        "verdict": diagnostics.pop("verdict"),
+        "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
         "derivatives": data.derivatives, "method": est.method, "parameters": model.num_parameters,
         "extras": [f"{term} {robot.actuated_names[j]}" for term, j in model.extras],
         "condition_number": est.cond, "max_cond_jp": est.max_cond_jp, "variance_factor": est.scale,

@@ -107,7 +107,7 @@ class Estimate:
     well-chosen weights); ``used`` (ns, n_a) bool: the rows in the fit (outside the stiction
     zones); ``lags`` the HAC bandwidth L of the covariance (0: white residuals assumed) and
     ``white_std`` (p,) the standard deviations that white residuals would give, sqrt(diag(s^2
-    (W_w^T W_w)^-1))."""
+    (W_w^T W_w)^-1)) (None: ``std`` are those); both keyword-only."""
 
     model: IdentificationModel
     data: object
@@ -123,8 +123,8 @@ class Estimate:
     scale: float
     max_cond_jp: float = field(default=1.0)
     used: np.ndarray | None = None
-    lags: int = 0
-    white_std: np.ndarray | None = None
+    lags: int = field(default=0, kw_only=True)
+    white_std: np.ndarray | None = field(default=None, kw_only=True)
 
     @property
     def names(self) -> tuple:
@@ -277,7 +277,7 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
         covariance = 0.5 * (covariance + covariance.T)
     return Estimate(model, data, beta, np.sqrt(np.diag(covariance)), covariance, gram,
                     scale / weights ** 2, method, sigma, data.tau - Wt @ beta, cond, scale,
-                    float(states.cond.max()), keep, lags, np.sqrt(np.diag(white)))
+                    float(states.cond.max()), keep, lags=lags, white_std=np.sqrt(np.diag(white)))
 
 
 @one_blas_thread
