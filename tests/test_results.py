@@ -395,7 +395,7 @@ def test_cli_payload_and_bounds(capsys, puma_files):
     """--payload prints the library's payload report; --mass-bounds, --extent, --ellipsoid reach the
     consistent estimate (its report's bounds); the help states the library's defaults."""
     robot, files = puma_files
-    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--payload", "link6",
+    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--no-hold-out", "--payload", "link6",
                         files["loaded"], "--consistent", "--mass-bounds", 0.8, 1.5, "--extent", 3,
                         "--ellipsoid", "link6", 0, 0, 0.03, 0.1, 0.1, 0.1, "--json"], capsys)
     assert code == 0
@@ -409,7 +409,7 @@ def test_cli_payload_and_bounds(capsys, puma_files):
     assert bounds["link2"]["mass_bounds"] == [0.8 * 17.4, 1.5 * 17.4]
     assert bounds["link2"]["source"] == "mass 0.8-1.5 x model; ellipsoid of the model inertia x 3"
     assert bounds["link6"]["source"].endswith("ellipsoid given on link6")
-    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--payload", "link6",
+    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--no-hold-out", "--payload", "link6",
                         files["loaded"]], capsys)
     assert code == 0 and "Payload on link6 (body link6)" in out
     with pytest.raises(SystemExit):

@@ -29,7 +29,9 @@ above it in this list (tests/test_architecture.py checks it).
    pseudo-inertias and bounded masses and extents (LMIs), and which full parameters the data
    determine on their own (:func:`identifiability`);
 11. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
-    a dict and as text, and the plot of measured against predicted forces;
+    a dict and as text, with checks that can fail and a verdict (held-out relative residual
+    error, noise floor, residual whiteness, force delay), and the plot of measured against
+    predicted forces;
 12. :mod:`.export` - :func:`write_model`, :func:`write_urdf`, :func:`export_plan`: the identified
     model written to a new robot file (inertials, joint friction and armature where the format
     holds them).

@@ -111,14 +111,21 @@ class Trajectory:
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
 
+    def part(self, start: int, stop: int, source: str | None = None) -> "Trajectory":
+        """The samples ``start`` to ``stop`` (indices, stop excluded) as a Trajectory of their own,
+        the experiments' boundaries and the passive coordinates with them; ``source``: default
+        this one's."""
+        return Trajectory(self.names, self.t[start:stop], self.q[start:stop], self.qd[start:stop],
+                          self.qdd[start:stop], None if self.tau is None else self.tau[start:stop],
+                          self.source if source is None else source, self.derivatives,
+                          tuple(b - start for b in self.breaks if start < b < stop), self.notes,
+                          {name: x[start:stop] for name, x in self.passive.items()})
+
     def segments(self) -> list:
         """The experiments of the trajectory (one, or those :func:`combine` joined), each a
         Trajectory of its own samples, in order."""
         edges = (0, *self.breaks, len(self))
-        return [Trajectory(self.names, self.t[a:b], self.q[a:b], self.qd[a:b], self.qdd[a:b],
-                           None if self.tau is None else self.tau[a:b], self.source, self.derivatives, (), self.notes,
-                           {name: x[a:b] for name, x in self.passive.items()})
-                for a, b in zip(edges[:-1], edges[1:])]
+        return [self.part(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
     def aligned(self, delay: float) -> "Trajectory":
         """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the

@@ -1,34 +1,212 @@
 """Diagnostics, a stage of the identification (:mod:`drng.identification` lists them in order):
 the report of an identification, as a JSON-ready dict (:func:`report`) and as text
-(:func:`report_text`), and a plot of measured against predicted forces (:func:`plot`).
+(:func:`report_text`), with checks that can fail, and a plot of measured against predicted
+forces (:func:`plot`).
+
+The checks (:func:`diagnose`; docs/identification.md, "Diagnostics"):
+
+* **Held-out error**: the relative residual error of each actuated coordinate j,
+  RRE_j = 100 ||tau_j - tau_hat_j|| / ||tau_j|| (%), on data the estimate did not see: a test
+  record, or the last :data:`HOLD_OUT` of a single record (:func:`hold_out`).
+* **Noise floor without the model**: the white level of each coordinate's measured forces,
+  read off their content above the motion (:func:`noise_floor`): their k-th difference
+  (k = :data:`FLOOR_ORDER`), a high-pass filter of gain |2 sin(pi f / f_s)|^k (white noise of
+  variance sigma^2 comes out with variance C(2k, k) sigma^2; a motion at f_s / 20 is damped to
+  3 %), and its robust RMS, 1.4826 times its median absolute deviation, so sigma_j =
+  1.4826 MAD / sqrt(C(2k, k)) (von Neumann's and Rice's difference-based variance, made robust).
+  The filter is 4 samples long: the steps of Coulomb friction at the sign changes of qd, which
+  a model explains, fill a few samples each and the median ignores them; a spectral density
+  averaged above f_s / 4 (Welch) counts their high-frequency content as noise (2 to 10 times
+  the noise on a Puma's wrists with 1 N m of Coulomb friction).
+  The motion's bandwidth (:func:`.signals.bandwidth` of q) must lie below f_s / (4
+  :data:`~drng.identification.signals.MARGIN`), or the floor is not measured. A
+  coordinate is **explained** when its residual RMS is at most :data:`EXPLAINED` times its floor
+  (on the held-out data when there are some); otherwise the model misses an effect there (or
+  noise in the derived qd, qdd reaches the prediction), and the standard deviations, which
+  cover noise and not bias, are unreliable.
+* **Whiteness** of the fit's weighted residuals: the share of the first :data:`WHITENESS_LAGS`
+  lags of each coordinate's autocorrelation outside the white-noise band +-2 / sqrt(ns) (about
+  5 % for white residuals); white when at most :data:`WHITE_SHARE`. Correlated residuals are
+  covered by the HAC covariance of :mod:`.estimation` (bandwidth from their correlation
+  length); the standard deviations are unreliable when the correlation outlasts ns /
+  :data:`~drng.identification.estimation.MIN_BLOCKS` lags (no covariance estimate covers it).
+* **Delay** of the force channel behind the positions (:func:`.estimation.force_delay`), found
+  when it exceeds one sample step; compensated on request (:func:`compensate`).
+
+The verdict is ``OK`` when every coordinate is explained, the standard deviations are reliable
+and no delay is found; otherwise it names what fails.
 """
 
 from __future__ import annotations
 
 import os
+from math import comb
 
 import numpy as np
 
 from pga_dyn.display import number, save_figure, text_table
+from pga_dyn.errors import PgaDynError
 
 from .consistency import ConsistentEstimate, identifiability
+from .estimation import MAX_DELAY, MIN_BLOCKS, autocorrelation, force_delay
 from .physics import violations
+from .signals import MARGIN, bandwidth
+
+#: The order of the difference that takes the forces' high-frequency content (noise floor).
+FLOOR_ORDER = 3
+#: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
+MAD_TO_STD = 1.482602218505602
+#: The share of a single record held out, at its end, to test the estimate on.
+HOLD_OUT = 0.2
+#: A coordinate's forces are explained when its residual RMS is at most EXPLAINED times its
+#: noise floor (white residuals of the right size give 1; 2 leaves room for the estimate's own
+#: error and the filtered derivatives' noise, 1.0-1.7 on MuJoCo logs of a UR5 whose model fits).
+EXPLAINED = 2.0
+#: Whiteness: the first WHITENESS_LAGS lags of the residuals' autocorrelation ...
+WHITENESS_LAGS = 20
+#: ... of which at most this share may lie outside +-2 / sqrt(ns) (5 % expected for white
+#: residuals; 5 or more of 20 happens with probability 0.016).
+WHITE_SHARE = 0.2
 
 
-def report(est, full=None, test=None) -> dict:
-    """A JSON-ready dict of an identification: the model, the data, the estimate ``est`` (beta,
-    std, relative std, expressions, the model file's values), the noise and residuals per
-    coordinate, the held-out ``test`` data's residual RMS, and the full parameters of ``full``
-    (a MAP or consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on
-    each full parameter the data do not determine on its own
-    (:func:`~drng.identification.consistency.identifiability`) and, for a consistent estimate, its
-    bounds per body (:meth:`~drng.identification.consistency.BodyBounds.report`)."""
+def hold_out(data, test=None, fraction: float = HOLD_OUT):
+    """(fit, test): ``data`` and ``test`` when a test record is given; else, with ``fraction`` >
+    0, the samples of ``data`` before and from t_0 + (1 - ``fraction``) (t_end - t_0), the
+    latter the held-out segment (their ``source`` says so); ``fraction`` 0: (data, None)."""
+    if test is not None:
+        return data, test
+    if not (isinstance(fraction, (int, float)) and 0 <= fraction < 1):
+        raise PgaDynError(f"hold-out: the held-out share of the record is in [0, 1), got {fraction!r}")
+    if fraction == 0:
+        return data, None
+    cut = int(np.searchsorted(data.t, data.t[0] + (1 - fraction) * (data.t[-1] - data.t[0])))
+
+    return (data.part(0, cut, f"{data.source} (first {100 * (1 - fraction):.3g} %, t < {data.t[cut]:.6g} s)"),
+            data.part(cut, len(data), f"{data.source} (last {100 * fraction:.3g} % held out, "
+                                      f"t >= {data.t[cut]:.6g} s)"))
+
+
+def compensate(data, test=None, delay="auto", model=None):
+    """(data, test, d): the records with their forces advanced by the delay d (s) of the force
+    channel (:meth:`~drng.identification.data.Trajectory.aligned`), ``delay`` seconds or
+    ``"auto"``: estimated on ``data`` with ``model`` (:func:`.estimation.force_delay`) and rounded
+    to whole sample steps (the residual delay is at most half a step, below the one step at which
+    a delay is reported). A shift by a fraction a of a step interpolates the forces linearly,
+    which averages neighbouring samples: their white noise keeps 1 - 2a(1 - a) of its variance
+    and its third difference, the noise floor's measure, only 1 - 3.5a(1 - a) (1/8 at a = 1/2), so
+    the floor of the shifted forces is measured low. The test record, logged by the same
+    channel, is aligned by the same d."""
+    if isinstance(delay, str):
+        if delay != "auto":
+            raise PgaDynError(f"delay: 'auto' or a number of seconds, got {delay!r}")
+        if model is None:
+            raise PgaDynError("delay 'auto' is estimated with the identification model: give model")
+        step = float(np.median(np.diff(data.t)))
+        delay = step * round(force_delay(model, data)[0] / step)
+    return data.aligned(delay), None if test is None else test.aligned(delay), float(delay)
+
+
+def noise_floor(data):
+    """The noise floor of the measured forces of ``data`` (module docstring): (sigma (n_a,), or
+    None when the motion's bandwidth is not below f_s / (4 MARGIN); the sample rate f_s (Hz);
+    the motion's bandwidth (Hz), the largest over the coordinates)."""
+    rate = 1.0 / float(np.median(np.diff(data.t)))
+    motion = float(np.max(bandwidth(data.q, rate)[1]))
+    high = np.diff(data.tau, FLOOR_ORDER, axis=0)
+    mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
+    measurable = MARGIN * motion < rate / 4
+    sigma = MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER)) if measurable else None
+    return sigma, rate, motion
+
+
+def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """RRE_j = 100 ||tau_j - predicted_j|| / ||tau_j|| (%) per coordinate, (ns, n_a) in, (n_a,) out."""
+    return 100 * np.linalg.norm(tau - predicted, axis=0) / np.linalg.norm(tau, axis=0)
+
+
+def diagnose(est, test=None, delay: float = 0.0) -> dict:
+    """The checks of the module docstring on the estimate ``est``, with the held-out record
+    ``test`` (None: the identification data, in sample) and the ``delay`` (s) the forces were
+    advanced by before the estimate: a JSON-ready dict with the ``verdict``."""
+    data, names = est.data, list(est.data.names)
+    check = data if test is None else test
+    predicted = est.predict(check)
+    floor, rate, motion = noise_floor(check)
+    ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
+    explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
+    r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0),
+                        WHITENESS_LAGS)[1:]
+    outside = np.mean(np.abs(r) > 2 / np.sqrt(len(data)), axis=0)
+    white = (outside <= WHITE_SHARE).tolist()
+    step = float(np.median(np.diff(data.t)))
+    try:
+        found = force_delay(est.model, data)[0]
+        delay_out = {"seconds": found, "step": step, "found": bool(abs(found) > step), "note": ""}
+    except PgaDynError as exc:
+        delay_out = {"seconds": None, "step": step, "found": True, "note": str(exc)}
+    delay_out["compensated"] = float(delay)
+    capped = est.lags >= len(data) // MIN_BLOCKS
+    unexplained = [n for n, ok in zip(names, explained or []) if not ok]
+    reliable = not unexplained and not capped and explained is not None
+    why = ("the model does not explain every coordinate" if unexplained else
+           "the residuals stay correlated beyond the HAC bandwidth's limit" if capped else
+           "the noise floor is not measured" if explained is None else "")
+    failures = []
+    if unexplained:
+        failures.append("the model does not explain " + "; ".join(
+            f"{n}: residual {ratio[j]:.3g}x the noise floor" for j, n in enumerate(names) if not explained[j]))
+    if explained is None:
+        failures.append(f"the noise floor is not measured (the motion reaches {motion:.3g} Hz: more than "
+                        f"{rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the sample rate)")
+    if not reliable:
+        failures.append(f"standard deviations unreliable ({why})")
+    if delay_out["found"]:
+        failures.append(f"force channel {1e3 * delay_out['seconds']:+.3g} ms behind the positions (more than one "
+                        f"{1e3 * step:.3g} ms step): compensate it (Trajectory.aligned; pga-dyn identify --delay auto)"
+                        if delay_out["seconds"] is not None else
+                        f"no delay of the force channel within +-{1e3 * MAX_DELAY:g} ms fits best")
+    return {
+        "verdict": "OK" if not failures else "FAILS: " + "; ".join(failures),
+        "coordinates": names,
+        "checked_on": check.source if test is not None else f"{data.source} (in sample: no held-out data)",
+        "held_out": test is not None,
+        "rre_%": rre(check.tau, predicted).tolist(),
+        "rre_fit_%": rre(data.tau, est.predict(data)).tolist(),
+        "noise_floor": None if floor is None else floor.tolist(),
+        "residual_to_floor": None if ratio is None else ratio.tolist(),
+        "explained": explained,
+        "rule": f"explained when the residual RMS is at most {EXPLAINED:g} times the noise floor (robust RMS of the "
+                f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
+                f"{rate:.4g} Hz)",
+        "whiteness": {"lags": WHITENESS_LAGS, "outside_share": outside.tolist(), "white": white,
+                      "rule": f"white when at most {100 * WHITE_SHARE:g} % of the first {WHITENESS_LAGS} lags of "
+                              "the autocorrelation lie outside +-2/sqrt(n)"},
+        "std": {"reliable": reliable, "reason": why,
+                "covariance": f"HAC (Newey-West, Bartlett kernel, {est.lags} lags)" if est.lags else "white residuals",
+                "lags": est.lags,
+                "to_white": 1.0 if est.white_std is None else float(np.median(est.std / est.white_std))},
+        "delay": delay_out,
+    }
+
+
+def report(est, full=None, test=None, delay: float = 0.0) -> dict:
+    """A JSON-ready dict of an identification: the ``verdict`` and the checks of
+    :func:`diagnose` (``diagnostics``; ``delay`` the seconds the forces were advanced by before
+    the estimate), the model, the data, the estimate ``est`` (beta, std, relative std,
+    expressions, the model file's values), the noise and residuals per coordinate, the held-out
+    ``test`` data's residual RMS and RRE, and the full parameters of ``full`` (a MAP or
+    consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on each
+    full parameter the data do not determine on its own
+    (:func:`~drng.identification.consistency.identifiability`) and, for a consistent estimate,
+    its bounds per body (:meth:`~drng.identification.consistency.BodyBounds.report`)."""
     import pga_dyn
 
     model, data, robot = est.model, est.data, est.model.robot
     phi0 = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(-1)
     model_beta = model.K[:, :phi0.size] @ phi0
+    diagnostics = diagnose(est, test, delay)
     out = {
+        "verdict": diagnostics.pop("verdict"),
         "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
         "derivatives": data.derivatives, "method": est.method, "parameters": model.num_parameters,
         "extras": list(model.extra_labels),
@@ -38,6 +216,7 @@ def report(est, full=None, test=None) -> dict:
                   "model_value": float(v), "expression": e}
                  for name, b, s, r, v, e in zip(model.names, est.beta, est.std, est.relative_std, model_beta,
                                                 model.expressions)],
+        "diagnostics": diagnostics,
     }
     if model.coulomb_speed is not None:
         out["coulomb_speed"] = model.coulomb_speed.tolist()
@@ -46,7 +225,8 @@ def report(est, full=None, test=None) -> dict:
                                  zip(robot.actuated_names, model.stribeck_speed, est.stribeck_speed_std)
                                  if np.isfinite(s)]
     if test is not None:
-        out["held_out"] = {"data": test.source, "samples": len(test), "residual_rms": est.rms(test).tolist()}
+        out["held_out"] = {"data": test.source, "samples": len(test), "residual_rms": est.rms(test).tolist(),
+                           "rre_%": diagnostics["rre_%"]}
     if full is not None:
         names = model.parameter_names
         out["full"] = {
@@ -72,7 +252,8 @@ def report_text(report: dict) -> list:
     estimate, noise and residual RMS per coordinate, a table of the identified parameters and,
     with full parameters, the pseudo-inertias' smallest eigenvalues, the violations and a table
     of the full parameters."""
-    lines = [f"robot:            {report['robot']}",
+    lines = [f"verdict:          {report['verdict']}",
+             f"robot:            {report['robot']}",
              f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
              f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
              f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
@@ -88,6 +269,7 @@ def report_text(report: dict) -> list:
     if "held_out" in report:
         lines.append("held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
                      + f" ({report['held_out']['data']})")
+    lines += diagnostics_text(report["diagnostics"])
     rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
              number(p["model_value"])) for p in report["base"]]
     lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
@@ -113,6 +295,37 @@ def report_text(report: dict) -> list:
                 for p in full["parameters"]]
         lines += ["  (note: a parameter the data do not determine on its own has the prior's share of its sums)"]
         lines += text_table(("parameter", "value", "std", "note"), rows)
+    return lines
+
+
+def diagnostics_text(checks: dict) -> list:
+    """The lines of text of the checks of :func:`diagnose` (part of :func:`report_text`)."""
+    def values(xs, fmt="{:.3g}"):
+        return ", ".join(fmt.format(x) for x in xs)
+
+    where = "held-out" if checks["held_out"] else "in sample"
+    lines = ["", "Diagnostics (docs/identification.md)",
+             f"  checked on:     {checks['checked_on']}",
+             f"  RRE % ({where}): " + values(checks["rre_%"], "{:.3g}") + "   (fit: " +
+             values(checks["rre_fit_%"], "{:.3g}") + ")"]
+    if checks["noise_floor"] is None:
+        lines.append(f"  noise floor:    not measured; {checks['rule']}")
+    else:
+        lines += ["  noise floor:    " + values(checks["noise_floor"], "{:.4g}"),
+                  "  residual/floor: " + values(checks["residual_to_floor"]) + f"   ({checks['rule']})"]
+    white = checks["whiteness"]
+    correlated = [n for n, w in zip(checks["coordinates"], white["white"]) if not w]
+    lines.append("  whiteness:      " + values(white["outside_share"], "{:.2f}") + f"   ({white['rule']}: "
+                 + ("correlated: " + ", ".join(correlated) if correlated else "all white") + ")")
+    std = checks["std"]
+    lines.append(f"  std:            {std['covariance']}; median {std['to_white']:.3g}x the white-residual std; "
+                 + ("reliable" if std["reliable"] else f"UNRELIABLE: {std['reason']}"))
+    delay = checks["delay"]
+    found = (delay["note"] if delay["seconds"] is None else
+             f"{1e3 * delay['seconds']:+.3g} ms (step {1e3 * delay['step']:.3g} ms): "
+             + ("FOUND" if delay["found"] else "none"))
+    lines.append(f"  force delay:    {found}" + (f"; the forces were advanced by {1e3 * delay['compensated']:.3g} ms"
+                                                 if delay["compensated"] else ""))
     return lines
 
 

@@ -3,6 +3,8 @@ docs/identification.md)."""
 
 from __future__ import annotations
 
+import argparse
+
 from ..errors import PgaDynError
 from . import common
 
@@ -28,7 +30,7 @@ def register(sub) -> None:
                         help="the windows of --energy (default 0.1 s)")
     parser.add_argument("--cutoff", type=float, help="filter cutoff, Hz, when qd, qdd are derived from q "
                                                      "(default: chosen from the spectrum of q)")
-    log_options(parser)
+    common.log_options(parser)
     full = parser.add_mutually_exclusive_group()
     full.add_argument("--consistent", action="store_true",
                       help="full parameters with positive semidefinite pseudo-inertias, bounded masses and extents, "
@@ -48,10 +50,20 @@ def register(sub) -> None:
     parser.add_argument("--payload", nargs=2, metavar=("LINK", "FILE"),
                         help="identify a payload rigidly attached to LINK from the loaded measurements FILE, given "
                              "the parameters identified from DATA")
-    parser.add_argument("--test", metavar="FILE", nargs="+", help="held-out measurements to predict (read like DATA)")
+    parser.add_argument("--test", metavar="FILE", nargs="+", help="held-out measurements to predict, read like DATA "
+                                                                  "(replaces the held-out segment)")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="write the identified model (inertials, and friction and armature where the format "
                              "holds them) to this new file, in the robot file's format (URDF or MJCF)")
+    hold = parser.add_mutually_exclusive_group()
+    hold.add_argument("--hold-out", type=float, default=0.2, metavar="SHARE",
+                      help="without --test, the share of the record held out at its end to check the estimate on "
+                           "(default 0.2; 0: estimate from every sample)")
+    hold.add_argument("--no-hold-out", dest="hold_out", action="store_const", const=0.0,
+                      help="estimate from every sample (the same as --hold-out 0)")
+    parser.add_argument("--delay", metavar="auto|SECONDS", type=delay,
+                        help="advance the forces by this delay of their channel behind the positions, or by the "
+                             "estimated one (auto), before the estimate (the report gives the estimate either way)")
     parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.set_defaults(func=run)
@@ -80,36 +92,14 @@ def bounds(args) -> dict:
     return given
 
 
-def log_options(parser) -> None:
-    """How the files are read: column map, time unit, drive gains, window, trimming, decimation, bag topic."""
-    group = parser.add_argument_group("data as robots log them (every file, DATA and --test)")
-    group.add_argument("--columns", nargs="+", metavar="OURS=YOURS",
-                       help="your column names: q_{name}=pos_{name} for every actuated coordinate NAME ({index}: "
-                            "its number from 1), q_NAME=POS1 for one, t=time; kinds q, qd, qdd, tau, current "
-                            "(NPZ: whole arrays, q=position)")
-    group.add_argument("--time-scale", type=float, default=1.0, metavar="SECONDS",
-                       help="seconds per unit of the time column (1e-9 for nanosecond stamps; default 1)")
-    group.add_argument("--gains", nargs="+", metavar="GAIN",
-                       help="forces from motor currents: tau = gain x current_NAME, one gain per actuated "
-                            "coordinate in order, or NAME=GAIN; gain = the motor's torque constant x the gear ratio "
-                            "(joint torque per ampere, N m/A or N/A)")
-    group.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
-                       help="only the samples from T0 to T1 seconds after each file's first sample")
-    group.add_argument("--trim", type=float, default=0.0, metavar="SECONDS",
-                       help="drop this many seconds at both ends of each file, after the derivatives (default 0)")
-    group.add_argument("--decimate", type=int, default=1, metavar="N",
-                       help="keep every N-th sample after a zero-phase anti-aliasing filter on q, qd, qdd and tau "
-                            "alike, after the derivatives (default 1)")
-    group.add_argument("--topic", help="the sensor_msgs/JointState topic of a ROS bag (default: its only one)")
-
-
-def read(robot, paths, args):
-    """The files ``paths`` read with the command's options, combined into one trajectory."""
-    from drng.identification import combine, read_trajectory
-
-    return combine([read_trajectory(robot, path, cutoff=args.cutoff, require_tau=True, columns=args.columns,
-                                    time_scale=args.time_scale, gains=args.gains, window=args.window, trim=args.trim,
-                                    decimate=args.decimate, topic=args.topic) for path in paths])
+def delay(text: str):
+    """``auto`` or a number of seconds (argparse type of --delay)."""
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'auto' or a number of seconds, got {text!r}") from None
 
 
 def run(args, out) -> int:
@@ -119,7 +109,7 @@ def run(args, out) -> int:
     from drng.identification import (consistent_estimate, default_prior, export_text, identification_model, identify,
                                      identify_energy, identify_payload, map_estimate, read_trajectory, report,
                                      report_text, write_model)
-    from drng.identification.diagnostics import plot
+    from drng.identification.diagnostics import compensate, hold_out, plot
     from drng.identification.energy import WINDOW
 
     robot = common.robot(args)
@@ -130,9 +120,13 @@ def run(args, out) -> int:
     if args.energy_window is not None and not args.energy:
         raise PgaDynError("--energy-window is the length of the windows of --energy: add --energy")
     common.warn_model(robot)
-    data = read(robot, args.data, args)
-    test = read(robot, args.test, args) if args.test else None
+    data = common.read_data(robot, args.data, args)
+    test = common.read_data(robot, args.test, args) if args.test else None
     model = identification_model(robot, **common.model_options(args))
+    shift = 0.0
+    if args.delay is not None:
+        data, test, shift = compensate(data, test, args.delay, model)
+    data, test = hold_out(data, test, args.hold_out)
     if args.energy:
         est = identify_energy(robot, data, window=WINDOW if args.energy_window is None else args.energy_window, model=model)
     else:
@@ -144,7 +138,7 @@ def run(args, out) -> int:
             full = consistent_estimate(est, prior, **bounds(args)) if args.consistent else map_estimate(est, prior)
         except PgaDynError as exc:  # the least-squares estimate is still printed
             failure = exc
-    result = report(est, full, test)
+    result = report(est, full, test, shift)
     if args.payload:
         loaded = read_trajectory(robot, args.payload[1], cutoff=args.cutoff, require_tau=True)
         payload = identify_payload(est, loaded, args.payload[0])
