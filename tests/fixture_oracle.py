@@ -326,8 +326,9 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
     step; a draw whose path meets a state with cond(J_p) >= ``max_cond``, or steps over a
     singular one (det(U^T J_p) changes sign, U an orthonormal basis of the previous J_p's
     columns), or whose Newton steps move the passive coordinates more than half the step from
-    the prediction (Newton has landed on another branch: past a bifurcation, such as a flat
-    parallelogram, the determinant keeps its sign), is rejected: every state is in the regular region of
+    the prediction, or whose tangent turns by more than 25 degrees in a step (Newton has landed
+    on another branch: past a bifurcation, such as a flat parallelogram, the determinant keeps
+    its sign), is rejected: every state is in the regular region of
     the reference's assembly branch (``hops``: through as many random waypoints first, so that a
     locked spin, whose angle depends on the path, takes varied values). ``mode="any"``: random coordinates, passive ones
     included, closed by Newton: any mode."""
@@ -355,6 +356,10 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
             if np.abs(pin.difference(model, predicted, qp)).max() > 0.5 * np.abs(move).max():
                 return None  # Newton left the branch of the path: it landed on another one
             J = constraint_jacobian(oracle, qp)
+            after = dv / steps
+            after[free] = -np.linalg.lstsq(J[:, free], J[:, act] @ after[act], rcond=None)[0]
+            if after @ move < 0.9 * np.linalg.norm(after) * np.linalg.norm(move):
+                return None  # the tangent jumped: another branch crosses the path's (a bifurcation)
             Jp = J[:, free]
             if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
                 return None

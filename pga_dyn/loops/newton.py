@@ -52,9 +52,12 @@ PATH_LIMIT = 0.01
 SINGULAR_RCOND = 1e-8
 #: On a path that must stay on its branch, a step is halved while the corrector moves the
 #: passive coordinates from the predicted point by more than MAX_CORRECTION times the step (it
-#: has landed on another branch), down to MIN_STEP times the first step (:func:`newton_kernel`).
+#: has landed on another branch), down to MIN_STEP times the first step (:func:`newton_kernel`)...
 MAX_CORRECTION = 0.5
 MIN_STEP = 1e-3
+#: ... and while the path's tangent turns by more than arccos(MIN_TANGENT_COS) (25 degrees) in a
+#: step: a tangent that jumps is another branch's, crossing the path's at a bifurcation.
+MIN_TANGENT_COS = 0.9
 
 
 @njit(cache=True)
@@ -379,6 +382,23 @@ def _correction_ratio(z, z_pred, na, dt, start, target, tangent):
 
 
 @njit(cache=True)
+def _tangent_cosine(start, target, tangent, X):
+    """The cosine of the angle between the path's tangents dz/dt = (target - start, dz_f/dt) at
+    two consecutive points (``tangent`` (nf,) the last one's passive part, X (nf, 1) the new
+    one's): near 1 on a branch, whose tangent turns by its curvature times the step; the tangent
+    jumps where the corrector has landed on another branch that crosses it (a bifurcation)."""
+    along = 0.0  # the actuated part, the same at both points
+    for j in range(start.shape[0]):
+        along += (target[j] - start[j]) * (target[j] - start[j])
+    dot, a, b = along, along, along
+    for j in range(tangent.shape[0]):
+        dot += tangent[j] * X[j, 0]
+        a += tangent[j] * tangent[j]
+        b += X[j, 0] * X[j, 0]
+    return dot / np.sqrt(a * b) if a > 0.0 and b > 0.0 else 1.0
+
+
+@njit(cache=True)
 def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
                   E, e0, na, spherical, z, target, tol, max_iter, rcond_ref, min_rcond):
     """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path,
@@ -401,7 +421,8 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     half way to where a singular value of J_f extrapolates to zero (:func:`_approach_step`;
     the path stops where that is closer than MIN_STEP times its first step), and it is halved
     and taken again while the corrector moves the passive coordinates from the predicted point
-    by more than MAX_CORRECTION times the step (:func:`_correction_ratio`): the corrector has
+    by more than MAX_CORRECTION times the step (:func:`_correction_ratio`) or the path's tangent
+    turns by more than arccos(MIN_TANGENT_COS) (:func:`_tangent_cosine`): the corrector has
     then landed on another branch, which keeps the sign of the determinant when the step
     crosses a bifurcation (a flat parallelogram, where two branches cross) or passes a singular
     configuration between two points of the path; a step shorter than MIN_STEP times the first
@@ -426,12 +447,12 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
                                Jz, M, B, X)
     if not converged:
         return 1, norm
+    rho = _tangent(Jz, na, start, target, M, B, X)  # at the converged point, for the next step
     t, t_last = 0.0, 0.0
     sv, sv_last = np.empty(nf), np.zeros(nf)  # no last point: no secant
-    while t < 1.0:  # predictor from the last converged point (Jz holds its Jacobian)
+    while t < 1.0:  # predictor from the last converged point (Jz holds its Jacobian, X its tangent)
         if watch and not _orientation(Jz, na, Q):
             return 2, norm
-        rho = _tangent(Jz, na, start, target, M, B, X)
         if rho < min_rcond:
             return 2, norm
         predict = rho >= SINGULAR_RCOND
@@ -459,7 +480,9 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
                                        bias, Jz, M, B, X)
             if not converged:
                 return 1, norm
-            if not watch or _correction_ratio(z, z_pred, na, t_next - t, start, target, tangent) <= MAX_CORRECTION:
+            rho = _tangent(Jz, na, start, target, M, B, X)
+            if not watch or (_correction_ratio(z, z_pred, na, t_next - t, start, target, tangent) <= MAX_CORRECTION
+                             and _tangent_cosine(start, target, tangent, X) >= MIN_TANGENT_COS):
                 break
             dt *= 0.5
             if dt < MIN_STEP * dt_max:
