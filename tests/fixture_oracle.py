@@ -293,7 +293,7 @@ def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
     the previous one (docs/drng.md, assembly modes). Also the cond(J_p) limit of the samples:
     30, or 3 cond(J_p) at a regular q0 when that is larger (as pga-dyn's sampling states it)."""
     model = oracle.model
-    start = newton(oracle, pin.neutral(model), free)
+    start = newton(oracle, pin.neutral(model), free, iterations=400)  # loops far open at q0 take long steps
     if start is None:  # a flat q0 with open loops: Newton cannot leave it, start a little off it
         kick = np.zeros(model.nv)
         kick[free] = np.random.default_rng(0).uniform(-1e-2, 1e-2, len(free))
