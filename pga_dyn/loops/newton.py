@@ -369,13 +369,13 @@ def _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, lax
 @njit(cache=True)
 def _correction_ratio(z, z_pred, na, dt, start, target, tangent):
     """How far the corrector moved the passive coordinates from the predicted point (max over
-    them), over the length of the step (the largest move of a coordinate, actuated or predicted
+    them; ``tangent`` (nf, 1) the predictor's dz_f/dt), over the length of the step (the largest move of a coordinate, actuated or predicted
     passive): O(dt) on the branch of the last point (the predictor's error is O(dt^2)), of
     order one where the corrector lands on another branch."""
     moved, step = 0.0, 0.0
     for j in range(na, z.shape[0]):
         moved = max(moved, abs(z[j] - z_pred[j]))
-        step = max(step, abs(dt * tangent[j - na]))
+        step = max(step, abs(dt * tangent[j - na, 0]))
     for j in range(na):
         step = max(step, abs(dt * (target[j] - start[j])))
     return moved / step if step > 0.0 else 0.0
@@ -384,7 +384,7 @@ def _correction_ratio(z, z_pred, na, dt, start, target, tangent):
 @njit(cache=True)
 def _tangent_cosine(start, target, tangent, X):
     """The cosine of the angle between the path's tangents dz/dt = (target - start, dz_f/dt) at
-    two consecutive points (``tangent`` (nf,) the last one's passive part, X (nf, 1) the new
+    two consecutive points (``tangent`` (nf, 1) the last one's passive part, X (nf, 1) the new
     one's): near 1 on a branch, whose tangent turns by its curvature times the step; the tangent
     jumps where the corrector has landed on another branch that crosses it (a bifurcation)."""
     along = 0.0  # the actuated part, the same at both points
@@ -392,8 +392,8 @@ def _tangent_cosine(start, target, tangent, X):
         along += (target[j] - start[j]) * (target[j] - start[j])
     dot, a, b = along, along, along
     for j in range(tangent.shape[0]):
-        dot += tangent[j] * X[j, 0]
-        a += tangent[j] * tangent[j]
+        dot += tangent[j, 0] * X[j, 0]
+        a += tangent[j, 0] * tangent[j, 0]
         b += X[j, 0] * X[j, 0]
     return dot / np.sqrt(a * b) if a > 0.0 and b > 0.0 else 1.0
 
@@ -438,17 +438,18 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
     Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
     Q = np.empty((m, nf))
-    tangent, z_last, z_pred = np.zeros(nf), z.copy(), z.copy()
+    tangent, z_last, z_pred = np.zeros((nf, 1)), z.copy(), z.copy()  # tangent (nf, 1): X's layout, one signature
     start = z[:na].copy()
     dt_max = _first_step(start, target)
     watch = min_rcond > 0.0 and m >= nf
+    t = 0.0
     converged, norm = _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, E, e0,
-                               na, spherical, z, tol, max_iter, False, q, T, S, V, A, r, J, bias,
+                               na, spherical, z, tol, max_iter, t >= 1.0, q, T, S, V, A, r, J, bias,
                                Jz, M, B, X)
     if not converged:
         return 1, norm
     rho = _tangent(Jz, na, start, target, M, B, X)  # at the converged point, for the next step
-    t, t_last = 0.0, 0.0
+    t_last = 0.0
     sv, sv_last = np.empty(nf), np.zeros(nf)  # no last point: no secant
     while t < 1.0:  # predictor from the last converged point (Jz holds its Jacobian, X its tangent)
         if watch and not _orientation(Jz, na, Q):
@@ -457,7 +458,7 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
             return 2, norm
         predict = rho >= SINGULAR_RCOND
         for j in range(nf):
-            tangent[j] = X[j, 0] if predict else 0.0
+            tangent[j, 0] = X[j, 0] if predict else 0.0
         dt = _path_step(rho, dt_max, rcond_ref, t)
         if watch:
             _singular_values(Jz, na, sv)
@@ -470,7 +471,7 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
         while True:
             z[:] = z_last
             if predict:
-                _update(z, tangent, na, spherical, dt)
+                _update(z, tangent[:, 0], na, spherical, dt)
             t_next = 1.0 if dt >= 1.0 - t else t + dt
             for j in range(na):
                 z[j] = start[j] + t_next * (target[j] - start[j])
