@@ -83,30 +83,49 @@ def constraint_jacobian(oracle: TreeOracle, qp) -> np.ndarray:
 
 
 def bias(oracle: TreeOracle, qp, v) -> np.ndarray:
-    """J-dot v of the rows of :func:`constraint_jacobian` at (qp, v): ball loops' from the
-    classical accelerations of their centres (Pinocchio's, qdd = 0), other loops' by finite
-    differences of Pinocchio's residual along integrate(qp, t v) (``TreeOracle.second_derivative``),
-    a spin lock's d/dt (w_b . u_b) = alpha_b . u_b (u_b turns with the body, w_b . (w_b x u_b) = 0)
-    from Pinocchio's acceleration with qdd = 0."""
-    robot = oracle.robot
-    pin.forwardKinematics(oracle.model, oracle.data, qp, v, np.zeros_like(v))
-    if not all(lp.type == "S" for lp in robot.loop_joints) or oracle.couplings:
-        rows = [oracle.second_derivative(qp, v, np.zeros_like(v))]
-    else:  # ball joints: the classical accelerations of the two centres, exactly
-        def point(body, local):
-            if body == 0:
-                return np.zeros(3)
-            motion, acc = oracle.data.v[body], oracle.data.a[body]
-            w, r = motion.angular, local[:3, 3]
-            a0 = acc.linear + np.cross(w, motion.linear)  # the body origin's classical acceleration (local)
-            return oracle.data.oMi[body].rotation @ (a0 + np.cross(acc.angular, r) + np.cross(w, np.cross(w, r)))
+    """J-dot v of the rows of :func:`constraint_jacobian` at (qp, v), exactly, from Pinocchio's
+    forward kinematics with qdd = 0 (classical accelerations, no finite differences): a loop
+    joint's shared point gives the difference of the classical accelerations of its two frame
+    origins; a direction u fixed in a body (angular velocity w, angular acceleration alpha at
+    qdd = 0) has u'' = alpha x u + w x (w x u), so an R loop's rows R_b u - R_a u give u_b'' -
+    u_a'' and a U loop's row (R_a u1) . (R_b u2) gives u_a'' . u_b + 2 u_a' . u_b' + u_a . u_b''
+    (u' = w x u); a coupling's row is linear in q (bias 0); a spin lock's d/dt (w_b . u_b) =
+    alpha_b . u_b (u_b turns with the body, w_b . (w_b x u_b) = 0)."""
+    model, data, robot = oracle.model, oracle.data, oracle.robot
+    pin.forwardKinematics(model, data, qp, v, np.zeros_like(v))
 
-        rows = [point(lp.child, lp.child_frame) - point(lp.parent, lp.parent_frame) for lp in robot.loop_joints]
-    if oracle.locks:
-        for body, axis in oracle.locks:
-            R = oracle.data.oMi[body].rotation
-            rows.append([(R @ oracle.data.a[body].angular) @ (R @ axis)])
-    return np.concatenate([np.ravel(r) for r in rows])
+    def frame(body, local):
+        """(classical acceleration of the frame origin, its rotation, w, alpha), world coordinates."""
+        if body == 0:
+            return np.zeros(3), local[:3, :3], np.zeros(3), np.zeros(3)
+        R, motion, acc = data.oMi[body].rotation, data.v[body], data.a[body]
+        w, r = motion.angular, local[:3, 3]
+        a0 = acc.linear + np.cross(w, motion.linear)  # the body origin's classical acceleration (local)
+        point = R @ (a0 + np.cross(acc.angular, r) + np.cross(w, np.cross(w, r)))
+        return point, R @ local[:3, :3], R @ w, R @ acc.angular
+
+    def turning(u, w, alpha):
+        """(u', u'') of a direction u fixed in a body."""
+        return np.cross(w, u), np.cross(alpha, u) + np.cross(w, np.cross(w, u))
+
+    rows = []
+    for lp in robot.loop_joints:
+        if lp.type not in ("S", "U", "R"):
+            raise NotImplementedError(f"loop joint type {lp.type}")
+        pa, Ra, wa, ala = frame(lp.parent, lp.parent_frame)
+        pb, Rb, wb, alb = frame(lp.child, lp.child_frame)
+        rows.append(pb - pa)
+        if lp.type == "R":
+            rows.append(turning(Rb @ lp.axes[0], wb, alb)[1] - turning(Ra @ lp.axes[0], wa, ala)[1])
+        elif lp.type == "U":
+            ua, ub = Ra @ lp.axes[0], Rb @ lp.axes[1]
+            (ua1, ua2), (ub1, ub2) = turning(ua, wa, ala), turning(ub, wb, alb)
+            rows.append([ua2 @ ub + 2.0 * ua1 @ ub1 + ua @ ub2])
+    rows += [[0.0] for _ in oracle.couplings]
+    for body, axis in getattr(oracle, "locks", ()):
+        R = data.oMi[body].rotation
+        rows.append([(R @ data.a[body].angular) @ (R @ axis)])
+    return np.concatenate([np.ravel(r) for r in rows]) if rows else np.zeros(0)
 
 
 def closure_residual(oracle: TreeOracle, qp) -> np.ndarray:
@@ -274,7 +293,7 @@ def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
     the previous one (docs/drng.md, assembly modes). Also the cond(J_p) limit of the samples:
     30, or 3 cond(J_p) at a regular q0 when that is larger (as pga-dyn's sampling states it)."""
     model = oracle.model
-    start = newton(oracle, pin.neutral(model), free)
+    start = newton(oracle, pin.neutral(model), free, iterations=400)  # loops far open at q0 take long steps
     if start is None:  # a flat q0 with open loops: Newton cannot leave it, start a little off it
         kick = np.zeros(model.nv)
         kick[free] = np.random.default_rng(0).uniform(-1e-2, 1e-2, len(free))
@@ -303,10 +322,13 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
 
     ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
     coordinates move by random amounts in (-spread, spread) along a straight path in steps of
-    ``step`` (rad),
-    closing the passive ones at every step; a draw whose path meets a state with cond(J_p) >=
-    ``max_cond``, or steps over a singular one (det(U^T J_p) changes sign, U an orthonormal
-    basis of the previous J_p's columns), is rejected: every state is in the regular region of
+    ``step`` (rad), the passive ones predicted along the tangent and closed by Newton at every
+    step; a draw whose path meets a state with cond(J_p) >= ``max_cond``, or steps over a
+    singular one (det(U^T J_p) changes sign, U an orthonormal basis of the previous J_p's
+    columns), or whose Newton steps move the passive coordinates more than half the step from
+    the prediction, or whose tangent turns by more than 25 degrees in a step (Newton has landed
+    on another branch: past a bifurcation, such as a flat parallelogram, the determinant keeps
+    its sign), is rejected: every state is in the regular region of
     the reference's assembly branch (``hops``: through as many random waypoints first, so that a
     locked spin, whose angle depends on the path, takes varied values). ``mode="any"``: random coordinates, passive ones
     included, closed by Newton: any mode."""
@@ -316,7 +338,8 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
         return None if qp is None else (qp, regular_nullspace(oracle, qp, free, max_cond))
     act = np.setdiff1d(np.arange(model.nv), free)
     qp = start
-    U, R = np.linalg.qr(constraint_jacobian(oracle, qp)[:, free])
+    J = constraint_jacobian(oracle, qp)
+    U, R = np.linalg.qr(J[:, free])
     offset = np.zeros(len(act))
     for _ in range(1 + hops):  # to a random target; with ``hops``, through random waypoints first
         dv = np.zeros(model.nv)
@@ -324,10 +347,20 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
         dv[act], offset = target - offset, target
         steps = max(1, int(np.ceil(np.abs(dv).max() / step)))
         for _ in range(steps):
-            qp = newton(oracle, pin.integrate(model, qp, dv / steps), free)
+            move = dv / steps  # the passive coordinates predicted along the tangent: J move = 0
+            move[free] = -np.linalg.lstsq(J[:, free], J[:, act] @ move[act], rcond=None)[0]
+            predicted = pin.integrate(model, qp, move)
+            qp = newton(oracle, predicted, free)
             if qp is None or regular_nullspace(oracle, qp, free, max_cond) is None:
                 return None
-            Jp = constraint_jacobian(oracle, qp)[:, free]
+            if np.abs(pin.difference(model, predicted, qp)).max() > 0.5 * np.abs(move).max():
+                return None  # Newton left the branch of the path: it landed on another one
+            J = constraint_jacobian(oracle, qp)
+            after = dv / steps
+            after[free] = -np.linalg.lstsq(J[:, free], J[:, act] @ after[act], rcond=None)[0]
+            if after @ move < 0.9 * np.linalg.norm(after) * np.linalg.norm(move):
+                return None  # the tangent jumped: another branch crosses the path's (a bifurcation)
+            Jp = J[:, free]
             if np.linalg.det(U.T @ Jp) * np.prod(np.sign(np.diag(R))) <= 0:  # det(U^T J_prev) = det(R)
                 return None
             U, R = np.linalg.qr(Jp)
@@ -367,7 +400,8 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
         qp, N = state
         if oracle.locks:  # moving states: a spin lock is a velocity constraint, not a Lagrangian system's
             v = N @ rng.uniform(-1.0, 1.0, dof)
-            a = N @ rng.uniform(-1.0, 1.0, dof) - np.linalg.pinv(constraint_jacobian(oracle, qp)) @ bias(oracle, qp, v)
+            J = constraint_jacobian(oracle, qp)  # its dependent rows (an R loop's 6 of rank 5) cut, not inverted
+            a = N @ rng.uniform(-1.0, 1.0, dof) - np.linalg.pinv(J, rcond=1e-10) @ bias(oracle, qp, v)
             Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, v, a)
         else:
             Y = pin.computeJointTorqueRegressor(oracle.model, oracle.data, qp, zero, N @ rng.uniform(-1.0, 1.0, dof))

@@ -351,7 +351,92 @@ def tricept() -> Urdf:
     return u
 
 
-MACHINES = {"five_bar": five_bar, "3rrr": three_rrr, "3prs": three_prs, "6ups": six_ups, "3ups_1up": tricept}
+DELTA = """\
+  Delta robot (3-RR(SS)2, Clavel's Delta), a URDF+ model written for pga-dyn (the project wrote this
+  file).
+
+  Machine type: the Delta of Clavel (1988; ABB's FlexPicker, the IRB 360): three actuated base
+  revolute joints turning cranks, each crank carrying a parallelogram forearm of two parallel rods
+  with ball joints at both ends to the travelling platform, which translates (3 DoF). Each rod
+  spins freely about the line of its two ball centres: pga-dyn locks that spin (docs/drng.md, free
+  spins). Gravity along -z.
+  Geometry: the project's choice, of a pick-and-place Delta's size. At q = 0, leg k at the angle
+  phi_k = 90, 210, 330 degrees about z, radial e_k = (cos phi_k, sin phi_k, 0), tangent t_k:
+    actuated R joint at 0.20 e_k, axis t_k; crank 0.25 m horizontal along e_k
+    rods: ball centres at 0.45 e_k +- 0.08 t_k (crank) and (0, 0, -0.4723) + 0.08 e_k +- 0.08 t_k
+      (platform): rods 0.60 m, parallel in pairs 0.16 m apart.
+  Inertials (density x shape): cranks aluminium bars 0.25 x 0.03 x 0.02 m along e_k with an
+  aluminium cross bar 0.16 x 0.02 x 0.02 m along t_k at the tip; rods aluminium tubes r 0.008 /
+  0.006 m, 0.60 m long between their ball centres (their mass symmetric about their line); the
+  platform an aluminium disc r 0.12 m, 0.012 m thick centred at (0, 0, -0.4723).
+  Spanning tree: crank k carries rods ka, kb by spherical joints; the platform hangs from rod 1a
+  by a spherical joint; the spherical loop joints close rods 1b, 2a, 2b, 3a, 3b on the platform.
+  Actuated limits: +-0.4 rad about q = 0.
+"""
+
+
+def delta() -> Urdf:
+    u = Urdf("delta", DELTA)
+    h = np.sqrt(0.60 ** 2 - (0.20 + 0.25 - 0.08) ** 2)
+    centre = np.array([0.0, 0.0, -h])
+    for k, phi in enumerate((90, 210, 330), start=1):
+        e, t = circle(1.0, phi), circle(1.0, phi + 90)
+        a, tip = 0.20 * e, 0.45 * e
+        u.comment(f"leg {k} at {phi} degrees")
+        u.link(f"crank{k}", a, [box((a + tip) / 2, e, (0.25, 0.03, 0.02), ALUMINIUM),
+                                box(tip, t, (0.16, 0.02, 0.02), ALUMINIUM)])
+        u.joint(f"A{k}", "revolute", "base_link", f"crank{k}", [t], 0.4, True)
+        for side, sign in (("a", 1.0), ("b", -1.0)):
+            near, far = tip + sign * 0.08 * t, centre + 0.08 * e + sign * 0.08 * t
+            rod = f"rod{k}{side}"
+            u.link(rod, near, [tube((near + far) / 2, far - near, 0.60, 0.008, 0.006, ALUMINIUM)])
+            u.joint(f"S{k}{side}_crank", "spherical", f"crank{k}", rod, independent=False)
+            if (k, side) == (1, "a"):
+                u.link("platform", far, [tube(centre, Z, 0.012, 0.12, 0.0, ALUMINIUM)])
+                u.joint("S1a_platform", "spherical", rod, "platform", independent=False)
+            else:
+                u.loop(f"S{k}{side}_platform", "spherical", rod, "platform", far)
+    return u
+
+
+SIX_SPS = """\
+  Stewart-Gough hexapod in 6-SPS form, a URDF+ model written for pga-dyn (the project wrote this file).
+
+  Machine type: the Gough-Stewart platform (Gough 1956; Stewart 1965) with ball joints at both
+  ends of each leg (Merlet, Parallel Robots, 2006): six actuated prismatic legs between base and
+  platform spherical joints. Each leg (cylinder and piston, which turn together) spins freely
+  about its own line: pga-dyn locks that spin (docs/drng.md, free spins).
+  Geometry: the 6-UPS's (same joint centres, see 6ups.urdf): at q = 0
+    base S centres  B_k = 0.50 (cos t, sin t, 0),    t = -8, 8, 112, 128, 232, 248 degrees
+    platform S centres P_k = 0.30 (cos t, sin t, 0.55), t = -52, 52, 68, 172, 188, 292 degrees.
+  Inertials (density x shape, on the leg's line, so their mass is symmetric about it): cylinders
+  steel tubes r 0.025 / 0.020 m, 0.35 m long from B_k; pistons steel rods r 0.012 m, 0.35 m long
+  ending at P_k; the platform an aluminium disc r 0.35 m, 0.02 m thick centred at (0, 0, 0.55).
+  Spanning tree: the platform hangs from leg 1 (S1 base, P1, S1 platform); the spherical loop
+  joints close legs 2 to 6. Actuated limits: +-0.05 m on each leg.
+"""
+
+
+def six_sps() -> Urdf:
+    u = Urdf("6sps", SIX_SPS)
+    base, top = hexapod_points()
+    for k, (b, p) in enumerate(zip(base, top), start=1):
+        d = unit(p - b)
+        u.comment(f"leg {k}")
+        u.link(f"cylinder{k}", b, [tube(b + 0.175 * d, d, 0.35, 0.025, 0.020, STEEL)])
+        u.link(f"piston{k}", p, [tube(p - 0.175 * d, d, 0.35, 0.012, 0.0, STEEL)])
+        u.joint(f"S{k}_base", "spherical", "base_link", f"cylinder{k}", independent=False)
+        u.joint(f"P{k}", "prismatic", f"cylinder{k}", f"piston{k}", [d], 0.05, True)
+        if k == 1:
+            u.link("platform", p, [tube([0, 0, 0.55], Z, 0.02, 0.35, 0.0, ALUMINIUM)])
+            u.joint("S1_platform", "spherical", "piston1", "platform", independent=False)
+        else:
+            u.loop(f"S{k}_platform", "spherical", f"piston{k}", "platform", p)
+    return u
+
+
+MACHINES = {"five_bar": five_bar, "3rrr": three_rrr, "3prs": three_prs, "6ups": six_ups, "3ups_1up": tricept,
+            "delta": delta, "6sps": six_sps}
 
 
 def texts() -> dict:

@@ -469,24 +469,42 @@ def test_loop_kernel_is_its_pga_twin(seed, types):
             np.testing.assert_allclose(got, expected, atol=1e-9)
 
 
+def _smallest_rotation(a, b):
+    """The rotation matrix of the smallest rotation taking the unit vector a to the unit vector b
+    (scipy's align_vectors, written independently of pga-dyn's closed form)."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.align_vectors([b], [a])[0].as_matrix()
+
+
 @pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
 def test_spin_lock_rows_are_their_pga_twin_and_the_spin_rate(seed, types):
-    """Spin locks (loops.closure, code CODE_SPIN) on random bodies and directions: residual 0,
-    Jacobian row and bias from loop_kernel equal closure.loop_pga's; the row times qd is the
-    body's angular velocity along the direction (from forward's twists), and on trees of 1-DoF and
-    universal joints its time derivative (central differences along q + t qd + t^2/2 qdd) is
-    J qdd + bias."""
+    """Spin locks (loops.closure, code CODE_SPIN) on random bodies and directions: residual,
+    Jacobian row and bias from loop_kernel equal closure.loop_pga's; the residual is the sine of
+    the spin angle phi when the reference orientation is the body's turned about u by -phi, and
+    zero when it is the body's turned by the smallest rotation taking u to another direction;
+    the row times qd is the body's angular velocity along the direction (from forward's twists),
+    and on trees of 1-DoF and universal joints its time derivative (central differences along q
+    + t qd + t^2/2 qdd) is J qdd + bias."""
+    from scipy.spatial.transform import Rotation
+
     robot = random_robot(seed, types, seed % 2 == 1)
     rng = np.random.default_rng(500 + seed)
-    locks = [(int(b), unit(rng.normal(size=3))) for b in rng.choice(np.arange(1, robot.n + 1), 2)]
-    args = closure.kernel_arrays(robot, locks)
     q, qd, qdd = random_state(robot, rng)
     T, S, V, A = run_forward(kin.robot_arrays(robot)._replace(seed=np.zeros(6)), q, qd, np.zeros(robot.nq))
+    bodies = [int(b) for b in rng.choice(np.arange(1, robot.n + 1), 2)]
+    axes = [unit(rng.normal(size=3)) for _ in bodies]
+    phi, elsewhere = rng.uniform(-1.0, 1.0), unit(rng.normal(size=3))
+    turned = T[bodies[0], :3, :3] @ Rotation.from_rotvec(-phi * axes[0]).as_matrix()
+    Rb = T[bodies[1], :3, :3]
+    moved = _smallest_rotation(Rb @ axes[1], elsewhere) @ Rb
+    locks = [(bodies[0], axes[0], turned), (bodies[1], axes[1], moved)]
+    args = closure.kernel_arrays(robot, locks)
     r, J, bias = closure.motion_kernel(*args, q, qd)
     for got, expected in zip((r, J, bias), closure.loop_pga(T, S, V, A, *args[5:])):
         np.testing.assert_allclose(got, expected, atol=1e-9)
-    np.testing.assert_array_equal(r, 0.0)
-    for row, (b, u) in enumerate(locks):
+    np.testing.assert_allclose(r, [np.sin(phi), 0.0], atol=1e-9)
+    for row, (b, u, _) in enumerate(locks):
         np.testing.assert_allclose(J[row] @ qd, V[b, :3] @ (T[b, :3, :3] @ u), atol=1e-9)
 
     if set(robot.joint_type[1:]) & {"S", "F"}:

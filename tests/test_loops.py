@@ -607,3 +607,71 @@ def test_loops_of_actuated_joints_alone_are_checked():
     with pytest.raises(PgaDynError, match="the loop joint 'coupler_rocker' does not close"):
         tp.regressor(robot, [0.3, 0.0, 0.0], np.zeros(3), np.zeros(3))
     assert tp.regressor(robot, np.zeros(3), np.zeros(3), np.zeros(3)).shape == (3, 30)  # q0 closes
+
+
+def planar_delta():
+    """A planar two-crank Delta whose effector keeps its orientation through two parallelograms
+    (the layout of Gepetto's robot_delta), every axis along z, gravity along -y: cranks 0.2 at
+    (-+0.1, 0) pointing down at q0, distal links to the effector's two pins (0.06 apart); a
+    transmission rod pivoted 0.03 from crank 2's pivot, parallel to crank 2, carries a
+    transmission hinged at crank 2's tip, on which a link parallel to distal link 2 reaches the
+    effector. The parallelograms flatten 15 degrees from q0 and on the paths to a quarter of
+    the box: bifurcations, where the crossed branch (the effector turning) meets the
+    parallelogram branch without a sign change of det(J_f) for a path that switches."""
+    from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+
+    def at(p):
+        t = np.eye(4)
+        t[:2, 3] = p
+        return t
+
+    z = np.array([[0.0, 0.0, 1.0]])
+    P1, P2 = np.array([-0.1, 0.0]), np.array([0.1, 0.0])
+    C1, C2 = P1 + [0.0, -0.2], P2 + [0.0, -0.2]
+    E = C1 + 0.3 * np.array([np.cos(np.radians(-60.0)), np.sin(np.radians(-60.0))])
+    E2 = E + [0.06, 0.0]
+    T0 = P2 + 0.03 * np.array([np.cos(np.radians(-75.0)), np.sin(np.radians(-75.0))])
+    S0 = C2 + [0.03, 0.01]
+    where = {"base": np.zeros(2), "crank1": P1, "distal1": C1, "effector": E, "crank2": P2, "distal2": C2,
+             "trod": T0, "transmission": T0 + (C2 - P2), "tlink": S0}
+    rng = np.random.default_rng(7)
+    links = [LinkSpec("base")] + [LinkSpec(name, Inertial(0.2 + 0.1 * k, rng.uniform(-0.02, 0.02, 3),
+                                                          np.diag(rng.uniform(1e-4, 5e-4, 3))))
+                                  for k, name in enumerate(list(where)[1:])]
+
+    def tree(name, parent, child, actuated=False):
+        return JointSpec(name, "R", parent, child, at(where[child] - where[parent]), z, independent=actuated)
+
+    def closure(name, parent, child, point):
+        return LoopSpec(name, "R", parent, child, at(point - where[parent]), at(point - where[child]), z)
+
+    joints = [tree("mot1", "base", "crank1", True), tree("free1", "crank1", "distal1"),
+              tree("free2", "distal1", "effector"), tree("mot2", "base", "crank2", True),
+              tree("free3", "crank2", "distal2"), tree("free4", "base", "trod"),
+              tree("free5", "trod", "transmission"), tree("free6", "transmission", "tlink")]
+    loops = [closure("pin_effector", "distal2", "effector", E2), closure("pin_transmission", "crank2", "transmission", C2),
+             closure("pin_tlink", "tlink", "effector", S0 + (E2 - C2))]
+    return Robot("planar_delta", links, joints, loops=loops, gravity=(0.0, -9.81, 0.0))
+
+
+def test_samples_stay_on_the_branch_over_bifurcations():
+    """The planar Delta's straight assembly paths cross bifurcations of its parallelograms, where
+    Newton's corrector can land on the crossed branch with det(J_f) keeping its sign (before the
+    paths watched their tangent and the singular values of J_f, one state in a hundred turned
+    the effector and the rank was not certified). Every sample keeps the effector's orientation,
+    and the certified dimension is Pinocchio's on the reference's branch (tests/fixture_oracle.py,
+    whose paths check their tangent too)."""
+    from fixture_oracle import file_nullity
+    from pga_dyn.kinematics import tree_state
+
+    robot = planar_delta()
+    effector = robot.body_index("effector")
+    for seed in range(3):
+        states = sample_states(robot, 100, seed=seed)
+        for q in states.q:
+            R = tree_state(robot, q, 0 * q, 0 * q)[0][effector][:3, :3]
+            np.testing.assert_allclose(R, np.eye(3), atol=1e-9)
+    dim, gap, _, _ = file_nullity(robot, "<robot name='planar_delta'/>", free=list(robot.passive))
+    assert gap > 1e8
+    result = drng.nullspace(robot)
+    assert result.certified and result.dim == dim == 69

@@ -1,5 +1,5 @@
 """The classic parallel machines built in (docs/parallel_machines.md): five_bar, 3rrr, 3prs, 6ups,
-3ups_1up. Each is checked against Pinocchio (tests/oracle.py, tests/fixture_oracle.py), which uses
+3ups_1up, delta, 6sps (the last two with rods spinning freely between ball joints, locked). Each is checked against Pinocchio (tests/oracle.py, tests/fixture_oracle.py), which uses
 only the model's tree joints and loop joints, none of pga-dyn's kinematics, closure or regressor:
 
 * the files are what tests/make_pkms.py makes of the stated geometry;
@@ -24,6 +24,7 @@ from drng.identification import identification_model, identify, random_excitatio
 from fixture_oracle import constraint_jacobian, file_nullity
 from make_pkms import texts
 from oracle import TreeOracle, pin
+from pga_dyn.loops import constraints
 from pga_dyn.sampling import complete_states
 
 #: name: (bodies, tree coordinates, actuated joints, loop joints (name, type), nullspace dimension,
@@ -34,8 +35,39 @@ MACHINES = {
     "3prs": (7, 9, ("P1", "P2", "P3"), (("S2", "S"), ("S3", "S")), 51, 0.08),
     "6ups": (13, 21, tuple(f"P{k}" for k in range(1, 7)), tuple((f"S{k}", "S") for k in range(2, 7)), 48, 0.05),
     "3ups_1up": (8, 12, ("P1", "P2", "P3"), (("S1", "S"), ("S2", "S"), ("S3", "S")), 31, 0.08),
+    "delta": (10, 24, ("A1", "A2", "A3"), tuple((f"S{k}_platform", "S") for k in ("1b", "2a", "2b", "3a", "3b")),
+              69, 0.4),
+    "6sps": (13, 27, tuple(f"P{k}" for k in range(1, 7)), tuple((f"S{k}_platform", "S") for k in range(2, 7)), 54,
+             0.05),
 }
 each = pytest.mark.parametrize("name", sorted(MACHINES))
+#: The machines whose rods spin freely between two ball joints (pga-dyn locks the spins).
+SPINNING = ("delta", "6sps")
+
+
+def spin_lines(robot, oracle):
+    """(body, unit direction in its frame) of each rod between two ball joints, from Pinocchio's
+    placements at q = 0, not from pga-dyn's spin detection: a body on a spherical joint (its
+    centre, the body origin), followed through prismatic joints to the body that carries the
+    other ball (a spherical child joint, or a spherical loop joint): the line through the two
+    centres. The oracle holds each one's spin rate at zero (tests/fixture_oracle.py, locks)."""
+    model, data = oracle.model, oracle.data
+    pin.forwardKinematics(model, data, pin.neutral(model))
+    children = {i: [j for j in range(1, robot.n + 1) if robot.parent[j] == i] for i in range(robot.n + 1)}
+    lines = []
+    for b in range(1, robot.n + 1):
+        if robot.joint_type[b] != "S":
+            continue
+        end = b
+        while any(robot.joint_type[c] == "P" for c in children[end]):
+            end = next(c for c in children[end] if robot.joint_type[c] == "P")
+        far = [data.oMi[c].translation for c in children[end] if robot.joint_type[c] == "S"]
+        far += [(data.oMi[end].homogeneous @ (lp.parent_frame if lp.parent == end else lp.child_frame))[:3, 3]
+                for lp in robot.loop_joints if lp.type == "S" and end in (lp.parent, lp.child)]
+        if len(far) == 1:
+            d = far[0] - data.oMi[b].translation
+            lines.append((b, data.oMi[b].rotation.T @ d / np.linalg.norm(d)))
+    return lines
 
 
 def test_files_are_current():
@@ -63,6 +95,8 @@ def test_closed_at_q0_with_the_actuated_mobility(name):
     degrees of freedom there."""
     robot = robots.load(name)
     oracle = TreeOracle(robot)
+    oracle.locks = spin_lines(robot, oracle)  # a rod's spin, free between its balls, held at zero rate
+    assert len(oracle.locks) == (6 if name in SPINNING else 0)
     qp = pin.neutral(oracle.model)
     assert np.abs(oracle.residual(qp)).max() < 1e-12
     J = constraint_jacobian(oracle, qp)
@@ -81,8 +115,14 @@ def test_nullspace_against_pinocchio(name):
     result = drng.nullspace(robot)
     assert result.certified and result.status == "certified" and result.dim == dim
     assert drng.numerical_nullspace(robot).dim == dim
+    locks = spin_lines(robot, TreeOracle(robot))
+    if locks:  # pga-dyn finds the spins the geometry says, each rod's line (its frame)
+        found = {spin.body: spin.axis for spin in constraints(robot).spins}
+        assert sorted(found) == sorted(b for b, _ in locks)
+        for b, u in locks:
+            assert abs(abs(found[b] @ u) - 1.0) < 1e-9
     with open(robots.data_path(name), encoding="utf-8") as handle:
-        oracle_dim, gap, _, _ = file_nullity(robot, handle.read(), spread=spread)
+        oracle_dim, gap, _, _ = file_nullity(robot, handle.read(), spread=spread, locks=locks, hops=1 if locks else 0)
     assert oracle_dim == dim and gap > 1e8
 
 

@@ -70,8 +70,8 @@ def go2_source():
 # -- loading --------------------------------------------------------------------------------
 
 def test_available():
-    assert robots.available() == ["2prs_1psr", "2rru_1rrs", "3prs", "3rrr", "3ups_1up", "6ups", "five_bar", "go2",
-                                  "puma560"]
+    assert robots.available() == ["2prs_1psr", "2rru_1rrs", "3prs", "3rrr", "3ups_1up", "6sps", "6ups", "delta",
+                                  "five_bar", "go2", "puma560"]
     for name in robots.available():
         assert os.path.exists(robots.data_path(name))
 

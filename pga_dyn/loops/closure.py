@@ -15,9 +15,16 @@ eqs. 91-92): the compiled kernels beside their readable PGA twins, and the array
 
 A **spin lock** (code CODE_SPIN, :data:`LOCK_ROWS` row; :mod:`pga_dyn.loops.spins`) is not a
 joint: it holds the spin rate of body b about a direction u fixed in it at zero relative to
-body a (the world, a = 0, for a free spin), (w_b - w_a) . (R_b u) = 0. It is a velocity
-constraint (it has no position form, its residual is 0): the assembly integrates it along its
-paths, the projection and the bias use its row (bias (alpha_b - alpha_a) . u - w_a . (w_b x u)).
+body a (the world, a = 0, for a free spin), (w_b - w_a) . (R_b u) = 0: its Jacobian row, which
+the projection and the bias use (bias (alpha_b - alpha_a) . u - w_a . (w_b x u)). The spin
+angle that rate leaves depends on the path; the lock's residual fixes the configuration's: with
+u_0, e_0 the directions of u and of a direction e normal to it (fixed in b) at the reference (in
+body a's frame F_a, the body's orientation there), u_b, e_b their directions now, and e_t = M
+e_0 for M the smallest rotation taking u_0 to u_b (k = u_0 x u_b, c = u_0 . u_b: e_t = e_0 + k
+x e_0 + k x (k x e_0) / (1 + c)), the residual is (e_t x e_b) . u_b, the sine of the angle
+from e_t to e_b about u_b. Its gradient is the row's up to the turning of e_t with u_b, which
+the spin's motion (about u_b) leaves: the assembly's Newton steps, which correct the spin, see
+the exact rate.
 
 Velocities of the points and directions come from the Jacobian lines of the tree (a point p
 on a body moves with dp/dq_k = m_k + d_k x p for every line L_k = (d_k; m_k) on the body's
@@ -164,6 +171,27 @@ def _frame(T, F, R, p):
 
 
 @njit(cache=True)
+def _spin_residual(Ra, Rb, u, e, u0, ub, k, e0, eb):
+    """The residual of a spin lock (module docstring): (e_t x e_b) . u_b with u_0 = Ra u, e_0 = Ra
+    e, u_b = Rb u, e_b = Rb e (u, e (3,) fixed in the body; the others work arrays (3,)) and e_t
+    = e_0 + k x e_0 + k x (k x e_0) / (1 + c), k = u_0 x u_b, c = u_0 . u_b."""
+    _rotate(Ra, u, u0)
+    _rotate(Ra, e, e0)
+    _rotate(Rb, u, ub)
+    _rotate(Rb, e, eb)
+    _cross(u0, ub, k)
+    c = u0[0] * ub[0] + u0[1] * ub[1] + u0[2] * ub[2]
+    et = np.empty(3)
+    ke, kke = np.empty(3), np.empty(3)
+    _cross(k, e0, ke)
+    _cross(k, ke, kke)
+    for i in range(3):
+        et[i] = e0[i] + ke[i] + kke[i] / (1.0 + c)
+    _cross(et, eb, ke)
+    return ke[0] * ub[0] + ke[1] * ub[1] + ke[2] * ub[2]
+
+
+@njit(cache=True)
 def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias):
     """Residual r (m,), Jacobian J (m, nq) and, ``with_bias``, the bias Jd qd (m,) of the loop
     joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
@@ -181,9 +209,8 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
         _frame(T[b], Fc[l], Rb, pb)
-        if c == CODE_SPIN:  # the spin rate (w_b - w_a) . u_b, u_b = R_b u (no position form: r = 0)
-            _rotate(Rb, axes[l, 0], ub)
-            r[row] = 0.0
+        if c == CODE_SPIN:  # the spin rate (w_b - w_a) . u_b, u_b = R_b u; r: the spin angle's sine
+            r[row] = _spin_residual(Ra, Rb, axes[l, 0], axes[l, 1], ua, ub, t, va, vb)
             for k in range(S.shape[0]):
                 rate = S[k, 0] * ub[0] + S[k, 1] * ub[1] + S[k, 2] * ub[2]
                 if on[b, k]:
@@ -301,8 +328,12 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
         if c == CODE_SPIN:  # (w_b - w_a) . u_b: the angular parts of the lines and twists
-            ub = pga.point_coords(pga.sandwich(pga.motor_from_matrix(T[b] @ Fc[l]), pga.direction(*axes[l, 0])))[:3]
-            rows_r.append([0.0])
+            ub, eb, u0, e0 = (pga.point_coords(pga.sandwich(pga.motor_from_matrix(T[body] @ F[l]),
+                                                             pga.direction(*axes[l, j])))[:3]
+                              for body, F, j in ((b, Fc, 0), (b, Fc, 1), (a, Fp, 0), (a, Fp, 1)))
+            k, c = np.cross(u0, ub), u0 @ ub
+            et = e0 + np.cross(k, e0) + np.cross(k, np.cross(k, e0)) / (1.0 + c)  # the smallest rotation's
+            rows_r.append([np.cross(et, eb) @ ub])
             rows_J.append(np.array([(float(on[b, k]) - float(on[a, k])) * (S[k, :3] @ ub) for k in range(nq)])[None])
             rows_b.append([(A[b, :3] - A[a, :3]) @ ub + (V[b, :3] - V[a, :3]) @ np.cross(V[b, :3], ub)])
             continue
@@ -375,9 +406,10 @@ def kernel_arrays(robot: Robot, locks=()) -> tuple:
     :func:`pga_dyn.kinematics.robot_arrays`; on (n + 1, nq), True where tree coordinate k moves
     body b; and per loop joint its code kind (l,), parent and child bodies lpar, lchi (l,), joint
     frames Fp, Fc (l, 4, 4) in those bodies, axes laxes (l, 2, 3) and cos0 (l,), the cosine of a U
-    joint's angle at q0 (0 for the others). ``locks``: (body, u (3,) in its frame) of each spin
-    lock, appended after the loop joints (code CODE_SPIN, relative to the world, identity
-    frames)."""
+    joint's angle at q0 (0 for the others). ``locks``: (body, u (3,) in its frame, R_ref (3, 3)
+    its orientation at the reference) of each spin lock, appended after the loop joints (code
+    CODE_SPIN, relative to the world: F_a = R_ref, F_b the identity; axes u and a unit e normal
+    to it, the spin angle's zero)."""
     n, nq = robot.n, robot.nq
     on = np.zeros((n + 1, nq), dtype=np.bool_)
     for b in range(1, n + 1):
@@ -397,14 +429,23 @@ def kernel_arrays(robot: Robot, locks=()) -> tuple:
     if len(locks):
         kind = np.concatenate([kind, np.full(len(locks), CODE_SPIN, dtype=np.int64)])
         lpar = np.concatenate([lpar, np.zeros(len(locks), dtype=np.int64)])
-        lchi = np.concatenate([lchi, np.array([b for b, _ in locks], dtype=np.int64)])
-        Fp, Fc = (np.concatenate([F, np.repeat(np.eye(4)[None], len(locks), axis=0)]) for F in (Fp, Fc))
-        laxes = np.concatenate([laxes, np.array([[u, np.zeros(3)] for _, u in locks], dtype=float)])
+        lchi = np.concatenate([lchi, np.array([b for b, _, _ in locks], dtype=np.int64)])
+        references = np.repeat(np.eye(4)[None], len(locks), axis=0)
+        references[:, :3, :3] = [R for _, _, R in locks]
+        Fp = np.concatenate([Fp, references])
+        Fc = np.concatenate([Fc, np.repeat(np.eye(4)[None], len(locks), axis=0)])
+        laxes = np.concatenate([laxes, np.array([[u, _normal(u)] for _, u, _ in locks], dtype=float)])
         cos0 = np.concatenate([cos0, np.zeros(len(locks))])
     args = (parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0)
     for array in args:
         array.flags.writeable = False
     return args
+
+
+def _normal(u) -> np.ndarray:
+    """A unit vector normal to the unit vector u (3,): u x e_k for the axis e_k least along u."""
+    n = np.cross(u, np.eye(3)[np.argmin(np.abs(u))])
+    return n / np.linalg.norm(n)
 
 
 def _angles_at_q0(robot: Robot, kind, lpar, lchi, Fp, Fc, laxes) -> np.ndarray:

@@ -50,6 +50,14 @@ PATH_LIMIT = 0.01
 #: Reciprocal condition (smallest over largest |R_ii| of the QR of J_f) below which the
 #: predictor step of an assembly path is skipped.
 SINGULAR_RCOND = 1e-8
+#: On a path that must stay on its branch, a step is halved while the corrector moves the
+#: passive coordinates from the predicted point by more than MAX_CORRECTION times the step (it
+#: has landed on another branch), down to MIN_STEP times the first step (:func:`newton_kernel`)...
+MAX_CORRECTION = 0.5
+MIN_STEP = 1e-3
+#: ... and while the path's tangent turns by more than arccos(MIN_TANGENT_COS) (25 degrees) in a
+#: step: a tangent that jumps is another branch's, crossing the path's at a bifurcation.
+MIN_TANGENT_COS = 0.9
 
 
 @njit(cache=True)
@@ -280,6 +288,30 @@ def _path_step(rho, dt_max, rcond_ref, t):
 
 
 @njit(cache=True)
+def _singular_values(Jz, na, out):
+    """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), in descending order."""
+    out[:] = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
+
+
+@njit(cache=True)
+def _approach_step(dt, s, t, s_last, t_last):
+    """The step dt of a path that must stay on its branch, shortened to half the distance to the
+    singular configuration ahead: where a singular value of J_f (s (nf,), descending, at t) has
+    fallen since the last point (s_last at t_last), its secant extrapolates to zero at t + s_i
+    (t - t_last) / (s_last_i - s_i), and the step goes at most half way to the nearest such
+    zero. Near a singular configuration, where the singular value that vanishes there falls in
+    proportion to the distance (whether or not it is yet the smallest: the reciprocal
+    condition estimate can rise while it falls), the path slows down geometrically and stops
+    (:func:`newton_kernel`) instead of stepping over it: over a bifurcation (a flat
+    parallelogram, where two branches cross) Newton's corrector can land on the other branch,
+    and the sign of det(Q^T J_f) is kept."""
+    for i in range(s.shape[0]):
+        if s[i] < s_last[i] and t > t_last:
+            dt = min(dt, 0.5 * s[i] * (t - t_last) / (s_last[i] - s[i]))
+    return dt
+
+
+@njit(cache=True)
 def _norm(r):
     """|r|, the Euclidean norm of the residual r (m,)."""
     norm = 0.0
@@ -310,17 +342,74 @@ def _damped_step(Jz, r, na, mu, M, B, X):
 
 
 @njit(cache=True)
+def _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, E, e0, na, spherical,
+             z, tol, max_iter, final, q, T, S, V, A, r, J, bias, Jz, M, B, X):
+    """Corrector: Levenberg-Marquardt steps (:func:`_damped_step`) on the free passive part of z
+    (nz,) until the residual is below ``tol`` (``final``: the end of the path; or at the round-off
+    floor, below FLOOR_TOL and no longer halving) or 1e-8 (a point before the end). Jz holds the
+    Jacobian in the free coordinates at the last point. Returns (converged, residual norm)."""
+    zero, seed = np.zeros(q.shape[0]), np.zeros(6)
+    m = r.shape[0]
+    last = np.inf
+    norm = np.inf
+    for _ in range(max_iter):
+        _coordinates(E, e0, z, q)
+        forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
+        loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+        _jacobian_free(J, E, na, m, Jz)
+        norm = _norm(r)
+        if norm < (tol if final else 1e-8) or (final and norm < FLOOR_TOL and norm > 0.5 * last):
+            return True, norm
+        last = norm
+        scale = _damped_step(Jz, r, na, norm, M, B, X)
+        _update(z, X[:, 0], na, spherical, scale)
+    return False, norm
+
+
+@njit(cache=True)
+def _correction_ratio(z, z_pred, na, dt, start, target, tangent):
+    """How far the corrector moved the passive coordinates from the predicted point (max over
+    them; ``tangent`` (nf, 1) the predictor's dz_f/dt), over the length of the step (the largest move of a coordinate, actuated or predicted
+    passive): O(dt) on the branch of the last point (the predictor's error is O(dt^2)), of
+    order one where the corrector lands on another branch."""
+    moved, step = 0.0, 0.0
+    for j in range(na, z.shape[0]):
+        moved = max(moved, abs(z[j] - z_pred[j]))
+        step = max(step, abs(dt * tangent[j - na, 0]))
+    for j in range(na):
+        step = max(step, abs(dt * (target[j] - start[j])))
+    return moved / step if step > 0.0 else 0.0
+
+
+@njit(cache=True)
+def _tangent_cosine(start, target, tangent, X):
+    """The cosine of the angle between the path's tangents dz/dt = (target - start, dz_f/dt) at
+    two consecutive points (``tangent`` (nf, 1) the last one's passive part, X (nf, 1) the new
+    one's): near 1 on a branch, whose tangent turns by its curvature times the step; the tangent
+    jumps where the corrector has landed on another branch that crosses it (a bifurcation)."""
+    along = 0.0  # the actuated part, the same at both points
+    for j in range(start.shape[0]):
+        along += (target[j] - start[j]) * (target[j] - start[j])
+    dot, a, b = along, along, along
+    for j in range(tangent.shape[0]):
+        dot += tangent[j, 0] * X[j, 0]
+        a += tangent[j, 0] * tangent[j, 0]
+        b += X[j, 0] * X[j, 0]
+    return dot / np.sqrt(a * b) if a > 0.0 and b > 0.0 else 1.0
+
+
+@njit(cache=True)
 def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
                   E, e0, na, spherical, z, target, tol, max_iter, rcond_ref, min_rcond):
     """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path,
     solving the loop constraints for the free passive part z[na:] by Newton's method on the
     exact Jacobian J_f = J E[:, na:] at every step, with a tangent predictor dz_f = -J_f^+ J_a
     dq_a (:func:`_tangent`; skipped where J_f is singular). The Newton steps are
-    Levenberg-Marquardt steps (:func:`_damped_step`), min |J_f dx + r|^2 + mu^2 |dx|^2 with
-    mu = |r| (Yamashita and Fukushima: quadratic convergence at regular solutions, progress
-    from singular starts such as a flat linkage), at most 0.5 long, to a residual below ``tol``
-    at the end of the path (or at the round-off floor of the model, when that is above ``tol``
-    but below FLOOR_TOL; 1e-8 at the points before). z is updated in place.
+    Levenberg-Marquardt steps (:func:`_correct`, :func:`_damped_step`), min |J_f dx + r|^2 +
+    mu^2 |dx|^2 with mu = |r| (Yamashita and Fukushima: quadratic convergence at regular
+    solutions, progress from singular starts such as a flat linkage), at most 0.5 long, to a
+    residual below ``tol`` at the end of the path (or at the round-off floor of the model, when
+    that is above ``tol`` but below FLOOR_TOL; 1e-8 at the points before). z is updated in place.
 
     The steps are at most PATH_STEP long in q_a, and shorter near a singularity
     (:func:`_path_step`: rcond_ref is the reciprocal condition estimate rho of J_f at the start
@@ -328,56 +417,78 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     in the regular region of its start, on one assembly branch) a path stops (status 2) where
     rho falls below ``min_rcond`` or where det(Q^T J_f) changes sign between two steps (Q:
     orthonormal columns of the previous J_f, :func:`_orientation`; the sign changes where the
-    path steps over a singular configuration, :func:`_same_orientation`). Returns (status,
-    residual): status 0 assembled, 1 no convergence (the path leaves the workspace), 2 the path
-    meets a singularity."""
+    path steps over a singular configuration, :func:`_same_orientation`); a step goes at most
+    half way to where a singular value of J_f extrapolates to zero (:func:`_approach_step`;
+    the path stops where that is closer than MIN_STEP times its first step), and it is halved
+    and taken again while the corrector moves the passive coordinates from the predicted point
+    by more than MAX_CORRECTION times the step (:func:`_correction_ratio`) or the path's tangent
+    turns by more than arccos(MIN_TANGENT_COS) (:func:`_tangent_cosine`): the corrector has
+    then landed on another branch, which keeps the sign of the determinant when the step
+    crosses a bifurcation (a flat parallelogram, where two branches cross) or passes a singular
+    configuration between two points of the path; a step shorter than MIN_STEP times the first
+    that still does stops the path (status 2). Returns (status, residual): status 0 assembled,
+    1 no convergence (the path leaves the workspace), 2 the path meets a singularity."""
     nq, nz = E.shape
     nf = nz - na
     n = parent.shape[0] - 1
     m = residual_rows(kind)
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
-    zero, seed, q = np.zeros(nq), np.zeros(6), np.empty(nq)
+    q = np.empty(nq)
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
     Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
     Q = np.empty((m, nf))
+    tangent, z_last, z_pred = np.zeros((nf, 1)), z.copy(), z.copy()  # tangent (nf, 1): X's layout, one signature
     start = z[:na].copy()
     dt_max = _first_step(start, target)
     watch = min_rcond > 0.0 and m >= nf
-    norm = np.inf
     t = 0.0
-    first = True
-    while first or t < 1.0:
-        if not first:  # predictor from the last converged point (Jz holds its Jacobian)
-            if watch and not _orientation(Jz, na, Q):
+    converged, norm = _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, E, e0,
+                               na, spherical, z, tol, max_iter, t >= 1.0, q, T, S, V, A, r, J, bias,
+                               Jz, M, B, X)
+    if not converged:
+        return 1, norm
+    rho = _tangent(Jz, na, start, target, M, B, X)  # at the converged point, for the next step
+    t_last = 0.0
+    sv, sv_last = np.empty(nf), np.zeros(nf)  # no last point: no secant
+    while t < 1.0:  # predictor from the last converged point (Jz holds its Jacobian, X its tangent)
+        if watch and not _orientation(Jz, na, Q):
+            return 2, norm
+        if rho < min_rcond:
+            return 2, norm
+        predict = rho >= SINGULAR_RCOND
+        for j in range(nf):
+            tangent[j, 0] = X[j, 0] if predict else 0.0
+        dt = _path_step(rho, dt_max, rcond_ref, t)
+        if watch:
+            _singular_values(Jz, na, sv)
+            dt = _approach_step(dt, sv, t, sv_last, t_last)
+            if dt < min(MIN_STEP * dt_max, 1.0 - t):  # a singular configuration just ahead
                 return 2, norm
+            sv_last[:] = sv
+            t_last = t
+        z_last[:] = z
+        while True:
+            z[:] = z_last
+            if predict:
+                _update(z, tangent[:, 0], na, spherical, dt)
+            t_next = 1.0 if dt >= 1.0 - t else t + dt
+            for j in range(na):
+                z[j] = start[j] + t_next * (target[j] - start[j])
+            z_pred[:] = z
+            converged, norm = _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
+                                       E, e0, na, spherical, z, tol, max_iter, t_next >= 1.0, q, T, S, V, A, r, J,
+                                       bias, Jz, M, B, X)
+            if not converged:
+                return 1, norm
             rho = _tangent(Jz, na, start, target, M, B, X)
-            if rho < min_rcond:
-                return 2, norm
-            dt = _path_step(rho, dt_max, rcond_ref, t)
-            if rho >= SINGULAR_RCOND:
-                _update(z, X[:, 0], na, spherical, dt)
-            t = 1.0 if dt >= 1.0 - t else t + dt
-        first = False
-        for j in range(na):
-            z[j] = start[j] + t * (target[j] - start[j])
-        converged = False
-        last = np.inf
-        for _ in range(max_iter):  # corrector
-            _coordinates(E, e0, z, q)
-            forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
-            loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
-            _jacobian_free(J, E, na, m, Jz)
-            norm = _norm(r)
-            # converged: below tol, or at the round-off floor (below FLOOR_TOL and no longer halving)
-            if norm < (tol if t >= 1.0 else 1e-8) or (t >= 1.0 and norm < FLOOR_TOL and norm > 0.5 * last):
-                converged = True
+            if not watch or (_correction_ratio(z, z_pred, na, t_next - t, start, target, tangent) <= MAX_CORRECTION
+                             and _tangent_cosine(start, target, tangent, X) >= MIN_TANGENT_COS):
                 break
-            last = norm
-            scale = _damped_step(Jz, r, na, norm, M, B, X)
-            _update(z, X[:, 0], na, spherical, scale)
-        if not converged:
-            return 1, norm
-        if watch and t > 0.0 and not _same_orientation(Q, Jz, na):
+            dt *= 0.5
+            if dt < MIN_STEP * dt_max:
+                return 2, norm
+        t = t_next
+        if watch and not _same_orientation(Q, Jz, na):
             return 2, norm
     return 0, norm

@@ -12,7 +12,16 @@ its kinetic energy (the moment about u enters only as (1/2) I_u (w . u)^2) nor i
 energy depends on psi: psi is cyclic and the body's spin rate w . u keeps its value. The
 classical rule, used here, is a spin rate of zero: the lock (w_b . u) = 0 (a spin lock of
 :mod:`pga_dyn.loops.closure`, relative to the world) is added to the constraints, which
-determine the configuration again; the actuated dynamics are those of the machine. The body's
+determine the velocities again; the actuated dynamics are those of the machine. The spin
+angle the lock leaves depends on the path (a rod whose direction goes round a loop comes back
+turned by the solid angle it enclosed), and the regressor's columns of the body's parameters
+depend on it; every spin angle is reached by some path, so the configuration takes the one of
+the smallest rotation from the reference: the body's orientation is its orientation there
+turned by the smallest rotation that takes the line's direction there to its direction now
+(the lock's position form). Two rods that stay parallel (a Delta's parallelogram) then keep
+equal spin angles exactly, as they do on every path (equal angular velocities), and not up to
+the errors of a numerical integration, which would reveal differences of their parameters that
+no motion reveals. The body's
 inertia about the line, the parameter direction dI = u u^T (in the pseudo-inertia of eq. 97:
 dSigma = (1/2) 1 - u u^T, no mass, no first moment), enters nothing the actuators feel: it is
 unidentifiable (:func:`spin_vector`; ``drng.nullspace`` states it as the rule "free spin").
@@ -52,7 +61,9 @@ class FreeSpin:
     ``point`` (3,) along ``axis`` (3,, unit), both in its body frame, and its spin rate about that
     line is held at zero. ``bodies``: every body the spin turns (the massless links of a ball
     joint made of revolute joints among them); ``joints``: the passive coordinates it moves;
-    ``mass``: whether ``body`` has mass (its inertia about the line is then unidentifiable)."""
+    ``mass``: whether ``body`` has mass (its inertia about the line is then unidentifiable);
+    ``rotation`` (3, 3): the body's orientation in the world at the reference configuration,
+    where the spin angle is zero (the lock's position form, :mod:`pga_dyn.loops.closure`)."""
 
     body: int
     name: str
@@ -61,6 +72,7 @@ class FreeSpin:
     bodies: tuple
     joints: tuple
     mass: bool
+    rotation: np.ndarray
 
     def describe(self) -> str:
         """One line for a report: the body, its line and the rule."""
@@ -186,8 +198,8 @@ def find_spins(con, z, J) -> tuple:
         bodies = tuple(robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max())
         names = tuple(robot.coordinate_names[k] for k in range(nq)
                       if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive)
-        axis, local = R.T @ u, R.T @ (point - p0)
-        for array in (axis, local):
+        axis, local, rotation = R.T @ u, R.T @ (point - p0), R.copy()
+        for array in (axis, local, rotation):
             array.flags.writeable = False  # a frozen model's derived value
-        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive))
+        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive, rotation))
     return tuple(spins), None

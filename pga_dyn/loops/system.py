@@ -60,8 +60,8 @@ class Constraints:
         self._constrain(())
 
     def _constrain(self, locks) -> None:
-        """The kernel arrays of the loop joints and of the spin ``locks`` ((body, u) each), the
-        residual rows and the independent parts."""
+        """The kernel arrays of the loop joints and of the spin ``locks`` ((body, u, R_ref) each:
+        :func:`pga_dyn.loops.closure.kernel_arrays`), the residual rows and the independent parts."""
         robot = self.robot
         #: The arguments of the kernels before the state (:func:`pga_dyn.loops.closure.kernel_arrays`).
         self.args = kernel_arrays(robot, locks)
@@ -72,7 +72,7 @@ class Constraints:
         self.loop_rows = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
         #: The names of the loop joints and of the spin locks ("spin of '<body>'"), in row order.
         self.names = tuple(lp.name for lp in robot.loop_joints) + tuple(
-            f"spin of '{robot.body_names[body - 1]}'" for body, _ in locks)
+            f"spin of '{robot.body_names[lock[0] - 1]}'" for lock in locks)
         #: The independent parts of the loops (:class:`pga_dyn.loops.parts.Part`).
         self.parts = independent_parts(self.args, self.E, self.na, self.spherical, self.loop_rows) if self.nf else ()
 
@@ -80,7 +80,7 @@ class Constraints:
         """Lock the free spins ``spins`` (:class:`pga_dyn.loops.spins.FreeSpin`): one spin-rate
         row each, appended to the loops' rows (the parts are formed again)."""
         self.spins = tuple(spins)
-        self._constrain([(spin.body, spin.axis) for spin in self.spins])
+        self._constrain([(spin.body, spin.axis, spin.rotation) for spin in self.spins])
 
     def report(self) -> list:
         """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
