@@ -14,7 +14,7 @@ W beta the unloaded robot (:mod:`drng.identification.model`, friction and armatu
 Y_link[:, :, b] the ten columns of body b in the link-frame regressor. :func:`identify_payload`
 estimates phi_P from a loaded experiment either given the unloaded robot's identified beta (the
 rows tau_loaded - W beta = Y_P phi_P) or, ``together``, with beta from an unloaded and a loaded
-experiment at once: [[W_u, 0], [W_l, Y_P]] [beta; phi_P] = [tau_u; tau_l].
+experiment at once: ``[[W_u, 0], [W_l, Y_P]] [beta; phi_P] = [tau_u; tau_l]``.
 
 **Drive gains.** A drive j whose force is g_j times its measured current i_j (g_j in N m / A,
 the torque constant times the gear ratio) gives g_j i_j = W beta (+ Y_P phi_P loaded). Scaling
