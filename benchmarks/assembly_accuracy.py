@@ -30,9 +30,11 @@ def main():
         keep = norms > 1e-12 * norms.max()
         s = np.linalg.svd(Y[:, keep] / norms[keep], compute_uv=False)
         r_kk = np.sort(np.abs(np.diag(np.linalg.qr(Y, mode="r"))))[::-1]
-        print(f"{eps:>15g}   {np.array2string(s[23:27] / s[0], precision=1):<38} "
-              f"{np.array2string(r_kk[23:27], precision=1):<30} {np.sum(s > 1e-8 * s[0]):>7} "
-              f"{np.sum(r_kk > 1e-8 * r_kk[0]):>8}")
+        print(
+            f"{eps:>15g}   {np.array2string(s[23:27] / s[0], precision=1):<38} "
+            f"{np.array2string(r_kk[23:27], precision=1):<30} {np.sum(s > 1e-8 * s[0]):>7} "
+            f"{np.sum(r_kk > 1e-8 * r_kk[0]):>8}"
+        )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,10 @@ def main():
         result = drng.nullspace(robot)  # compiles and fills the caches
         drng_s = best(lambda: drng.nullspace(robot, certify=False), 20)
         cert_s = best(lambda: drng.nullspace(robot), 3)
-        print(f"{name:22s} {robot.n:6d} {result.dim:4d} {str(result.certified):>9s} {drng_s * 1e6:8.1f}us "
-              f"{cert_s * 1e3:9.1f}ms {cert_s / drng_s:8.0f}")
+        print(
+            f"{name:22s} {robot.n:6d} {result.dim:4d} {str(result.certified):>9s} {drng_s * 1e6:8.1f}us "
+            f"{cert_s * 1e3:9.1f}ms {cert_s / drng_s:8.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,10 +23,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
+from oracle import Oracle, erd_path  # noqa: E402
+
 import drng  # noqa: E402
 from drng.certify import default_samples  # noqa: E402
 from drng.numerical import SAMPLED_RTOL, stacked_regressor  # noqa: E402
-from oracle import Oracle, erd_path  # noqa: E402
 from robots.urdf import load_urdf  # noqa: E402
 
 FILES = [  # (file, floating base)
@@ -51,8 +52,9 @@ def peer(robot, path, samples, seed=0):
     oracle = Oracle(robot, path)
     with threadpool_limits(limits=1, user_api="blas"):
         start = time.perf_counter()
-        Y = np.vstack([states.G[s].T @ oracle.regressor(states.q[s], states.qd[s], states.qdd[s])
-                       for s in range(len(states))])
+        Y = np.vstack(
+            [states.G[s].T @ oracle.regressor(states.q[s], states.qd[s], states.qdd[s]) for s in range(len(states))]
+        )
         norms = np.linalg.norm(Y, axis=0)
         zero = norms <= 1e-9 * norms.max()  # columns of round-off only (as the certificate)
         scaled = np.where(zero, 0.0, Y / np.where(zero, 1.0, norms))
@@ -65,8 +67,10 @@ def peer(robot, path, samples, seed=0):
 
 def main():
     drng.nullspace(load_urdf(erd_path("ur_description/urdf/ur5_robot.urdf")), certify=True)  # load the kernels
-    print("| file | bodies | couplings | load | DRNG | certificate | dim (principles) | certified | gap | "
-          "smallest kept / largest dropped | samples | Pinocchio + pivoted QR | peer dim | ratio |")
+    print(
+        "| file | bodies | couplings | load | DRNG | certificate | dim (principles) | certified | gap | "
+        "smallest kept / largest dropped | samples | Pinocchio + pivoted QR | peer dim | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for relative, floating in FILES:
         try:
@@ -84,10 +88,13 @@ def main():
         c = result.certificate
         peer_seconds, peer_dim = peer(robot, path, default_samples(robot))
         name = relative.split("/")[-1] + (" --floating" if floating else "")
-        print(f"| {name} | {robot.n} | {len(robot.couplings)} | {load:.2f} s | {plain.seconds * 1e3:.2f} ms | "
-              f"{cert:.2f} s | {result.dim} ({plain.dim}) | {result.certified} | {c['gap']:.1e} | "
-              f"{c['smallest_kept']:.1e} / {c['largest_dropped']:.1e} | {c['samples']} | {peer_seconds:.2f} s | "
-              f"{peer_dim} | {cert / peer_seconds:.1f} |", flush=True)
+        print(
+            f"| {name} | {robot.n} | {len(robot.couplings)} | {load:.2f} s | {plain.seconds * 1e3:.2f} ms | "
+            f"{cert:.2f} s | {result.dim} ({plain.dim}) | {result.certified} | {c['gap']:.1e} | "
+            f"{c['smallest_kept']:.1e} / {c['largest_dropped']:.1e} | {c['samples']} | {peer_seconds:.2f} s | "
+            f"{peer_dim} | {cert / peer_seconds:.1f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

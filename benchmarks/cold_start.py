@@ -85,8 +85,10 @@ def run(args, cache):
 
 def line(label, args, wall, report):
     specs = report["specializations"]
-    print(f"{label:<6} {' '.join(args):<28} {wall:>7.2f} s {report['compile_seconds']:>9.2f} s "
-          f"{report['compiles']:>8d} {len(specs):>9d} {sum(specs.values()):>8d}")
+    print(
+        f"{label:<6} {' '.join(args):<28} {wall:>7.2f} s {report['compile_seconds']:>9.2f} s "
+        f"{report['compiles']:>8d} {len(specs):>9d} {sum(specs.values()):>8d}"
+    )
     return specs
 
 
@@ -96,14 +98,23 @@ def installed(robots):
     with tempfile.TemporaryDirectory(prefix="pga-dyn-venv-") as folder:
         subprocess.run([sys.executable, "-m", "venv", folder], check=True)
         start = time.perf_counter()
-        subprocess.run([os.path.join(folder, "bin", "python"), "-m", "pip", "install", "--quiet", ROOT], check=True,
-                       env=env, capture_output=True)
+        subprocess.run(
+            [os.path.join(folder, "bin", "python"), "-m", "pip", "install", "--quiet", ROOT],
+            check=True,
+            env=env,
+            capture_output=True,
+        )
         print(f"pip install . (build with the compiled kernels, and install): {time.perf_counter() - start:.1f} s")
         for robot in robots:
             for label in ("first", "again"):
                 start = time.perf_counter()
-                subprocess.run([os.path.join(folder, "bin", "pga-dyn"), "analyze", robot], check=True, env=env,
-                               capture_output=True, cwd=folder)
+                subprocess.run(
+                    [os.path.join(folder, "bin", "pga-dyn"), "analyze", robot],
+                    check=True,
+                    env=env,
+                    capture_output=True,
+                    cwd=folder,
+                )
                 print(f"{label:<6} pga-dyn analyze {robot:<12} {time.perf_counter() - start:6.2f} s wall")
 
 
@@ -111,14 +122,19 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", nargs="+", default=["puma560", "2rru_1rrs"])
     parser.add_argument("--verbose", action="store_true", help="print the specializations per function")
-    parser.add_argument("--install", action="store_true",
-                        help="a new virtual environment with `pip install .`, then the first and a second call")
+    parser.add_argument(
+        "--install",
+        action="store_true",
+        help="a new virtual environment with `pip install .`, then the first and a second call",
+    )
     args = parser.parse_args()
     if args.install:
         installed(args.robots)
         return
-    print(f"{'run':<6} {'command (pga-dyn ...)':<28} {'wall':>9} {'compiling':>11} {'compiles':>8} "
-          f"{'functions':>9} {'signatures':>8}")
+    print(
+        f"{'run':<6} {'command (pga-dyn ...)':<28} {'wall':>9} {'compiling':>11} {'compiles':>8} "
+        f"{'functions':>9} {'signatures':>8}"
+    )
     shared = tempfile.mkdtemp(prefix="pga-dyn-cache-")  # the first robot's cache, then the others'
     for k, robot in enumerate(args.robots):
         command = ["analyze", robot]

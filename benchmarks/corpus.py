@@ -40,10 +40,17 @@ import robots  # noqa: E402
 from pga_dyn.errors import PgaDynError  # noqa: E402
 
 GRBDA = [
-    "robot-models/mini_cheetah.urdf", "robot-models/mit_humanoid.urdf", "robot-models/mit_humanoid_leg.urdf",
-    "robot-models/tello_humanoid.urdf", "robot-models/tello_legs.urdf", "robot-models/jvrc1_humanoid.urdf",
-    "robot-models/revolute_rotor_chain.urdf", "robot-models/four_bar.urdf", "robot-models/six_bar.urdf",
-    "robot-models/planar_leg_linkage.urdf", "robot-models/double_pendulum.urdf",
+    "robot-models/mini_cheetah.urdf",
+    "robot-models/mit_humanoid.urdf",
+    "robot-models/mit_humanoid_leg.urdf",
+    "robot-models/tello_humanoid.urdf",
+    "robot-models/tello_legs.urdf",
+    "robot-models/jvrc1_humanoid.urdf",
+    "robot-models/revolute_rotor_chain.urdf",
+    "robot-models/four_bar.urdf",
+    "robot-models/six_bar.urdf",
+    "robot-models/planar_leg_linkage.urdf",
+    "robot-models/double_pendulum.urdf",
     "Benchmarking/urdfs/variable_four_bar_urdf/four_bar_branch_1_1.urdf",
     "Benchmarking/urdfs/variable_four_bar_urdf/four_bar_branch_2_2.urdf",
     "Benchmarking/urdfs/variable_four_bar_urdf/four_bar_branch_2_4.urdf",
@@ -64,8 +71,10 @@ def _yaml(path):
     """The lists of a Gepetto robot.yaml (flow-style lists, possibly over several lines)."""
     with open(path, encoding="utf-8") as handle:
         text = re.sub(r"#.*", "", handle.read())
-    return {key: ast.literal_eval(" ".join(value.split()))
-            for key, value in re.findall(r"^(\w+):(.*?)(?=^\w+:|\Z)", text, flags=re.S | re.M)}
+    return {
+        key: ast.literal_eval(" ".join(value.split()))
+        for key, value in re.findall(r"^(\w+):(.*?)(?=^\w+:|\Z)", text, flags=re.S | re.M)
+    }
 
 
 def _pose(element):
@@ -75,8 +84,11 @@ def _pose(element):
     r, p, y = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
     T = np.eye(4)
-    T[:3, :3] = [[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                 [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], [-sp, cp * sr, cp * cr]]
+    T[:3, :3] = [
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ]
     T[:3, 3] = xyz
     return T
 
@@ -87,8 +99,11 @@ def _set_pose(element, T):
         origin = ET.SubElement(element, "origin")
     R = T[:3, :3]
     p = -np.arcsin(np.clip(R[2, 0], -1.0, 1.0))
-    r, y = (np.arctan2(R[2, 1], R[2, 2]), np.arctan2(R[1, 0], R[0, 0])) if abs(np.cos(p)) > 1e-9 else (
-        np.arctan2(-R[1, 2], R[1, 1]), 0.0)
+    r, y = (
+        (np.arctan2(R[2, 1], R[2, 2]), np.arctan2(R[1, 0], R[0, 0]))
+        if abs(np.cos(p)) > 1e-9
+        else (np.arctan2(-R[1, 2], R[1, 1]), 0.0)
+    )
     origin.set("xyz", " ".join(repr(float(v)) for v in T[:3, 3]))
     origin.set("rpy", " ".join(repr(float(v)) for v in (r, p, y)))
 
@@ -135,8 +150,12 @@ def convert(folder: str, out: str) -> list:
         if moving_above(b)[0] in ancestors(a):
             a, b = b, a
         body, joint, body_to_b = moving_above(b)
-        loop = ET.SubElement(root, "loop", name=f"closure{k}_{joint.get('name')}",
-                             type={"continuous": "revolute"}.get(joint.get("type"), joint.get("type")))
+        loop = ET.SubElement(
+            root,
+            "loop",
+            name=f"closure{k}_{joint.get('name')}",
+            type={"continuous": "revolute"}.get(joint.get("type"), joint.get("type")),
+        )
         _set_pose(ET.SubElement(loop, "predecessor", link=joint.find("parent").get("link")), _pose(joint))
         ET.SubElement(loop, "successor", link=body)
         axis = joint.find("axis")
@@ -158,11 +177,9 @@ def convert(folder: str, out: str) -> list:
 
 
 def _free_joints(root, where) -> list:
-    from scipy.linalg import qr
-
     import pinocchio as pin
-
     from fixture_oracle import TreeOracle, constraint_jacobian, newton, passive_velocities
+    from scipy.linalg import qr
 
     marked = []
     for _ in range(50):
@@ -199,8 +216,13 @@ def _free_joints(root, where) -> list:
 def analyze(path: str):
     """(exit status, seconds, JSON output or None, last stderr line) of ``pga-dyn analyze path``."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "analyze", path, "--json"], capture_output=True,
-                          text=True, env=dict(os.environ, PYTHONPATH=ROOT), timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "analyze", path, "--json"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+        timeout=900,
+    )
     seconds = time.perf_counter() - start
     try:
         out = json.loads(done.stdout)
@@ -221,6 +243,7 @@ def oracle(path: str) -> dict:
         return {"error": str(exc)}
     with open(path, encoding="utf-8") as handle:
         text = handle.read()
+
     def run(mode):
         try:
             return [file_nullity(robot, text, seed=seed, mode=mode)[:2] for seed in (0, 1)]
@@ -260,8 +283,10 @@ def main():
         if "error" in figures:
             mode = both = "refused too (undetermined)" if "marked independent" in figures["error"] else figures["error"]
         else:
-            mode, both = (figures[m] if isinstance(figures[m], str) else
-                          ", ".join(f"{d} (gap {g:.0e})" for d, g in figures[m]) for m in ("q0", "any"))
+            mode, both = (
+                figures[m] if isinstance(figures[m], str) else ", ".join(f"{d} (gap {g:.0e})" for d, g in figures[m])
+                for m in ("q0", "any")
+            )
         print(f"| {label} | {bodies} | {answer} | {dim} | {seconds:.1f} | {mode} | {both} |", flush=True)
 
 

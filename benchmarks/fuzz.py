@@ -72,14 +72,16 @@ def main():
                 failures.append((k, what, (floating, gravity), run, data))
             if (k + 1) % 500 == 0:
                 print(f"  {k + 1} cases, {time.perf_counter() - start:.0f} s", file=sys.stderr)
-    print(f"{args.cases} cases (seed {args.seed}) in {time.perf_counter() - start:.0f} s; "
-          f"slowest {slowest[0]:.1f} s: {slowest[1]}")
+    print(
+        f"{args.cases} cases (seed {args.seed}) in {time.perf_counter() - start:.0f} s; "
+        f"slowest {slowest[0]:.1f} s: {slowest[1]}"
+    )
     print("outcome: " + ", ".join(f"{name} {counts[name]}" for name in OUTCOMES))
     print("steps:   " + ", ".join(f"{key} {value}" for key, value in sorted(steps.items())))
     kinds = Counter(line for *_, run, _ in failures for line in _summary(run))
     for line, number in kinds.most_common():
         print(f"  {number:5d}  {line}")
-    for k, what, floating, run, data in failures[:args.show]:
+    for k, what, floating, run, data in failures[: args.show]:
         print(f"\n--- case {k}: {run['outcome']} ({what}, floating, gravity={floating}, {run['seconds']:.1f} s)")
         print(run["error"][-3000:])
         print(data[:3000].decode("utf-8", "replace"))

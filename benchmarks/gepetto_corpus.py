@@ -28,15 +28,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 def oracle_dimension(robot, urdf_path, yaml_path, spins):
     """(dimension, gap) of Pinocchio's sampled rank with the YAML's passive joints and pga-dyn's locks."""
     import yaml
-
     from fixture_oracle import file_nullity
     from oracle import TreeOracle
 
     with open(yaml_path) as handle:
         motors = set(yaml.safe_load(handle).get("name_mot") or ())
     model = TreeOracle(robot).model
-    free = [k for joint, name in zip(model.joints[1:], model.names[1:])
-            if name not in motors and not name.endswith("_weld") for k in range(joint.idx_v, joint.idx_v + joint.nv)]
+    free = [
+        k
+        for joint, name in zip(model.joints[1:], model.names[1:])
+        if name not in motors and not name.endswith("_weld")
+        for k in range(joint.idx_v, joint.idx_v + joint.nv)
+    ]
     with open(urdf_path) as handle:
         text = handle.read()
     dim, gap, _, _ = file_nullity(robot, text, locks=[(spin.body, spin.axis) for spin in spins], free=free, spread=0.3)
@@ -54,8 +57,9 @@ def main(argv=None) -> int:
     from pga_dyn.errors import PgaDynError
     from pga_dyn.loops import constraints
 
-    folders = sorted({os.path.dirname(p) for p in glob.glob(os.path.join(args.checkout, "robots", "**", "*.urdf"),
-                                                           recursive=True)})
+    folders = sorted(
+        {os.path.dirname(p) for p in glob.glob(os.path.join(args.checkout, "robots", "**", "*.urdf"), recursive=True)}
+    )
     for folder in folders:
         name = os.path.relpath(folder, os.path.join(args.checkout, "robots"))
         urdf = sorted(glob.glob(os.path.join(folder, "*.urdf")))[0]
@@ -69,9 +73,11 @@ def main(argv=None) -> int:
             print(f"{name:28s} refused: {exc}")
             continue
         spins = constraints(robot).spins if robot.loop_joints else ()
-        line = (f"{name:28s} loaded ({robot.n} bodies, {len(robot.loop_joints)} loops, {len(spins)} spins locked); "
-                f"{'proven' if result.proven else 'certified' if result.certified else 'not certified'}: nullspace {result.dim} of "
-                f"{10 * robot.n} ({time.perf_counter() - start:.1f} s)")
+        line = (
+            f"{name:28s} loaded ({robot.n} bodies, {len(robot.loop_joints)} loops, {len(spins)} spins locked); "
+            f"{'proven' if result.proven else 'certified' if result.certified else 'not certified'}: nullspace {result.dim} of "
+            f"{10 * robot.n} ({time.perf_counter() - start:.1f} s)"
+        )
         yaml_path = robots.extended.yaml_beside(urdf)
         if not args.no_oracle and robot.loop_joints and yaml_path:
             try:

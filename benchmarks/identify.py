@@ -27,11 +27,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-import robots  # noqa: E402
-from drng.identification import (consistent_estimate, default_prior, excite, identification_model,  # noqa: E402
-                                 random_excitation)
-from drng.identification.estimation import estimate  # noqa: E402
 from oracle import Oracle, TreeOracle, erd_path  # noqa: E402
+
+import robots  # noqa: E402
+from drng.identification import consistent_estimate, default_prior, excite, identification_model, random_excitation  # noqa: E402
+from drng.identification.estimation import estimate  # noqa: E402
 from pga_dyn.sampling import complete_states  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def forces(robot, oracle, traj, seed):
     states = complete_states(robot, traj.q, traj.qd, traj.qdd)
     tau = np.array([G.T @ oracle.rnea(q, qd, qdd) for q, qd, qdd, G in zip(states.q, states.qd, states.qdd, states.G)])
     tau += 0.8 * traj.qd + 1.5 * np.sign(traj.qd)
-    noise = 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * np.random.default_rng(seed).standard_normal(tau.shape)
+    noise = 0.01 * np.sqrt(np.mean(tau**2, axis=0)) * np.random.default_rng(seed).standard_normal(tau.shape)
     return traj.with_tau(tau + noise), noise
 
 
@@ -60,8 +60,9 @@ def peer(robot, oracle, data, model):
     with threadpool_limits(limits=1, user_api="blas"):
         start = time.perf_counter()
         states = complete_states(robot, data.q, data.qd, data.qdd)
-        Y = np.array([G.T @ oracle.regressor(q, qd, qdd) for q, qd, qdd, G in
-                      zip(states.q, states.qd, states.qdd, states.G)])
+        Y = np.array(
+            [G.T @ oracle.regressor(q, qd, qdd) for q, qd, qdd, G in zip(states.q, states.qd, states.qdd, states.G)]
+        )
         full = np.concatenate([Y, model.extra_columns(data.qd, data.qdd)], axis=2)[..., model.leading]
         np.linalg.lstsq(full.reshape(-1, model.num_parameters), data.tau.reshape(-1), rcond=None)
         return time.perf_counter() - start
@@ -73,8 +74,8 @@ def lmi_on_rows(est, prior, full):
     import cvxpy as cp
     from threadpoolctl import threadpool_limits
 
-    from drng.identification.physics import PSEUDO_BASIS
     from drng.identification.model import states_of
+    from drng.identification.physics import PSEUDO_BASIS
 
     model, data = est.model, est.data
     theta0, sigma0 = prior
@@ -87,16 +88,19 @@ def lmi_on_rows(est, prior, full):
         constraints = [sum(theta[10 * b + k] * PSEUDO_BASIS[k] for k in range(10)) >> 0 for b in range(nphi // 10)]
         constraints += [theta[nphi:] >= 0]
         objective = cp.sum_squares(W @ model.K @ theta - (data.tau * w).reshape(-1))
-        cp.Problem(cp.Minimize(objective + cp.sum_squares(cp.multiply(1 / sigma0, theta - theta0))),
-                   constraints).solve(solver="CLARABEL")
+        cp.Problem(cp.Minimize(objective + cp.sum_squares(cp.multiply(1 / sigma0, theta - theta0))), constraints).solve(
+            solver="CLARABEL"
+        )
         seconds = time.perf_counter() - start
     return seconds, np.linalg.norm(theta.value - full.theta) / np.linalg.norm(full.theta)
 
 
 def main():
-    print("| robot | parameters | excite | cond (optimised / random) | WLS | peer (Pinocchio + lstsq) | ratio | "
-          "beta error | consistent (Clarabel) | peer: LMI on all rows | ratio | min eig | base error / LS | "
-          "held-out RMS / noise |")
+    print(
+        "| robot | parameters | excite | cond (optimised / random) | WLS | peer (Pinocchio + lstsq) | ratio | "
+        "beta error | consistent (Clarabel) | peer: LMI on all rows | ratio | min eig | base error / LS | "
+        "held-out RMS / noise |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, robot, oracle, limits in setups():
         model = identification_model(robot, friction=True)
@@ -121,12 +125,15 @@ def main():
         t_cons = time.perf_counter() - start
         t_rows, gap = lmi_on_rows(est, prior, full)
         ratio_base = np.linalg.norm(full.beta - truth) / np.linalg.norm(est.beta - truth)
-        held_rms = np.sqrt(np.mean((held.tau - full.predict(held)) ** 2, axis=0)) / np.sqrt(np.mean(noise ** 2, axis=0))
-        print(f"| {name} | {model.num_parameters} | {t_excite:.1f} s ({excitation.iterations} it.) | "
-              f"{excitation.cond:.1f} / {random.cond:.1f} | {t_wls:.3f} s | {t_peer:.3f} s | {t_wls / t_peer:.2f} | "
-              f"{error:.1e} | {t_cons:.2f} s | {t_rows:.2f} s (same theta to {gap:.0e}) | {t_cons / t_rows:.3f} | "
-              f"{full.min_eigenvalues.min():.1e} | {ratio_base:.3f} | "
-              f"{held_rms.min():.3f}-{held_rms.max():.3f} |", flush=True)
+        held_rms = np.sqrt(np.mean((held.tau - full.predict(held)) ** 2, axis=0)) / np.sqrt(np.mean(noise**2, axis=0))
+        print(
+            f"| {name} | {model.num_parameters} | {t_excite:.1f} s ({excitation.iterations} it.) | "
+            f"{excitation.cond:.1f} / {random.cond:.1f} | {t_wls:.3f} s | {t_peer:.3f} s | {t_wls / t_peer:.2f} | "
+            f"{error:.1e} | {t_cons:.2f} s | {t_rows:.2f} s (same theta to {gap:.0e}) | {t_cons / t_rows:.3f} | "
+            f"{full.min_eigenvalues.min():.1e} | {ratio_base:.3f} | "
+            f"{held_rms.min():.3f}-{held_rms.max():.3f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -93,8 +93,12 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
     robot = robots.load_file(xml_path)
     terms = [t for t in ("viscous", "coulomb", "offset") if any(e.startswith(t + " ") for e in report["extras"])]
     passive = any(e.startswith("passive-viscous ") for e in report["extras"])
-    model = identification_model(robot, friction=terms, armature=any(e.startswith("armature") for e in report["extras"]),
-                                 passive_friction=("viscous",) if passive else ())
+    model = identification_model(
+        robot,
+        friction=terms,
+        armature=any(e.startswith("armature") for e in report["extras"]),
+        passive_friction=("viscous",) if passive else (),
+    )
     assert list(model.names) == [b["name"] for b in report["base"]], "the report's parameters are not the model's"
     phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
     if not terms:  # the five-bar: rigid bodies, and the damping of its elbows when it is modelled
@@ -127,22 +131,43 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     robot = robots.load_file(xml_path)
     names = robot.actuated_names
     traj = os.path.join(folder, "excitation.csv")
-    status, out, err = cli("excite", xml_path, "-o", traj, *terms, "--rate", 1000, "--duration", 20,
-                           "--iterations", 10, "--seed", seed, "--quiet")
+    status, out, err = cli(
+        "excite",
+        xml_path,
+        "-o",
+        traj,
+        *terms,
+        "--rate",
+        1000,
+        "--duration",
+        20,
+        "--iterations",
+        10,
+        "--seed",
+        seed,
+        "--quiet",
+    )
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
     ref = read_trajectory(robot, traj)
     files, logs = [], []
-    for label, (t, q, qd, qdd) in (("data", (ref.t, ref.q, ref.qd, ref.qdd)),
-                                   ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, **shape))):
+    for label, (t, q, qd, qdd) in (
+        ("data", (ref.t, ref.q, ref.qd, ref.qdd)),
+        ("test", ml.fourier(len(names), 20, 1000, seed=seed + 1, **shape)),
+    ):
         qpos0 = None if arm else ml.assembled(xml, q[0], mirror=name.startswith("other-mode"))
         record = ml.track(xml, t, q, qd, qdd, qpos0=qpos0, **gains)
         passive = None if arm or name == "other-mode-unlogged" else ml.passive_joints(xml)
         columns = ml.log(record, seed=seed + len(files), passive=passive, **options)
         logs.append(columns)
         files.append(ml.write_csv(os.path.join(folder, f"{label}.csv"), columns, names))
-    friction = (["--friction", "viscous", "coulomb", "--armature"] if arm else
-                ["--passive-friction", "viscous"] if name == "passive-friction" else [])
+    friction = (
+        ["--friction", "viscous", "coulomb", "--armature"]
+        if arm
+        else ["--passive-friction", "viscous"]
+        if name == "passive-friction"
+        else []
+    )
     drives = ["--gains", *options["gains"]] if "gains" in options else []  # currents: the gains, as a user gives them
     status, out, err = cli("identify", xml_path, files[0], *friction, *drives, "--test", files[1], "--json", "--quiet")
     if status:
@@ -154,12 +179,17 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     error = np.abs(beta - true)
     test = logs[1]
     tau = test["tau"] if "tau" in test else test["current"] * np.asarray(options["gains"])
-    rms_tau = np.sqrt(np.mean(tau ** 2, axis=0))
+    rms_tau = np.sqrt(np.mean(tau**2, axis=0))
     rre = 100 * np.array(report["held_out"]["residual_rms"]) / rms_tau
-    return {"case": name, "base_error_%": 100 * np.linalg.norm(beta - true) / np.linalg.norm(true),
-            "median_err/std": float(np.median(error / std)), "beyond_3std": int(np.sum(error > 3 * std)),
-            "parameters": len(beta), "rre_%": np.round(rre, 1).tolist(),
-            "variance_factor": report.get("variance_factor")}
+    return {
+        "case": name,
+        "base_error_%": 100 * np.linalg.norm(beta - true) / np.linalg.norm(true),
+        "median_err/std": float(np.median(error / std)),
+        "beyond_3std": int(np.sum(error > 3 * std)),
+        "parameters": len(beta),
+        "rre_%": np.round(rre, 1).tolist(),
+        "variance_factor": report.get("variance_factor"),
+    }
 
 
 def main(argv=None) -> None:
@@ -175,9 +205,11 @@ def main(argv=None) -> None:
         if "refused" in result:
             print(f"{name:14s} refused: {result['refused']}")
         else:
-            print(f"{name:14s} base error {result['base_error_%']:6.2f} %  median |err|/std "
-                  f"{result['median_err/std']:6.2f}  >3 std: {result['beyond_3std']:2d}/{result['parameters']}  "
-                  f"RRE % {result['rre_%']}  variance factor {result['variance_factor']:.3g}")
+            print(
+                f"{name:14s} base error {result['base_error_%']:6.2f} %  median |err|/std "
+                f"{result['median_err/std']:6.2f}  >3 std: {result['beyond_3std']:2d}/{result['parameters']}  "
+                f"RRE % {result['rre_%']}  variance factor {result['variance_factor']:.3g}"
+            )
 
 
 if __name__ == "__main__":

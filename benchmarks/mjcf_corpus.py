@@ -20,9 +20,10 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, ROOT)
 
+from mjcf_corpus import PACKAGES, corpus, pinocchio_rank, split  # noqa: E402
+
 import drng  # noqa: E402
 import robots  # noqa: E402
-from mjcf_corpus import PACKAGES, corpus, pinocchio_rank, split  # noqa: E402
 from pga_dyn.errors import PgaDynError  # noqa: E402
 
 
@@ -57,12 +58,16 @@ def main() -> int:
     print("| package | file | n | loaded | answered | dim | 10 n - rank (Pinocchio) | equal | s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['package']} | {r['file']} | {r.get('n', '')} | {r['loaded']} | {r['answered']} | {r['dim']} | "
-              f"{r['pinocchio']} | {r['equal']} | {r['seconds']:.1f} |")
+        print(
+            f"| {r['package']} | {r['file']} | {r.get('n', '')} | {r['loaded']} | {r['answered']} | {r['dim']} | "
+            f"{r['pinocchio']} | {r['equal']} | {r['seconds']:.1f} |"
+        )
     loaded = [r for r in rows if r["loaded"] == "yes"]
-    print(f"\n{len(rows)} files: {len(loaded)} loaded, {sum(bool(r['answered']) for r in loaded)} answered, "
-          f"{sum(r['equal'] == 'yes' for r in rows)} equal to Pinocchio, "
-          f"{sum(r['equal'] == 'NO' for r in rows)} different")
+    print(
+        f"\n{len(rows)} files: {len(loaded)} loaded, {sum(bool(r['answered']) for r in loaded)} answered, "
+        f"{sum(r['equal'] == 'yes' for r in rows)} equal to Pinocchio, "
+        f"{sum(r['equal'] == 'NO' for r in rows)} different"
+    )
     return 1 if any(r["equal"] == "NO" for r in rows) else 0
 
 

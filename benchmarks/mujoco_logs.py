@@ -31,7 +31,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-
 #: Joint properties of the simulated arm: rotor inertia (kg m^2), viscous damping (N m s/rad),
 #: dry friction (N m) per joint, of the size a UR5's drives have (the wrists' friction is a large
 #: share of their torque, as on real arms).
@@ -46,7 +45,6 @@ def ur5_mjcf(armature=ARMATURE, damping=DAMPING, frictionloss=FRICTIONLOSS, time
     ``armature``, ``damping`` and ``frictionloss`` (one per joint, or None) on the joints and the
     RK4 integrator at ``timestep`` s."""
     import mujoco
-
     from oracle import erd_path
 
     root = ET.parse(erd_path("ur_description/urdf/ur5_robot.urdf")).getroot()
@@ -93,8 +91,17 @@ def limits(xml: str) -> tuple:
     return model.jnt_range[:, 0].copy(), model.jnt_range[:, 1].copy()
 
 
-def fourier(n: int, duration: float, rate: float, seed: int, period: float = 10.0, harmonics: int = 5,
-            amplitude=1.0, velocity=2.0, centre=None) -> tuple:
+def fourier(
+    n: int,
+    duration: float,
+    rate: float,
+    seed: int,
+    period: float = 10.0,
+    harmonics: int = 5,
+    amplitude=1.0,
+    velocity=2.0,
+    centre=None,
+) -> tuple:
     """A random finite Fourier series per joint (Swevers et al. 1997), q_j(t) = c_j + sum_l
     (a_jl sin(l w t) - b_jl cos(l w t)) / (l w) (offset so that q_j(0) = c_j), sampled at
     ``rate`` Hz for ``duration`` s, scaled so that |q - c| <= ``amplitude`` (rad, scalar or (n,))
@@ -108,7 +115,9 @@ def fourier(n: int, duration: float, rate: float, seed: int, period: float = 10.
     q = (s @ (a / (l * w)).T - c @ (b / (l * w)).T) + (b / (l * w)).sum(axis=1)
     qd = c @ a.T + s @ b.T
     qdd = (-s * (l * w)) @ a.T + (c * (l * w)) @ b.T
-    scale = np.minimum(np.asarray(amplitude, float) / np.abs(q).max(axis=0), np.asarray(velocity, float) / np.abs(qd).max(axis=0))
+    scale = np.minimum(
+        np.asarray(amplitude, float) / np.abs(q).max(axis=0), np.asarray(velocity, float) / np.abs(qd).max(axis=0)
+    )
     centre = np.zeros(n) if centre is None else np.asarray(centre, float)
     return t, centre + q * scale, qd * scale, qdd * scale
 
@@ -143,7 +152,7 @@ def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0, qpos0=None) ->
     substeps = int(round(dt / model.opt.timestep))
     if abs(substeps * model.opt.timestep - dt) > 1e-12:
         raise ValueError(f"the control period {dt} is not a multiple of the timestep {model.opt.timestep}")
-    driven = (model.jnt_dofadr[model.actuator_trnid[:, 0]] if model.nu else np.arange(model.nv))
+    driven = model.jnt_dofadr[model.actuator_trnid[:, 0]] if model.nu else np.arange(model.nv)
     n, ns = len(driven), len(t)
     if qpos0 is not None:
         data.qpos[:] = qpos0
@@ -167,9 +176,20 @@ def track(xml: str, t, q_ref, qd_ref, qdd_ref, kp=400.0, kd=40.0, qpos0=None) ->
     return {"t": np.asarray(t, float).copy(), "q": q, "qd": qd, "tau": tau, "q_all": q_all}
 
 
-def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_noise: float = 0.01, every: int = 1,
-        jitter: float = 0.0, drop: float = 0.0, velocity: bool = False, gains=None, delay: int = 0,
-        passive=None) -> dict:
+def log(
+    record: dict,
+    seed: int,
+    bits: int = 18,
+    q_noise: float = 1e-5,
+    tau_noise: float = 0.01,
+    every: int = 1,
+    jitter: float = 0.0,
+    drop: float = 0.0,
+    velocity: bool = False,
+    gains=None,
+    delay: int = 0,
+    passive=None,
+) -> dict:
     """What a robot logs of a tracked ``record`` (:func:`track`): positions quantised to
     2 pi / 2^``bits`` with white noise of ``q_noise`` rad; torques with white noise of
     ``tau_noise`` times each joint's RMS torque, ``delay`` control periods late (the torque
@@ -183,14 +203,16 @@ def log(record: dict, seed: int, bits: int = 18, q_noise: float = 1e-5, tau_nois
     columns {"t", "q" (ns, n), "tau" or "current", "qd", and "passive" {name: (ns,)}}."""
     rng = np.random.default_rng(seed)
     t, q, tau = record["t"], record["q"], record["tau"]
-    step = 2 * np.pi / 2 ** bits
+    step = 2 * np.pi / 2**bits
     encoder = np.round(q / step) * step
     measured = encoder + q_noise * rng.standard_normal(q.shape)
-    passive = {name: np.round(record["q_all"][:, k] / step) * step + q_noise * rng.standard_normal(len(t))
-               for name, k in (passive or {}).items()}
+    passive = {
+        name: np.round(record["q_all"][:, k] / step) * step + q_noise * rng.standard_normal(len(t))
+        for name, k in (passive or {}).items()
+    }
     dt = t[1] - t[0]
     qd = np.vstack([np.zeros((1, q.shape[1])), np.diff(encoder, axis=0) / dt])
-    torque = tau + tau_noise * np.sqrt(np.mean(tau ** 2, axis=0)) * rng.standard_normal(tau.shape)
+    torque = tau + tau_noise * np.sqrt(np.mean(tau**2, axis=0)) * rng.standard_normal(tau.shape)
     if delay:
         torque = np.vstack([np.repeat(torque[:1], delay, axis=0), torque[:-delay]])
     keep = np.arange(0, len(t), every)
@@ -257,14 +279,16 @@ def five_bar_mjcf(elbow_damping: float = 0.0, timestep: float = 2.5e-4) -> str:
         tip = np.array([0.0, 0.0, h])
         # the elbow b: |b - a| = l1, |tip - b| = l2, the one further out (|b_x| larger)
         r = np.linalg.norm(tip - a)
-        along = (l1 ** 2 - l2 ** 2 + r ** 2) / (2 * r)
+        along = (l1**2 - l2**2 + r**2) / (2 * r)
         normal = np.array([-(tip - a)[2], 0.0, (tip - a)[0]]) / r  # in the plane, normal to a -> tip
-        b = max((a + along * (tip - a) / r + s * np.sqrt(l1 ** 2 - along ** 2) * normal for s in (-1, 1)),
-                key=lambda p: abs(p[0]))
+        b = max(
+            (a + along * (tip - a) / r + s * np.sqrt(l1**2 - along**2) * normal for s in (-1, 1)),
+            key=lambda p: abs(p[0]),
+        )
         angle1 = float(np.arctan2(-(b - a)[2], (b - a)[0]))  # rotation about y taking x to (b - a)
         angle2 = float(np.arctan2(-(tip - b)[2], (tip - b)[0])) - angle1
-        m1, m2 = (float(2700 * np.pi * (0.012 ** 2 - 0.010 ** 2) * length) for length in (l1, l2))  # Al tubes
-        i1, i2 = m1 * l1 ** 2 / 12, m2 * l2 ** 2 / 12
+        m1, m2 = (float(2700 * np.pi * (0.012**2 - 0.010**2) * length) for length in (l1, l2))  # Al tubes
+        i1, i2 = m1 * l1**2 / 12, m2 * l2**2 / 12
         damping = f' damping="{elbow_damping!r}"' if elbow_damping else ""
         parts.append(f"""
     <body name="proximal{side}" pos="{float(a[0])!r} 0 0" euler="0 {angle1!r} 0">
@@ -273,13 +297,13 @@ def five_bar_mjcf(elbow_damping: float = 0.0, timestep: float = 2.5e-4) -> str:
       <body name="distal{side}" pos="{l1!r} 0 0" euler="0 {angle2!r} 0">
         <joint name="p{side}" type="hinge" axis="0 1 0"{damping}/>
         <inertial pos="{l2 / 2!r} 0 0" mass="{m2!r}" diaginertia="{1e-5!r} {i2!r} {i2!r}"/>
-        {TOOL % (l2, l2) if side == 1 else '<site name="tip2" pos="%r 0 0"/>' % l2}
+        {TOOL % (l2, l2) if side == 1 else f'<site name="tip2" pos="{l2!r} 0 0"/>'}
       </body>
     </body>""")
     return f"""<mujoco model="five_bar">
   <compiler angle="radian"/>
   <option timestep="{timestep!r}" integrator="RK4"/>
-  <worldbody>{''.join(parts)}
+  <worldbody>{"".join(parts)}
   </worldbody>
   <equality>
     <connect name="tip" site1="tip" site2="tip2" solref="0.001 1" solimp="0.9999 0.9999 0.001"/>

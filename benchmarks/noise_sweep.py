@@ -68,8 +68,9 @@ def compare(robot, model, data, beta, windows) -> dict:
 
 
 def ur5():
-    import robots
     from oracle import erd_path
+
+    import robots
 
     return robots.load_urdf(erd_path("ur_description/urdf/ur5_robot.urdf"))
 
@@ -84,7 +85,7 @@ def simulated(seeds: int, windows, position_noise, torque_noise) -> list:
     traj = excite(robot, model=model, seed=0, iterations=20).trajectory
     clean, _ = simulate(robot, traj, extras=FRICTION)
     beta = model.values(model.theta(pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)), FRICTION))
-    rms = np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    rms = np.sqrt(np.mean(clean.tau**2, axis=0))
     rows = []
     for sq in position_noise:
         for st in torque_noise:
@@ -97,8 +98,11 @@ def simulated(seeds: int, windows, position_noise, torque_noise) -> list:
                 draws.append(compare(robot, model, data, beta, windows))
             cell = {name: tuple(np.nanmedian([d[name][k] for d in draws]) for k in range(2)) for name in draws[0]}
             rows.append((sq, st, cell))
-            print(f"q noise {sq:g} rad, tau noise {100 * st:g} %: " + "; ".join(
-                f"{name} {100 * e:.3g} % ({z:.2f})" for name, (e, z) in cell.items()), flush=True)
+            print(
+                f"q noise {sq:g} rad, tau noise {100 * st:g} %: "
+                + "; ".join(f"{name} {100 * e:.3g} % ({z:.2f})" for name, (e, z) in cell.items()),
+                flush=True,
+            )
     return rows
 
 
@@ -106,6 +110,7 @@ def mujoco(windows, position_noise=MUJOCO_NOISE) -> list:
     """Rows (position noise, 0.01, {method: ...}) on MuJoCo logs of the UR5 (viscous damping and
     armature, no dry friction) tracking its optimised trajectory."""
     import mujoco_logs as ml
+
     import pga_dyn
     import robots
     from drng.identification import excite, identification_model, read_trajectory
@@ -122,22 +127,30 @@ def mujoco(windows, position_noise=MUJOCO_NOISE) -> list:
         phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
         beta = model.values(model.theta(phi, {"viscous": ml.DAMPING, "armature": ml.ARMATURE}))
         for sq in position_noise:
-            csv = ml.write_csv(os.path.join(folder, "data.csv"), ml.log(record, seed=0, q_noise=sq), robot.actuated_names)
+            csv = ml.write_csv(
+                os.path.join(folder, "data.csv"), ml.log(record, seed=0, q_noise=sq), robot.actuated_names
+            )
             cell = compare(robot, model, read_trajectory(robot, csv, require_tau=True), beta, windows)
             rows.append((sq, 0.01, cell))
-            print(f"MuJoCo, q noise {sq:g} rad + 18-bit encoder, tau noise 1 %: " + "; ".join(
-                f"{name} {100 * e:.3g} % ({z:.2f})" for name, (e, z) in cell.items()), flush=True)
+            print(
+                f"MuJoCo, q noise {sq:g} rad + 18-bit encoder, tau noise 1 %: "
+                + "; ".join(f"{name} {100 * e:.3g} % ({z:.2f})" for name, (e, z) in cell.items()),
+                flush=True,
+            )
     return rows
 
 
 def table(rows) -> str:
     """A markdown table of the rows: one line per noise level, error and median |error|/std per method."""
     names = list(rows[0][2])
-    lines = ["| q noise (rad) | tau noise | " + " | ".join(f"{n}: error | {n}: med |err|/std" for n in names) + " |",
-             "|---|---|" + "---|---|" * len(names)]
+    lines = [
+        "| q noise (rad) | tau noise | " + " | ".join(f"{n}: error | {n}: med |err|/std" for n in names) + " |",
+        "|---|---|" + "---|---|" * len(names),
+    ]
     for sq, st, cell in rows:
-        lines.append(f"| {sq:g} | {100 * st:g} % | " + " | ".join(f"{100 * e:.3g} % | {z:.2f}" for e, z in cell.values())
-                     + " |")
+        lines.append(
+            f"| {sq:g} | {100 * st:g} % | " + " | ".join(f"{100 * e:.3g} % | {z:.2f}" for e, z in cell.values()) + " |"
+        )
     return "\n".join(lines)
 
 

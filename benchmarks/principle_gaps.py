@@ -27,9 +27,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
+from random_trees import describe, pinocchio_nullspace, random_tree  # noqa: E402
+
 import drng  # noqa: E402
 from drng.principles import RULES  # noqa: E402
-from random_trees import describe, pinocchio_nullspace, random_tree  # noqa: E402
 
 
 def main():
@@ -54,20 +55,26 @@ def main():
         if proven.basis.shape[1] != proven.dim:
             problems.append(f"{proven.basis.shape[1]} vectors of rank {proven.dim}")
         if not certified.certified or not certified.geometric or certified.dim != proven.dim:
-            problems.append(f"certificate: {certified.status}, dim {certified.dim}, short {certified.certificate['short']}")
+            problems.append(
+                f"certificate: {certified.status}, dim {certified.dim}, short {certified.certificate['short']}"
+            )
         if problems:
             short.append((trial, "; ".join(problems), describe(robot)))
         new = Counter(RULES[code].name for _, code in proven.codes if RULES[code].equation is None)
         new_rules += bool(new)
         families.update(new)
     seconds = time.perf_counter() - start
-    print(f"{args.trials} random trees (seed {args.seed}) in {seconds:.0f} s; trees with a joint of type: "
-          + ", ".join(f"{t} {types[t]}" for t in "RPUSF"))
+    print(
+        f"{args.trials} random trees (seed {args.seed}) in {seconds:.0f} s; trees with a joint of type: "
+        + ", ".join(f"{t} {types[t]}" for t in "RPUSF")
+    )
     print(f"principles short of Pinocchio or of the certificate, or not a basis: {len(short)}")
     for trial, problem, tree in short:
         print(f"  tree {trial}: {problem}: {tree}")
-    print(f"trees that needed a rule the paper does not have: {new_rules} ({100 * new_rules / args.trials:.1f} %); "
-          "vectors by rule: " + ", ".join(f"{name} {k}" for name, k in families.most_common()))
+    print(
+        f"trees that needed a rule the paper does not have: {new_rules} ({100 * new_rules / args.trials:.1f} %); "
+        "vectors by rule: " + ", ".join(f"{name} {k}" for name, k in families.most_common())
+    )
 
 
 if __name__ == "__main__":

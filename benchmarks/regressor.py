@@ -22,10 +22,11 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
-import pga_dyn  # noqa: E402
-import robots  # noqa: E402
 from oracle import Oracle, random_states  # noqa: E402
 from timing import best  # noqa: E402
+
+import pga_dyn  # noqa: E402
+import robots  # noqa: E402
 
 
 def measure(name, samples, repeat):
@@ -67,13 +68,17 @@ def main():
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     print(f"samples per batch: {args.samples}, best of {args.repeat}")
-    print(f"{'robot':<10} {'n_a x 10n':>10} {'TP fresh':>10} {'TP out=':>10} {'Pinocchio':>10} "
-          f"{'ratio fresh':>12} {'ratio out=':>11} {'TP single':>10} {'Pin single':>11} {'ratio single':>12}")
+    print(
+        f"{'robot':<10} {'n_a x 10n':>10} {'TP fresh':>10} {'TP out=':>10} {'Pinocchio':>10} "
+        f"{'ratio fresh':>12} {'ratio out=':>11} {'TP single':>10} {'Pin single':>11} {'ratio single':>12}"
+    )
     for name in ("puma560", "go2"):
         robot, fresh, reused, pinocchio, single, pin_single = measure(name, args.samples, args.repeat)
-        print(f"{name:<10} {f'{robot.nq}x{10 * robot.n}':>10} {fresh * 1e6:>8.2f}us {reused * 1e6:>8.2f}us "
-              f"{pinocchio * 1e6:>8.2f}us {fresh / pinocchio:>12.2f} {reused / pinocchio:>11.2f} "
-              f"{single * 1e6:>8.2f}us {pin_single * 1e6:>9.2f}us {single / pin_single:>12.2f}")
+        print(
+            f"{name:<10} {f'{robot.nq}x{10 * robot.n}':>10} {fresh * 1e6:>8.2f}us {reused * 1e6:>8.2f}us "
+            f"{pinocchio * 1e6:>8.2f}us {fresh / pinocchio:>12.2f} {reused / pinocchio:>11.2f} "
+            f"{single * 1e6:>8.2f}us {pin_single * 1e6:>9.2f}us {single / pin_single:>12.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -32,8 +32,10 @@ def main():
         t1 = time.perf_counter()
         states.regressor()
         t2 = time.perf_counter()
-        print(f"{name:<10} {len(states):>6} {states.drawn:>6} {t1 - t0:>9.2f}s {t2 - t1:>10.3f}s "
-              f"{t2 - t0:>7.2f}s {paper:>7.2f}s")
+        print(
+            f"{name:<10} {len(states):>6} {states.drawn:>6} {t1 - t0:>9.2f}s {t2 - t1:>10.3f}s "
+            f"{t2 - t0:>7.2f}s {paper:>7.2f}s"
+        )
 
 
 if __name__ == "__main__":

@@ -21,10 +21,11 @@ from __future__ import annotations
 import argparse
 import time
 
-import drng
-from drng.generator import drng_blocks
 from table3 import chain
 from timing import best
+
+import drng
+from drng.generator import drng_blocks
 
 NAN = float("nan")
 
@@ -50,8 +51,10 @@ def main():
     args = parser.parse_args()
     drng_blocks(chain(3))  # load the compiled kernels
     rows = []
-    print(f"{'bodies':>6} {'dim':>6} {'DRNG kernel':>12} {'end to end':>11} {'nullspace':>11} {'RPNA dim':>9} "
-          f"{'RPNA':>10} {'numerical':>10} {'certificate':>12}")
+    print(
+        f"{'bodies':>6} {'dim':>6} {'DRNG kernel':>12} {'end to end':>11} {'nullspace':>11} {'RPNA dim':>9} "
+        f"{'RPNA':>10} {'numerical':>10} {'certificate':>12}"
+    )
     for n in args.sizes:
         robot = chain(n)
         drng_blocks(robot)
@@ -67,8 +70,10 @@ def main():
             assert checked.status == "proven and certified", checked.certificate
             certificate = best(lambda: drng.nullspace(robot, certify=True), 3 if n <= 200 else 1)
         rows.append((n, kernel, total, dense, rpna, numerical, certificate))
-        print(f"{n:>6} {dim:>6} {kernel * 1e3:>10.3f}ms {total * 1e3:>9.3f}ms {dense * 1e3:>9.3f}ms "
-              f"{rpna_result.dim:>9} {rpna * 1e3:>8.1f}ms {numerical * 1e3:>8.1f}ms {certificate * 1e3:>10.1f}ms")
+        print(
+            f"{n:>6} {dim:>6} {kernel * 1e3:>10.3f}ms {total * 1e3:>9.3f}ms {dense * 1e3:>9.3f}ms "
+            f"{rpna_result.dim:>9} {rpna * 1e3:>8.1f}ms {numerical * 1e3:>8.1f}ms {certificate * 1e3:>10.1f}ms"
+        )
     print(f"\n{'bodies':>6} {'dim':>6} {'RPNA, R-U chain':>16}")
     for n in [n for n in args.sizes if n <= args.u_max]:
         robot = chain(n, universal=True)
@@ -81,8 +86,14 @@ def main():
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    labels = ["DRNG (kernel, block output)", "DRNG end to end", "drng.nullspace", "RPNA",
-              "numerical (20 samples)", "certificate"]
+    labels = [
+        "DRNG (kernel, block output)",
+        "DRNG end to end",
+        "drng.nullspace",
+        "RPNA",
+        "numerical (20 samples)",
+        "certificate",
+    ]
     for k, label in enumerate(labels, 1):
         ax.loglog([r[0] for r in rows], [r[k] for r in rows], "o-", label=label)
     ax.set_xlabel("bodies in the serial chain")

@@ -38,9 +38,11 @@ from pga_dyn.variants import move_joints
 
 #: Per limb: the elbow joint moved, the base joint A, the platform joint U (world, at q0, from
 #: robots/data/2rru_1rrs.urdf) and the outward direction of the crank in the limb's plane.
-LIMBS = (("limb1_R2", (0.0, 0.25, 0.0), (0.0, 0.30, 0.45), (0.0, 1.0, 0.0)),
-         ("limb2_R2", (0.0, -0.25, 0.0), (0.0, -0.30, 0.45), (0.0, -1.0, 0.0)),
-         ("limb3_R2", (-0.35, 0.0, 0.0), (-0.32, 0.0, 0.45), (-1.0, 0.0, 0.0)))
+LIMBS = (
+    ("limb1_R2", (0.0, 0.25, 0.0), (0.0, 0.30, 0.45), (0.0, 1.0, 0.0)),
+    ("limb2_R2", (0.0, -0.25, 0.0), (0.0, -0.30, 0.45), (0.0, -1.0, 0.0)),
+    ("limb3_R2", (-0.35, 0.0, 0.0), (-0.32, 0.0, 0.45), (-1.0, 0.0, 0.0)),
+)
 UP = np.array([0.0, 0.0, 1.0])
 CRANK, ROD = (0.10, 0.30), (0.35, 0.60)
 
@@ -109,8 +111,10 @@ def timed(label, items, build, jobs, seen):
         out = drng.nullspaces(items, build, jobs=jobs, errors="collect")
     wall, used = time.perf_counter() - start, cpu() - cpu0
     seen[label] = collections.Counter(re.sub(r"^robot \d+: [^:]*: ", "", str(w.message))[:90] for w in caught)
-    print(f"  {label}: {wall:.1f} s wall, {wall / len(items) * 1e3:.2f} ms per variant; CPU {used:.1f} s "
-          f"({used / len(items) * 1e3:.2f} ms per variant, workers included)")
+    print(
+        f"  {label}: {wall:.1f} s wall, {wall / len(items) * 1e3:.2f} ms per variant; CPU {used:.1f} s "
+        f"({used / len(items) * 1e3:.2f} ms per variant, workers included)"
+    )
     return out, wall, used
 
 
@@ -127,17 +131,25 @@ def first_call():
 def costs(variant):
     """What a variant costs to send: pickled sizes and times, and a spawned worker's first call."""
     result = drng.nullspace(variant)
-    for label, value in (("Robot", robots.load("2rru_1rrs")), ("Robot, analysed", variant),
-                         ("Description", variant.description), ("NullspaceResult", result)):
+    for label, value in (
+        ("Robot", robots.load("2rru_1rrs")),
+        ("Robot, analysed", variant),
+        ("Description", variant.description),
+        ("NullspaceResult", result),
+    ):
         start = time.perf_counter()
         data = pickle.dumps(value)
         middle = time.perf_counter()
         pickle.loads(data)
-        print(f"  pickle of a {label}: {len(data) / 1024:.1f} KiB, {(middle - start) * 1e3:.2f} ms to pickle, "
-              f"{(time.perf_counter() - middle) * 1e3:.2f} ms to unpickle")
+        print(
+            f"  pickle of a {label}: {len(data) / 1024:.1f} KiB, {(middle - start) * 1e3:.2f} ms to pickle, "
+            f"{(time.perf_counter() - middle) * 1e3:.2f} ms to unpickle"
+        )
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        print(f"  a spawned worker: import and first certified variant {pool.submit(first_call).result():.2f} s "
-              "(numba kernels from the on-disk cache)")
+        print(
+            f"  a spawned worker: import and first certified variant {pool.submit(first_call).result():.2f} s "
+            "(numba kernels from the on-disk cache)"
+        )
 
 
 def main():
@@ -155,9 +167,11 @@ def main():
             items.append(offsets)
             if len(items) == args.variants:
                 break
-    print(f"2RRU-1RRS, {len(items)} variants: {drawn} link-length designs drawn (seed 0), of which {drawn - len(items)} "
-          f"cannot be built (the crank and rod of a limb cannot reach its platform joint); "
-          f"{cores()} cores, load average {os.getloadavg()[0]:.2f} at the start")
+    print(
+        f"2RRU-1RRS, {len(items)} variants: {drawn} link-length designs drawn (seed 0), of which {drawn - len(items)} "
+        f"cannot be built (the crank and rod of a limb cannot reach its platform joint); "
+        f"{cores()} cores, load average {os.getloadavg()[0]:.2f} at the start"
+    )
 
     drng.nullspace(build(items[0]))  # compiles, or loads the on-disk cache: not timed
     sample = items[:200]
@@ -169,20 +183,27 @@ def main():
         for v in variants:
             drng.nullspace(v)
     t2 = time.perf_counter()
-    print(f"  one variant in this process: build {(t1 - t0) / len(sample) * 1e3:.2f} ms + certified nullspace "
-          f"{(t2 - t1) / len(sample) * 1e3:.2f} ms (mean of {len(sample)})")
+    print(
+        f"  one variant in this process: build {(t1 - t0) / len(sample) * 1e3:.2f} ms + certified nullspace "
+        f"{(t2 - t1) / len(sample) * 1e3:.2f} ms (mean of {len(sample)})"
+    )
 
     costs(variants[0])
 
     seen = {}
     pool, pool_s, pool_cpu = timed(f"process pool, jobs={args.jobs}", items, build, args.jobs, seen)
-    serial_items = items[:args.serial] if args.serial else items
+    serial_items = items[: args.serial] if args.serial else items
     serial, serial_s, serial_cpu = timed("one process, jobs=1", serial_items, build, 1, seen)
     per_pool, per_serial = pool_s / len(items), serial_s / len(serial_items)
-    print(f"  speed-up over one process: {per_serial / per_pool:.2f} (wall time per variant, same run); "
-          f"CPU per variant, pool / one process: {pool_cpu / len(items) / (serial_cpu / len(serial_items)):.2f}")
-    agree = all((type(p), getattr(p, "dim", None), getattr(p, "status", None))
-                == (type(s), getattr(s, "dim", None), getattr(s, "status", None)) for p, s in zip(pool, serial))
+    print(
+        f"  speed-up over one process: {per_serial / per_pool:.2f} (wall time per variant, same run); "
+        f"CPU per variant, pool / one process: {pool_cpu / len(items) / (serial_cpu / len(serial_items)):.2f}"
+    )
+    agree = all(
+        (type(p), getattr(p, "dim", None), getattr(p, "status", None))
+        == (type(s), getattr(s, "dim", None), getattr(s, "status", None))
+        for p, s in zip(pool, serial)
+    )
     print(f"  pool and one process agree on every variant both ran: {agree}")
     summary(pool, "answers")
     for label, counts in seen.items():

@@ -26,13 +26,13 @@ import os
 import sys
 
 import numpy as np
+from timing import best
 
 import drng
 import robots
 from drng.generator import kernel_arrays
 from drng.principles import drng_kernel
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
-from timing import best
 
 TESTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests")
 
@@ -86,8 +86,9 @@ def pinocchio_pivoted_qr(robot, states):
     oracle = Oracle(robot, robot.source) if robot.floating_base else TreeOracle(robot)
 
     def pipeline():
-        Y = np.vstack([states.G[s].T @ oracle.regressor(states.q[s], states.qd[s], states.qdd[s])
-                       for s in range(len(states))])
+        Y = np.vstack(
+            [states.G[s].T @ oracle.regressor(states.q[s], states.qd[s], states.qdd[s]) for s in range(len(states))]
+        )
         norms = np.linalg.norm(Y, axis=0)
         zero = norms <= 1e-9 * norms.max()  # columns of round-off only (as pga-dyn)
         scaled = np.where(zero, 0.0, Y / np.where(zero, 1.0, norms))
@@ -110,8 +111,7 @@ def peers(robot, samples, repeat):
     peer = pinocchio_pivoted_qr(robot, states)
     with threadpool_limits(limits=1, user_api="blas"):
         ours, theirs = pga_dyn_after_sampling(states), peer()
-        return (best(lambda: pga_dyn_after_sampling(states), repeat), ours,
-                best(peer, repeat), theirs)
+        return (best(lambda: pga_dyn_after_sampling(states), repeat), ours, best(peer, repeat), theirs)
 
 
 def fmt(seconds):
@@ -124,8 +124,21 @@ def main():
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
     print(f"Table 3 (numerical baseline: {args.samples} valid samples; DRNG: best of {args.repeat} warm calls)")
-    header = ("robot", "DRNG dim", "DRNG", "kernel", "RPNA dim", "RPNA", "numerical dim", "numerical",
-              "num/DRNG", "RPNA/DRNG", "paper DRNG", "paper RPNA", "paper numerical")
+    header = (
+        "robot",
+        "DRNG dim",
+        "DRNG",
+        "kernel",
+        "RPNA dim",
+        "RPNA",
+        "numerical dim",
+        "numerical",
+        "num/DRNG",
+        "RPNA/DRNG",
+        "paper DRNG",
+        "paper RPNA",
+        "paper numerical",
+    )
     rows = []
     for name in PAPER:
         try:
@@ -143,12 +156,23 @@ def main():
             t_rpna = best(lambda: drng.rpna(robot), max(3, args.repeat // 20))
             rpna_dim = rp.dim
         paper_num, paper_rpna, paper_drng = PAPER[name]
-        rows.append((name, result.dim, fmt(t_drng), fmt(t_kernel), rpna_dim, fmt(t_rpna) if t_rpna else "-",
-                     numeric.dim, fmt(t_num), f"{t_num / t_drng:.0f}x",
-                     f"{t_rpna / t_drng:.0f}x" if t_rpna else "-",
-                     f"{paper_drng[0]} ({fmt(paper_drng[1])})",
-                     f"{paper_rpna[0]} ({fmt(paper_rpna[1])})" if paper_rpna else "-",
-                     f"{paper_num[0]} ({fmt(paper_num[1])})"))
+        rows.append(
+            (
+                name,
+                result.dim,
+                fmt(t_drng),
+                fmt(t_kernel),
+                rpna_dim,
+                fmt(t_rpna) if t_rpna else "-",
+                numeric.dim,
+                fmt(t_num),
+                f"{t_num / t_drng:.0f}x",
+                f"{t_rpna / t_drng:.0f}x" if t_rpna else "-",
+                f"{paper_drng[0]} ({fmt(paper_drng[1])})",
+                f"{paper_rpna[0]} ({fmt(paper_rpna[1])})" if paper_rpna else "-",
+                f"{paper_num[0]} ({fmt(paper_num[1])})",
+            )
+        )
     _print(header, rows)
 
     print(f"\nPeers on the same {args.samples} valid states (one BLAS thread, best of {max(3, args.repeat // 20)})")

@@ -63,9 +63,16 @@ class Analysis:
         (:meth:`BaseParameters.regrouped_into`)."""
         answer = self.result.report()
         certificate = answer.pop("certificate", None)
-        out = {"robot": self.robot_name, "source": self.source, "gravity": self.gravity,
-               "floating_base": self.floating_base, "bodies": self.bodies, **answer,
-               "seconds": self.seconds, "drng_seconds": self.drng_seconds}
+        out = {
+            "robot": self.robot_name,
+            "source": self.source,
+            "gravity": self.gravity,
+            "floating_base": self.floating_base,
+            "bodies": self.bodies,
+            **answer,
+            "seconds": self.seconds,
+            "drng_seconds": self.drng_seconds,
+        }
         if certificate is not None:
             out["certificate"] = certificate
         if self.classification is not None:
@@ -86,9 +93,13 @@ class Analysis:
         return f"<pre>{html.escape(self.text())}</pre>"
 
 
-def analyze(robot: Robot, certify: bool | None = None, per_parameter: bool = False,
-            bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
-            budget: float | None = None) -> Analysis:
+def analyze(
+    robot: Robot,
+    certify: bool | None = None,
+    per_parameter: bool = False,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    budget: float | None = None,
+) -> Analysis:
     """The :class:`Analysis` of ``robot``: :func:`drng.nullspace` with ``certify``, ``bounds`` and
     ``budget`` as there (``certify`` None samples only an answer that is not proven; ``budget``
     None: the library's default time budget), timed, then DRNG alone timed again with its kernels
@@ -103,8 +114,18 @@ def analyze(robot: Robot, certify: bool | None = None, per_parameter: bool = Fal
     if per_parameter:
         classification = classify(robot, result)
         base = base_parameters(robot, result)
-    return Analysis(robot.name, robot.source, robot.gravity.tolist(), robot.floating_base, robot.n, result,
-                    seconds, warm, classification, base)
+    return Analysis(
+        robot.name,
+        robot.source,
+        robot.gravity.tolist(),
+        robot.floating_base,
+        robot.n,
+        result,
+        seconds,
+        warm,
+        classification,
+        base,
+    )
 
 
 def lines(report: dict) -> list:
@@ -117,29 +138,39 @@ def lines(report: dict) -> list:
         f"parameters:           {report['parameters']} (10 per body, {report['bodies']} bodies)",
         f"nullspace dimension:  {report['nullspace_dimension']} (unidentifiable directions)",
         f"base parameters:      {report['base_parameters']} (identifiable combinations)",
-        "vectors per principle: " + ", ".join(
-            f"{names.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
+        "vectors per principle: "
+        + ", ".join(f"{names.get(k, k)} {v}" for k, v in report["vectors_per_principle"].items()),
     ]
     if report["bodies"] == 0:
         out.append("no moving body:       every link is fixed to the base: no inertial parameter to identify")
     if report["proven"] and report["certified"] is False:
-        out.append(f"status:               {report['status']}: the principles are complete on a tree, yet the "
-                   "sampled regressor disagrees (numerical trouble, or a defect: please report it); not trusted")
+        out.append(
+            f"status:               {report['status']}: the principles are complete on a tree, yet the "
+            "sampled regressor disagrees (numerical trouble, or a defect: please report it); not trusted"
+        )
     elif report["proven"]:
-        out.append(f"status:               {report['status']}: the generalized principles are complete on a "
-                   "tree (docs/drng.md)" + ("" if report["certified"] is not None else ", no sampling"))
+        out.append(
+            f"status:               {report['status']}: the generalized principles are complete on a "
+            "tree (docs/drng.md)" + ("" if report["certified"] is not None else ", no sampling")
+        )
     if report["certified"] is None and not report["proven"]:
-        out.append("certificate:          NOT CERTIFIED (--no-certify): the principles alone, which can "
-                   "miss directions on loops and couplings (docs/drng.md)")
+        out.append(
+            "certificate:          NOT CERTIFIED (--no-certify): the principles alone, which can "
+            "miss directions on loops and couplings (docs/drng.md)"
+        )
     elif report["certified"] is not None:
         out += certificate_lines(report)
     if report["certified"] is None:
         out.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
     else:
-        out.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
-                   f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)")
-    rows = [(joint, *(counts.get(k, 0) for k in names), counts.get("numerical", ""))
-            for joint, counts in report["vectors_per_joint"].items()]
+        out.append(
+            f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
+            f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)"
+        )
+    rows = [
+        (joint, *(counts.get(k, 0) for k in names), counts.get("numerical", ""))
+        for joint, counts in report["vectors_per_joint"].items()
+    ]
     out += ["", "Vectors per joint"]
     out += text_table(("joint", *names.values(), "numerical"), rows)
     if "per_parameter" in report:
@@ -151,20 +182,29 @@ def certificate_lines(report: dict) -> list:
     """The lines of the certificate of an :meth:`Analysis.report` (docs/drng.md)."""
     c = report["certificate"]
     verdict = "certified" if report["certified"] else "NOT certified"
-    out = [f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
-           f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
-           f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)"]
-    where = ("the diagonal blocks (one per body) of the block-triangular sampled regressor, column-scaled, "
-             "each relative to its own largest singular value, the worst over the blocks (a dropped value of "
-             "0: every block has full rank)" if c["structure"] == "block-triangular" else
-             "column-scaled sampled regressor, relative to its largest singular value")
-    out.append(f"                      {where}: "
-               f"smallest kept {c['smallest_kept']:.1e}, largest dropped {c['largest_dropped']:.1e}, "
-               f"threshold {c['threshold']:.0e}: " + ("a clean gap" if c["clean_gap"] else
-                                                       f"NOT a clean gap (needs >= {GAP_MIN:.0e} with the threshold inside)"))
+    out = [
+        f"certificate:          {verdict}: nullspace rank {c['rank']} + sampled regressor rank "
+        f"{c['rank_numerical']} = {c['rank'] + c['rank_numerical']} of {report['parameters']} "
+        f"(singular gap {c['singular_gap']:.1e}, residual {c['residual']:.1e}, {c['samples']} samples)"
+    ]
+    where = (
+        "the diagonal blocks (one per body) of the block-triangular sampled regressor, column-scaled, "
+        "each relative to its own largest singular value, the worst over the blocks (a dropped value of "
+        "0: every block has full rank)"
+        if c["structure"] == "block-triangular"
+        else "column-scaled sampled regressor, relative to its largest singular value"
+    )
+    out.append(
+        f"                      {where}: "
+        f"smallest kept {c['smallest_kept']:.1e}, largest dropped {c['largest_dropped']:.1e}, "
+        f"threshold {c['threshold']:.0e}: "
+        + ("a clean gap" if c["clean_gap"] else f"NOT a clean gap (needs >= {GAP_MIN:.0e} with the threshold inside)")
+    )
     if not report["geometric"]:
-        out.append(f"                      the principles give rank {c['rank_drng']} and miss directions "
-                   f"on bodies {', '.join(c['short_bodies'])}: completed numerically")
+        out.append(
+            f"                      the principles give rank {c['rank_drng']} and miss directions "
+            f"on bodies {', '.join(c['short_bodies'])}: completed numerically"
+        )
     return out
 
 
@@ -175,9 +215,11 @@ def per_parameter_lines(report: dict) -> list:
     bodies = list(dict.fromkeys(row["body"] for row in report["per_parameter"]))
     names = list(dict.fromkeys(row["parameter"] for row in report["per_parameter"]))
     cls = {(row["body"], row["parameter"]): SYMBOL[row["class"]] for row in report["per_parameter"]}
-    out = ["", "Parameters in the link frames: * identifiable alone, o only in combination, "
-               "x unidentifiable" + ("" if report["trusted"] else
-                                     f" ({report['status'].upper()}: this table can be wrong)")]
+    out = [
+        "",
+        "Parameters in the link frames: * identifiable alone, o only in combination, "
+        "x unidentifiable" + ("" if report["trusted"] else f" ({report['status'].upper()}: this table can be wrong)"),
+    ]
     out += text_table(("parameter", *bodies), [(p, *(cls[(b, p)] for b in bodies)) for p in names])
     rows = [(name, ", ".join(base)) for name, base in report["regrouped_into"].items()]
     out += ["", "Regrouped parameters (name + body number; see pga-dyn base)"]
@@ -199,14 +241,28 @@ def batch_report(targets: Iterable[str], results: Iterable[NullspaceResult | Fai
                 raise result.exception()
             rows.append({"robot": target, "error": result.message})
         else:
-            rows.append({"robot": target, "name": result.robot_name, **result.summary(),
-                         "reason": (result.certificate or {}).get("reason")})
+            rows.append(
+                {
+                    "robot": target,
+                    "name": result.robot_name,
+                    **result.summary(),
+                    "reason": (result.certificate or {}).get("reason"),
+                }
+            )
     return rows
 
 
 def batch_text(rows: list) -> str:
     """The table of ``pga-dyn analyze`` over several robots: one line per row of
     :func:`batch_report` (a refused robot: its status says why)."""
-    table = [(row["robot"], str(row.get("parameters", "-")), str(row.get("nullspace_dimension", "-")),
-              str(row.get("base_parameters", "-")), row.get("status") or f"refused: {row['error']}") for row in rows]
+    table = [
+        (
+            row["robot"],
+            str(row.get("parameters", "-")),
+            str(row.get("nullspace_dimension", "-")),
+            str(row.get("base_parameters", "-")),
+            row.get("status") or f"refused: {row['error']}",
+        )
+        for row in rows
+    ]
     return "\n".join(text_table(["robot", "parameters", "nullspace", "base parameters", "status"], table))

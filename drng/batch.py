@@ -91,13 +91,21 @@ def run_chunk(start: int, items: list, build: Callable[[Any], Robot] | None, opt
             try:
                 robot = build(item) if build is not None else item.build() if isinstance(item, Description) else item
                 if not isinstance(robot, Robot):
-                    raise PgaDynError(f"expected a Robot, a Description or build= to make one, got "
-                                      f"{type(robot).__name__}")
+                    raise PgaDynError(
+                        f"expected a Robot, a Description or build= to make one, got {type(robot).__name__}"
+                    )
                 name, source = robot.name, robot.source
                 value = nullspace(robot, **options)
             except Exception as error:  # recorded with its traceback; raised by the caller if asked
-                value = Failure(index, name, source, type(error).__name__, str(error), traceback.format_exc(),
-                                isinstance(error, PgaDynError))
+                value = Failure(
+                    index,
+                    name,
+                    source,
+                    type(error).__name__,
+                    str(error),
+                    traceback.format_exc(),
+                    isinstance(error, PgaDynError),
+                )
         out.append((value, [(w.category, str(w.message)) for w in caught]))
     return out
 
@@ -119,9 +127,16 @@ def _positive(name, value):
         raise PgaDynError(f"{name} must be a positive integer or None, got {value!r}")
 
 
-def nullspaces(items: Iterable[Any], build: Callable[[Any], Robot] | None = None, *, jobs: int | None = None,
-               chunksize: int | None = None, errors: str = "raise", executor: Executor | Client | None = None,
-               **options: Any) -> list:
+def nullspaces(
+    items: Iterable[Any],
+    build: Callable[[Any], Robot] | None = None,
+    *,
+    jobs: int | None = None,
+    chunksize: int | None = None,
+    errors: str = "raise",
+    executor: Executor | Client | None = None,
+    **options: Any,
+) -> list:
     """:func:`drng.nullspace` of every robot of ``items``, in parallel, in the input's order.
 
     Parameters
@@ -209,8 +224,10 @@ def _check_arguments(build, jobs, chunksize, errors, executor, options) -> None:
     """PgaDynError naming the argument of :func:`nullspaces` that is wrong."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise PgaDynError(f"nullspaces: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
-                          f"(drng.nullspace takes {', '.join(OPTIONS)})")
+        raise PgaDynError(
+            f"nullspaces: unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(drng.nullspace takes {', '.join(OPTIONS)})"
+        )
     if errors not in ERRORS:
         raise PgaDynError(f"errors must be one of {ERRORS}, got {errors!r}")
     _positive("jobs", jobs)
@@ -225,7 +242,7 @@ def _chunks(rest: list, workers: int, chunksize: int | None) -> list:
     """(index of its first robot in the input, robots) of each chunk of ``rest``, the robots after
     the first: ``chunksize`` robots each (default ``min(MAX_CHUNK, ceil(N / (4 workers)))``)."""
     size = chunksize or max(1, min(MAX_CHUNK, math.ceil(len(rest) / (4 * workers))))
-    return [(1 + k, rest[k:k + size]) for k in range(0, len(rest), size)]
+    return [(1 + k, rest[k : k + size]) for k in range(0, len(rest), size)]
 
 
 def _pooled(executor, workers: int, chunks: list, build, options: dict):
@@ -235,8 +252,11 @@ def _pooled(executor, workers: int, chunks: list, build, options: dict):
     not started (and shuts its own pool down)."""
     own = executor is None
     if own:
-        executor = ProcessPoolExecutor(min(workers, len(chunks)), mp_context=multiprocessing.get_context("spawn"),
-                                       initializer=_one_blas_thread_per_worker)
+        executor = ProcessPoolExecutor(
+            min(workers, len(chunks)),
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_one_blas_thread_per_worker,
+        )
     elif hasattr(executor, "get_executor"):  # a dask.distributed Client
         executor = executor.get_executor(pure=False)
     futures = [executor.submit(run_chunk, start, chunk, build, options) for start, chunk in chunks]
@@ -245,8 +265,10 @@ def _pooled(executor, workers: int, chunks: list, build, options: dict):
             try:
                 done = future.result()
             except Exception as error:  # the task itself failed: a worker died, the items did not pickle
-                raise RuntimeError(f"the task of robots {start} to {start + len(chunk) - 1} failed in the executor: "
-                                   f"{type(error).__name__}: {error}") from error
+                raise RuntimeError(
+                    f"the task of robots {start} to {start + len(chunk) - 1} failed in the executor: "
+                    f"{type(error).__name__}: {error}"
+                ) from error
             yield done
     finally:
         for future in futures:

@@ -36,8 +36,13 @@ def _matrix(name: str, value, rows: int | None = None, cols: int | None = None) 
 
 
 @one_blas_thread
-def verify(robot: Robot, basis: NullspaceResult | npt.ArrayLike, samples: int = 200, seed: int | None = 0,
-           Y: npt.ArrayLike | None = None) -> dict:
+def verify(
+    robot: Robot,
+    basis: NullspaceResult | npt.ArrayLike,
+    samples: int = 200,
+    seed: int | None = 0,
+    Y: npt.ArrayLike | None = None,
+) -> dict:
     """The paper's criteria (101) on a nullspace basis.
 
     Parameters
@@ -67,8 +72,12 @@ def verify(robot: Robot, basis: NullspaceResult | npt.ArrayLike, samples: int = 
     base = complement(basis, nparam)
     rank_base = rank(base)[0]
     rank_yb = rank(Y @ base)[0] if base.size else 0
-    return {"residual": float(residual), "rank_base": rank_base, "rank_YB": rank_yb,
-            "ok": bool(residual < RESIDUAL_TOL and rank_yb == rank_base)}
+    return {
+        "residual": float(residual),
+        "rank_base": rank_base,
+        "rank_YB": rank_yb,
+        "ok": bool(residual < RESIDUAL_TOL and rank_yb == rank_base),
+    }
 
 
 def default_samples(robot: Robot) -> int:
@@ -78,9 +87,15 @@ def default_samples(robot: Robot) -> int:
 
 
 @one_blas_thread
-def certificate(robot: Robot, result: NullspaceResult, samples: int | None = None, seed: int | None = 0,
-                bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
-                budget: float | None = BUDGET, memory: float = MEMORY) -> NullspaceResult:
+def certificate(
+    robot: Robot,
+    result: NullspaceResult,
+    samples: int | None = None,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    budget: float | None = BUDGET,
+    memory: float = MEMORY,
+) -> NullspaceResult:
     """Certify ``result`` (a basis inside the nullspace gives a lower bound on its dimension;
     the sampled regressor a lower bound on the identifiable rank): when both add up to 10 n
     they are exact.
@@ -115,8 +130,10 @@ def certificate(robot: Robot, result: NullspaceResult, samples: int | None = Non
     na = len(robot.actuated)
     samples = default_samples(robot) if samples is None else count("samples", samples)
     if samples * na < 2 * nparam:
-        raise PgaDynError(f"samples={samples} gives {samples * na} regressor rows for {nparam} "
-                          f"parameters: a certificate needs at least {-(-2 * nparam // max(na, 1))} samples")
+        raise PgaDynError(
+            f"samples={samples} gives {samples * na} regressor rows for {nparam} "
+            f"parameters: a certificate needs at least {-(-2 * nparam // max(na, 1))} samples"
+        )
     clock = Budget(budget, f"{where}: the certificate")
     if not robot.constrained and result.blocks is not None:
         info = tree_certificate(robot, result, samples, seed, bounds, clock, memory)
@@ -128,18 +145,33 @@ def certificate(robot: Robot, result: NullspaceResult, samples: int | None = Non
 def _certified(result: NullspaceResult, basis, codes, geometric: bool, info: dict) -> NullspaceResult:
     """``result`` with the certificate ``info`` (and ``basis``: a dense array, or blocks)."""
     nparam = result.num_parameters
-    certified = bool(info["clean"] and info["residual"] < RESIDUAL_TOL
-                     and info["rank"] + info["rank_numerical"] == nparam)
-    info["reason"] = (None if certified else
-                      "the sampled regressor has no clean singular gap (at least GAP_MIN with the threshold inside)"
-                      if not info["clean"] else
-                      f"the basis is not in the nullspace of the sampled regressor (residual {info['residual']:.1e})"
-                      if info["residual"] >= RESIDUAL_TOL else
-                      f"the ranks do not add up: {info['rank']} + {info['rank_numerical']} of {nparam} parameters")
+    certified = bool(
+        info["clean"] and info["residual"] < RESIDUAL_TOL and info["rank"] + info["rank_numerical"] == nparam
+    )
+    info["reason"] = (
+        None
+        if certified
+        else "the sampled regressor has no clean singular gap (at least GAP_MIN with the threshold inside)"
+        if not info["clean"]
+        else f"the basis is not in the nullspace of the sampled regressor (residual {info['residual']:.1e})"
+        if info["residual"] >= RESIDUAL_TOL
+        else f"the ranks do not add up: {info['rank']} + {info['rank_numerical']} of {nparam} parameters"
+    )
     method = result.method if geometric or result.method.endswith("numerical") else result.method + "+numerical"
     dense, blocks = (None, basis) if isinstance(basis, tuple) else (basis, None)
-    return NullspaceResult(result.robot_name, method, dense, codes, result.joint_names, certified, info,
-                           geometric, result.seconds, result.proven and geometric, blocks)
+    return NullspaceResult(
+        result.robot_name,
+        method,
+        dense,
+        codes,
+        result.joint_names,
+        certified,
+        info,
+        geometric,
+        result.seconds,
+        result.proven and geometric,
+        blocks,
+    )
 
 
 def _dense_certificate(robot, result, samples, seed, bounds, clock, memory) -> NullspaceResult:
@@ -150,16 +182,26 @@ def _dense_certificate(robot, result, samples, seed, bounds, clock, memory) -> N
     Y, states = stacked_regressor(robot, samples, seed, bounds=bounds, budget=clock, memory=memory)
     clock.check(Y.shape, "the QR and SVD of the sampled regressor")
     null, decision, _, _ = sampled_nullspace(Y)
-    check_Y = stacked_regressor(robot, samples, None if seed is None else seed + 1, bounds=bounds,
-                                budget=clock, memory=memory)[0]  # independent
+    check_Y = stacked_regressor(
+        robot, samples, None if seed is None else seed + 1, bounds=bounds, budget=clock, memory=memory
+    )[0]  # independent
     rank_num = decision["rank"]
     basis = result.basis
     residual = np.linalg.norm(check_Y @ basis) / np.linalg.norm(check_Y) if basis.size else 0.0
     dim = result.dim
-    info = {"rank_drng": dim, "rank_numerical": rank_num, "gap": decision["gap"],
-            "threshold": decision["threshold"], "smallest_kept": decision["smallest_kept"],
-            "largest_dropped": decision["largest_dropped"], "clean": decision["clean"],
-            "residual": float(residual), "samples": len(states), "short": (), "structure": "dense"}
+    info = {
+        "rank_drng": dim,
+        "rank_numerical": rank_num,
+        "gap": decision["gap"],
+        "threshold": decision["threshold"],
+        "smallest_kept": decision["smallest_kept"],
+        "largest_dropped": decision["largest_dropped"],
+        "clean": decision["clean"],
+        "residual": float(residual),
+        "samples": len(states),
+        "short": (),
+        "structure": "dense",
+    }
     codes = result.codes if result.codes is not None else np.full((basis.shape[1], 2), -1)
     geometric = result.geometric
     if decision["clean"] and residual < RESIDUAL_TOL and dim + rank_num < nparam:
@@ -210,8 +252,13 @@ def body_lines(robot: Robot, states: States) -> tuple[np.ndarray, np.ndarray]:
         e = np.swapaxes(T[part, :3, :], 1, 2)  # (bodies, 4, 3): the points at q
         vel = np.cross(V[part, :, :3], e) + w * V[part, :, 3:]
         acc = np.cross(A[part, :, :3], e) + w * A[part, :, 3:] + np.cross(V[part, :, :3], vel)
-        line = np.concatenate([np.cross(e[:, :, None, :], acc[:, None, :, :]),
-                               np.broadcast_to(w[:, None] * acc[:, None, :, :], (e.shape[0], 4, 4, 3))], axis=-1)
+        line = np.concatenate(
+            [
+                np.cross(e[:, :, None, :], acc[:, None, :, :]),
+                np.broadcast_to(w[:, None] * acc[:, None, :, :], (e.shape[0], 4, 4, 3)),
+            ],
+            axis=-1,
+        )
         H[part] = bar(np.moveaxis(line, -1, 1))
     return S, H.reshape(m, n, 6, 10)
 
@@ -226,9 +273,15 @@ def _support_factors(robot, S):
     return R
 
 
-def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: int | None,
-                     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None, clock: Budget,
-                     memory: float = MEMORY) -> dict | None:
+def tree_certificate(
+    robot: Robot,
+    result: NullspaceResult,
+    samples: int,
+    seed: int | None,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None,
+    clock: Budget,
+    memory: float = MEMORY,
+) -> dict | None:
     """The certificate of a tree's basis in block form, from the structure of its regressor:
     O(n) time and memory, the dense Y is never formed (docs/drng.md, "The certificate of a tree").
 
@@ -256,8 +309,11 @@ def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: 
     if np.any((lower > 0) & (lower != robot.parent[owner])):
         return None
     k = len(owner)
-    check_memory(f"{robot.source or robot.name}: the sampling (dq/dq_a, {nq} x {nq}) and the body lines "
-                 f"of {samples} states", 8.0 * (samples * (2 * 132 * n + 12 * nq) + nq * nq + 200 * (n + k)), memory)
+    check_memory(
+        f"{robot.source or robot.name}: the sampling (dq/dq_a, {nq} x {nq}) and the body lines of {samples} states",
+        8.0 * (samples * (2 * 132 * n + 12 * nq) + nq * nq + 200 * (n + k)),
+        memory,
+    )
     slot = (bodies[:, 1] == owner).astype(int)  # the slot of each vector's own block
     own = vals[np.arange(k), slot]
     low = np.where((lower > 0)[:, None], vals[np.arange(k), 1 - slot], 0.0)
@@ -265,7 +321,7 @@ def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: 
     starts = np.searchsorted(owner[order], np.arange(1, n + 2))
     dim, C = 0, []
     for j in range(1, n + 1):
-        V = own[order[starts[j - 1]:starts[j]]].T
+        V = own[order[starts[j - 1] : starts[j]]].T
         Cj = complement(V, 10)  # its size gives rank(V) (the same SVD and rule as drng.result.rank)
         r = 10 - Cj.shape[1]
         if r < V.shape[1]:
@@ -297,7 +353,7 @@ def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: 
     dof = np.diff(robot.q_index)[1:]
     pad = np.zeros((samples, n, 6, 6))  # each body's own coordinates' lines, padded with zero rows
     for j in range(1, n + 1):
-        pad[:, j - 1, :dof[j - 1]] = S[:, robot.coordinates(j)]
+        pad[:, j - 1, : dof[j - 1]] = S[:, robot.coordinates(j)]
     up = robot.parent[owner]
     for s in range(samples):
         denominator += np.sum((R[s, 1:] @ H[s]) ** 2)
@@ -308,11 +364,20 @@ def tree_certificate(robot: Robot, result: NullspaceResult, samples: int, seed: 
     if not denominator > 0:
         return None  # a zero regressor: the dense certificate says so
     residual = float(np.sqrt(numerator / denominator))
-    return {"rank_drng": dim, "rank": dim, "rank_numerical": sum(d["rank"] for d in decisions),
-            "gap": min((d["gap"] for d in decisions), default=np.inf), "threshold": SAMPLED_RTOL,
-            "smallest_kept": min((d["smallest_kept"] for d in decisions), default=0.0),
-            "largest_dropped": max((d["largest_dropped"] for d in decisions), default=0.0),
-            "clean": True, "residual": residual, "samples": samples, "short": (), "structure": "block-triangular"}
+    return {
+        "rank_drng": dim,
+        "rank": dim,
+        "rank_numerical": sum(d["rank"] for d in decisions),
+        "gap": min((d["gap"] for d in decisions), default=np.inf),
+        "threshold": SAMPLED_RTOL,
+        "smallest_kept": min((d["smallest_kept"] for d in decisions), default=0.0),
+        "largest_dropped": max((d["largest_dropped"] for d in decisions), default=0.0),
+        "clean": True,
+        "residual": residual,
+        "samples": samples,
+        "short": (),
+        "structure": "block-triangular",
+    }
 
 
 def _representable(S, H) -> bool:
@@ -364,7 +429,7 @@ def _remainder(robot, basis: np.ndarray, null: np.ndarray, missing: int):
             short.append(b)
     on_short = np.zeros(q.shape[0], dtype=bool)
     for b in short:
-        on_short[10 * b:10 * b + 10] = True
+        on_short[10 * b : 10 * b + 10] = True
     if q.shape[1] and (~on_short).any():
         beta = np.linalg.lstsq(q[~on_short], m[~on_short], rcond=None)[0]
     E = m - q @ beta
@@ -372,7 +437,9 @@ def _remainder(robot, basis: np.ndarray, null: np.ndarray, missing: int):
     E[~on_short] = 0.0
     remainder = orthonormal(E)
     if off > np.sqrt(LOCAL_TOL) or remainder.shape[1] != missing:
-        raise PgaDynError(f"{robot.name}: the numerical completion of the nullspace could not be localised on "
-                          f"bodies {[robot.body_names[b] for b in short]} (residual {off:.1e} on the other "
-                          f"bodies, rank {remainder.shape[1]} of {missing}); the sampled rank may be wrong")
+        raise PgaDynError(
+            f"{robot.name}: the numerical completion of the nullspace could not be localised on "
+            f"bodies {[robot.body_names[b] for b in short]} (residual {off:.1e} on the other "
+            f"bodies, rank {remainder.shape[1]} of {missing}); the sampled rank may be wrong"
+        )
     return short, remainder

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.errors import PgaDynError
 
 from .result import NullspaceResult, orthonormal
 
@@ -65,6 +65,7 @@ class Classification(list):
 
     def _repr_html_(self) -> str:
         from pga_dyn.display import html_table
+
         bodies, grid = symbol_grid(self, LINK_PARAM_NAMES)
         return html_table("identifiability: * alone, o in combination, x unidentifiable", ("", *bodies), grid)
 
@@ -76,6 +77,7 @@ class Classification(list):
     def to_frame(self) -> pandas.DataFrame:
         """One row per parameter: body, parameter, class (pandas DataFrame)."""
         from pga_dyn.display import data_frame
+
         return data_frame(("body", "parameter", "class"), self)
 
 
@@ -87,8 +89,11 @@ def link_nullspace(robot: Robot, result: NullspaceResult) -> np.ndarray:
     n = robot.n
     if basis.shape[0] != 10 * n:
         raise PgaDynError(f"the result has {basis.shape[0]} parameters, robot '{robot.name}' has {10 * n}")
-    link = np.column_stack([to_link_parameters(robot, basis[:, c]).reshape(-1) for c in range(basis.shape[1])]) \
-        if basis.shape[1] else np.zeros((10 * n, 0))
+    link = (
+        np.column_stack([to_link_parameters(robot, basis[:, c]).reshape(-1) for c in range(basis.shape[1])])
+        if basis.shape[1]
+        else np.zeros((10 * n, 0))
+    )
     return orthonormal(link)
 
 

@@ -56,8 +56,10 @@ class Comparison:
     def __str__(self) -> str:
         lines = [f"{self.robot_name}: {self.num_parameters} parameters"]
         for name, dim in self.dims.items():
-            lines.append(f"  {name:<10} nullspace {dim:4d}  identifiable {self.num_parameters - dim:4d}"
-                         f"  {1000 * self.seconds[name]:9.2f} ms")
+            lines.append(
+                f"  {name:<10} nullspace {dim:4d}  identifiable {self.num_parameters - dim:4d}"
+                f"  {1000 * self.seconds[name]:9.2f} ms"
+            )
         for (a, b), angle in self.angles.items():
             lines.append(f"  largest angle {a} / {b}: {angle:.2e} rad")
         lines += [f"  note: {note}" for note in self.notes]
@@ -75,8 +77,10 @@ def compare(robot: Robot, samples: int = 200, seed: int | None = 0) -> Compariso
     drng = nullspace(robot, certify=True, samples=samples, seed=seed)
     results["drng"], seconds["drng"] = drng, drng.seconds
     if not drng.geometric:
-        notes.append(f"DRNG's principles fell short; its basis was completed numerically "
-                     f"(bodies {', '.join(drng.certificate.get('short', ())) or '?'})")
+        notes.append(
+            f"DRNG's principles fell short; its basis was completed numerically "
+            f"(bodies {', '.join(drng.certificate.get('short', ())) or '?'})"
+        )
     if not (robot.loop_joints or robot.couplings):
         from .rpna_algorithms import rpna
 
@@ -89,7 +93,8 @@ def compare(robot: Robot, samples: int = 200, seed: int | None = 0) -> Compariso
     seconds["numerical"] = time.perf_counter() - start
     dims = {name: r.dim for name, r in results.items()}
     names = list(results)
-    angles = {(a, b): largest_angle(results[a].basis, results[b].basis)
-              for k, a in enumerate(names) for b in names[k + 1:]}
+    angles = {
+        (a, b): largest_angle(results[a].basis, results[b].basis) for k, a in enumerate(names) for b in names[k + 1 :]
+    }
     agree = len(set(dims.values())) == 1 and all(angle < ANGLE_TOL for angle in angles.values())
     return Comparison(robot.name, 10 * robot.n, dims, seconds, angles, agree, notes, results)

@@ -72,13 +72,22 @@ def _with_free_spins(robot: Robot, bodies: np.ndarray, vals: np.ndarray, prov: n
         return bodies, vals, prov
     extra = np.zeros((len(spins), 2, 10))
     extra[:, 0] = [spin_vector(robot, spin) for spin in spins]
-    return (np.vstack([bodies, [[spin.body, 0] for spin in spins]]), np.concatenate([vals, extra]),
-            np.vstack([prov, [[spin.body, FREE_SPIN] for spin in spins]]))
+    return (
+        np.vstack([bodies, [[spin.body, 0] for spin in spins]]),
+        np.concatenate([vals, extra]),
+        np.vstack([prov, [[spin.body, FREE_SPIN] for spin in spins]]),
+    )
 
 
-def nullspace(robot: Robot, certify: bool | None = None, samples: int | None = None, seed: int | None = 0,
-              bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None, budget: float | None = BUDGET,
-              memory: float = MEMORY) -> NullspaceResult:
+def nullspace(
+    robot: Robot,
+    certify: bool | None = None,
+    samples: int | None = None,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    budget: float | None = BUDGET,
+    memory: float = MEMORY,
+) -> NullspaceResult:
     """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
     with the rules of :mod:`drng.principles`).
 
@@ -114,12 +123,22 @@ def nullspace(robot: Robot, certify: bool | None = None, samples: int | None = N
     bodies, vals, prov = drng_blocks(robot)
     where = robot.source or robot.name
     if not np.all(np.isfinite(vals)):
-        raise PgaDynError(f"{where}: the nullspace of {robot.name} is not finite: the model's numbers "
-                          "(lengths, axes) are too large for floating point")
+        raise PgaDynError(
+            f"{where}: the nullspace of {robot.name} is not finite: the model's numbers "
+            "(lengths, axes) are too large for floating point"
+        )
     names = robot.joint_names + tuple(lp.name for lp in robot.loop_joints)
     proven = not robot.constrained
-    result = NullspaceResult(robot.name, "drng", None, prov, names, seconds=time.perf_counter() - start, proven=proven,
-                             blocks=(robot.n, bodies, vals))
+    result = NullspaceResult(
+        robot.name,
+        "drng",
+        None,
+        prov,
+        names,
+        seconds=time.perf_counter() - start,
+        proven=proven,
+        blocks=(robot.n, bodies, vals),
+    )
     if certify is False or (certify is None and proven):
         return result
     from .certify import certificate

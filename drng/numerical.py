@@ -67,7 +67,9 @@ class Budget:
             return None
         left = self.seconds - (time.perf_counter() - self.start)
         if left <= 0:
-            raise PgaDynError(f"{self.what}: out of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
+            raise PgaDynError(
+                f"{self.what}: out of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)"
+            )
         return left
 
     def check(self, shape: tuple[int, int], task: str) -> None:
@@ -75,10 +77,12 @@ class Budget:
         operations, when they would not fit in the time left."""
         left = self.left()
         rows, cols = shape
-        seconds = (2.0 * rows * cols ** 2 + 22.0 * cols ** 3) / FLOP_RATE
+        seconds = (2.0 * rows * cols**2 + 22.0 * cols**3) / FLOP_RATE
         if left is not None and seconds > left:
-            raise PgaDynError(f"{self.what}: {task} of a {rows} x {cols} matrix would take about {seconds:.3g} s, "
-                              f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)")
+            raise PgaDynError(
+                f"{self.what}: {task} of a {rows} x {cols} matrix would take about {seconds:.3g} s, "
+                f"more than the {left:.3g} s left of its time budget of {self.seconds:g} s (the budget= argument; pga-dyn analyze --budget SECONDS)"
+            )
 
 
 def regressor_bytes(robot: Robot, samples: int) -> float:
@@ -91,9 +95,15 @@ def regressor_bytes(robot: Robot, samples: int) -> float:
     return 8.0 * (3.0 * rows * cols + tree + 4.0 * cols * cols)
 
 
-def stacked_regressor(robot: Robot, samples: int = 200, seed: int | None = 0, max_cond: float = 30.0,
-                      bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
-                      budget: Budget | None = None, memory: float = MEMORY) -> tuple[np.ndarray, States]:
+def stacked_regressor(
+    robot: Robot,
+    samples: int = 200,
+    seed: int | None = 0,
+    max_cond: float = 30.0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    budget: Budget | None = None,
+    memory: float = MEMORY,
+) -> tuple[np.ndarray, States]:
     """The regressors of ``samples`` valid states stacked into (samples * n_a, 10 n), and the
     states. Raises PgaDynError for a robot with no moving body or no actuated coordinate (its
     regressor has no columns or no rows), when the matrices would need more than ``memory``
@@ -106,15 +116,20 @@ def stacked_regressor(robot: Robot, samples: int = 200, seed: int | None = 0, ma
         raise PgaDynError(f"{where}: {robot.name} has no moving body: it has no inertial parameters to sample")
     if len(robot.actuated) == 0:
         raise PgaDynError(f"{where}: {robot.name} has no actuated coordinate: its regressor has no rows")
-    check_memory(f"{where}: the sampled regressor of {samples} states ({samples * len(robot.actuated)} x "
-                 f"{10 * robot.n})", regressor_bytes(robot, samples), memory)
+    check_memory(
+        f"{where}: the sampled regressor of {samples} states ({samples * len(robot.actuated)} x {10 * robot.n})",
+        regressor_bytes(robot, samples),
+        memory,
+    )
     seconds = None if budget is None else budget.left()
     states = sample_states(robot, samples, seed=seed, max_cond=max_cond, bounds=bounds, seconds=seconds)
     Y = states.regressor().reshape(-1, 10 * robot.n)
     if not (np.all(np.isfinite(Y)) and np.max(np.abs(Y), initial=0.0) < LARGEST_ENTRY):
-        raise PgaDynError(f"{where}: the regressor of {robot.name} is not finite at the sampled states, or so large "
-                          "that its norms overflow: the model's numbers (lengths, gravity, coupling ratios) are too "
-                          "large for floating point")
+        raise PgaDynError(
+            f"{where}: the regressor of {robot.name} is not finite at the sampled states, or so large "
+            "that its norms overflow: the model's numbers (lengths, gravity, coupling ratios) are too "
+            "large for floating point"
+        )
     return Y, states
 
 
@@ -202,18 +217,31 @@ def rank_at_gap(s: np.ndarray, shape: tuple, rtol: float = SAMPLED_RTOL) -> dict
     s = np.concatenate([np.asarray(s, dtype=float), np.zeros(cols - len(s))])
     s1 = s[0] if cols else 0.0
     if s1 == 0.0:
-        return {"rank": 0, "gap": np.inf, "threshold": rtol, "smallest_kept": 0.0,  # nothing kept: no NaN
-                "largest_dropped": 0.0, "clean": True}
+        return {
+            "rank": 0,
+            "gap": np.inf,
+            "threshold": rtol,
+            "smallest_kept": 0.0,  # nothing kept: no NaN
+            "largest_dropped": 0.0,
+            "clean": True,
+        }
     floor = np.finfo(float).eps * s1
     t = np.append(np.maximum(s, floor), floor)
     ratios = t[:-1] / t[1:]
     r = int(np.argmax(ratios)) + 1
     gap = float(ratios[r - 1])
     kept, dropped = s[r - 1] / s1, (s[r] / s1 if r < cols else 0.0)
-    clean = bool(gap >= GAP_MIN and kept >= THRESHOLD_MARGIN * rtol
-                 and max(dropped, floor / s1) * THRESHOLD_MARGIN <= rtol)
-    return {"rank": r, "gap": gap, "threshold": rtol, "smallest_kept": float(kept),
-            "largest_dropped": float(dropped), "clean": clean}
+    clean = bool(
+        gap >= GAP_MIN and kept >= THRESHOLD_MARGIN * rtol and max(dropped, floor / s1) * THRESHOLD_MARGIN <= rtol
+    )
+    return {
+        "rank": r,
+        "gap": gap,
+        "threshold": rtol,
+        "smallest_kept": float(kept),
+        "largest_dropped": float(dropped),
+        "clean": clean,
+    }
 
 
 def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL) -> tuple[np.ndarray, dict, np.ndarray, np.ndarray]:
@@ -231,14 +259,21 @@ def sampled_nullspace(Y: np.ndarray, rtol: float = SAMPLED_RTOL) -> tuple[np.nda
     reduced = np.linalg.qr(scaled, mode="r") if scaled.shape[0] > scaled.shape[1] else scaled
     _, s, vt = np.linalg.svd(reduced, full_matrices=True)
     decision = rank_at_gap(s, Y.shape, rtol)
-    null = orthonormal(vt[decision["rank"]:].T / scale[:, None], rtol=0.0)
+    null = orthonormal(vt[decision["rank"] :].T / scale[:, None], rtol=0.0)
     return null, decision, s, reduced
 
 
 @one_blas_thread
-def numerical_nullspace(robot: Robot, samples: int = 200, seed: int | None = 0, max_cond: float = 30.0,
-                        rtol: float = SAMPLED_RTOL, bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
-                        budget: float | None = BUDGET, memory: float = MEMORY) -> NullspaceResult:
+def numerical_nullspace(
+    robot: Robot,
+    samples: int = 200,
+    seed: int | None = 0,
+    max_cond: float = 30.0,
+    rtol: float = SAMPLED_RTOL,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    budget: float | None = BUDGET,
+    memory: float = MEMORY,
+) -> NullspaceResult:
     """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
     (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
 
@@ -262,7 +297,13 @@ def numerical_nullspace(robot: Robot, samples: int = 200, seed: int | None = 0, 
     Y, states = stacked_regressor(robot, count("samples", samples), seed, max_cond, bounds, clock, memory)
     clock.check(Y.shape, "the QR and SVD")
     null, decision, s, reduced = sampled_nullspace(Y, rtol)
-    certificate = {**decision, "singular_values": s, "samples": len(states), "rows": Y.shape[0],
-                   "rejected": states.rejected, "base_columns": pivoted_qr_columns(reduced, decision["rank"])}
+    certificate = {
+        **decision,
+        "singular_values": s,
+        "samples": len(states),
+        "rows": Y.shape[0],
+        "rejected": states.rejected,
+        "base_columns": pivoted_qr_columns(reduced, decision["rank"]),
+    }
     seconds = time.perf_counter() - start
     return NullspaceResult(robot.name, "numerical", null, None, (), None, certificate, False, seconds)

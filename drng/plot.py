@@ -40,10 +40,12 @@ if TYPE_CHECKING:
 __all__ = ["plot", "plot_robot", "plot_spectrum", "plot_identifiability"]
 
 #: Marker, colour and label of each principle in :func:`plot_robot`.
-PRINCIPLE_STYLE = {1: ("o", "tab:orange", f"{PRINCIPLE_NAMES[1]} (principle 1)"),
-                   2: ("s", "black", f"{PRINCIPLE_NAMES[2]} (principle 2)"),
-                   3: ("^", "tab:green", f"{PRINCIPLE_NAMES[3]} (principle 3)"),
-                   "generalized": ("D", "tab:purple", PRINCIPLE_NAMES["generalized"])}
+PRINCIPLE_STYLE = {
+    1: ("o", "tab:orange", f"{PRINCIPLE_NAMES[1]} (principle 1)"),
+    2: ("s", "black", f"{PRINCIPLE_NAMES[2]} (principle 2)"),
+    3: ("^", "tab:green", f"{PRINCIPLE_NAMES[3]} (principle 3)"),
+    "generalized": ("D", "tab:purple", PRINCIPLE_NAMES["generalized"]),
+}
 CLASS_COLOURS = ("tab:green", "gold", "lightgray")
 
 
@@ -74,6 +76,7 @@ def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D |
     plt = _pyplot()
     if result is None:
         from .generator import nullspace
+
         result = nullspace(robot)
     if ax is None:
         ax = plt.figure(figsize=(6, 6)).add_subplot(projection="3d")
@@ -95,8 +98,14 @@ def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D |
             tip = 0.12 * size * axis / np.linalg.norm(axis)
             ax.plot(*np.transpose([point - tip, point + tip]), color="dimgray", lw=1)
         loop = name in {lp.name for lp in robot.loop_joints}
-        ax.scatter(*point, s=60, facecolors="none" if loop else ("red" if name in actuated else "white"),
-                   edgecolors="purple" if loop else "black", linewidths=1.5, zorder=5)
+        ax.scatter(
+            *point,
+            s=60,
+            facecolors="none" if loop else ("red" if name in actuated else "white"),
+            edgecolors="purple" if loop else "black",
+            linewidths=1.5,
+            zorder=5,
+        )
     counts = {key: count for key, count in result.counts(("principle", "joint")).items() if key[1] in points}
     offsets = {1: (0.04, 0, 0), 2: (0, 0.04, 0), 3: (0, 0, 0.04), "generalized": (-0.04, 0, 0)}
     labelled = set()
@@ -105,24 +114,41 @@ def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D |
             continue
         marker, colour, label = PRINCIPLE_STYLE[principle]
         point = points[joint][0] + size * np.array(offsets[principle])
-        ax.scatter(*point, marker=marker, s=40 + 8 * count, color=colour, zorder=6,
-                   label=None if principle in labelled else label)
+        ax.scatter(
+            *point,
+            marker=marker,
+            s=40 + 8 * count,
+            color=colour,
+            zorder=6,
+            label=None if principle in labelled else label,
+        )
         labelled.add(principle)
     ax.scatter([], [], s=60, color="red", edgecolors="black", label="actuated joint")
     ax.scatter([], [], s=60, facecolors="none", edgecolors="purple", label="loop joint")
     lo, hi = origins.min(axis=0) - 0.15 * size, origins.max(axis=0) + 0.15 * size
     centre, half = (lo + hi) / 2, (hi - lo).max() / 2
-    ax.set(xlim=(centre[0] - half, centre[0] + half), ylim=(centre[1] - half, centre[1] + half),
-           zlim=(centre[2] - half, centre[2] + half), xlabel="x (m)", ylabel="y (m)", zlabel="z (m)")
+    ax.set(
+        xlim=(centre[0] - half, centre[0] + half),
+        ylim=(centre[1] - half, centre[1] + half),
+        zlim=(centre[2] - half, centre[2] + half),
+        xlabel="x (m)",
+        ylabel="y (m)",
+        zlabel="z (m)",
+    )
     ax.set_box_aspect((1, 1, 1))
-    ax.set_title(f"{robot.name} at q0: nullspace vectors by joint and principle\n"
-                 "(marker size: number of vectors)", fontsize=10)
+    ax.set_title(
+        f"{robot.name} at q0: nullspace vectors by joint and principle\n(marker size: number of vectors)", fontsize=10
+    )
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=2, fontsize=8, framealpha=0.8)
     return ax
 
 
-def spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0,
-             bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None) -> tuple[np.ndarray, dict]:
+def spectrum(
+    robot: Robot,
+    samples: int | None = None,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+) -> tuple[np.ndarray, dict]:
     """(s, decision): the singular values of the column-scaled stacked regressor of ``samples``
     valid states (default: the certificate's, :func:`drng.certify.default_samples`) relative
     to the largest, and :func:`drng.numerical.rank_at_gap`'s decision on them."""
@@ -135,9 +161,13 @@ def spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0,
     return s / s[0], decision
 
 
-def plot_spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0,
-                  bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
-                  ax: Axes | None = None) -> Axes:
+def plot_spectrum(
+    robot: Robot,
+    samples: int | None = None,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    ax: Axes | None = None,
+) -> Axes:
     """The singular-value spectrum of :func:`spectrum` on ``ax``, with the rank at the gap and
     the threshold. Returns the axes."""
     plt = _pyplot()
@@ -152,8 +182,13 @@ def plot_spectrum(robot: Robot, samples: int | None = None, seed: int | None = 0
     ax.semilogy(index[r:], shown[r:], "o", ms=4, color="tab:red", label=f"dropped: nullspace {len(s) - r}")
     ax.axhline(decision["threshold"], color="gray", ls="--", lw=1, label=f"threshold {decision['threshold']:.0e}")
     if 0 < r < len(s):
-        ax.axvspan(r + 0.1, r + 0.9, color="gold", alpha=0.5,
-                   label=f"gap {decision['gap']:.1e} ({'clean' if decision['clean'] else 'NOT clean'})")
+        ax.axvspan(
+            r + 0.1,
+            r + 0.9,
+            color="gold",
+            alpha=0.5,
+            label=f"gap {decision['gap']:.1e} ({'clean' if decision['clean'] else 'NOT clean'})",
+        )
     ax.set(xlabel="index", ylabel="singular value / largest", ylim=(floor / 10, 10))
     ax.set_title(f"sampled regressor of {robot.name}: singular values", fontsize=10)
     ax.legend(fontsize=8, loc="lower left")
@@ -182,16 +217,28 @@ def plot_identifiability(robot: Robot, rows: Sequence[Row] | None = None, ax: Ax
     ax.set_yticks(np.arange(-0.5, robot.n), minor=True)
     ax.grid(which="minor", color="white", lw=1)
     ax.tick_params(which="minor", length=0)
-    ax.legend(handles=[Patch(color=c, label=f"{label} ({int(np.sum(grid == k))})")
-                       for k, (c, label) in enumerate(zip(CLASS_COLOURS, (ALONE, COMBINATION, UNIDENTIFIABLE)))],
-              fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3)
+    ax.legend(
+        handles=[
+            Patch(color=c, label=f"{label} ({int(np.sum(grid == k))})")
+            for k, (c, label) in enumerate(zip(CLASS_COLOURS, (ALONE, COMBINATION, UNIDENTIFIABLE)))
+        ],
+        fontsize=8,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.08),
+        ncol=3,
+    )
     ax.set_title("link-frame parameters by body", fontsize=10)
     return ax
 
 
-def plot(robot: Robot, path: os.PathLike | str | None = None, result: NullspaceResult | None = None,
-         samples: int | None = None, seed: int | None = 0,
-         bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None) -> Figure:
+def plot(
+    robot: Robot,
+    path: os.PathLike | str | None = None,
+    result: NullspaceResult | None = None,
+    samples: int | None = None,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+) -> Figure:
     """The robot, the spectrum and the identifiability chart in one figure, saved to ``path``
     (any format matplotlib writes: png, pdf, svg) when given. Returns the figure."""
     plt = _pyplot()
@@ -202,6 +249,7 @@ def plot(robot: Robot, path: os.PathLike | str | None = None, result: NullspaceR
     plot_robot(robot, result, fig.add_subplot(1, 3, 1, projection="3d"))
     plot_spectrum(robot, samples, seed, bounds, fig.add_subplot(1, 3, 2))
     from .classification import classify
+
     plot_identifiability(robot, classify(robot, result), fig.add_subplot(1, 3, 3))
     fig.suptitle(f"{robot.name}: nullspace dimension {result.dim} of {10 * robot.n} ({result.status})", fontsize=12)
     if path is not None:

@@ -83,20 +83,36 @@ class Rule(NamedTuple):
 
 #: Every rule, indexed by the codes below (provenance codes of the kernel).
 RULES = (
-    Rule("shared points", 1, "60"), Rule("shared points", 1, "62"),
-    Rule("fixed centre", 2, "72a"), Rule("fixed centre", 2, "72b"), Rule("fixed centre", 2, "72c"),
-    Rule("fixed directions", 2, "73a"), Rule("fixed directions", 2, "73b"), Rule("fixed directions", 2, "73c"),
-    Rule("fixed axis line", 2, "74a"), Rule("fixed axis line", 2, "74b"),
-    Rule("fixed axis line", 2, "74c"), Rule("fixed axis line", 2, "74d"),
-    Rule("fixed axis direction", 2, "74c"), Rule("fixed axis direction", 2, "74d"),
-    Rule("planar rotation", 3, "83a"), Rule("planar rotation", 3, "83b"),
-    Rule("fixed axis direction", 3, "83c"), Rule("fixed axis direction", 3, "83d"),
-    Rule("fixed directions", 3, "84"), Rule("fixed directions", 3, "89"), Rule("fixed directions", 3, "90"),
-    Rule("fixed point on the axis", "generalized", None), Rule("fixed point on the axis", "generalized", None),
-    Rule("fixed axis line", "generalized", None), Rule("fixed axis line", "generalized", None),
-    Rule("translating parent", "generalized", None), Rule("translating parent", "generalized", None),
+    Rule("shared points", 1, "60"),
+    Rule("shared points", 1, "62"),
+    Rule("fixed centre", 2, "72a"),
+    Rule("fixed centre", 2, "72b"),
+    Rule("fixed centre", 2, "72c"),
+    Rule("fixed directions", 2, "73a"),
+    Rule("fixed directions", 2, "73b"),
+    Rule("fixed directions", 2, "73c"),
+    Rule("fixed axis line", 2, "74a"),
+    Rule("fixed axis line", 2, "74b"),
+    Rule("fixed axis line", 2, "74c"),
+    Rule("fixed axis line", 2, "74d"),
+    Rule("fixed axis direction", 2, "74c"),
+    Rule("fixed axis direction", 2, "74d"),
+    Rule("planar rotation", 3, "83a"),
+    Rule("planar rotation", 3, "83b"),
+    Rule("fixed axis direction", 3, "83c"),
+    Rule("fixed axis direction", 3, "83d"),
+    Rule("fixed directions", 3, "84"),
+    Rule("fixed directions", 3, "89"),
+    Rule("fixed directions", 3, "90"),
+    Rule("fixed point on the axis", "generalized", None),
+    Rule("fixed point on the axis", "generalized", None),
+    Rule("fixed axis line", "generalized", None),
+    Rule("fixed axis line", "generalized", None),
     Rule("translating parent", "generalized", None),
-    Rule("fixed centre", "generalized", None), Rule("fixed centre", "generalized", None),
+    Rule("translating parent", "generalized", None),
+    Rule("translating parent", "generalized", None),
+    Rule("fixed centre", "generalized", None),
+    Rule("fixed centre", "generalized", None),
     Rule("fixed centre", "generalized", None),
     Rule("fixed first axis", "generalized", None),
     Rule("free spin", "generalized", None),
@@ -128,6 +144,7 @@ _NSHARED = np.array([2, 3, 1, 1, 0])
 
 
 # -- geometry ------------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def _cross_norm2(a, b):
@@ -192,6 +209,7 @@ def _copy3(src, dst):
 
 # -- fixed points and invariant lines -------------------------------------------------------------
 # A set is (kind, point, direction); the point and direction (3) are used by the kinds that have them.
+
 
 @njit(cache=True)
 def _fixed_on_line(kind, fp, fd, o, z, tol, out_p, out_d):
@@ -285,6 +303,7 @@ def _invariant_parallel(kind, ip, idir, d, out_p, out_d):
 
 # -- writing vectors -----------------------------------------------------------------------------
 
+
 @njit(cache=True)
 def _sym(a, b, out):
     """out = hat(a b^T + b a^T) (eq. 97)."""
@@ -345,12 +364,24 @@ def _shared(vals, bodies, prov, col, joint, kind, parent, child, pts_p, pts_c, n
                 _sym(pts_c[ia], pts_c[ib], v_c)
                 if not tree:
                     _sym(pts_p[ia], pts_p[ib], v_p)
-            col = _emit(vals, bodies, prov, col, joint, SHARED_SELF if a == b else SHARED_PAIR, child, parent, v_c,
-                        v_c if tree else v_p, write)
+            col = _emit(
+                vals,
+                bodies,
+                prov,
+                col,
+                joint,
+                SHARED_SELF if a == b else SHARED_PAIR,
+                child,
+                parent,
+                v_c,
+                v_c if tree else v_p,
+                write,
+            )
     return col
 
 
 # -- the kernel ----------------------------------------------------------------------------------
+
 
 @njit(cache=True)
 def fixed_elements(kind, parent, frame, local_axes, gravity):
@@ -396,8 +427,28 @@ def fixed_elements(kind, parent, frame, local_axes, gravity):
 
 
 @njit(cache=True)
-def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent, lchild, lframe_p, lframe_c, laxis,
-           work, points, vals, bodies, prov, write):
+def _rules(
+    kind,
+    parent,
+    frame,
+    local_axes,
+    pts,
+    kinds,
+    geo,
+    tol,
+    lkind,
+    lparent,
+    lchild,
+    lframe_p,
+    lframe_c,
+    laxis,
+    work,
+    points,
+    vals,
+    bodies,
+    prov,
+    write,
+):
     """The vectors of the rules (module docstring), joint by joint: their number, and with
     ``write`` the vectors themselves in ``vals``, ``bodies``, ``prov`` (one code counts and
     writes them). Tree joint i reads its points ``pts[i]``, the fixed points and invariant lines
@@ -461,8 +512,11 @@ def _rules(kind, parent, frame, local_axes, pts, kinds, geo, tol, lkind, lparent
                     col = _transfer(vals, bodies, prov, col, i, first + k, i, p, O, pts[i, 1 + k], v, write)
             elif c == U and _invariant_line(kinds[p, 1], ipt[p], idir[p], O, z, tol, work[4], work[5]) == IL_LINE:
                 for r in range(3):
-                    a2[r] = frame[i, r, 0] * local_axes[i, 1, 0] + frame[i, r, 1] * local_axes[i, 1, 1] \
+                    a2[r] = (
+                        frame[i, r, 0] * local_axes[i, 1, 0]
+                        + frame[i, r, 1] * local_axes[i, 1, 1]
                         + frame[i, r, 2] * local_axes[i, 1, 2]
+                    )
                 col = _transfer(vals, bodies, prov, col, i, np.int64(FIRST_AXIS), i, p, O, a2, v, write)
     for l in range(lkind.shape[0]):  # loop joints: Principle 1 (Algorithm 4, lines 46-51)
         if write:
@@ -578,7 +632,7 @@ def independent_loop_vectors(parent, bodies, vals, prov, tol):
         for slot in range(2):  # the blocks on this vector's paths (the others are zero)
             j = bodies[c, slot]
             while j > 0:
-                _reduce(r[10 * j:10 * j + 10], basis[j], rank[j], one)
+                _reduce(r[10 * j : 10 * j + 10], basis[j], rank[j], one)
                 j = parent[j]
         left = _reduce(r, kept, count, one + one)
         if left > tol * size:

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.errors import PgaDynError
 from pga_dyn.tp_regressor import inertial_parameters, link_map, to_link_parameters
 
 from .classification import ALONE, COMBINATION, UNIDENTIFIABLE, link_nullspace
@@ -64,9 +64,9 @@ PIVOT_TOL = 1e-8
 #: Coefficients within this distance of 0, 1 or -1 are set to that value.
 SNAP_TOL = 1e-12
 #: Roles of a standard parameter in the base parameters.
-LEADING = "leading"          # kept: a base parameter is named after it
-REGROUPED = "regrouped"      # eliminated, its effect carried by base parameters
-ABSENT = "unidentifiable"    # eliminated, no effect on the dynamics
+LEADING = "leading"  # kept: a base parameter is named after it
+REGROUPED = "regrouped"  # eliminated, its effect carried by base parameters
+ABSENT = "unidentifiable"  # eliminated, no effect on the dynamics
 
 
 class Parameter(NamedTuple):
@@ -154,8 +154,9 @@ class BaseParameters:
     def expressions(self) -> tuple:
         """``name = leading + c*other + ...`` for each base parameter, terms in parameter order
         after the leading one, coefficients to 6 significant digits (``K`` holds them exactly)."""
-        return tuple(expression(name, row, k, self.parameter_names)
-                     for name, row, k in zip(self.names, self.K, self.leading))
+        return tuple(
+            expression(name, row, k, self.parameter_names) for name, row, k in zip(self.names, self.K, self.leading)
+        )
 
     @cached_property
     def parameters(self) -> tuple:
@@ -191,15 +192,19 @@ class BaseParameters:
 
         if isinstance(states_or_Y, States):
             if states_or_Y.robot.num_parameters != self.K.shape[1]:
-                raise PgaDynError(f"states_or_Y are states of robot '{states_or_Y.robot.name}' with "
-                                  f"{states_or_Y.robot.num_parameters} parameters, the base parameters are "
-                                  f"of '{self.robot_name}' with {self.K.shape[1]}")
+                raise PgaDynError(
+                    f"states_or_Y are states of robot '{states_or_Y.robot.name}' with "
+                    f"{states_or_Y.robot.num_parameters} parameters, the base parameters are "
+                    f"of '{self.robot_name}' with {self.K.shape[1]}"
+                )
             Y = states_or_Y.regressor() @ self.link_map
         else:
             Y = np.asarray(states_or_Y, dtype=float)
             if Y.ndim == 0 or Y.shape[-1] != self.K.shape[1]:
-                raise PgaDynError(f"states_or_Y must be a pga_dyn.States or an array whose last axis has "
-                                  f"{self.K.shape[1]} link-frame parameters, got shape {Y.shape}")
+                raise PgaDynError(
+                    f"states_or_Y must be a pga_dyn.States or an array whose last axis has "
+                    f"{self.K.shape[1]} link-frame parameters, got shape {Y.shape}"
+                )
         return Y[..., self.leading]
 
     def values(self, phi: npt.ArrayLike) -> np.ndarray:
@@ -220,17 +225,24 @@ class BaseParameters:
     def to_dict(self) -> dict:
         """A JSON-ready dict: robot, parameter names, names, expressions, leading (indices into
         ``parameter_names``) and K (rows of floats, exact: JSON keeps every bit of a float)."""
-        return {"robot": self.robot_name, "bodies": list(self.body_names),
-                "parameter_names": list(self.parameter_names), "names": list(self.names),
-                "expressions": list(self.expressions), "leading": [int(k) for k in self.leading],
-                "K": self.K.tolist()}
+        return {
+            "robot": self.robot_name,
+            "bodies": list(self.body_names),
+            "parameter_names": list(self.parameter_names),
+            "names": list(self.names),
+            "expressions": list(self.expressions),
+            "leading": [int(k) for k in self.leading],
+            "K": self.K.tolist(),
+        }
 
     def model_values(self) -> np.ndarray:
         """beta = K phi_model (r,): the base parameters of the model's own inertias (PgaDynError
         when ``phi_model`` is not known)."""
         if self.phi_model is None:
-            raise PgaDynError(f"the base parameters of '{self.robot_name}' were built without the model's "
-                              "parameters (phi_model): use values(phi)")
+            raise PgaDynError(
+                f"the base parameters of '{self.robot_name}' were built without the model's "
+                "parameters (phi_model): use values(phi)"
+            )
         return self.values(self.phi_model)
 
     def report(self) -> dict:
@@ -238,9 +250,15 @@ class BaseParameters:
         ...), ``certified``, ``status``, ``trusted`` of the nullspace behind them, the counts
         ``parameters`` (10 n) and ``base_parameters`` (r), and ``values``, beta = K phi_model
         (:meth:`model_values`)."""
-        return {**self.to_dict(), "certified": self.certified, "status": self.status, "trusted": self.trusted,
-                "parameters": self.K.shape[1], "base_parameters": self.num_base_parameters,
-                "values": self.model_values().tolist()}
+        return {
+            **self.to_dict(),
+            "certified": self.certified,
+            "status": self.status,
+            "trusted": self.trusted,
+            "parameters": self.K.shape[1],
+            "base_parameters": self.num_base_parameters,
+            "values": self.model_values().tolist(),
+        }
 
     def text(self) -> str:
         """What ``pga-dyn base`` prints: the counts, the status, and the table of :meth:`report`
@@ -258,8 +276,9 @@ class BaseParameters:
             f"status:               {self.status}" + ("" if self.trusted else " (the base parameters can be wrong)"),
             "",
         ]
-        return "\n".join(lines + text_table(headers, [(n, b, "-" if v is None else number(v), e)
-                                                     for n, b, v, e in rows]))
+        return "\n".join(
+            lines + text_table(headers, [(n, b, "-" if v is None else number(v), e) for n, b, v, e in rows])
+        )
 
     # -- the table of the text and of notebooks (pga_dyn.display) -----------------------------
     def _table(self):
@@ -268,19 +287,25 @@ class BaseParameters:
         values = [None] * self.num_base_parameters if self.phi_model is None else self.model_values()
         return ("base parameter", "body", "value", "expression"), [
             (name, self.body_names[k // 10], value, expression)
-            for name, k, value, expression in zip(self.names, self.leading, values, self.expressions)]
+            for name, k, value, expression in zip(self.names, self.leading, values, self.expressions)
+        ]
 
     def _repr_html_(self) -> str:
         from pga_dyn.display import html_table, number
+
         headers, rows = self._table()
-        return html_table(f"{self.robot_name}: {self.num_base_parameters} base parameters of "
-                          f"{len(self.parameter_names)} ({self.status}; value: for the model's own inertias)",
-                          headers, [(n, b, "-" if v is None else number(v), e) for n, b, v, e in rows])
+        return html_table(
+            f"{self.robot_name}: {self.num_base_parameters} base parameters of "
+            f"{len(self.parameter_names)} ({self.status}; value: for the model's own inertias)",
+            headers,
+            [(n, b, "-" if v is None else number(v), e) for n, b, v, e in rows],
+        )
 
     def to_frame(self) -> pandas.DataFrame:
         """The base parameters: name, body, value for the model's own inertias, expression in the
         link-frame parameters (pandas DataFrame)."""
         from pga_dyn.display import data_frame
+
         return data_frame(*self._table())
 
 
@@ -292,15 +317,18 @@ def _elimination_order(n: int, keep) -> list:
     kept = []
     for name in keep:
         if name not in index:
-            raise PgaDynError(f"keep: unknown parameter '{name}'; parameters are named like "
-                              f"{names[0]}, {names[9]} or {names[-1]} (name + body number 1..{n})")
+            raise PgaDynError(
+                f"keep: unknown parameter '{name}'; parameters are named like "
+                f"{names[0]}, {names[9]} or {names[-1]} (name + body number 1..{n})"
+            )
         kept.append(index[name])
     order = [10 * b + LINK_PARAM_NAMES.index(p) for b in range(n - 1, -1, -1) for p in ELIMINATION_ORDER]
     return [c for c in order if c not in kept] + kept
 
 
-def base_parameters(robot: Robot, result: NullspaceResult | None = None, keep: Sequence[str] = (),
-                    tol: float = PIVOT_TOL) -> BaseParameters:
+def base_parameters(
+    robot: Robot, result: NullspaceResult | None = None, keep: Sequence[str] = (), tol: float = PIVOT_TOL
+) -> BaseParameters:
     """The base parameters of ``robot`` from the nullspace ``result`` (any method: DRNG,
     certified, RPNA, numerical; default ``drng.nullspace(robot)``: proven on trees, certified on
     loops and couplings).
@@ -326,11 +354,21 @@ def base_parameters(robot: Robot, result: NullspaceResult | None = None, keep: S
         raise PgaDynError(f"{exc}: use a smaller tol") from None
     blocked = [names[c] for c in eliminated if names[c] in keep]
     if blocked:
-        raise PgaDynError(f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by "
-                          f"the other kept parameters")
+        raise PgaDynError(
+            f"keep: {', '.join(blocked)} cannot be kept: unidentifiable, or determined by the other kept parameters"
+        )
     phi_model = to_link_parameters(robot, inertial_parameters(robot)).reshape(-1)
-    return BaseParameters(robot.name, tuple(robot.body_names), K, kept, link_map(robot), result.status,
-                          result.trusted, certified=result.certified, phi_model=phi_model)
+    return BaseParameters(
+        robot.name,
+        tuple(robot.body_names),
+        K,
+        kept,
+        link_map(robot),
+        result.status,
+        result.trusted,
+        certified=result.certified,
+        phi_model=phi_model,
+    )
 
 
 def regroup(N: np.ndarray, order: Iterable[int], tol: float = PIVOT_TOL) -> tuple[np.ndarray, np.ndarray, list[int]]:

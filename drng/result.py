@@ -26,12 +26,12 @@ RANK_RTOL = 1e-9
 
 #: Default memory (bytes) the dense matrices of the certificate and of the numerical baseline may
 #: take (:func:`check_memory`): 2 GiB.
-MEMORY = 2 * 1024 ** 3
+MEMORY = 2 * 1024**3
 
 
 def gib(nbytes: float) -> str:
     """A size in GiB, for messages."""
-    return f"{nbytes / 1024 ** 3:.3g} GiB"
+    return f"{nbytes / 1024**3:.3g} GiB"
 
 
 def check_memory(what: str, nbytes: float, memory: float = MEMORY, knob: str = "the memory= argument") -> None:
@@ -40,8 +40,9 @@ def check_memory(what: str, nbytes: float, memory: float = MEMORY, knob: str = "
     if not (isinstance(memory, Real) and memory > 0):
         raise PgaDynError(f"memory must be a positive number of bytes, got {memory!r}")
     if nbytes > memory:
-        raise PgaDynError(f"{what} would need about {gib(nbytes)} of memory, more than the limit of {gib(memory)} "
-                          f"({knob}, in bytes)")
+        raise PgaDynError(
+            f"{what} would need about {gib(nbytes)} of memory, more than the limit of {gib(memory)} ({knob}, in bytes)"
+        )
 
 
 def rank(matrix: np.ndarray, rtol: float = RANK_RTOL) -> tuple[int, float]:
@@ -78,7 +79,7 @@ def complement(basis: np.ndarray, size: int, rtol: float = RANK_RTOL) -> np.ndar
     q = orthonormal(basis, rtol) if basis.size else np.zeros((size, 0))
     if q.shape[1] == 0:
         return np.eye(size)
-    return np.linalg.qr(q, mode="complete")[0][:, q.shape[1]:]
+    return np.linalg.qr(q, mode="complete")[0][:, q.shape[1] :]
 
 
 def one_blas_thread(func: Callable[_P, _R]) -> Callable[_P, _R]:
@@ -151,8 +152,12 @@ class NullspaceResult:
         from .principles import dense_basis
 
         n, bodies = blocks[0], blocks[1]
-        check_memory(f"{self.robot_name}: the dense nullspace basis ({10 * n} x {len(bodies)})",
-                     8.0 * 10 * n * len(bodies), MEMORY, "drng.result.MEMORY")
+        check_memory(
+            f"{self.robot_name}: the dense nullspace basis ({10 * n} x {len(bodies)})",
+            8.0 * 10 * n * len(bodies),
+            MEMORY,
+            "drng.result.MEMORY",
+        )
         value = dense_basis(*blocks)
         setattr(self, name, value)
         return value
@@ -172,10 +177,17 @@ class NullspaceResult:
         from .principles import RULES
 
         codes = np.full((self.num_vectors, 2), -1) if self.codes is None else self.codes
-        return tuple({"joint": self.joint_names[j], "rule": RULES[e].name, "principle": RULES[e].principle,
-                      "equation": RULES[e].equation} if e >= 0 else
-                     {"joint": None, "rule": "numerical completion", "principle": "numerical", "equation": "SVD"}
-                     for j, e in codes)
+        return tuple(
+            {
+                "joint": self.joint_names[j],
+                "rule": RULES[e].name,
+                "principle": RULES[e].principle,
+                "equation": RULES[e].equation,
+            }
+            if e >= 0
+            else {"joint": None, "rule": "numerical completion", "principle": "numerical", "equation": "SVD"}
+            for j, e in codes
+        )
 
     @cached_property
     def dim(self) -> int:
@@ -212,7 +224,7 @@ class NullspaceResult:
 
     @property
     def status(self) -> str:
-        """"proven" (complete by proof, no sampling), "proven and certified", "certified",
+        """ "proven" (complete by proof, no sampling), "proven and certified", "certified",
         "not certified" (neither proven nor checked), "NOT certified" (the check failed) or
         "proven, but its sampled check FAILED" (proof and check disagree: not trusted)."""
         if self.certified is None:
@@ -225,9 +237,14 @@ class NullspaceResult:
         """The answer in figures, JSON-ready: ``parameters`` (10 n), ``nullspace_dimension``
         (dim), ``base_parameters`` (10 n - dim), ``status``, ``proven``, ``certified`` (the
         line of each robot of ``pga-dyn analyze A B ...``)."""
-        return {"parameters": self.num_parameters, "nullspace_dimension": self.dim,
-                "base_parameters": self.num_base_parameters, "status": self.status, "proven": self.proven,
-                "certified": self.certified}
+        return {
+            "parameters": self.num_parameters,
+            "nullspace_dimension": self.dim,
+            "base_parameters": self.num_base_parameters,
+            "status": self.status,
+            "proven": self.proven,
+            "certified": self.certified,
+        }
 
     def report(self) -> dict:
         """The :meth:`summary` with the vectors and the certificate, JSON-ready:
@@ -244,38 +261,60 @@ class NullspaceResult:
         per_joint = {}
         for (joint, principle), count in self.counts(("joint", "principle")).items():
             per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
-        out = {**self.summary(),
-               "vectors_per_principle": {str(k): v for k, v in sorted(self.counts().items(),
-                                                                      key=lambda item: str(item[0]))},
-               "vectors_per_joint": per_joint, "method": self.method, "geometric": self.geometric,
-               "trusted": self.trusted}
+        out = {
+            **self.summary(),
+            "vectors_per_principle": {
+                str(k): v for k, v in sorted(self.counts().items(), key=lambda item: str(item[0]))
+            },
+            "vectors_per_joint": per_joint,
+            "method": self.method,
+            "geometric": self.geometric,
+            "trusted": self.trusted,
+        }
         if self.certified is not None:
             c = self.certificate
-            out["certificate"] = {"rank": c["rank"], "rank_drng": c["rank_drng"], "rank_numerical": c["rank_numerical"],
-                                  "singular_gap": c["gap"], "threshold": c["threshold"],
-                                  "smallest_kept": c["smallest_kept"], "largest_dropped": c["largest_dropped"],
-                                  "clean_gap": c["clean"], "residual": c["residual"], "samples": c["samples"],
-                                  "short_bodies": list(c["short"]), "structure": c["structure"],
-                                  "reason": c["reason"]}
+            out["certificate"] = {
+                "rank": c["rank"],
+                "rank_drng": c["rank_drng"],
+                "rank_numerical": c["rank_numerical"],
+                "singular_gap": c["gap"],
+                "threshold": c["threshold"],
+                "smallest_kept": c["smallest_kept"],
+                "largest_dropped": c["largest_dropped"],
+                "clean_gap": c["clean"],
+                "residual": c["residual"],
+                "samples": c["samples"],
+                "short_bodies": list(c["short"]),
+                "structure": c["structure"],
+                "reason": c["reason"],
+            }
         return out
 
     def __repr__(self) -> str:
-        return (f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
-                f"parameters={self.num_parameters}, {self.status})")
+        return (
+            f"NullspaceResult({self.robot_name!r}, method={self.method!r}, dim={self.dim}, "
+            f"parameters={self.num_parameters}, {self.status})"
+        )
 
     # -- notebooks (pga_dyn.display) ----------------------------------------------------------
     def _table(self):
         return ("vector", "joint", "rule", "principle", "equation"), [
-            (k, e["joint"], e["rule"], e["principle"], e["equation"] or "") for k, e in enumerate(self.provenance)]
+            (k, e["joint"], e["rule"], e["principle"], e["equation"] or "") for k, e in enumerate(self.provenance)
+        ]
 
     def _repr_html_(self) -> str:
         from pga_dyn.display import html_table
+
         rows = [(joint, principle, count) for (joint, principle), count in self.counts(("joint", "principle")).items()]
-        return html_table(f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
-                          ("joint", "principle", "vectors"), rows)
+        return html_table(
+            f"{self!r}: {self.num_base_parameters} base parameters; vectors by joint and principle",
+            ("joint", "principle", "vectors"),
+            rows,
+        )
 
     def to_frame(self) -> pandas.DataFrame:
         """One row per basis vector: its joint, rule, principle and the paper's equation
         (pandas DataFrame)."""
         from pga_dyn.display import data_frame
+
         return data_frame(*self._table())

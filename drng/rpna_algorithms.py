@@ -78,6 +78,7 @@ RTOL = 1e-9
 
 # -- spatial algebra ------------------------------------------------------------------------
 
+
 def crm(v: np.ndarray) -> np.ndarray:
     """The spatial cross product (v x) of a motion vector v = (omega; v): [[S(w), 0], [S(v), S(w)]]."""
     out = np.zeros((6, 6))
@@ -146,6 +147,7 @@ def M_matrix(V: np.ndarray, Phi: np.ndarray) -> np.ndarray:
 
 # -- subspaces ------------------------------------------------------------------------------
 
+
 def _rank(s: np.ndarray, rtol: float) -> int:
     """The number of singular values ``s`` (descending) above ``rtol`` times the largest."""
     return int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0 else 0
@@ -160,7 +162,7 @@ def span(matrix: np.ndarray, rtol: float = RTOL) -> np.ndarray:
     if matrix.size == 0:
         return np.zeros((matrix.shape[0], 0))
     u, s, _ = np.linalg.svd(matrix, full_matrices=False)
-    return u[:, :_rank(s, rtol)]
+    return u[:, : _rank(s, rtol)]
 
 
 def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
@@ -169,7 +171,7 @@ def null_rows(matrix: np.ndarray, cols: int, rtol: float = RTOL) -> np.ndarray:
     if matrix.size == 0:
         return np.eye(cols)
     _, s, vt = np.linalg.svd(matrix, full_matrices=True)
-    return vt[_rank(s, rtol):].T
+    return vt[_rank(s, rtol) :].T
 
 
 def controllable(matrices: Iterable[np.ndarray], seed: np.ndarray) -> np.ndarray:
@@ -186,6 +188,7 @@ def controllable(matrices: Iterable[np.ndarray], seed: np.ndarray) -> np.ndarray
 
 
 # -- the algorithm ---------------------------------------------------------------------------
+
 
 def _free_modes(kind: str, axis) -> np.ndarray:
     if kind == "R":
@@ -277,8 +280,10 @@ class RpnaResult(NullspaceResult):
     @cached_property
     def provenance(self) -> tuple:
         """For each basis vector: the joint it transfers across, "rpna", "T_i (Theorem 2)"."""
-        return tuple({"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna",
-                      "equation": "T_i (Theorem 2)"} for j in self.transfer_joint)
+        return tuple(
+            {"joint": self.joint_names[j] if j >= 0 else None, "principle": "rpna", "equation": "T_i (Theorem 2)"}
+            for j in self.transfer_joint
+        )
 
     BLOCK_FORM = {"basis": "blocks", "link_basis": "link_blocks"}
 
@@ -301,12 +306,11 @@ class RpnaResult(NullspaceResult):
                 if self.parents[j] in carried:
                     carried[j] = carried[self.parents[j]] @ self.transfers[j]
             for j, block in carried.items():
-                D[row_off[i]:row_off[i + 1], 10 * j:10 * j + 10] = block
+                D[row_off[i] : row_off[i + 1], 10 * j : 10 * j + 10] = block
         return D[:, np.concatenate([np.arange(10 * b, 10 * b + 10) for b in self.real])] if self.real else D[:, :0]
 
     def __repr__(self) -> str:
-        return (f"RpnaResult({self.robot_name!r}, dim={self.dim}, parameters={self.num_parameters}, "
-                f"dim_T={self.dim_T})")
+        return f"RpnaResult({self.robot_name!r}, dim={self.dim}, parameters={self.num_parameters}, dim_T={self.dim_T})"
 
     def table(self) -> str:
         """The per-body figures as a small text table."""
@@ -321,8 +325,7 @@ class RpnaResult(NullspaceResult):
 def _check_tree(robot):
     if robot.loop_joints or robot.couplings:
         what = "loop joints" if robot.loop_joints else "coupled coordinates"
-        raise PgaDynError(f"RPNA handles kinematic trees only; robot '{robot.name}' has {what} "
-                          "(use drng.nullspace)")
+        raise PgaDynError(f"RPNA handles kinematic trees only; robot '{robot.name}' has {what} (use drng.nullspace)")
 
 
 def rpna(robot: Robot) -> RpnaResult:
@@ -359,8 +362,11 @@ def rpna(robot: Robot) -> RpnaResult:
         Bs.append(B)
         Rs.append(null_rows(N, 10))
     dims_T = [R.shape[1] for R in Rs]
-    joint_dim_T = tuple(null_rows(np.vstack([Ns[b - 1], Ns[b]]), 10).shape[1] if b and not chain[b - 1].real
-                        else dims_T[b] for b, body in enumerate(chain) if body.real)
+    joint_dim_T = tuple(
+        null_rows(np.vstack([Ns[b - 1], Ns[b]]), 10).shape[1] if b and not chain[b - 1].real else dims_T[b]
+        for b, body in enumerate(chain)
+        if body.real
+    )
 
     # nullspace basis (Appendix G) in block form: the columns of body b are Null(N_b) on b and
     # -B_b Null(N_b) on its parent, in link-frame parameters (lvals) and mapped by the block
@@ -401,8 +407,10 @@ def rpna(robot: Robot) -> RpnaResult:
     empty = (np.zeros((0, 2), dtype=np.int64), np.zeros((0, 2, 10)), np.zeros((0, 2, 10)))  # a robot with no body
     bodies = renumber[np.concatenate([empty[0]] + [c[0] for c in kept])]
     lvals, vals = (np.concatenate([empty[k]] + [c[k] for c in kept]) for k in (1, 2))
-    transfer = np.concatenate([np.zeros(0, dtype=np.int64)] + [np.full(c[0].shape[0], chain[b].real, dtype=np.int64)
-                                                               for b, c in zip(real, kept)])
+    transfer = np.concatenate(
+        [np.zeros(0, dtype=np.int64)]
+        + [np.full(c[0].shape[0], chain[b].real, dtype=np.int64) for b, c in zip(real, kept)]
+    )
     blocks, link = (robot.n, bodies, vals), (robot.n, bodies, lvals)
     seconds = time.perf_counter() - start
 
@@ -415,9 +423,30 @@ def rpna(robot: Robot) -> RpnaResult:
         "rank_N": [10 - t for t in dims_T],
         "gravity_seed": bool(V0.shape[1]),
     }
-    return RpnaResult(robot.name, "rpna", None, None, robot.joint_names, None, figures, True, seconds,
-                      bodies=names, dim_V=tuple(figures["dim_V"]), dim_K=tuple(figures["dim_K"]),
-                      dim_T=tuple(dims_T), rank_N=tuple(figures["rank_N"]), V=tuple(Vs), K=tuple(Ks),
-                      N=tuple(Ns), link_basis=None, link_blocks=link, blocks=blocks, transfers=tuple(Bs),
-                      parents=tuple(body.parent for body in chain), real=tuple(real), transfer_joint=transfer,
-                      joint_dim_T=joint_dim_T)
+    return RpnaResult(
+        robot.name,
+        "rpna",
+        None,
+        None,
+        robot.joint_names,
+        None,
+        figures,
+        True,
+        seconds,
+        bodies=names,
+        dim_V=tuple(figures["dim_V"]),
+        dim_K=tuple(figures["dim_K"]),
+        dim_T=tuple(dims_T),
+        rank_N=tuple(figures["rank_N"]),
+        V=tuple(Vs),
+        K=tuple(Ks),
+        N=tuple(Ns),
+        link_basis=None,
+        link_blocks=link,
+        blocks=blocks,
+        transfers=tuple(Bs),
+        parents=tuple(body.parent for body in chain),
+        real=tuple(real),
+        transfer_joint=transfer,
+        joint_dim_T=joint_dim_T,
+    )

@@ -84,7 +84,7 @@ def intersect(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     if A.shape[1] == 0 or B.shape[1] == 0:
         return np.zeros((4, 0))
     coefficients = null_rows(np.hstack([A, -B]), A.shape[1] + B.shape[1], RTOL)
-    meet = A @ coefficients[:A.shape[1]]
+    meet = A @ coefficients[: A.shape[1]]
     if meet.shape[1] == 0:
         return meet
     return orthonormal_span(meet, RTOL)
@@ -161,8 +161,11 @@ def rule_vectors(robot: Robot) -> list:
                 out.append((i, pr.PLANAR, i, p, sym(x, x) / 2 - sym(y, y) / 2))
                 add(pr.PLANAR + 1, x, y)
             if invariant(Vp, O, z):
-                codes = range(pr.AXIS_LINE_BASE, pr.AXIS_LINE_BASE + 4) if p == 0 else (
-                    pr.AXIS_LINE, pr.AXIS_LINE + 1, pr.AXIS_DIRECTION, pr.AXIS_DIRECTION + 1)
+                codes = (
+                    range(pr.AXIS_LINE_BASE, pr.AXIS_LINE_BASE + 4)
+                    if p == 0
+                    else (pr.AXIS_LINE, pr.AXIS_LINE + 1, pr.AXIS_DIRECTION, pr.AXIS_DIRECTION + 1)
+                )
                 for code, (a, b) in zip(codes, ((x, O), (y, O), (x, z), (y, z))):
                     add(code, a, b)
             elif on_axis.shape[1] == 1:
@@ -176,8 +179,11 @@ def rule_vectors(robot: Robot) -> list:
         elif c == pr.P:
             if contains(Fp, z):
                 directions = (x, y, z) if p == 0 else (z, x, y)
-                first = pr.SLIDER_BASE if p == 0 else (
-                    pr.TRANSLATING if intersect(Fp, ideal_plane).shape[1] == 3 else pr.SLIDER_TURNING)
+                first = (
+                    pr.SLIDER_BASE
+                    if p == 0
+                    else (pr.TRANSLATING if intersect(Fp, ideal_plane).shape[1] == 3 else pr.SLIDER_TURNING)
+                )
             else:
                 directions, first = tuple(intersect(Fp, ideal_plane).T), pr.SLIDER_TURNING
             for k, h in enumerate(directions):

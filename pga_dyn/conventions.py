@@ -154,10 +154,15 @@ def pseudo_to_link(N: np.ndarray) -> np.ndarray:
 
 # -- URDF --------------------------------------------------------------------------------------
 
+
 def rpy_rotation(rpy: Iterable[float]) -> np.ndarray:
     """The rotation matrix (3, 3) of URDF's ``rpy`` = (roll, pitch, yaw): R = Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = rpy
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )

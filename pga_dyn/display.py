@@ -28,8 +28,10 @@ def html_table(caption: str, headers: Sequence[object], rows: Iterable[Sequence[
     """An HTML table with a caption; cells are escaped text."""
     head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in rows)
-    return (f"<table><caption style='text-align:left'><b>{html.escape(caption)}</b></caption>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    return (
+        f"<table><caption style='text-align:left'><b>{html.escape(caption)}</b></caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
 
 
 def data_frame(headers: Sequence[object], rows: Iterable[Sequence[object]]) -> pandas.DataFrame:

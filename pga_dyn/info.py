@@ -42,27 +42,60 @@ def report(robot: Robot) -> dict:
     graph = robot.graph
     names = [robot.graph_name(i) for i in range(robot.n + 1)]
     coordinate = robot.coordinate_names
-    bodies = [{"index": k, "name": name, "mass": None if k == 0 else float(graph.nodes[name]["inertial"].mass),
-               "links": list(graph.nodes[name]["links"])} for k, name in enumerate(names)]
+    bodies = [
+        {
+            "index": k,
+            "name": name,
+            "mass": None if k == 0 else float(graph.nodes[name]["inertial"].mass),
+            "links": list(graph.nodes[name]["links"]),
+        }
+        for k, name in enumerate(names)
+    ]
     tree = []
     for i in range(1, robot.n + 1):
         parent = int(robot.parent[i])
         span = robot.coordinates(i)
-        tree.append({"index": i, "name": robot.joint_names[i], "type": robot.joint_type[i], "parent": parent,
-                     "child": i, "coordinates": [span.start, span.stop],
-                     "independent": graph.edges[names[parent], names[i], robot.joint_names[i]]["independent"]})
+        tree.append(
+            {
+                "index": i,
+                "name": robot.joint_names[i],
+                "type": robot.joint_type[i],
+                "parent": parent,
+                "child": i,
+                "coordinates": [span.start, span.stop],
+                "independent": graph.edges[names[parent], names[i], robot.joint_names[i]]["independent"],
+            }
+        )
     out = {
-        "robot": robot.name, "source": robot.source, "gravity": robot.gravity.tolist(),
-        "floating_base": robot.floating_base, "parameters": robot.num_parameters,
-        "coordinates": list(coordinate), "actuated": list(robot.actuated_names),
-        "passive": [coordinate[k] for k in robot.passive], "bodies": bodies, "tree_joints": tree,
-        "unbounded_limits": [{"joint": j.name, "limits": [float(x) for x in j.limits]} for j in robot.tree_joints
-                             if j.limits is not None and any(math.isinf(x) for x in j.limits)],
-        "loop_joints": [{"name": lp.name, "type": lp.type, "parent": lp.parent, "child": lp.child}
-                        for lp in robot.loop_joints],
-        "couplings": [{"name": c.name, "follower": coordinate[c.follower], "leader": coordinate[c.leader],
-                       "ratio": float(c.ratio), "others": [[coordinate[k], float(w)] for k, w in c.others],
-                       "offset": float(c.offset)} for c in robot.couplings],
+        "robot": robot.name,
+        "source": robot.source,
+        "gravity": robot.gravity.tolist(),
+        "floating_base": robot.floating_base,
+        "parameters": robot.num_parameters,
+        "coordinates": list(coordinate),
+        "actuated": list(robot.actuated_names),
+        "passive": [coordinate[k] for k in robot.passive],
+        "bodies": bodies,
+        "tree_joints": tree,
+        "unbounded_limits": [
+            {"joint": j.name, "limits": [float(x) for x in j.limits]}
+            for j in robot.tree_joints
+            if j.limits is not None and any(math.isinf(x) for x in j.limits)
+        ],
+        "loop_joints": [
+            {"name": lp.name, "type": lp.type, "parent": lp.parent, "child": lp.child} for lp in robot.loop_joints
+        ],
+        "couplings": [
+            {
+                "name": c.name,
+                "follower": coordinate[c.follower],
+                "leader": coordinate[c.leader],
+                "ratio": float(c.ratio),
+                "others": [[coordinate[k], float(w)] for k, w in c.others],
+                "offset": float(c.offset),
+            }
+            for c in robot.couplings
+        ],
     }
     if robot.constrained:
         out["closure"] = closure_at_q0(robot)
@@ -82,7 +115,6 @@ def reference_report(robot: Robot) -> list:
         return constraints(robot).report()
     except PgaDynError as exc:
         return [str(exc)]
-
 
 
 def closure_at_q0(robot: Robot) -> dict:
@@ -126,40 +158,71 @@ def lines(info: dict) -> list:
         "",
         "Bodies",
     ]
-    out += text_table(("index", "name", "mass [kg]", "links"),
-                      [(b["index"], b["name"], "-" if b["mass"] is None else number(b["mass"]),
-                        " ".join(b["links"]) or "-") for b in bodies])
+    out += text_table(
+        ("index", "name", "mass [kg]", "links"),
+        [
+            (b["index"], b["name"], "-" if b["mass"] is None else number(b["mass"]), " ".join(b["links"]) or "-")
+            for b in bodies
+        ],
+    )
     out += ["", "Tree joints"]
     rows = []
     for j in info["tree_joints"]:
         start, stop = j["coordinates"]
-        rows.append((j["index"], j["name"], j["type"], f"{j['parent']} {names[j['parent']]}",
-                     f"{j['child']} {names[j['child']]}", f"q[{start}]" if stop - start == 1 else f"q[{start}:{stop}]",
-                     "-" if j["independent"] is None else ("yes" if j["independent"] else "no")))
+        rows.append(
+            (
+                j["index"],
+                j["name"],
+                j["type"],
+                f"{j['parent']} {names[j['parent']]}",
+                f"{j['child']} {names[j['child']]}",
+                f"q[{start}]" if stop - start == 1 else f"q[{start}:{stop}]",
+                "-" if j["independent"] is None else ("yes" if j["independent"] else "no"),
+            )
+        )
     out += text_table(("index", "name", "type", "parent body", "child body", "coordinates", "independent"), rows)
     if info["unbounded_limits"]:
-        out.append("unbounded joint limits (-1e16 / 1e16 in the file, Gazebo's 'no limit'): " + ", ".join(
-            f"{u['joint']} [{number(u['limits'][0])}, {number(u['limits'][1])}]" for u in info["unbounded_limits"]))
+        out.append(
+            "unbounded joint limits (-1e16 / 1e16 in the file, Gazebo's 'no limit'): "
+            + ", ".join(
+                f"{u['joint']} [{number(u['limits'][0])}, {number(u['limits'][1])}]" for u in info["unbounded_limits"]
+            )
+        )
     out += ["", "Loop joints"]
     if info["loop_joints"]:
-        out += text_table(("name", "type", "parent body", "child body"),
-                          [(lp["name"], lp["type"], f"{lp['parent']} {names[lp['parent']]}",
-                            f"{lp['child']} {names[lp['child']]}") for lp in info["loop_joints"]])
+        out += text_table(
+            ("name", "type", "parent body", "child body"),
+            [
+                (lp["name"], lp["type"], f"{lp['parent']} {names[lp['parent']]}", f"{lp['child']} {names[lp['child']]}")
+                for lp in info["loop_joints"]
+            ],
+        )
     else:
         out.append("  none")
     if info["couplings"]:
         out += ["", "Couplings (follower = ratio * leader + the other terms + offset)"]
-        out += text_table(("name", "follower", "leader", "ratio", "other terms", "offset"),
-                          [(c["name"], c["follower"], c["leader"], number(c["ratio"]),
-                            " ".join(f"{number(w)}*{k}" for k, w in c["others"]) or "-", number(c["offset"]))
-                           for c in info["couplings"]])
+        out += text_table(
+            ("name", "follower", "leader", "ratio", "other terms", "offset"),
+            [
+                (
+                    c["name"],
+                    c["follower"],
+                    c["leader"],
+                    number(c["ratio"]),
+                    " ".join(f"{number(w)}*{k}" for k, w in c["others"]) or "-",
+                    number(c["offset"]),
+                )
+                for c in info["couplings"]
+            ],
+        )
     out += ["", f"actuated coordinates: {' '.join(info['actuated'])}"]
     if "closure" in info:
         closure = info["closure"]
         out.append(f"passive coordinates:  {' '.join(info['passive']) or 'none'}")
         if closure["open"]:
-            state = "the loops are open: " + ", ".join(f"'{o['joint']}' (residual {o['residual']:.3g})"
-                                                       for o in closure["open"])
+            state = "the loops are open: " + ", ".join(
+                f"'{o['joint']}' (residual {o['residual']:.3g})" for o in closure["open"]
+            )
         else:
             cond = closure["cond_jp"]
             state = f"the loops close; cond(J_p) = {'inf' if cond is None else number(cond)}"

@@ -206,7 +206,7 @@ def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
                     frame[r, k] = T[i, r, k]
             mul_rigid(frame, rel, T[i])
         elif c == CODE_S:  # rotation vector; velocity = angular velocity in the child frame
-            rot = so3_exp(q[k0:k0 + 3])
+            rot = so3_exp(q[k0 : k0 + 3])
             for r in range(3):
                 for k in range(3):
                     rel[r, k] = rot[r, k]
@@ -214,7 +214,7 @@ def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
             for k in range(3):
                 _axis_line(T[i], pos, _UNIT[k], slides, S[k0 + k])
         else:  # CODE_F: T = exp(xi^) T0, spatial twist coordinates (eqs. 102-104)
-            mul_rigid(se3_exp(q[k0:k0 + 6]), frame, T[i])
+            mul_rigid(se3_exp(q[k0 : k0 + 6]), frame, T[i])
             for k in range(6):
                 S[k0 + k] = 0.0
                 S[k0 + k, k] = 1.0
@@ -306,8 +306,9 @@ def raise_nonfinite(bad: int) -> None:
         raise PgaDynError(f"{('q', 'qd', 'qdd')[bad]} contains non-finite values")
 
 
-def check_states(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
-                 actuated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+def check_states(
+    robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike, actuated: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """``(q, qd, qdd, batch)``: one state (1-D arrays (nq,)) or a batch of states (2-D, one row a
     sample, (samples, nq)) of the tree coordinates, or of the actuated coordinates q_a (n_a,)
     when ``actuated``, validated as finite float arrays; PgaDynError naming the argument."""
@@ -316,15 +317,21 @@ def check_states(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.Arr
     return q, qd, qdd, batch
 
 
-def state_arrays(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
-                 actuated: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
+def state_arrays(
+    robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike, actuated: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
     """:func:`check_states` but for the finiteness of the values, for a kernel that starts with
     :func:`first_nonfinite` on the flat arrays and whose caller passes its answer to
     :func:`raise_nonfinite` (one compiled call instead of two)."""
     check_robot(robot)
     size = len(robot.actuated) if actuated else robot.nq
-    if not (type(q) is type(qd) is type(qdd) is np.ndarray and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
-            and q.flags.carray and qd.flags.carray and qdd.flags.carray):  # not three arrays ready as they are
+    if not (
+        type(q) is type(qd) is type(qdd) is np.ndarray
+        and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+        and q.flags.carray
+        and qd.flags.carray
+        and qdd.flags.carray
+    ):  # not three arrays ready as they are
         q, qd, qdd = _state_array("q", q), _state_array("qd", qd), _state_array("qdd", qdd)
     shape = q.shape
     if not (shape == qd.shape == qdd.shape and (shape == (size,) or len(shape) == 2 and shape[1] == size)):
@@ -340,13 +347,15 @@ def _shape_error(robot: Robot, states, size: int, actuated: bool) -> PgaDynError
         shape = (x.shape[0] if x.ndim == 2 else "samples", size) if batch else (size,)
         if x.shape != shape:
             names = robot.actuated_names if actuated else robot.coordinate_names
-            return PgaDynError(f"{name} must have shape {shape} for robot '{robot.name}' "
-                               f"(coordinates {list(names)}), got {x.shape}")
+            return PgaDynError(
+                f"{name} must have shape {shape} for robot '{robot.name}' (coordinates {list(names)}), got {x.shape}"
+            )
     return PgaDynError("q, qd and qdd must hold the same number of samples")
 
 
-def tree_state(robot: Robot, q: np.ndarray, qd: np.ndarray | None = None,
-               qdd: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def tree_state(
+    robot: Robot, q: np.ndarray, qd: np.ndarray | None = None, qdd: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Poses T (n + 1, 4, 4), Jacobian lines S (nq, 6), twists V (n + 1, 6) and accelerations A
     (n + 1, 6) of one tree state (validated float arrays (nq,); qd, qdd default to zero)."""
     n, nq = robot.n, robot.nq
@@ -398,8 +407,9 @@ class Kinematics:
         Spatial twists (omega; v) and accelerations plus the gravity seed, A = dV/dt + G (eq. 70).
     """
 
-    def __init__(self, robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike | None = None,
-                 qdd: npt.ArrayLike | None = None) -> None:
+    def __init__(
+        self, robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike | None = None, qdd: npt.ArrayLike | None = None
+    ) -> None:
         zeros = np.zeros(robot.nq)
         q, qd, qdd, batch = check_states(robot, q, zeros if qd is None else qd, zeros if qdd is None else qdd)
         if batch:
@@ -419,9 +429,17 @@ class Kinematics:
         return jac
 
 
-def forward_pga(parent: np.ndarray, code: np.ndarray, origin: np.ndarray, axes: np.ndarray, qidx: np.ndarray,
-                seed: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                qdd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def forward_pga(
+    parent: np.ndarray,
+    code: np.ndarray,
+    origin: np.ndarray,
+    axes: np.ndarray,
+    qidx: np.ndarray,
+    seed: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The readable twin of :func:`forward`: the same tree kinematics written with the PGA of
     :mod:`pga_dyn.pga` (kingdon multivectors), one body at a time. Same arrays in; T (n+1, 4, 4),
     S (nq, 6), V (n+1, 6), A (n+1, 6) out. Slow; tests compare it with the kernel.
@@ -468,11 +486,11 @@ def forward_pga(parent: np.ndarray, code: np.ndarray, origin: np.ndarray, axes: 
             S[k], S[k + 1] = axis_line(frame, axes[i, 0]), axis_line(middle, axes[i, 1])
             carriers = [k, k + 1]
         elif c == CODE_S:
-            M.append(rotation(q[k:k + 3], 1.0) * frame)  # exp of the rotation vector
+            M.append(rotation(q[k : k + 3], 1.0) * frame)  # exp of the rotation vector
             for j in range(3):
                 S[k + j] = axis_line(M[i], np.eye(3)[j])
         else:  # F: T = exp(xi^) T0 in the spatial frame, fixed basis lines
-            M.append(frame * pga.motor_exp(pga.twist(q[k:k + 3], q[k + 3:k + 6])))
+            M.append(frame * pga.motor_exp(pga.twist(q[k : k + 3], q[k + 3 : k + 6])))
             for j in range(3):
                 S[k + j] = pga.line(np.eye(3)[j], zero)
                 S[k + 3 + j] = pga.line(zero, np.eye(3)[j])
@@ -488,6 +506,9 @@ def forward_pga(parent: np.ndarray, code: np.ndarray, origin: np.ndarray, axes: 
                 Ai = Ai + pga.commutator(S[j], Vi) * qd[j]
         V.append(Vi)
         A.append(Ai)
-    return (np.array([pga.matrix_from_motor(m) for m in M]),
-            np.array([pga.line_coords(L) for L in S]).reshape(-1, 6),
-            np.array([pga.line_coords(v) for v in V]), np.array([pga.line_coords(a) for a in A]))
+    return (
+        np.array([pga.matrix_from_motor(m) for m in M]),
+        np.array([pga.line_coords(L) for L in S]).reshape(-1, 6),
+        np.array([pga.line_coords(v) for v in V]),
+        np.array([pga.line_coords(a) for a in A]),
+    )

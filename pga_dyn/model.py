@@ -50,8 +50,15 @@ from typing import TYPE_CHECKING, Any
 import networkx as nx
 import numpy as np
 
-from .conventions import (DEFAULT_GRAVITY, JOINT_AXES, JOINT_DOF, LOOP_JOINT_TYPES, coordinate_names,
-                          inertia_of_pseudo, pseudo_inertia)
+from .conventions import (
+    DEFAULT_GRAVITY,
+    JOINT_AXES,
+    JOINT_DOF,
+    LOOP_JOINT_TYPES,
+    coordinate_names,
+    inertia_of_pseudo,
+    pseudo_inertia,
+)
 from .errors import ModelError
 
 if TYPE_CHECKING:
@@ -78,6 +85,7 @@ def frozen_array(value: npt.ArrayLike, dtype: npt.DTypeLike = float) -> np.ndarr
 #: gravity and sampled positions). The readers refuse them in files, the model in gravity.
 MAX_VALUE = 1e9
 
+
 @dataclass(frozen=True)
 class Inertial:
     """Mass properties of a link in its own frame: ``mass``, centre of mass ``com`` (3,) and the
@@ -88,7 +96,7 @@ class Inertial:
     inertia: np.ndarray
 
     @staticmethod
-    def zero() -> "Inertial":
+    def zero() -> Inertial:
         return Inertial(0.0, frozen_array(np.zeros(3)), frozen_array(np.zeros((3, 3))))
 
     def pseudo_inertia(self) -> np.ndarray:
@@ -243,6 +251,7 @@ def lump(inertials: Iterable[tuple[Inertial, np.ndarray]]) -> Inertial:
 def frozen_spec(spec: _Record) -> _Record:
     """A copy of a description record (LinkSpec, JointSpec, LoopSpec, CouplingSpec, Inertial) whose
     arrays, and those of the records it holds, are read-only copies."""
+
     def frozen(value):
         if isinstance(value, (np.ndarray, list)):
             return frozen_array(value, np.asarray(value).dtype)
@@ -270,10 +279,18 @@ class Description:
     floating_base: bool = False
     source: str | None = None
 
-    def build(self) -> "Robot":
+    def build(self) -> Robot:
         """The Robot of this description (validated as any robot is: a ModelError if it is not one)."""
-        return Robot(self.name, self.links, self.joints, self.loops, self.couplings, self.gravity,
-                     self.floating_base, self.source)
+        return Robot(
+            self.name,
+            self.links,
+            self.joints,
+            self.loops,
+            self.couplings,
+            self.gravity,
+            self.floating_base,
+            self.source,
+        )
 
 
 class ModelGraph(nx.MultiDiGraph):
@@ -326,13 +343,15 @@ class ModelGraph(nx.MultiDiGraph):
     edge_attr_dict_factory = Attributes
     graph_attr_dict_factory = Attributes
 
-    def freeze(self) -> "ModelGraph":
+    def freeze(self) -> ModelGraph:
         """Freeze the structure (``networkx.freeze``) and lock every attribute dict."""
-        for data in (self.graph, *(d for _, d in self.nodes(data=True)),
-                     *(d for *_, d in self.edges(keys=True, data=True))):
+        for data in (
+            self.graph,
+            *(d for _, d in self.nodes(data=True)),
+            *(d for *_, d in self.edges(keys=True, data=True)),
+        ):
             data.locked = True
         return nx.freeze(self)
-
 
 
 class Robot:
@@ -384,10 +403,17 @@ class Robot:
         (:mod:`pga_dyn.variants`).
     """
 
-    def __init__(self, name: str, links: Iterable[LinkSpec], joints: Iterable[JointSpec],
-                 loops: Iterable[LoopSpec] = (), couplings: Iterable[CouplingSpec] = (),
-                 gravity: npt.ArrayLike = DEFAULT_GRAVITY, floating_base: bool = False,
-                 source: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        links: Iterable[LinkSpec],
+        joints: Iterable[JointSpec],
+        loops: Iterable[LoopSpec] = (),
+        couplings: Iterable[CouplingSpec] = (),
+        gravity: npt.ArrayLike = DEFAULT_GRAVITY,
+        floating_base: bool = False,
+        source: str | None = None,
+    ) -> None:
         self.name = str(name)
         self.source = source
         where = source or self.name
@@ -399,7 +425,9 @@ class Robot:
             raise ModelError(f"{where}: gravity must be a vector of 3 numbers, got {gravity!r}")
         _check_finite(g, "gravity", where)
         if np.any(np.abs(g) > MAX_VALUE):
-            raise ModelError(f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component")
+            raise ModelError(
+                f"{where}: gravity {g.tolist()} is out of range: at most {MAX_VALUE:g} m/s^2 per component"
+            )
         self.gravity = frozen_array(g)
         self.floating_base = bool(floating_base)
         links, joints, loops, couplings = list(links), list(joints), list(loops), list(couplings)
@@ -411,23 +439,38 @@ class Robot:
         self.loop_specs = tuple(self._check_loop(loop, where) for loop in loops)
         self.loop_joints = tuple(self._loop_joint(loop, where) for loop in self.loop_specs)
         for index, lp in enumerate(self.loop_joints):
-            self.graph.add_edge(self.graph_name(lp.parent), self.graph_name(lp.child), key=lp.name, kind="loop",
-                                name=lp.name, type=lp.type, index=index, axes=lp.axes,
-                                parent_frame=lp.parent_frame, child_frame=lp.child_frame)
+            self.graph.add_edge(
+                self.graph_name(lp.parent),
+                self.graph_name(lp.child),
+                key=lp.name,
+                kind="loop",
+                name=lp.name,
+                type=lp.type,
+                index=index,
+                axes=lp.axes,
+                parent_frame=lp.parent_frame,
+                child_frame=lp.child_frame,
+            )
         self.couplings = tuple(self._couplings(tree, couplings, where))
         self._actuation(where)
         self.graph = self.graph.freeze()
-        self.description = Description(self.name, *(tuple(frozen_spec(spec) for spec in specs) for specs in
-                                                     (links, joints, loops, couplings)),
-                                       self.gravity, self.floating_base, source)
+        self.description = Description(
+            self.name,
+            *(tuple(frozen_spec(spec) for spec in specs) for specs in (links, joints, loops, couplings)),
+            self.gravity,
+            self.floating_base,
+            source,
+        )
         self._derived = {}
         self._frozen = True
 
     # -- frozen ---------------------------------------------------------------------------------
     def __setattr__(self, name, value):
         if getattr(self, "_frozen", False):
-            raise AttributeError(f"a Robot is frozen: '{name}' cannot be set; load the robot again "
-                                 "(e.g. robots.load(name, gravity=...)) to change it")
+            raise AttributeError(
+                f"a Robot is frozen: '{name}' cannot be set; load the robot again "
+                "(e.g. robots.load(name, gravity=...)) to change it"
+            )
         super().__setattr__(name, value)
 
     def __delattr__(self, name):
@@ -485,20 +528,25 @@ class Robot:
                 if link not in by_name:
                     raise ModelError(f"{at}: {role} link '{link}' is not defined")
             if tree.in_degree(joint.child):
-                (_, _, other), = tree.in_edges(joint.child, data="joint")
-                raise ModelError(f"{at}: link '{joint.child}' already has parent joint '{other.name}'"
-                                 " (a link has one parent; close loops with <loop>)")
+                ((_, _, other),) = tree.in_edges(joint.child, data="joint")
+                raise ModelError(
+                    f"{at}: link '{joint.child}' already has parent joint '{other.name}'"
+                    " (a link has one parent; close loops with <loop>)"
+                )
             if joint.parent == joint.child:
                 raise ModelError(f"{at}: parent and child are the same link '{joint.child}'")
             tree.add_edge(joint.parent, joint.child, joint=joint)
         if not nx.is_directed_acyclic_graph(tree):
             cycle = nx.find_cycle(tree)
-            raise ModelError(f"{where}: the joints form a cycle through links "
-                             f"{[edge[0] for edge in cycle]} (declare one joint of a loop as <loop>)")
+            raise ModelError(
+                f"{where}: the joints form a cycle through links "
+                f"{[edge[0] for edge in cycle]} (declare one joint of a loop as <loop>)"
+            )
         roots = [name for name in by_name if tree.in_degree(name) == 0]
         if len(roots) != 1:
-            raise ModelError(f"{where}: the links form {len(roots)} separate trees (roots {roots}); "
-                             "a robot has one root link")
+            raise ModelError(
+                f"{where}: the links form {len(roots)} separate trees (roots {roots}); a robot has one root link"
+            )
         tree.graph["root"] = roots[0]
         return tree
 
@@ -509,16 +557,21 @@ class Robot:
         for role, link in (("predecessor", loop.predecessor), ("successor", loop.successor)):
             if link not in self._link_body:
                 raise ModelError(f"{at}: {role} link '{link}' is not defined")
-        origins = [_rigid(loop.predecessor_origin, at + " predecessor"),
-                   _rigid(loop.successor_origin, at + " successor")]
+        origins = [
+            _rigid(loop.predecessor_origin, at + " predecessor"),
+            _rigid(loop.successor_origin, at + " successor"),
+        ]
         need = JOINT_AXES[loop.type]
         if len(loop.axes) != need:
             raise ModelError(f"{at}: a loop joint of type {loop.type} takes {need} axes, got {len(loop.axes)}")
         for axis in loop.axes:
             _unit(axis, at)
-        return dataclasses.replace(loop, predecessor_origin=frozen_array(origins[0]),
-                                   successor_origin=frozen_array(origins[1]),
-                                   axes=frozen_array(np.asarray(loop.axes, dtype=float).reshape(-1, 3)))
+        return dataclasses.replace(
+            loop,
+            predecessor_origin=frozen_array(origins[0]),
+            successor_origin=frozen_array(origins[1]),
+            axes=frozen_array(np.asarray(loop.axes, dtype=float).reshape(-1, 3)),
+        )
 
     def _loop_joint(self, loop, where) -> LoopJoint:
         """The loop between the bodies carrying its links, oriented parent < child."""
@@ -557,7 +610,9 @@ class Robot:
             if joint.mimic is not None and joint.type != "fixed":  # a fixed joint has nothing to follow with
                 at = f"{where}: joint '{joint.name}' <mimic>"
                 leader, ratio, offset = joint.mimic
-                yield Coupling(joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset))
+                yield Coupling(
+                    joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset)
+                )
         for c in couplings:
             at = f"{where}: coupling '{c.name}'"
             for link in (c.predecessor, c.successor):
@@ -571,18 +626,30 @@ class Robot:
                 for i in path:
                     terms[coordinate(self.joint_names[i], at)] = weight
             ends = [coordinate(self.joint_names[path[-1]], at) for path in paths]
-            dependent = [k for i in paths[0] + paths[1] if flag.get(self.joint_names[i]) is False
-                         for k in [coordinate(self.joint_names[i], at)]]
+            dependent = [
+                k
+                for i in paths[0] + paths[1]
+                if flag.get(self.joint_names[i]) is False
+                for k in [coordinate(self.joint_names[i], at)]
+            ]
             follower = ends[1]
             if flag.get(self.joint_names[paths[1][-1]]) is True and dependent:
                 if len(dependent) > 1:
-                    raise ModelError(f"{at}: joints {[self.coordinate_names[k] for k in dependent]} on its paths are "
-                                     "all marked independent=\"false\": a coupling determines one of them")
+                    raise ModelError(
+                        f"{at}: joints {[self.coordinate_names[k] for k in dependent]} on its paths are "
+                        'all marked independent="false": a coupling determines one of them'
+                    )
                 follower = dependent[0]
             scale = -1.0 / terms.pop(follower)  # q_f = sum(-(a_k / a_f) q_k)
             leader = ends[0] if follower == ends[1] else ends[1]
-            yield Coupling(c.name, follower, leader, scale * terms.pop(leader), 0.0,
-                           tuple((k, scale * a) for k, a in sorted(terms.items())))
+            yield Coupling(
+                c.name,
+                follower,
+                leader,
+                scale * terms.pop(leader),
+                0.0,
+                tuple((k, scale * a) for k, a in sorted(terms.items())),
+            )
 
     def _paths_from_common_ancestor(self, link_a, link_b, at):
         """The tree joints (body indices, top down) from the nearest common ancestor of the bodies
@@ -605,9 +672,11 @@ class Robot:
         followed = {}
         for coupling in self.couplings:
             if coupling.follower in followed:
-                raise ModelError(f"{where}: coupling '{coupling.name}': joint "
-                                 f"'{self.coordinate_names[coupling.follower]}' already follows "
-                                 f"'{followed[coupling.follower]}'")
+                raise ModelError(
+                    f"{where}: coupling '{coupling.name}': joint "
+                    f"'{self.coordinate_names[coupling.follower]}' already follows "
+                    f"'{followed[coupling.follower]}'"
+                )
             followed[coupling.follower] = coupling.name
         chain = nx.DiGraph((k, c.follower) for c in self.couplings for k in c.leaders)
         if not nx.is_directed_acyclic_graph(chain):
@@ -619,7 +688,7 @@ class Robot:
         for coupling in self.couplings:
             independent[coupling.follower] = False
         if self.constrained and not independent.any():
-            raise ModelError(f"{where}: no independent coordinate: mark the actuated joints independent=\"true\"")
+            raise ModelError(f'{where}: no independent coordinate: mark the actuated joints independent="true"')
         self.actuated = frozen_array(np.flatnonzero(independent), np.int64)
         self.passive = frozen_array(np.flatnonzero(~independent), np.int64)
         self._check_determined(followed, where)
@@ -629,24 +698,35 @@ class Robot:
         one whose cycle (a loop cluster) holds its joint: a joint below the branching of a loop's
         two ends moves one end relative to the other. A passive joint that nothing moves would leave the model under-determined (and
         its configuration, velocity and acceleration arbitrary)."""
-        moved = {k for cluster in self.loop_clusters for body in cluster
-                 for k in range(*self.coordinates(body).indices(self.nq))}
+        moved = {
+            k
+            for cluster in self.loop_clusters
+            for body in cluster
+            for k in range(*self.coordinates(body).indices(self.nq))
+        }
         loose = [k for k in self.passive if k not in followed and k not in moved]
         if not loose:
             return
         names = [self.coordinate_names[k] for k in loose]
         ties = [c.name for c in self.couplings if set(c.leaders) & set(loose)]
-        tie = (f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
-               f"make{'' if len(ties) > 1 else 's'} other joints follow {'it' if len(loose) == 1 else 'them'}, "
-               "but nothing determines " + ("it" if len(loose) == 1 else "them")) if ties else ""
-        what = (f"joint '{names[0]}' is" if len(names) == 1 else
-                f"joints {', '.join(repr(n) for n in names)} are")
+        tie = (
+            (
+                f"; coupling{'s' if len(ties) > 1 else ''} {', '.join(repr(t) for t in ties)} "
+                f"make{'' if len(ties) > 1 else 's'} other joints follow {'it' if len(loose) == 1 else 'them'}, "
+                "but nothing determines " + ("it" if len(loose) == 1 else "them")
+            )
+            if ties
+            else ""
+        )
+        what = f"joint '{names[0]}' is" if len(names) == 1 else f"joints {', '.join(repr(n) for n in names)} are"
         it = "it" if len(names) == 1 else "them"
-        raise ModelError(f"{where}: {what} marked independent=\"false\" but no loop joint moves {it} and no "
-                         f"coupling determines {it}{tie} (mark {it} independent, or add the <loop> or <coupling> "
-                         f"that drives {it}; a transmission that no element of the file states, such as a "
-                         "differential between two rotors and two joints, is not supported: URDF+ has no "
-                         "element for it)")
+        raise ModelError(
+            f'{where}: {what} marked independent="false" but no loop joint moves {it} and no '
+            f"coupling determines {it}{tie} (mark {it} independent, or add the <loop> or <coupling> "
+            f"that drives {it}; a transmission that no element of the file states, such as a "
+            "differential between two rotors and two joints, is not supported: URDF+ has no "
+            "element for it)"
+        )
 
     # -- construction ---------------------------------------------------------------------------
     def _build(self, tree, by_name, where):
@@ -654,8 +734,10 @@ class Robot:
         bodies, and fill the graph and the arrays of the tree joints."""
         root = tree.graph["root"]
         if self.floating_base and "world" in by_name:
-            raise ModelError(f"{where}: a floating base cannot be added to a robot that has a link "
-                             "named 'world' (it is fixed to the world already)")
+            raise ModelError(
+                f"{where}: a floating base cannot be added to a robot that has a link "
+                "named 'world' (it is fixed to the world already)"
+            )
         world = "world" if self.floating_base else root
         link_body, link_pose = {root: root}, {root: np.eye(4)}
         moving = [JointSpec(f"{root}_floating", "F", world, root)] if self.floating_base else []
@@ -680,8 +762,10 @@ class Robot:
         for body in bodies[1:]:
             inertial = lump((by_name[link].inertial, link_pose[link]) for link in members[body])
             if not all(np.all(np.isfinite(v)) for v in (inertial.mass, inertial.com, inertial.inertia)):
-                raise ModelError(f"{where}: the lumped inertial of body '{body}' (links {members[body]}) "
-                                 "is not finite: a mass, centre of mass or inertia is too large")
+                raise ModelError(
+                    f"{where}: the lumped inertial of body '{body}' (links {members[body]}) "
+                    "is not finite: a mass, centre of mass or inertia is too large"
+                )
             graph.add_node(body, index=index[body], inertial=inertial, links=tuple(members[body]))
 
         nb = len(bodies)
@@ -705,12 +789,21 @@ class Robot:
                 raise ModelError(f"{at}: the two axes of a universal joint are parallel")
             q_index[i + 1] = q_index[i] + JOINT_DOF[joint.type]
             names += coordinate_names(joint.name, joint.type)
-            joint = dataclasses.replace(joint, origin=frozen_array(_rigid(joint.origin, at)),
-                                        axes=frozen_array(given))
+            joint = dataclasses.replace(joint, origin=frozen_array(_rigid(joint.origin, at)), axes=frozen_array(given))
             tree_joints.append(joint)
-            graph.add_edge(bodies[parent[i]], joint.child, key=joint.name, kind="tree", name=joint.name,
-                           type=joint.type, index=i, axes=frozen_array(axes[i, :need]), origin=frozen_array(origin[i]),
-                           independent=joint.independent, mimic=joint.mimic)
+            graph.add_edge(
+                bodies[parent[i]],
+                joint.child,
+                key=joint.name,
+                kind="tree",
+                name=joint.name,
+                type=joint.type,
+                index=i,
+                axes=frozen_array(axes[i, :need]),
+                origin=frozen_array(origin[i]),
+                independent=joint.independent,
+                mimic=joint.mimic,
+            )
         self.parent, self.origin = frozen_array(parent, np.int64), frozen_array(origin)
         self.axes, self.q_index = frozen_array(axes), frozen_array(q_index, np.int64)
         self.joint_type = ("base", *(joint.type for joint in moving))
@@ -763,8 +856,7 @@ class Robot:
     def body_index(self, link: str) -> int:
         """Index of the body that carries URDF link ``link`` (0 for links fixed to the base)."""
         try:
-            return self._body_index[self._link_body[link]] if not (
-                self.floating_base and link == "world") else 0
+            return self._body_index[self._link_body[link]] if not (self.floating_base and link == "world") else 0
         except KeyError:
             raise ModelError(f"{self.source or self.name}: no link named '{link}'") from None
 
@@ -803,32 +895,59 @@ class Robot:
         return tuple(tuple(sorted(c)) for c in sorted(nx.connected_components(cycles), key=min))
 
     def __repr__(self) -> str:
-        return (f"Robot({self.name!r}, bodies={self.n}, coordinates={self.nq}, "
-                f"loops={len(self.loop_joints)}, floating_base={self.floating_base})")
+        return (
+            f"Robot({self.name!r}, bodies={self.n}, coordinates={self.nq}, "
+            f"loops={len(self.loop_joints)}, floating_base={self.floating_base})"
+        )
 
     # -- notebooks (pga_dyn.display) ----------------------------------------------------------
     def _table(self):
         from .display import number  # masses as pga_dyn.info's report prints them
 
         headers = ("body", "name", "joint", "type", "parent", "coordinates", "mass (kg)", "links merged")
-        rows = [(i, self.body_names[i - 1], self.joint_names[i], self.joint_type[i],
-                 self.graph_name(int(self.parent[i])),
-                 ", ".join(self.coordinate_names[k] + ("" if k in set(self.actuated) else " (passive)")
-                           for k in range(self.coordinates(i).start, self.coordinates(i).stop)),
-                 number(self.inertial(i).mass), ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]))
-                for i in range(1, self.n + 1)]
-        rows += [("loop", lp.name, lp.name, lp.type, f"{self.graph_name(lp.parent)} - {self.graph_name(lp.child)}",
-                  "", "", "") for lp in self.loop_joints]
+        rows = [
+            (
+                i,
+                self.body_names[i - 1],
+                self.joint_names[i],
+                self.joint_type[i],
+                self.graph_name(int(self.parent[i])),
+                ", ".join(
+                    self.coordinate_names[k] + ("" if k in set(self.actuated) else " (passive)")
+                    for k in range(self.coordinates(i).start, self.coordinates(i).stop)
+                ),
+                number(self.inertial(i).mass),
+                ", ".join(self.graph.nodes[self.body_names[i - 1]]["links"]),
+            )
+            for i in range(1, self.n + 1)
+        ]
+        rows += [
+            (
+                "loop",
+                lp.name,
+                lp.name,
+                lp.type,
+                f"{self.graph_name(lp.parent)} - {self.graph_name(lp.child)}",
+                "",
+                "",
+                "",
+            )
+            for lp in self.loop_joints
+        ]
         return headers, rows
 
     def _repr_html_(self) -> str:
         from .display import html_table
-        return html_table(f"{self!r}: {self.num_parameters} inertial parameters, actuated "
-                          f"{', '.join(self.actuated_names)}", *self._table())
+
+        return html_table(
+            f"{self!r}: {self.num_parameters} inertial parameters, actuated {', '.join(self.actuated_names)}",
+            *self._table(),
+        )
 
     def to_frame(self) -> pandas.DataFrame:
         """The bodies (and loop joints) as a pandas DataFrame, the table shown in notebooks."""
         from .display import data_frame
+
         return data_frame(*self._table())
 
 

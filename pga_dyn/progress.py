@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 __all__ = ["reporting", "report"]
 
 _LISTENER: contextvars.ContextVar[Callable[[str, int, int], object] | None] = contextvars.ContextVar(
-    "pga_dyn_progress", default=None)
+    "pga_dyn_progress", default=None
+)
 
 
 @contextlib.contextmanager

@@ -101,8 +101,18 @@ def state_limit(robot: Robot, max_cond: float) -> float:
     con = constraints(robot)
     return float(max_cond if con.moved else max(max_cond, REFERENCE_FACTOR * con.cond_ref))
 
-def record_states(robot: Robot, t, q_a, qd_a, qdd_a, passive=None, max_cond: float | None = None,
-                  passive_tol: float = PASSIVE_TOL, source: str | None = None) -> States:
+
+def record_states(
+    robot: Robot,
+    t,
+    q_a,
+    qd_a,
+    qdd_a,
+    passive=None,
+    max_cond: float | None = None,
+    passive_tol: float = PASSIVE_TOL,
+    source: str | None = None,
+) -> States:
     """Assemble a record, time-ordered actuated states (rows of (ns, n_a) arrays at the times
     ``t`` (ns,)), along the record: the first sample from the reference configuration along a
     regular path (``regular=True`` of :meth:`pga_dyn.loops.system.Constraints.assemble`: the
@@ -160,8 +170,9 @@ def passive_measurements(robot: Robot, passive, ns: int, where: str = "arrays") 
     out = {}
     for name, values in (passive or {}).items():
         if name not in free:
-            raise PgaDynError(f"{where}: q_{name}: '{name}' is not a passive coordinate of '{robot.name}' "
-                              f"(passive: {free})")
+            raise PgaDynError(
+                f"{where}: q_{name}: '{name}' is not a passive coordinate of '{robot.name}' (passive: {free})"
+            )
         x = float_array(f"{where}: q_{name}", values)
         if x.shape != (ns,):
             raise PgaDynError(f"{where}: q_{name} must hold one value per sample ({ns}), got shape {x.shape}")
@@ -181,17 +192,25 @@ def _along_record(robot: Robot, t, q_a, qd_a, qdd_a, limit: float, where: str) -
     for s in range(ns):
         first = s == 0 or t[s] <= t[s - 1]
         try:
-            Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(q_a[s], qd_a[s], qdd_a[s], None if first else Q[s - 1],
-                                                              regular=True)
+            Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(
+                q_a[s], qd_a[s], qdd_a[s], None if first else Q[s - 1], regular=True
+            )
         except PgaDynError as exc:
-            leg = ("from the reference configuration along a regular path" if first else
-                   f"from the previous sample (t = {t[s - 1]:.6g} s) in the model's assembly mode")
-            raise PgaDynError(f"{where}: t = {t[s]:.6g} s (sample {s}): the record leaves the assembly mode of the "
-                              f"model: this sample is not reached {leg}: {exc}") from None
+            leg = (
+                "from the reference configuration along a regular path"
+                if first
+                else f"from the previous sample (t = {t[s - 1]:.6g} s) in the model's assembly mode"
+            )
+            raise PgaDynError(
+                f"{where}: t = {t[s]:.6g} s (sample {s}): the record leaves the assembly mode of the "
+                f"model: this sample is not reached {leg}: {exc}"
+            ) from None
         if cond[s] >= limit:
-            raise PgaDynError(f"{where}: t = {t[s]:.6g} s (sample {s}): cond(J_p) = {cond[s]:.3g} reaches the limit "
-                              f"{limit:.3g}: the record comes so close to a singular configuration that it cannot "
-                              "tell the model's assembly mode from another")
+            raise PgaDynError(
+                f"{where}: t = {t[s]:.6g} s (sample {s}): cond(J_p) = {cond[s]:.3g} reaches the limit "
+                f"{limit:.3g}: the record comes so close to a singular configuration that it cannot "
+                "tell the model's assembly mode from another"
+            )
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0, limit)
 
 
@@ -213,10 +232,12 @@ def _check_passive(robot: Robot, q, measured: dict, t, tol: float, where: str) -
         s = int(np.flatnonzero(bad.any(axis=1))[0])
         c = int(np.flatnonzero(bad[s])[0])
         k = columns[c]
-        raise PgaDynError(f"{where}: the record runs in another assembly mode from t = {t[s]:.6g} s (sample {s}): "
-                          f"the measured {names[k]} = {measured[k][s]:.6g} differs from the model's assembly "
-                          f"{q[s, k]:.6g} by {abs(diff[s, c]):.3g} (tolerance {tol:g}); give a model whose q0 is "
-                          "in the machine's assembly mode")
+        raise PgaDynError(
+            f"{where}: the record runs in another assembly mode from t = {t[s]:.6g} s (sample {s}): "
+            f"the measured {names[k]} = {measured[k][s]:.6g} differs from the model's assembly "
+            f"{q[s, k]:.6g} by {abs(diff[s, c]):.3g} (tolerance {tol:g}); give a model whose q0 is "
+            "in the machine's assembly mode"
+        )
 
 
 def _is_angle(robot: Robot, k: int) -> bool:
@@ -270,8 +291,12 @@ def default_bounds(robot: Robot) -> np.ndarray:
             if joint.limits is not None and sl.start in set(robot.actuated):
                 bad.append(f"'{joint.name}' {list(joint.limits)}")
     if bad:
-        warnings.warn(f"{robot.source or robot.name}: joint limits narrower than {MIN_RANGE} ignored for sampling, "
-                      f"the default range used instead: {', '.join(bad)}", PgaDynWarning, stacklevel=3)
+        warnings.warn(
+            f"{robot.source or robot.name}: joint limits narrower than {MIN_RANGE} ignored for sampling, "
+            f"the default range used instead: {', '.join(bad)}",
+            PgaDynWarning,
+            stacklevel=3,
+        )
     return bounds[robot.actuated]
 
 
@@ -286,8 +311,9 @@ def bounds_array(robot: Robot, bounds) -> np.ndarray:
         names = list(robot.actuated_names)
         for name, pair in bounds.items():
             if name not in names:
-                raise PgaDynError(f"bounds: '{name}' is not an actuated coordinate of '{robot.name}' "
-                                  f"(actuated: {names})")
+                raise PgaDynError(
+                    f"bounds: '{name}' is not an actuated coordinate of '{robot.name}' (actuated: {names})"
+                )
             pair = float_array(f"bounds['{name}']", pair)
             if pair.shape != (2,):
                 raise PgaDynError(f"bounds['{name}'] must be a (lower, upper) pair, got shape {pair.shape}")
@@ -295,8 +321,10 @@ def bounds_array(robot: Robot, bounds) -> np.ndarray:
     else:
         box = float_array("bounds", bounds)
     if box.shape != (na, 2) or not np.all(np.isfinite(box)) or np.any(box[:, 0] >= box[:, 1]):
-        raise PgaDynError(f"bounds must be finite (lower, upper) pairs, lower < upper, of shape ({na}, 2) for the "
-                          f"actuated coordinates {list(robot.actuated_names)}, got {box.tolist()}")
+        raise PgaDynError(
+            f"bounds must be finite (lower, upper) pairs, lower < upper, of shape ({na}, 2) for the "
+            f"actuated coordinates {list(robot.actuated_names)}, got {box.tolist()}"
+        )
     return box
 
 
@@ -307,8 +335,15 @@ def count(name: str, value) -> int:
     return int(value)
 
 
-def sample_states(robot: Robot, n: int, seed=None, bounds=None, max_cond: float = 30.0,
-                  max_draws: int | None = None, seconds: float | None = None) -> States:
+def sample_states(
+    robot: Robot,
+    n: int,
+    seed=None,
+    bounds=None,
+    max_cond: float = 30.0,
+    max_draws: int | None = None,
+    seconds: float | None = None,
+) -> States:
     """``n`` valid states: q_a uniform in a box, qd_a and qdd_a uniform in (-1, 1).
 
     A robot with couplings only is solved in closed form: no draw is rejected. With loop
@@ -383,7 +418,9 @@ def _closed_form_states(robot: Robot, n: int, box, rng) -> States:
     q_a = rng.uniform(box[:, 0], box[:, 1], (n, na))
     qd_a, qdd_a = rng.uniform(-1, 1, (2, n, na))
     if not robot.constrained:
-        G = np.broadcast_to(np.eye(robot.nq), (n, robot.nq, robot.nq))  # one identity, read-only: O(nq^2), not O(n nq^2)
+        G = np.broadcast_to(
+            np.eye(robot.nq), (n, robot.nq, robot.nq)
+        )  # one identity, read-only: O(nq^2), not O(n nq^2)
         return States(robot, q_a, qd_a, qdd_a, q_a.copy(), qd_a.copy(), qdd_a.copy(), G, np.ones(n), n, 0)
     return complete_states(robot, q_a, qd_a, qdd_a)
 
@@ -401,12 +438,15 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
     deadline = np.inf if seconds is None else time.perf_counter() + seconds
     while len(kept) < n and drawn < max_draws:
         if time.perf_counter() > deadline:
-            raise PgaDynError(f"{robot.source or robot.name}: sampling stopped after {seconds:.3g} s: {len(kept)} of "
-                              f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
-                              "time or change bounds")
+            raise PgaDynError(
+                f"{robot.source or robot.name}: sampling stopped after {seconds:.3g} s: {len(kept)} of "
+                f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
+                "time or change bounds"
+            )
         drawn += 1
-        q_a, qd_a, qdd_a = _draw(rng, con, centre + scale * (box[:, 0] - centre),
-                                 centre + scale * (box[:, 1] - centre), q_a, todo)
+        q_a, qd_a, qdd_a = _draw(
+            rng, con, centre + scale * (box[:, 0] - centre), centre + scale * (box[:, 1] - centre), q_a, todo
+        )
         good, state = _assemble_draw(con, q_a, qd_a, qdd_a, z, todo, max_cond)
         stage += len(todo)
         stage_kept += len(good)
@@ -419,14 +459,20 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
         if stage >= STAGE_DRAWS * n * len(parts) and stage_kept < MIN_YIELD * stage and scale > MIN_SCALE:
             scale, stage, stage_kept = scale / 2, 0, 0  # the reference's regular region is a small part of the box
     if scale < 1.0 and len(kept) >= n:
-        warnings.warn(f"{robot.source or robot.name}: fewer than {MIN_YIELD:.0%} of the draws from the sampling box "
-                      "reached their actuated position on the reference's assembly branch without meeting a singular "
-                      f"configuration: the box was shrunk {1 / scale:g} times around the reference, "
-                      f"q_a = {np.round(centre, 3).tolist()} (the rank is structural: any open part of the branch "
-                      "gives it)", PgaDynWarning, stacklevel=3)
+        warnings.warn(
+            f"{robot.source or robot.name}: fewer than {MIN_YIELD:.0%} of the draws from the sampling box "
+            "reached their actuated position on the reference's assembly branch without meeting a singular "
+            f"configuration: the box was shrunk {1 / scale:g} times around the reference, "
+            f"q_a = {np.round(centre, 3).tolist()} (the rank is structural: any open part of the branch "
+            "gives it)",
+            PgaDynWarning,
+            stacklevel=3,
+        )
     if len(kept) < n:
-        raise PgaDynError(f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
-                          f"cond(J_p) < {max_cond}); widen max_draws or change bounds")
+        raise PgaDynError(
+            f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
+            f"cond(J_p) < {max_cond}); widen max_draws or change bounds"
+        )
     cols = [np.array(c) for c in zip(*kept)]
     return States(robot, *cols, drawn=drawn, rejected=drawn - n, max_cond=float(max_cond))
 

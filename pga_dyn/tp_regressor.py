@@ -31,10 +31,27 @@ import numba
 import numpy as np
 from numba import njit
 
-from .conventions import PARAM_COL, PARAM_INDEX, PARAM_ROW, link_to_pseudo, pseudo_to_link, pseudo_to_vector, vector_to_pseudo
+from .conventions import (
+    PARAM_COL,
+    PARAM_INDEX,
+    PARAM_ROW,
+    link_to_pseudo,
+    pseudo_to_link,
+    pseudo_to_vector,
+    vector_to_pseudo,
+)
 from .errors import PgaDynError
-from .kinematics import (first_nonfinite, float_array, forward, initial_poses, inverse_initial_poses, mul_rigid,
-                         raise_nonfinite, robot_arrays, state_arrays)
+from .kinematics import (
+    first_nonfinite,
+    float_array,
+    forward,
+    initial_poses,
+    inverse_initial_poses,
+    mul_rigid,
+    raise_nonfinite,
+    robot_arrays,
+    state_arrays,
+)
 from .loops import constraints
 from .model import Robot
 
@@ -117,8 +134,21 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
     for s in range(Q.shape[0] // nq):
         rows = s * nq
-        forward(parent, code, origin, axes, qidx, gravity, Q[rows:rows + nq], QD[rows:rows + nq],
-                QDD[rows:rows + nq], T, S, V, A)
+        forward(
+            parent,
+            code,
+            origin,
+            axes,
+            qidx,
+            gravity,
+            Q[rows : rows + nq],
+            QD[rows : rows + nq],
+            QDD[rows : rows + nq],
+            T,
+            S,
+            V,
+            A,
+        )
         for j in range(nq):
             for c in range(10 * n):
                 Y[rows + j, c] = 0.0
@@ -141,8 +171,7 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
     return -1
 
 
-def tp_tensor_pga(arrays: RobotArrays, T0inv: np.ndarray, q: np.ndarray, qd: np.ndarray,
-                  qdd: np.ndarray) -> np.ndarray:
+def tp_tensor_pga(arrays: RobotArrays, T0inv: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """The readable twin of :func:`_tp_batch` for one state: R[j, i, m, n] = L_j^i ^ (E_m v Edd_n)
     (eq. 49, Algorithm 5) written with :mod:`pga_dyn.pga`, on the kinematics of
     :func:`pga_dyn.kinematics.forward_pga`. ``arrays`` are the kernels' arrays
@@ -160,8 +189,12 @@ def tp_tensor_pga(arrays: RobotArrays, T0inv: np.ndarray, q: np.ndarray, qd: np.
     parent, qidx = arrays.parent, arrays.q_index
     T, S, V, A = forward_pga(*arrays, q, qd, qdd)
     n = parent.shape[0] - 1
-    frame = (pga.direction(1.0, 0.0, 0.0), pga.direction(0.0, 1.0, 0.0), pga.direction(0.0, 0.0, 1.0),
-             pga.point(0.0, 0.0, 0.0))
+    frame = (
+        pga.direction(1.0, 0.0, 0.0),
+        pga.direction(0.0, 1.0, 0.0),
+        pga.direction(0.0, 0.0, 1.0),
+        pga.point(0.0, 0.0, 0.0),
+    )
     R = np.zeros((q.shape[0], n, 4, 4))
     for i in range(1, n + 1):
         D = pga.motor_from_matrix(T[i] @ T0inv[i])
@@ -188,8 +221,7 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
     one when None)."""
     if out is None:
         return np.empty(shape)
-    if (not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64
-            or not out.flags.carray):
+    if not isinstance(out, np.ndarray) or out.shape != shape or out.dtype != np.float64 or not out.flags.carray:
         raise PgaDynError(f"out must be a writable C-contiguous float64 array of shape {shape}")
     return out
 
@@ -198,21 +230,42 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
 _NO_TENSOR = np.zeros((0, 0, 4, 4))
 
 
-def tree_regressor(robot: Robot, Q: np.ndarray, QD: np.ndarray, QDD: np.ndarray, want_tensor: bool = False,
-                   out: np.ndarray | None = None) -> np.ndarray:
+def tree_regressor(
+    robot: Robot,
+    Q: np.ndarray,
+    QD: np.ndarray,
+    QDD: np.ndarray,
+    want_tensor: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
     batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
     PgaDynError naming an argument that holds a NaN or an infinity."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     Y = output_array((ns, nq, 10 * n), out)
     tensor = np.zeros((ns * nq, n, 4, 4)) if want_tensor else _NO_TENSOR
-    raise_nonfinite(_tp_batch(*robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), tensor,
-                              Y.reshape(ns * nq, 10 * n)))
+    raise_nonfinite(
+        _tp_batch(
+            *robot.derived(_kernel_arrays),
+            Q.reshape(-1),
+            QD.reshape(-1),
+            QDD.reshape(-1),
+            tensor,
+            Y.reshape(ns * nq, 10 * n),
+        )
+    )
     return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
 
 
-def actuated_regressor(robot: Robot, Q: np.ndarray, QD: np.ndarray, QDD: np.ndarray, G: np.ndarray | None,
-                       want_tensor: bool = False, out: np.ndarray | None = None) -> np.ndarray:
+def actuated_regressor(
+    robot: Robot,
+    Q: np.ndarray,
+    QD: np.ndarray,
+    QDD: np.ndarray,
+    G: np.ndarray | None,
+    want_tensor: bool = False,
+    out: np.ndarray | None = None,
+) -> np.ndarray:
     """The regressor (samples, n_a, 10 n), or tensor (samples, n_a, n, 4, 4), with respect to the
     actuated coordinates of assembled tree states Q, QD, QDD (samples, nq): the projection
     Y_a = G^T Y_tree with G = dq/dq_a (samples, nq, n_a), i.e. L_j^i = sum_k L_k dq_k/dq_aj
@@ -298,8 +351,9 @@ def regressor_tensor(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt
     return _run(robot, q, qd, qdd, True)
 
 
-def regressor(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike,
-              out: np.ndarray | None = None) -> np.ndarray:
+def regressor(
+    robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike, qdd: npt.ArrayLike, out: np.ndarray | None = None
+) -> np.ndarray:
     """The matrix regressor Y with Y @ inertial_parameters(robot) = tau (eq. 50).
 
     Parameters
@@ -334,9 +388,13 @@ def inertial_parameters(robot: Robot) -> np.ndarray:
         world coordinates; :data:`pga_dyn.conventions.PARAM_INDEX`).
     """
     T0 = initial_poses(robot)
-    return np.concatenate([
-        pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T)
-        for i in range(1, robot.n + 1)]) if robot.n else np.zeros(0)
+    return (
+        np.concatenate(
+            [pseudo_to_vector(T0[i] @ robot.inertial(i).pseudo_inertia() @ T0[i].T) for i in range(1, robot.n + 1)]
+        )
+        if robot.n
+        else np.zeros(0)
+    )
 
 
 def per_body(robot: Robot, x: npt.ArrayLike, name: str) -> np.ndarray:
@@ -367,8 +425,9 @@ def from_link_parameters(robot: Robot, phi: npt.ArrayLike) -> np.ndarray:
     """
     phi = per_body(robot, phi, "phi")
     T0 = initial_poses(robot)
-    return np.concatenate([np.zeros(0)] + [pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T)
-                                           for i, p in enumerate(phi)])  # n = 0: no parameter
+    return np.concatenate(
+        [np.zeros(0)] + [pseudo_to_vector(T0[i + 1] @ link_to_pseudo(p) @ T0[i + 1].T) for i, p in enumerate(phi)]
+    )  # n = 0: no parameter
 
 
 def to_link_parameters(robot: Robot, pi: npt.ArrayLike) -> np.ndarray:
@@ -387,8 +446,7 @@ def to_link_parameters(robot: Robot, pi: npt.ArrayLike) -> np.ndarray:
     """
     pi = per_body(robot, pi, "pi")
     inv = inverse_initial_poses(robot)
-    return np.array([pseudo_to_link(inv[i + 1] @ vector_to_pseudo(x) @ inv[i + 1].T)
-                     for i, x in enumerate(pi)])
+    return np.array([pseudo_to_link(inv[i + 1] @ vector_to_pseudo(x) @ inv[i + 1].T) for i, x in enumerate(pi)])
 
 
 def _link_blocks(robot: Robot) -> np.ndarray:
@@ -411,7 +469,7 @@ def _link_map(robot: Robot) -> np.ndarray:
     n = robot.n
     F = np.zeros((10 * n, 10 * n))
     for b, block in enumerate(link_blocks(robot)):
-        F[10 * b:10 * b + 10, 10 * b:10 * b + 10] = block
+        F[10 * b : 10 * b + 10, 10 * b : 10 * b + 10] = block
     return F
 
 

@@ -54,8 +54,10 @@ def move_joints(robot: Robot, offsets: dict, name: str | None = None) -> Robot:
     moves = {}
     for joint, offset in dict(offsets).items():
         if joint not in joints and joint not in loops:
-            raise ModelError(f"{where}: move_joints: no joint or loop joint named {joint!r} (joints: "
-                             f"{', '.join(list(joints) + list(loops))})")
+            raise ModelError(
+                f"{where}: move_joints: no joint or loop joint named {joint!r} (joints: "
+                f"{', '.join(list(joints) + list(loops))})"
+            )
         d = np.asarray(offset, dtype=float)
         if d.shape != (3,) or not np.all(np.isfinite(d)):
             raise ModelError(f"{where}: move_joints: the offset of {joint!r} must be 3 finite numbers, got {offset!r}")
@@ -74,14 +76,30 @@ def move_joints(robot: Robot, offsets: dict, name: str | None = None) -> Robot:
         moved[:3, 3] += rotation(link).T @ (d - shift.get(link, zero))
         return moved
 
-    new_joints = [dataclasses.replace(j, origin=translated(j.origin, j.parent, shift.get(j.child, zero)))
-                  for j in spec.joints]
-    new_loops = [dataclasses.replace(lp, predecessor_origin=translated(lp.predecessor_origin, lp.predecessor, d),
-                                     successor_origin=translated(lp.successor_origin, lp.successor, d))
-                 for lp in spec.loops for d in [moves.get(lp.name, zero)]]
-    new_links = [dataclasses.replace(link, inertial=dataclasses.replace(
-                     link.inertial, com=link.inertial.com - rotation(link.name).T @ shift[link.name]))
-                 if link.name in shift else link for link in spec.links]
+    new_joints = [
+        dataclasses.replace(j, origin=translated(j.origin, j.parent, shift.get(j.child, zero))) for j in spec.joints
+    ]
+    new_loops = [
+        dataclasses.replace(
+            lp,
+            predecessor_origin=translated(lp.predecessor_origin, lp.predecessor, d),
+            successor_origin=translated(lp.successor_origin, lp.successor, d),
+        )
+        for lp in spec.loops
+        for d in [moves.get(lp.name, zero)]
+    ]
+    new_links = [
+        dataclasses.replace(
+            link,
+            inertial=dataclasses.replace(
+                link.inertial, com=link.inertial.com - rotation(link.name).T @ shift[link.name]
+            ),
+        )
+        if link.name in shift
+        else link
+        for link in spec.links
+    ]
     label = name if name is not None else f"{robot.name} with {', '.join(moves)} moved"
-    return dataclasses.replace(spec, name=label, links=tuple(new_links), joints=tuple(new_joints),
-                               loops=tuple(new_loops), source=None).build()
+    return dataclasses.replace(
+        spec, name=label, links=tuple(new_links), joints=tuple(new_joints), loops=tuple(new_loops), source=None
+    ).build()

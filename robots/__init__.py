@@ -33,8 +33,8 @@ import os
 import xml.etree.ElementTree as ET
 from typing import TYPE_CHECKING
 
-from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY
+from pga_dyn.errors import PgaDynError
 
 from .extended import load_extended_urdf, yaml_beside
 from .interop import from_pinocchio, to_pinocchio
@@ -46,8 +46,22 @@ if TYPE_CHECKING:
 
     from pga_dyn.model import Robot
 
-__all__ = ["load", "available", "data_path", "load_file", "load_urdf", "parse_urdf", "load_extended_urdf",
-           "load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf", "from_pinocchio", "to_pinocchio"]
+__all__ = [
+    "load",
+    "available",
+    "data_path",
+    "load_file",
+    "load_urdf",
+    "parse_urdf",
+    "load_extended_urdf",
+    "load_mjcf",
+    "parse_mjcf",
+    "from_mujoco",
+    "mjcf_armature",
+    "write_mjcf",
+    "from_pinocchio",
+    "to_pinocchio",
+]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
@@ -102,8 +116,12 @@ def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = 
     return load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity)
 
 
-def load_file(path: os.PathLike | str, yaml: os.PathLike | str | None = None, floating_base: bool | None = None,
-              gravity: npt.ArrayLike | None = None) -> Robot:
+def load_file(
+    path: os.PathLike | str,
+    yaml: os.PathLike | str | None = None,
+    floating_base: bool | None = None,
+    gravity: npt.ArrayLike | None = None,
+) -> Robot:
     """Read the robot file at ``path`` into a :class:`~pga_dyn.model.Robot`, by its root element.
 
     ``<mujoco>``: MJCF (:func:`load_mjcf`; ``floating_base`` None follows a free joint,

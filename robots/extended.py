@@ -26,8 +26,8 @@ import os
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import DEFAULT_GRAVITY, LOOP_JOINT_TYPES
+from pga_dyn.errors import PgaDynError
 from pga_dyn.model import LoopSpec, Robot
 
 from .urdf import read_text, urdf_specs
@@ -83,12 +83,13 @@ def _retype(joint, kind: str, where: str):
         return dataclasses.replace(joint, type="fixed", axes=np.zeros((0, 3)), limits=None)
     if kind.startswith("UJOINT_") and len(kind) == 9 and set(kind[7:]) <= set(_AXIS) and kind[7] != kind[8]:
         return dataclasses.replace(joint, type="U", axes=np.array([_AXIS[kind[7]], _AXIS[kind[8]]]), limits=None)
-    raise PgaDynError(f"{where}: joint '{joint.name}': unsupported joint_type '{kind}' "
-                      "(read: SPHERICAL, FIXED, UJOINT_ab with a, b in X, Y, Z)")
+    raise PgaDynError(
+        f"{where}: joint '{joint.name}': unsupported joint_type '{kind}' "
+        "(read: SPHERICAL, FIXED, UJOINT_ab with a, b in X, Y, Z)"
+    )
 
 
-def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False,
-                       gravity=DEFAULT_GRAVITY) -> Robot:
+def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
     """Read a tree URDF and the YAML of its closed loops into a :class:`~pga_dyn.model.Robot`.
 
     Parameters
@@ -154,8 +155,16 @@ def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False,
             loops.append(LoopSpec(f"{a}__{b}", "S", ends[0], ends[1]))
         else:
             loops.append(weld_as_loop(joints, ends, f"{yaml_path}: closed loop [{a}, {b}]"))
-    return Robot(specs["name"], specs["links"], list(joints.values()), loops, (), gravity=gravity,
-                 floating_base=floating_base, source=urdf_path)
+    return Robot(
+        specs["name"],
+        specs["links"],
+        list(joints.values()),
+        loops,
+        (),
+        gravity=gravity,
+        floating_base=floating_base,
+        source=urdf_path,
+    )
 
 
 def weld_as_loop(joints: dict, ends, where: str) -> LoopSpec:
@@ -184,18 +193,35 @@ def weld_as_loop(joints: dict, ends, where: str) -> LoopSpec:
         while up in parent_joint:
             ancestors.add(up)
             up = parent_joint[up].parent
-        if cut is None or cut.type not in LOOP_JOINT_TYPES or cut.independent or link in ancestors \
-                or rigid_root(cut.parent)[1] == rigid_root(a)[1]:  # a weld of a body to its parent locks J
+        if (
+            cut is None
+            or cut.type not in LOOP_JOINT_TYPES
+            or cut.independent
+            or link in ancestors
+            or rigid_root(cut.parent)[1] == rigid_root(a)[1]
+        ):  # a weld of a body to its parent locks J
             continue
         for joint in path:
-            joints[joint.name] = dataclasses.replace(joint, parent=joint.child, child=joint.parent,
-                                                     origin=np.linalg.inv(joint.origin))
+            joints[joint.name] = dataclasses.replace(
+                joint, parent=joint.child, child=joint.parent, origin=np.linalg.inv(joint.origin)
+            )
         del joints[cut.name]
         name = f"{a}__{b}_weld"
-        joints[name] = dataclasses.replace(cut, name=name, type="fixed", parent=a, child=b, origin=np.eye(4),
-                                           axes=np.zeros((0, 3)), independent=None, mimic=None, limits=None)
+        joints[name] = dataclasses.replace(
+            cut,
+            name=name,
+            type="fixed",
+            parent=a,
+            child=b,
+            origin=np.eye(4),
+            axes=np.zeros((0, 3)),
+            independent=None,
+            mimic=None,
+            limits=None,
+        )
         return LoopSpec(cut.name, cut.type, cut.parent, link, cut.origin, np.eye(4), cut.axes)
-    raise PgaDynError(f"{where}: a 6D closure needs, on one side, a passive R, P, U or S joint to cut "
-                      "(the first moving joint above its frame), not an ancestor of the other frame and not "
-                      "a joint that the weld would lock (a body welded to its parent)")
-
+    raise PgaDynError(
+        f"{where}: a 6D closure needs, on one side, a passive R, P, U or S joint to cut "
+        "(the first moving joint above its frame), not an ancestor of the other frame and not "
+        "a joint that the weld would lock (a body welded to its parent)"
+    )

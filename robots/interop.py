@@ -77,16 +77,39 @@ if TYPE_CHECKING:
 __all__ = ["from_pinocchio", "to_pinocchio"]
 
 #: The 1-DoF joints of Pinocchio read by their (constant) motion subspace.
-ONE_DOF = {"JointModelRX", "JointModelRY", "JointModelRZ", "JointModelRevoluteUnaligned", "JointModelRUBX",
-           "JointModelRUBY", "JointModelRUBZ", "JointModelRevoluteUnboundedUnaligned", "JointModelPX",
-           "JointModelPY", "JointModelPZ", "JointModelPrismaticUnaligned", "JointModelHX", "JointModelHY",
-           "JointModelHZ", "JointModelHelicalUnaligned", "JointModelMimic"}
+ONE_DOF = {
+    "JointModelRX",
+    "JointModelRY",
+    "JointModelRZ",
+    "JointModelRevoluteUnaligned",
+    "JointModelRUBX",
+    "JointModelRUBY",
+    "JointModelRUBZ",
+    "JointModelRevoluteUnboundedUnaligned",
+    "JointModelPX",
+    "JointModelPY",
+    "JointModelPZ",
+    "JointModelPrismaticUnaligned",
+    "JointModelHX",
+    "JointModelHY",
+    "JointModelHZ",
+    "JointModelHelicalUnaligned",
+    "JointModelMimic",
+}
 #: Pinocchio's multi-DoF joints that are chains of pga-dyn joints: (type, axis) of each link.
-CHAINS = {"JointModelPlanar": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("R", (0.0, 0.0, 1.0))),
-          "JointModelTranslation": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("P", (0.0, 0.0, 1.0)))}
+CHAINS = {
+    "JointModelPlanar": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("R", (0.0, 0.0, 1.0))),
+    "JointModelTranslation": (("P", (1.0, 0.0, 0.0)), ("P", (0.0, 1.0, 0.0)), ("P", (0.0, 0.0, 1.0))),
+}
 #: Pinocchio's aligned 1-DoF joints, by pga-dyn type and axis.
-ALIGNED = {("R", 0): "JointModelRX", ("R", 1): "JointModelRY", ("R", 2): "JointModelRZ",
-           ("P", 0): "JointModelPX", ("P", 1): "JointModelPY", ("P", 2): "JointModelPZ"}
+ALIGNED = {
+    ("R", 0): "JointModelRX",
+    ("R", 1): "JointModelRY",
+    ("R", 2): "JointModelRZ",
+    ("P", 0): "JointModelPX",
+    ("P", 1): "JointModelPY",
+    ("P", 2): "JointModelPZ",
+}
 #: Tolerance of a frame placement that is the identity, or of a motion subspace entry that is zero.
 TOLERANCE = 1e-12
 
@@ -111,8 +134,7 @@ class _Reader:
     def body_frames(self, j: int) -> tuple:
         """(name of the link of joint j, the other BODY frames of joint j)."""
         frames = [f for f in self.model.frames if f.type == self.pin.FrameType.BODY and f.parentJoint == j]
-        own = next((f for f in frames if np.allclose(f.placement.homogeneous, np.eye(4), rtol=0, atol=TOLERANCE)),
-                   None)
+        own = next((f for f in frames if np.allclose(f.placement.homogeneous, np.eye(4), rtol=0, atol=TOLERANCE)), None)
         name = own.name if own is not None else ("universe" if j == 0 else self.model.names[j])
         return name, [f for f in frames if f is not own]
 
@@ -120,8 +142,15 @@ class _Reader:
         """The other BODY frames of a joint as massless links on fixed joints below ``link``."""
         for frame in frames:
             parent = self.model.frames[frame.parentFrame]
-            joint = parent.name if (parent.type == self.pin.FrameType.FIXED_JOINT and frame.parentFrame > 0
-                                    and parent.parentJoint == frame.parentJoint) else f"{frame.name}_fixed"
+            joint = (
+                parent.name
+                if (
+                    parent.type == self.pin.FrameType.FIXED_JOINT
+                    and frame.parentFrame > 0
+                    and parent.parentJoint == frame.parentJoint
+                )
+                else f"{frame.name}_fixed"
+            )
             self.links.append(LinkSpec(frame.name))
             self.joints.append(JointSpec(joint, "fixed", link, frame.name, frame.placement.homogeneous.copy()))
 
@@ -160,8 +189,18 @@ class _Reader:
         kind = joint.shortname()
         if kind in ONE_DOF:
             jtype, axis, mimic = self.one_dof(j, joint, name)
-            self.joints.append(JointSpec(name, jtype, parent, child, origin, np.reshape(axis, (1, 3)), mimic=mimic,
-                                         limits=None if mimic else self.limits(joint)))
+            self.joints.append(
+                JointSpec(
+                    name,
+                    jtype,
+                    parent,
+                    child,
+                    origin,
+                    np.reshape(axis, (1, 3)),
+                    mimic=mimic,
+                    limits=None if mimic else self.limits(joint),
+                )
+            )
         elif kind in ("JointModelSpherical", "JointModelSphericalZYX"):
             self.joints.append(JointSpec(name, "S", parent, child, origin))
         elif kind == "JointModelUniversal":
@@ -169,8 +208,11 @@ class _Reader:
             axes = np.array([universal.axis1, universal.axis2])
             self.joints.append(JointSpec(name, "U", parent, child, origin, axes))
         elif kind in CHAINS or kind == "JointModelComposite":
-            parts = ([(None, self.pin.SE3.Identity())] * 3 if kind in CHAINS else
-                     list(zip(joint.extract().joints, joint.extract().jointPlacements)))
+            parts = (
+                [(None, self.pin.SE3.Identity())] * 3
+                if kind in CHAINS
+                else list(zip(joint.extract().joints, joint.extract().jointPlacements))
+            )
             last = len(parts)
             for k, (part, placement) in enumerate(parts, 1):
                 link = child if k == last else f"{child}.{k}"
@@ -188,16 +230,23 @@ class _Reader:
                 self.fail(name, joint, f"hangs from link '{parent}': pga-dyn's floating joint hangs from the world")
             self.joints.append(JointSpec(name, "F", parent, child, origin))
         else:
-            self.fail(name, joint, "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, "
-                                   "universal, free-flyer, planar, translation and composite joints of these)")
+            self.fail(
+                name,
+                joint,
+                "has no pga-dyn counterpart (pga-dyn takes revolute, prismatic, spherical, "
+                "universal, free-flyer, planar, translation and composite joints of these)",
+            )
 
     def floating(self) -> bool:
         """Whether the model is a floating-base robot in pga-dyn's sense (module docstring)."""
         model = self.model
         on_universe = [j for j in range(1, model.njoints) if model.parents[j] == 0]
-        return (on_universe == [1] and model.joints[1].shortname() == "JointModelFreeFlyer"
-                and np.allclose(model.jointPlacements[1].homogeneous, np.eye(4), rtol=0, atol=0)
-                and not any(f.type == self.pin.FrameType.BODY and f.parentJoint == 0 for f in model.frames))
+        return (
+            on_universe == [1]
+            and model.joints[1].shortname() == "JointModelFreeFlyer"
+            and np.allclose(model.jointPlacements[1].homogeneous, np.eye(4), rtol=0, atol=0)
+            and not any(f.type == self.pin.FrameType.BODY and f.parentJoint == 0 for f in model.frames)
+        )
 
     def read(self) -> tuple:
         """(links, joints, floating base)."""
@@ -209,12 +258,24 @@ class _Reader:
             if j == 0:
                 self.root = link[0]
             inertia = model.inertias[j]
-            self.links.append(LinkSpec(link[j], Inertial(float(inertia.mass), frozen_array(inertia.lever),
-                                                         frozen_array(inertia.inertia)) if j > 0 else Inertial.zero()))
+            self.links.append(
+                LinkSpec(
+                    link[j],
+                    Inertial(float(inertia.mass), frozen_array(inertia.lever), frozen_array(inertia.inertia))
+                    if j > 0
+                    else Inertial.zero(),
+                )
+            )
             self.fixed_links(link[j], frames)
         for j in range(first + 1, model.njoints):
-            self.joint_specs(j, model.joints[j], model.names[j], link[model.parents[j]], link[j],
-                             model.jointPlacements[j].homogeneous.copy())
+            self.joint_specs(
+                j,
+                model.joints[j],
+                model.names[j],
+                link[model.parents[j]],
+                link[j],
+                model.jointPlacements[j].homogeneous.copy(),
+            )
         return self.links, self.joints, floating
 
 
@@ -243,11 +304,14 @@ def from_pinocchio(model: pinocchio.Model, name: str | None = None) -> Robot:
     reader = _Reader(pin, model)
     gravity = model.gravity
     if np.any(np.asarray(gravity.angular) != 0.0):
-        raise PgaDynError(f"{reader.where}: gravity has an angular part {np.asarray(gravity.angular).tolist()}; "
-                          "pga-dyn's gravity is a vector")
+        raise PgaDynError(
+            f"{reader.where}: gravity has an angular part {np.asarray(gravity.angular).tolist()}; "
+            "pga-dyn's gravity is a vector"
+        )
     links, joints, floating = reader.read()
-    return Robot(name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear),
-                 floating_base=floating)
+    return Robot(
+        name or model.name or "pinocchio", links, joints, gravity=np.array(gravity.linear), floating_base=floating
+    )
 
 
 def _inertia(pin, robot: Robot, i: int, phi_b: np.ndarray):
@@ -257,8 +321,10 @@ def _inertia(pin, robot: Robot, i: int, phi_b: np.ndarray):
     if phi_b[0] != 0.0:
         return pin.Inertia.FromDynamicParameters(np.array(phi_b, dtype=float))
     if np.any(phi_b[1:4] != 0.0):
-        raise PgaDynError(f"{robot.name}: body '{robot.body_names[i - 1]}' has mass 0 and first moment "
-                          f"{phi_b[1:4].tolist()}: Pinocchio's inertia (mass, centre of mass, inertia) cannot hold it")
+        raise PgaDynError(
+            f"{robot.name}: body '{robot.body_names[i - 1]}' has mass 0 and first moment "
+            f"{phi_b[1:4].tolist()}: Pinocchio's inertia (mass, centre of mass, inertia) cannot hold it"
+        )
     inertia = pin.Inertia.Zero()
     inertia.inertia = link_inertia(phi_b)
     return inertia
@@ -299,10 +365,12 @@ def to_pinocchio(robot: Robot, phi: npt.ArrayLike | None = None) -> pinocchio.Mo
     pin = _pinocchio("robots.to_pinocchio")
     robot = check_robot(robot)
     if robot.constrained:
-        ties = ([f"loop joint '{lp.name}'" for lp in robot.loop_joints]
-                + [f"coupling '{c.name}'" for c in robot.couplings])
-        raise PgaDynError(f"{robot.source or robot.name}: {', '.join(ties)}: a pinocchio.Model is a tree (no loop "
-                          "joint, no coupling)")
+        ties = [f"loop joint '{lp.name}'" for lp in robot.loop_joints] + [
+            f"coupling '{c.name}'" for c in robot.couplings
+        ]
+        raise PgaDynError(
+            f"{robot.source or robot.name}: {', '.join(ties)}: a pinocchio.Model is a tree (no loop joint, no coupling)"
+        )
     from pga_dyn.tp_regressor import per_body
 
     if phi is None:
@@ -315,8 +383,9 @@ def to_pinocchio(robot: Robot, phi: npt.ArrayLike | None = None) -> pinocchio.Mo
     for link in robot.graph.nodes[robot.graph_name(0)]["links"]:
         model.addBodyFrame(link, 0, pin.SE3(robot.link_pose(link).copy()), 0)
     for i in range(1, robot.n + 1):
-        joint = model.addJoint(int(robot.parent[i]), _joint_model(pin, robot, i), pin.SE3(robot.origin[i].copy()),
-                               robot.joint_names[i])
+        joint = model.addJoint(
+            int(robot.parent[i]), _joint_model(pin, robot, i), pin.SE3(robot.origin[i].copy()), robot.joint_names[i]
+        )
         limits = robot.tree_joints[i - 1].limits
         if limits is not None:
             lower.append((model.joints[joint].idx_q, limits[0]))

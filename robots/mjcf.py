@@ -101,9 +101,10 @@ class _Compiled:
     def __init__(self, model, where: str):
         mj = _mujoco()
         self.mj, self.model, self.where = mj, model, where
-        self.free, self.types = int(mj.mjtJoint.mjJNT_FREE), {int(mj.mjtJoint.mjJNT_HINGE): "R",
-                                                               int(mj.mjtJoint.mjJNT_SLIDE): "P",
-                                                               int(mj.mjtJoint.mjJNT_BALL): "S"}
+        self.free, self.types = (
+            int(mj.mjtJoint.mjJNT_FREE),
+            {int(mj.mjtJoint.mjJNT_HINGE): "R", int(mj.mjtJoint.mjJNT_SLIDE): "P", int(mj.mjtJoint.mjJNT_BALL): "S"},
+        )
         # unnamed bodies and joints get MuJoCo's id: body<id>, joint<id>
         self.bodies = [mj.mj_id2name(model, int(mj.mjtObj.mjOBJ_BODY), b) or f"body{b}" for b in range(model.nbody)]
         self.joints = [mj.mj_id2name(model, int(mj.mjtObj.mjOBJ_JOINT), j) or f"joint{j}" for j in range(model.njnt)]
@@ -122,14 +123,20 @@ class _Compiled:
         """Body ``b``'s inertial in its link frame: I = R diag(body_inertia) R^T about the centre of mass."""
         m = self.model
         rot = _pose(np.zeros(3), m.body_iquat[b])[:3, :3]
-        return Inertial(float(m.body_mass[b]), m.body_ipos[b] - self.offset(b), rot @ np.diag(m.body_inertia[b]) @ rot.T)
+        return Inertial(
+            float(m.body_mass[b]), m.body_ipos[b] - self.offset(b), rot @ np.diag(m.body_inertia[b]) @ rot.T
+        )
 
     def fail(self, message):
         raise PgaDynError(f"{self.where}: {message}")
 
 
-def from_mujoco(model: mujoco.MjModel, floating_base: bool | None = None, gravity: npt.ArrayLike | None = None,
-                source: str | None = None) -> Robot:
+def from_mujoco(
+    model: mujoco.MjModel,
+    floating_base: bool | None = None,
+    gravity: npt.ArrayLike | None = None,
+    source: str | None = None,
+) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from a compiled ``mujoco.MjModel`` (module docstring).
 
     ``floating_base`` None: a body of the world with a free joint floats; False: free joints are
@@ -142,15 +149,19 @@ def from_mujoco(model: mujoco.MjModel, floating_base: bool | None = None, gravit
     robot = _read(compiled, floating_base, gravity, source)
     armature = _armature(compiled)
     if armature:
-        warnings.warn(f"{compiled.where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
-                      "rigid-body parameter: pga-dyn leaves it out of the robot (robots.mjcf_armature gives the "
-                      "values, e.g. for drng.identification's extras; identify it with --armature)",
-                      PgaDynWarning, stacklevel=2)
+        warnings.warn(
+            f"{compiled.where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
+            "rigid-body parameter: pga-dyn leaves it out of the robot (robots.mjcf_armature gives the "
+            "values, e.g. for drng.identification's extras; identify it with --armature)",
+            PgaDynWarning,
+            stacklevel=2,
+        )
     return robot
 
 
-def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = None,
-               gravity: npt.ArrayLike | None = None) -> Robot:
+def parse_mjcf(
+    text: str, where: str = "<string>", floating_base: bool | None = None, gravity: npt.ArrayLike | None = None
+) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from MJCF text (:func:`from_mujoco` on MuJoCo's
     compiled model; ``<include>`` files are found from the working folder); ``where`` names it
     in errors."""
@@ -158,7 +169,9 @@ def parse_mjcf(text: str, where: str = "<string>", floating_base: bool | None = 
     return from_mujoco(model, floating_base, gravity, None if where == "<string>" else where)
 
 
-def load_mjcf(path: os.PathLike | str, floating_base: bool | None = None, gravity: npt.ArrayLike | None = None) -> Robot:
+def load_mjcf(
+    path: os.PathLike | str, floating_base: bool | None = None, gravity: npt.ArrayLike | None = None
+) -> Robot:
     """Read an MJCF file into a :class:`~pga_dyn.model.Robot` (:func:`from_mujoco` on MuJoCo's
     compiled model; ``<include>`` and mesh files are found from the file's folder)."""
     path = os.fspath(path)
@@ -177,21 +190,26 @@ def mjcf_armature(text: str, where: str = "<string>") -> dict:
 
 
 def _model_name(model) -> str:
-    return bytes(model.names[:bytes(model.names).index(b"\0")]).decode()
+    return bytes(model.names[: bytes(model.names).index(b"\0")]).decode()
 
 
 def _armature(c: _Compiled) -> dict:
     m = c.model
-    return {c.joints[j]: float(m.dof_armature[m.jnt_dofadr[j]]) for j in range(m.njnt)
-            if m.jnt_type[j] != c.free and m.dof_armature[m.jnt_dofadr[j]] != 0}
+    return {
+        c.joints[j]: float(m.dof_armature[m.jnt_dofadr[j]])
+        for j in range(m.njnt)
+        if m.jnt_type[j] != c.free and m.dof_armature[m.jnt_dofadr[j]] != 0
+    }
 
 
 def _read(c: _Compiled, floating_base, gravity, source) -> Robot:
     m, mj, names = c.model, c.mj, c.bodies
     for b in range(m.nbody):
         if m.body_gravcomp[b] != 0:
-            c.fail(f"body '{names[b]}' has gravcomp={m.body_gravcomp[b]:g}: gravity compensation is not supported "
-                   "(it changes the weight of the body)")
+            c.fail(
+                f"body '{names[b]}' has gravcomp={m.body_gravcomp[b]:g}: gravity compensation is not supported "
+                "(it changes the weight of the body)"
+            )
     if m.nflex:
         c.fail("flexes (deformable bodies) are not supported")
     _check_equalities(c)
@@ -202,8 +220,10 @@ def _read(c: _Compiled, floating_base, gravity, source) -> Robot:
     free = [b for b in range(1, m.nbody) if any(m.jnt_type[j] == c.free for j in c.body_joints(b))]
     floating = len(moving_roots) == 1 and moving_roots == free and floating_base is not False
     if floating_base and not floating:
-        c.fail("floating_base=True needs one moving body of the world, with a free joint (this model has "
-               f"{len(moving_roots)} moving bodies of the world, {len(free)} with a free joint)")
+        c.fail(
+            "floating_base=True needs one moving body of the world, with a free joint (this model has "
+            f"{len(moving_roots)} moving bodies of the world, {len(free)} with a free joint)"
+        )
 
     links, joints = [] if floating else [LinkSpec("world")], []
     for b in range(1, m.nbody):
@@ -238,8 +258,9 @@ def _body_joints(c: _Compiled, b, name, parent, independent, floating, floating_
     own = list(c.body_joints(b))
     if own and m.jnt_type[own[0]] == c.free:
         if not floating:  # a free joint beside other moving bodies of the world, or welded
-            joints.append(JointSpec(c.joints[own[0]], "fixed" if floating_base is False else "F", parent, name,
-                                    placement))
+            joints.append(
+                JointSpec(c.joints[own[0]], "fixed" if floating_base is False else "F", parent, name, placement)
+            )
         return [LinkSpec(name, c.inertial(b))]
     if not own:
         joints.append(JointSpec(f"{name}_weld", "fixed", parent, name, placement))
@@ -270,16 +291,19 @@ def _check_equalities(c: _Compiled) -> None:
         what = f"<equality> {eq}" + (f" '{name}'" if name else "")
         kind = int(m.eq_type[eq])
         if kind not in kinds:
-            c.fail(f"{what}: a {mj.mjtEq(kind).name[5:].lower()} equality is not supported (connect, weld and "
-                   "joint are)")
+            c.fail(
+                f"{what}: a {mj.mjtEq(kind).name[5:].lower()} equality is not supported (connect, weld and joint are)"
+            )
         if not m.eq_active0[eq] or disabled:
             c.fail(f"{what}: an inactive or disabled equality is not supported (remove it or make it active)")
         if kind == int(mj.mjtEq.mjEQ_JOINT):
             if m.eq_obj2id[eq] < 0:
                 c.fail(f"{what}: needs joint1 and joint2 (a locked joint is not supported)")
             if np.any(m.eq_data[eq, 2:5] != 0):
-                c.fail(f"{what}: polycoef {m.eq_data[eq, :5].tolist()} is not linear (nonlinear couplings are not "
-                       "supported)")
+                c.fail(
+                    f"{what}: polycoef {m.eq_data[eq, :5].tolist()} is not linear (nonlinear couplings are not "
+                    "supported)"
+                )
 
 
 def _loop_bodies(c: _Compiled, eq) -> tuple:
@@ -299,8 +323,9 @@ def _independence(c: _Compiled):
     loops = [eq for eq in range(m.neq) if int(m.eq_type[eq]) in (int(mj.mjtEq.mjEQ_CONNECT), int(mj.mjtEq.mjEQ_WELD))]
     if m.nu == 0:
         if m.neq:
-            warnings.warn(f"{c.where}: no <actuator>: every joint is taken as actuated (independent)",
-                          PgaDynWarning, stacklevel=4)
+            warnings.warn(
+                f"{c.where}: no <actuator>: every joint is taken as actuated (independent)", PgaDynWarning, stacklevel=4
+            )
         return lambda j: None
     on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
     driven = set()
@@ -309,8 +334,10 @@ def _independence(c: _Compiled):
             driven.add(int(m.actuator_trnid[a, 0]))
         elif m.neq:
             name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
-            c.fail(f"actuator '{name}' is not on a joint (joint=...): with equalities, the actuated joints decide "
-                   "which are passive, and pga-dyn reads actuators on joints only")
+            c.fail(
+                f"actuator '{name}' is not on a joint (joint=...): with equalities, the actuated joints decide "
+                "which are passive, and pga-dyn reads actuators on joints only"
+            )
     moved = set()
     for eq in loops:
         up1, up2 = (_ancestors(m, b) for b in _loop_bodies(c, eq))
@@ -371,16 +398,22 @@ def _weld(c: _Compiled, eq, joints, index):
     ends = (f"{name}_A", f"{name}_B")
     by_name = {j.name: j for j in joints}
     for end, body, frame in ((ends[0], b1, f1), (ends[1], b2, f2)):
-        by_name[f"{end}_frame"] = JointSpec(f"{end}_frame", "fixed", c.bodies[body], end,
-                                            _translation(-c.offset(body)) @ frame)
+        by_name[f"{end}_frame"] = JointSpec(
+            f"{end}_frame", "fixed", c.bodies[body], end, _translation(-c.offset(body)) @ frame
+        )
     loop = weld_as_loop(by_name, ends, f"{c.where}: <weld name='{name}'>")
     return list(by_name.values()), loop, [LinkSpec(ends[0]), LinkSpec(ends[1])]
 
 
 # -- writer --------------------------------------------------------------------------------------
 
-def write_mjcf(source: Robot | os.PathLike | str, phi: npt.ArrayLike, path: os.PathLike | str,
-               extras: Mapping[str, Mapping[str, float] | npt.ArrayLike] | None = None) -> str:
+
+def write_mjcf(
+    source: Robot | os.PathLike | str,
+    phi: npt.ArrayLike,
+    path: os.PathLike | str,
+    extras: Mapping[str, Mapping[str, float] | npt.ArrayLike] | None = None,
+) -> str:
     """Write identified parameters into a copy of an MJCF file; returns ``path``.
 
     ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file;
@@ -419,14 +452,18 @@ def write_mjcf(source: Robot | os.PathLike | str, phi: npt.ArrayLike, path: os.P
         members = [link for link in robot.graph.nodes[name]["links"] if link in compiled.bodies]
         if name not in compiled.bodies:  # a massless link of a chain of joints in one body
             if np.any(phi_b != 0):
-                raise PgaDynError(f"{file}: body '{name}' (between joints of one MJCF body) has parameters, but "
-                                  "MJCF has no body for it: its parameters must be zero")
+                raise PgaDynError(
+                    f"{file}: body '{name}' (between joints of one MJCF body) has parameters, but "
+                    "MJCF has no body for it: its parameters must be zero"
+                )
             continue
         for member in members:
             b = compiled.bodies.index(member)
             if b not in elements:
-                raise PgaDynError(f"{file}: body '{member}' is not an element of this file (an <include>, "
-                                  "<replicate> or <attach> makes it): its inertial cannot be written")
+                raise PgaDynError(
+                    f"{file}: body '{member}' is not an element of this file (an <include>, "
+                    "<replicate> or <attach> makes it): its inertial cannot be written"
+                )
             mass, com, inertia = _mass_properties(phi_b if member == name else np.zeros(10))
             _set_inertial(elements[b], mass, com + compiled.offset(b), inertia)
     if extras:
@@ -449,8 +486,11 @@ def _body_elements(c: _Compiled, root) -> dict:
     bodies are the model's (no include, replicate or attach adds any), else by name."""
     found = list(root.iter("body"))
     worldbody = [e for e in root.iter("worldbody")]
-    if len(worldbody) == 1 and len(found) == c.model.nbody - 1 and all(
-            e.get("name") in (None, c.bodies[b]) for b, e in enumerate(found, 1)):
+    if (
+        len(worldbody) == 1
+        and len(found) == c.model.nbody - 1
+        and all(e.get("name") in (None, c.bodies[b]) for b, e in enumerate(found, 1))
+    ):
         return dict(enumerate(found, 1))
     return {c.bodies.index(e.get("name")): e for e in found if e.get("name") in c.bodies}
 
@@ -462,10 +502,19 @@ def _set_inertial(body, mass, com, inertia) -> None:
     for old in body.findall("inertial"):
         body.remove(old)
     products = (inertia[0, 1], inertia[0, 2], inertia[1, 2])
-    key, values = ("diaginertia", np.diag(inertia)) if not any(products) else (
-        "fullinertia", (inertia[0, 0], inertia[1, 1], inertia[2, 2], *products))
-    element = ET.Element("inertial", {"pos": " ".join(repr(float(v)) for v in com), "mass": repr(float(mass)),
-                                      key: " ".join(repr(float(v)) for v in values)})
+    key, values = (
+        ("diaginertia", np.diag(inertia))
+        if not any(products)
+        else ("fullinertia", (inertia[0, 0], inertia[1, 1], inertia[2, 2], *products))
+    )
+    element = ET.Element(
+        "inertial",
+        {
+            "pos": " ".join(repr(float(v)) for v in com),
+            "mass": repr(float(mass)),
+            key: " ".join(repr(float(v)) for v in values),
+        },
+    )
     body.insert(0, element)
 
 
@@ -473,13 +522,16 @@ def _set_joint_extras(robot, root, extras, file) -> None:
     joints = {e.get("name"): e for e in root.iter("joint") if e.get("name")}
     for attribute, values in extras.items():
         if attribute not in JOINT_EXTRAS:
-            raise PgaDynError(f"extras: unknown joint attribute '{attribute}'; write_mjcf writes "
-                              f"{', '.join(JOINT_EXTRAS)}")
+            raise PgaDynError(
+                f"extras: unknown joint attribute '{attribute}'; write_mjcf writes {', '.join(JOINT_EXTRAS)}"
+            )
         if not isinstance(values, dict):
             values = np.asarray(values, dtype=float).reshape(-1)
             if values.shape != (len(robot.actuated_names),):
-                raise PgaDynError(f"extras['{attribute}']: expected {len(robot.actuated_names)} values, one per "
-                                  f"actuated coordinate {list(robot.actuated_names)}, or a {{joint: value}} dict")
+                raise PgaDynError(
+                    f"extras['{attribute}']: expected {len(robot.actuated_names)} values, one per "
+                    f"actuated coordinate {list(robot.actuated_names)}, or a {{joint: value}} dict"
+                )
             values = dict(zip(robot.actuated_names, values))
         for joint, value in values.items():
             if joint not in joints:
@@ -510,8 +562,10 @@ def _check_written(robot, phi, path, floating) -> None:
         scale = np.maximum(np.abs(phi).max(axis=1, keepdims=True), np.finfo(float).tiny)
         off = [name for name, a, b, s in zip(robot.body_names, got, phi, scale) if np.abs(a - b).max() > 1e-9 * s]
         if off:
-            raise PgaDynError(f"{path}: MuJoCo reads other parameters for bodies {off} from the written file (its "
-                              "compiler settings, e.g. in an <include>, change the inertials)")
+            raise PgaDynError(
+                f"{path}: MuJoCo reads other parameters for bodies {off} from the written file (its "
+                "compiler settings, e.g. in an <include>, change the inertials)"
+            )
     except PgaDynError:
         os.remove(path)
         raise

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.conventions import DEFAULT_GRAVITY, JOINT_AXES, rpy_rotation
+from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.model import MAX_VALUE, CouplingSpec, Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 if TYPE_CHECKING:
@@ -46,10 +46,17 @@ INERTIA_RTOL = 1e-9
 #: example-robot-data's iris.urdf): read as -inf / +inf, not refused as out of range.
 UNBOUNDED_LIMIT = 1e16
 
-_JOINT_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "fixed": "fixed",
-                "floating": "F", "spherical": "S", "universal": "U", "ball": "S"}
-_LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical": "S",
-               "universal": "U", "ball": "S"}
+_JOINT_TYPES = {
+    "revolute": "R",
+    "continuous": "R",
+    "prismatic": "P",
+    "fixed": "fixed",
+    "floating": "F",
+    "spherical": "S",
+    "universal": "U",
+    "ball": "S",
+}
+_LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical": "S", "universal": "U", "ball": "S"}
 
 
 class _Reader:
@@ -62,8 +69,9 @@ class _Reader:
         ``robot.urdf: <joint name='j2'>/<axis>: ``)."""
         path = []
         while element is not None and (element in self.parents or not path):
-            path.append(f"<{element.tag}" + (
-                f" name='{element.get('name')}'" if element.get("name") is not None else "") + ">")
+            path.append(
+                f"<{element.tag}" + (f" name='{element.get('name')}'" if element.get("name") is not None else "") + ">"
+            )
             if element.get("name") is not None:
                 break
             element = self.parents.get(element)
@@ -89,8 +97,11 @@ class _Reader:
         if not np.all(np.isfinite(values)):
             self.fail(element, f"attribute {attr}='{text}' is not finite")
         if element.tag not in ("axis", "axis2") and np.any(np.abs(values) > MAX_VALUE):
-            self.fail(element, f"attribute {attr}='{text}' is out of range: a robot's lengths, angles, masses, "
-                               f"inertias, ratios and limits are at most {MAX_VALUE:g} in magnitude (SI units)")
+            self.fail(
+                element,
+                f"attribute {attr}='{text}' is out of range: a robot's lengths, angles, masses, "
+                f"inertias, ratios and limits are at most {MAX_VALUE:g} in magnitude (SI units)",
+            )
         return values
 
     def origin(self, element) -> np.ndarray:
@@ -107,8 +118,10 @@ class _Reader:
     def axes(self, element, joint_type: str) -> np.ndarray:
         """The axes (k, 3) a joint of ``joint_type`` takes (:data:`pga_dyn.conventions.JOINT_AXES`):
         ``<axis xyz>`` (default 1 0 0, as in URDF), then ``<axis2 xyz>`` (no default)."""
-        axes = [self.floats(element.find(tag), "xyz", 3, default, element)
-                for tag, default in (("axis", (1, 0, 0)), ("axis2", None))[:JOINT_AXES[joint_type]]]
+        axes = [
+            self.floats(element.find(tag), "xyz", 3, default, element)
+            for tag, default in (("axis", (1, 0, 0)), ("axis2", None))[: JOINT_AXES[joint_type]]
+        ]
         for axis in axes:
             if np.max(np.abs(axis)) < 1e-12:
                 self.fail(element, "axis is zero")
@@ -144,8 +157,7 @@ class _Reader:
         if el is None:
             self.fail(link, "<inertial> has no <inertia>")
         v = {k: self.floats(el, k, 1, (0.0,))[0] for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-        j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
-                      [v["ixz"], v["iyz"], v["izz"]]])
+        j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
         self.check_inertia(link, j)
         rot = pose[:3, :3]
         inertia = rot @ j @ rot.T
@@ -159,9 +171,13 @@ class _Reader:
         models such as the PUMA 560 of Armstrong et al. violate it within their accuracy.)"""
         moments = np.linalg.eigvalsh(j)
         if moments[0] < -INERTIA_RTOL * max(np.max(np.abs(moments)), np.finfo(float).tiny):
-            warnings.warn(self.locate(link) + f"<inertia> is not positive semidefinite (principal moments "
-                          f"{np.array2string(moments, precision=4)}): no rigid body has it (the nullspace does not "
-                          "depend on it; the values of base parameters and forces do)", PgaDynWarning, stacklevel=5)
+            warnings.warn(
+                self.locate(link) + f"<inertia> is not positive semidefinite (principal moments "
+                f"{np.array2string(moments, precision=4)}): no rigid body has it (the nullspace does not "
+                "depend on it; the values of base parameters and forces do)",
+                PgaDynWarning,
+                stacklevel=5,
+            )
 
     def bool(self, element, attr: str):
         text = element.get(attr)
@@ -185,18 +201,30 @@ class _Reader:
             leader = mimic.get("joint")
             if not leader:
                 self.fail(element, "<mimic> has no attribute 'joint'")
-            mimic = (leader, self.floats(mimic, "multiplier", 1, (1.0,))[0],
-                     self.floats(mimic, "offset", 1, (0.0,))[0])
+            mimic = (leader, self.floats(mimic, "multiplier", 1, (1.0,))[0], self.floats(mimic, "offset", 1, (0.0,))[0])
         limits = None
         limit = element.find("limit")
-        if kind in ("revolute", "prismatic") and limit is not None and "lower" in limit.attrib and "upper" in limit.attrib:
+        if (
+            kind in ("revolute", "prismatic")
+            and limit is not None
+            and "lower" in limit.attrib
+            and "upper" in limit.attrib
+        ):
             lower, upper = self.bound(limit, "lower", -1.0), self.bound(limit, "upper", 1.0)
             if lower > upper:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
             limits = (float(lower), float(upper))
-        return JointSpec(name, jtype, self.child_link(element, "parent"), self.child_link(element, "child"),
-                         self.origin(element), axes,
-                         self.bool(element, "independent"), mimic, limits)
+        return JointSpec(
+            name,
+            jtype,
+            self.child_link(element, "parent"),
+            self.child_link(element, "child"),
+            self.origin(element),
+            axes,
+            self.bool(element, "independent"),
+            mimic,
+            limits,
+        )
 
     def bound(self, limit, attr: str, side: float) -> float:
         """Joint limit ``attr`` of ``<limit>``; ``side`` * value == :data:`UNBOUNDED_LIMIT`
@@ -212,16 +240,19 @@ class _Reader:
         kind = element.get("type")
         if kind not in _LOOP_TYPES:
             self.fail(element, f"unknown loop joint type '{kind}'")
-        ends = [(self.child_link(element, tag), self.origin(element.find(tag)))
-                for tag in ("predecessor", "successor")]
+        ends = [(self.child_link(element, tag), self.origin(element.find(tag))) for tag in ("predecessor", "successor")]
         ltype = _LOOP_TYPES[kind]
         return LoopSpec(name, ltype, ends[0][0], ends[1][0], ends[0][1], ends[1][1], self.axes(element, ltype))
 
     def coupling(self, element) -> CouplingSpec:
         ratio = element.find("ratio")
-        return CouplingSpec(self.name(element), element.get("type", ""),
-                            self.child_link(element, "predecessor"), self.child_link(element, "successor"),
-                            self.floats(ratio, "value", 1, None, element)[0])
+        return CouplingSpec(
+            self.name(element),
+            element.get("type", ""),
+            self.child_link(element, "predecessor"),
+            self.child_link(element, "successor"),
+            self.floats(ratio, "value", 1, None, element)[0],
+        )
 
 
 def xml_root(text: str, where: str, tag: str) -> ET.Element:
@@ -248,12 +279,14 @@ def urdf_specs(text: str, where: str = "<string>") -> dict:
     joints = [reader.joint(el) for el in root.findall("joint")]
     loops = [reader.loop(el) for el in root.findall("loop")]
     couplings = [reader.coupling(el) for el in root.findall("coupling")]
-    return dict(name=root.get("name") or os.path.basename(where), links=links, joints=joints, loops=loops,
-                couplings=couplings)
+    return dict(
+        name=root.get("name") or os.path.basename(where), links=links, joints=joints, loops=loops, couplings=couplings
+    )
 
 
-def parse_urdf(text: str, where: str = "<string>", floating_base: bool = False,
-               gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
+def parse_urdf(
+    text: str, where: str = "<string>", floating_base: bool = False, gravity: npt.ArrayLike = DEFAULT_GRAVITY
+) -> Robot:
     """Build a :class:`~pga_dyn.model.Robot` from URDF or URDF+ text; ``where`` names it in errors."""
     return Robot(**urdf_specs(text, where), gravity=gravity, floating_base=floating_base, source=where)
 

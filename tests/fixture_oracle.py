@@ -183,8 +183,10 @@ def nullity(robot, samples: int = 80, seed: int = 0, spread: float = 1.0):
             for _ in range(3):
                 q[list(robot.passive)] -= np.linalg.lstsq(
                     constraint_jacobian(oracle, oracle.configuration(q))[:, list(robot.passive)],
-                    oracle.residual(oracle.configuration(q)), rcond=None)[0]
-            N = np.linalg.svd(constraint_jacobian(oracle, oracle.configuration(q)))[2][robot.nq - na:].T
+                    oracle.residual(oracle.configuration(q)),
+                    rcond=None,
+                )[0]
+            N = np.linalg.svd(constraint_jacobian(oracle, oracle.configuration(q)))[2][robot.nq - na :].T
         else:
             q, N = closed
         qdd = N @ rng.uniform(-1.0, 1.0, na)
@@ -215,7 +217,7 @@ def passive_velocities(oracle: TreeOracle, urdf: str) -> np.ndarray:
     read here, not pga-dyn's ``robot.passive``)."""
     import xml.etree.ElementTree as ET
 
-    model, robot = oracle.model, oracle.robot
+    model = oracle.model
     root = ET.fromstring(urdf)
     flags = {el.get("name"): el.get("independent", "").lower() for el in root.iter("joint")}
     names = set()
@@ -243,12 +245,12 @@ def random_configuration(oracle: TreeOracle, rng, spread: float) -> np.ndarray:
     for joint in model.joints[1:]:
         k, kind = joint.idx_q, joint.shortname()
         if kind == "JointModelFreeFlyer":
-            qp[k:k + 3] = rng.uniform(-1.0, 1.0, 3)
-            qp[k + 3:k + 7] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
+            qp[k : k + 3] = rng.uniform(-1.0, 1.0, 3)
+            qp[k + 3 : k + 7] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
         elif kind == "JointModelSpherical":
-            qp[k:k + 4] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
+            qp[k : k + 4] = pin.Quaternion(pin.exp3(rng.uniform(-1.0, 1.0, 3))).coeffs()
         else:
-            qp[k:k + joint.nq] = rng.uniform(-spread, spread, joint.nq)
+            qp[k : k + joint.nq] = rng.uniform(-spread, spread, joint.nq)
     return qp
 
 
@@ -299,6 +301,7 @@ def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
         kick[free] = np.random.default_rng(0).uniform(-1e-2, 1e-2, len(free))
         start = newton(oracle, pin.integrate(model, pin.neutral(model), kick), free)
     assert start is not None, "the reference configuration does not close"
+
     def cond(qp):
         s = np.linalg.svd(constraint_jacobian(oracle, qp)[:, free], compute_uv=False)
         return np.inf if len(s) < len(free) or s[len(free) - 1] < 1e-8 * s[0] else s[0] / s[len(free) - 1]
@@ -316,8 +319,7 @@ def reference(oracle: TreeOracle, free, step: float = 0.1, steps: int = 10):
     return start, max(30.0, 3.0 * cond(start)) if len(free) else 30.0
 
 
-def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None,
-                 hops=0):
+def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=1e3, step=0.02, start=None, hops=0):
     """A closed, regular configuration and its nullspace basis N, or None (draw rejected).
 
     ``mode="q0"``: from the reference configuration ``start`` (:func:`reference`) the actuated
@@ -367,8 +369,18 @@ def closed_state(oracle: TreeOracle, rng, free, spread=1.0, mode="q0", max_cond=
     return qp, regular_nullspace(oracle, qp, free, max_cond)
 
 
-def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, spread: float = 1.0,
-                 mode: str = "q0", max_cond: float | None = None, locks=(), free=None, hops: int = 0):
+def file_nullity(
+    robot,
+    urdf: str,
+    samples: int | None = None,
+    seed: int = 0,
+    spread: float = 1.0,
+    mode: str = "q0",
+    max_cond: float | None = None,
+    locks=(),
+    free=None,
+    hops: int = 0,
+):
     """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
     ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
     ``max_cond``, default: :func:`reference`'s limit in mode "q0", 100 in mode "any"), the rows N^T Y_pin(q, 0,
@@ -393,8 +405,11 @@ def file_nullity(robot, urdf: str, samples: int | None = None, seed: int = 0, sp
     while len(rows) < samples:
         draws += 1
         assert draws < 50 * samples, f"only {len(rows)} of {draws} draws closed"
-        state = closed_state(oracle, rng, free, spread, mode, max_cond, start=start, hops=hops) if len(free) else (
-            random_configuration(oracle, rng, spread), np.eye(oracle.model.nv))
+        state = (
+            closed_state(oracle, rng, free, spread, mode, max_cond, start=start, hops=hops)
+            if len(free)
+            else (random_configuration(oracle, rng, spread), np.eye(oracle.model.nv))
+        )
         if state is None or state[1] is None:
             continue
         qp, N = state

@@ -35,31 +35,64 @@ import traceback
 import xml.etree.ElementTree as ET
 
 import numpy as np
-
 from paths import FIXTURES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The project's own robot files: the built-in models and the URDF+ fixtures (loops, couplings).
-SEED_FILES = tuple(os.path.join(ROOT, "robots", "data", name)
-                   for name in ("puma560.urdf", "go2.urdf", "2rru_1rrs.urdf", "2prs_1psr.urdf")) + tuple(
-    str(FIXTURES / name) for name in ("four_bar.urdf", "six_bar.urdf", "leg_linkage.urdf",
-                                      "five_bar_spherical.urdf", "rotor_chain_6.urdf", "rotor_chain_50.urdf"))
+SEED_FILES = tuple(
+    os.path.join(ROOT, "robots", "data", name)
+    for name in ("puma560.urdf", "go2.urdf", "2rru_1rrs.urdf", "2prs_1psr.urdf")
+) + tuple(
+    str(FIXTURES / name)
+    for name in (
+        "four_bar.urdf",
+        "six_bar.urdf",
+        "leg_linkage.urdf",
+        "five_bar_spherical.urdf",
+        "rotor_chain_6.urdf",
+        "rotor_chain_50.urdf",
+    )
+)
 
 AXES = ("0 0 1", "1 0 0", "0 1 0", "0.6 0 0.8", "0.48 -0.6 0.64")
 XYZ = ("0 0 0", "0 0 0.4", "0.3 0 0", "0 0.2 0.1", "0.1 -0.2 0.3")
 RPY = ("0 0 0", "1.5707963 0 0", "0 1.5707963 0", "0.3 0.2 -0.4")
 MASSES = ("0", "0.5", "1.5", "4")
-INERTIAS = (("0.1", "0", "0", "0.2", "0", "0.3"), ("0.02", "0.001", "-0.002", "0.03", "0.001", "0.04"),
-            ("0", "0", "0", "0", "0", "0"), ("0.1", "0", "0", "0.1", "0", "0.1"))
+INERTIAS = (
+    ("0.1", "0", "0", "0.2", "0", "0.3"),
+    ("0.02", "0.001", "-0.002", "0.03", "0.001", "0.04"),
+    ("0", "0", "0", "0", "0", "0"),
+    ("0.1", "0", "0", "0.1", "0", "0.1"),
+)
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "spherical", "universal")
 #: Gravity vectors: the default, none, skew, and bad ones (huge, not finite).
-GRAVITIES = ((0.0, 0.0, -9.81),) * 6 + ((0.0, 0.0, 0.0), (3.0, -4.0, -8.0), (1e300, 0.0, 0.0), (0.0, float("nan"), 0.0),
-                                        (0.0, 0.0, -1e12))
+GRAVITIES = ((0.0, 0.0, -9.81),) * 6 + (
+    (0.0, 0.0, 0.0),
+    (3.0, -4.0, -8.0),
+    (1e300, 0.0, 0.0),
+    (0.0, float("nan"), 0.0),
+    (0.0, 0.0, -1e12),
+)
 #: Separator of the errors of one run.
 SEPARATOR = "\n=====\n"
 #: Values that replace a number: non-finite, huge, tiny, negative, zero, malformed.
-BAD_NUMBERS = ("nan", "inf", "-inf", "1e308", "-1e308", "1e-320", "-1", "-1e6", "0", "1e6", "abc", "",
-               "1 2", "0x10", "1e400")
+BAD_NUMBERS = (
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1e308",
+    "1e-320",
+    "-1",
+    "-1e6",
+    "0",
+    "1e6",
+    "abc",
+    "",
+    "1 2",
+    "0x10",
+    "1e400",
+)
 
 
 def tree_urdf(pick, max_bodies: int = 5) -> str:
@@ -69,25 +102,32 @@ def tree_urdf(pick, max_bodies: int = 5) -> str:
     for k in range(n + 1):
         if pick((True, True, True, False)):
             ixx, ixy, ixz, iyy, iyz, izz = pick(INERTIAS)
-            lines.append(f'  <link name="l{k}"><inertial><origin xyz="{pick(XYZ)}" rpy="{pick(RPY)}"/>'
-                         f'<mass value="{pick(MASSES)}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" '
-                         f'iyy="{iyy}" iyz="{iyz}" izz="{izz}"/></inertial></link>')
+            lines.append(
+                f'  <link name="l{k}"><inertial><origin xyz="{pick(XYZ)}" rpy="{pick(RPY)}"/>'
+                f'<mass value="{pick(MASSES)}"/><inertia ixx="{ixx}" ixy="{ixy}" ixz="{ixz}" '
+                f'iyy="{iyy}" iyz="{iyz}" izz="{izz}"/></inertial></link>'
+            )
         else:
             lines.append(f'  <link name="l{k}"/>')
     movable = []
     for k in range(1, n + 1):
         parent = k - 1 if pick((True, True, False)) else pick(tuple(range(k)))
         kind = pick(JOINT_TYPES)
-        body = [f'<parent link="l{parent}"/>', f'<child link="l{k}"/>',
-                f'<origin xyz="{pick(XYZ)}" rpy="{pick(RPY)}"/>']
+        body = [
+            f'<parent link="l{parent}"/>',
+            f'<child link="l{k}"/>',
+            f'<origin xyz="{pick(XYZ)}" rpy="{pick(RPY)}"/>',
+        ]
         if kind in ("revolute", "continuous", "prismatic", "universal"):
             first = pick(AXES)
             body.append(f'<axis xyz="{first}"/>')
             if kind == "universal":
                 body.append(f'<axis2 xyz="{pick(tuple(a for a in AXES if a != first))}"/>')
         if kind in ("revolute", "prismatic") and pick((True, False)):
-            body.append(f'<limit lower="{pick(("-1", "-0.5", "0"))}" upper="{pick(("0", "0.5", "2"))}" '
-                        'effort="1" velocity="1"/>')
+            body.append(
+                f'<limit lower="{pick(("-1", "-0.5", "0"))}" upper="{pick(("0", "0.5", "2"))}" '
+                'effort="1" velocity="1"/>'
+            )
         if kind in ("revolute", "continuous", "prismatic") and movable and pick((False,) * 5 + (True,)):
             body.append(f'<mimic joint="{pick(tuple(movable))}" multiplier="{pick(("1", "-2", "0.5"))}"/>')
         elif kind in ("revolute", "continuous", "prismatic"):
@@ -222,15 +262,27 @@ def flag(root, pick):
         pick(tuple(joints)).set("independent", pick(("true", "false", "maybe")))
 
 
-MUTATIONS = (delete, duplicate, swap, bad_number, huge_scale, non_psd, cycle, unknown_link, joint_type,
-             all_passive, no_joints, flag)
+MUTATIONS = (
+    delete,
+    duplicate,
+    swap,
+    bad_number,
+    huge_scale,
+    non_psd,
+    cycle,
+    unknown_link,
+    joint_type,
+    all_passive,
+    no_joints,
+    flag,
+)
 #: Mutations of the text itself.
 TEXT_MUTATIONS = ("truncate", "garbage", "empty", "binary", "root")
 
 
 def mutate_text(text: str, kind: str, pick) -> bytes:
     if kind == "truncate":
-        return text[:pick(tuple(range(0, len(text), max(1, len(text) // 40))))].encode()
+        return text[: pick(tuple(range(0, len(text), max(1, len(text) // 40))))].encode()
     if kind == "garbage":
         at = pick(tuple(range(0, len(text), max(1, len(text) // 40))))
         return (text[:at] + pick(("<", "</robot>", "&bogus;", "<link name=", "\x00")) + text[at:]).encode()
@@ -308,21 +360,17 @@ def run_case(data: bytes, floating: bool, gravity, directory: str, limit: float 
 
     robot = step("load", lambda: robots.load_urdf(path, floating_base=floating, gravity=gravity))
     if robot is not None:
-        result = step("nullspace", lambda: drng.nullspace(robot),
-                      lambda r: (r.basis, r.certificate, r.base_basis))
+        result = step("nullspace", lambda: drng.nullspace(robot), lambda r: (r.basis, r.certificate, r.base_basis))
         if robot.n and len(robot.actuated):
             rng = np.random.default_rng(0)
             q = rng.uniform(-0.1, 0.1, (3, len(robot.actuated)))
             step("regressor", lambda: pga_dyn.regressor(robot, q, q, q))
-        step("sample_states", lambda: sample_states(robot, 3, seed=0),
-             lambda s: (s.q, s.qd, s.qdd, s.G, s.cond))
-        step("numerical", lambda: drng.numerical_nullspace(robot, samples=20),
-             lambda r: (r.basis, r.certificate))
+        step("sample_states", lambda: sample_states(robot, 3, seed=0), lambda s: (s.q, s.qd, s.qdd, s.G, s.cond))
+        step("numerical", lambda: drng.numerical_nullspace(robot, samples=20), lambda r: (r.basis, r.certificate))
         if not robot.constrained:
             step("rpna", lambda: drng.rpna(robot), lambda r: r.basis)
         if result is not None:
-            step("base_parameters", lambda: drng.base_parameters(robot, result),
-                 lambda b: (b.regrouped, b.to_dict()))
+            step("base_parameters", lambda: drng.base_parameters(robot, result), lambda b: (b.regrouped, b.to_dict()))
             step("classify", lambda: drng.classify(robot, result), lambda rows: [])
     if cli:
         err = io.StringIO()
@@ -333,8 +381,10 @@ def run_case(data: bytes, floating: bool, gravity, directory: str, limit: float 
             if "NaN" in out.getvalue() or "Infinity" in out.getvalue():
                 steps["cli"] = "nan"
                 bad.append("cli: NaN or Infinity in the JSON output")
-            elif status == 2 and (not (err.getvalue().splitlines() or [""])[-1].startswith("pga-dyn: error:")
-                                  or "Traceback" in err.getvalue()):
+            elif status == 2 and (
+                not (err.getvalue().splitlines() or [""])[-1].startswith("pga-dyn: error:")
+                or "Traceback" in err.getvalue()
+            ):
                 steps["cli"] = "escaped"
                 bad.append(f"cli: exit 2 without a message: {err.getvalue()!r}")
             else:

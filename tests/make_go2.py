@@ -86,8 +86,7 @@ def read_inertial(link):
     mass = float(inertial.find("mass").get("value"))
     el = inertial.find("inertia")
     v = {k: float(el.get(k, "0")) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-    j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]],
-                  [v["ixz"], v["iyz"], v["izz"]]])
+    j = np.array([[v["ixx"], v["ixy"], v["ixz"]], [v["ixy"], v["iyy"], v["iyz"]], [v["ixz"], v["iyz"], v["izz"]]])
     return Inertial(mass, pose[:3, 3], pose[:3, :3] @ j @ pose[:3, :3].T)
 
 
@@ -96,9 +95,16 @@ def _inertial_element(inertial):
     el = ET.Element("inertial")
     ET.SubElement(el, "origin", xyz=" ".join(_fmt(v) for v in com), rpy="0 0 0")
     ET.SubElement(el, "mass", value=_fmt(mass))
-    ET.SubElement(el, "inertia", ixx=_fmt(inertia[0, 0]), ixy=_fmt(inertia[0, 1]),
-                  ixz=_fmt(inertia[0, 2]), iyy=_fmt(inertia[1, 1]), iyz=_fmt(inertia[1, 2]),
-                  izz=_fmt(inertia[2, 2]))
+    ET.SubElement(
+        el,
+        "inertia",
+        ixx=_fmt(inertia[0, 0]),
+        ixy=_fmt(inertia[0, 1]),
+        ixz=_fmt(inertia[0, 2]),
+        iyy=_fmt(inertia[1, 1]),
+        iyz=_fmt(inertia[1, 2]),
+        izz=_fmt(inertia[2, 2]),
+    )
     return el
 
 
@@ -170,8 +176,13 @@ def generate(text: str, source: str) -> str:
     ET.indent(out, space="  ")
     merged = ";\n    ".join(f"{', '.join(r)} into {p}" for p, r in merged_into.items()) or "none"
     comment = HEADER.format(source=source, merged=merged)
-    return ('<?xml version="1.0" encoding="utf-8"?>\n<!--\n' + comment + "-->\n"
-            + ET.tostring(out, encoding="unicode") + "\n")
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<!--\n'
+        + comment
+        + "-->\n"
+        + ET.tostring(out, encoding="unicode")
+        + "\n"
+    )
 
 
 def main(argv=None) -> int:

@@ -47,17 +47,24 @@ def box(centre, axis, size, density, hint=Z):
     a, b, c = size
     m = density * a * b * c
     R = frame(axis, hint)
-    return m, np.asarray(centre, float), R @ np.diag([m * (b * b + c * c), m * (a * a + c * c), m * (a * a + b * b)]) / 12 @ R.T
+    return (
+        m,
+        np.asarray(centre, float),
+        R @ np.diag([m * (b * b + c * c), m * (a * a + c * c), m * (a * a + b * b)]) / 12 @ R.T,
+    )
 
 
 def tube(centre, axis, length, r_out, r_in, density):
     """A uniform cylinder (r_in = 0) or tube along ``axis``: axial moment m (ro^2 + ri^2) / 2,
     transverse m (3 (ro^2 + ri^2) + L^2) / 12."""
-    s = r_out ** 2 + r_in ** 2
-    m = density * np.pi * (r_out ** 2 - r_in ** 2) * length
+    s = r_out**2 + r_in**2
+    m = density * np.pi * (r_out**2 - r_in**2) * length
     R = frame(axis)
-    return m, np.asarray(centre, float), R @ np.diag([m * s / 2, m * (3 * s + length ** 2) / 12,
-                                                      m * (3 * s + length ** 2) / 12]) @ R.T
+    return (
+        m,
+        np.asarray(centre, float),
+        R @ np.diag([m * s / 2, m * (3 * s + length**2) / 12, m * (3 * s + length**2) / 12]) @ R.T,
+    )
 
 
 def lump(shapes):
@@ -86,18 +93,25 @@ class Urdf:
             self.lines.append(f'  <link name="{name}"/>')
             return
         m, c, I = lump(shapes)
-        self.lines += [f'  <link name="{name}">', "    <inertial>",
-                       f'      <origin xyz="{fmt(c - self.at[name])}" rpy="0 0 0"/>',
-                       f'      <mass value="{m:.9g}"/>',
-                       f'      <inertia ixx="{I[0, 0]:.9g}" ixy="{I[0, 1]:.9g}" ixz="{I[0, 2]:.9g}" '
-                       f'iyy="{I[1, 1]:.9g}" iyz="{I[1, 2]:.9g}" izz="{I[2, 2]:.9g}"/>',
-                       "    </inertial>", "  </link>"]
+        self.lines += [
+            f'  <link name="{name}">',
+            "    <inertial>",
+            f'      <origin xyz="{fmt(c - self.at[name])}" rpy="0 0 0"/>',
+            f'      <mass value="{m:.9g}"/>',
+            f'      <inertia ixx="{I[0, 0]:.9g}" ixy="{I[0, 1]:.9g}" ixz="{I[0, 2]:.9g}" '
+            f'iyy="{I[1, 1]:.9g}" iyz="{I[1, 2]:.9g}" izz="{I[2, 2]:.9g}"/>',
+            "    </inertial>",
+            "  </link>",
+        ]
 
     def joint(self, name, kind, parent, child, axes=(), limit=None, independent=None):
         attrs = f' independent="{"true" if independent else "false"}"' if independent is not None else ""
-        self.lines += [f'  <joint name="{name}" type="{kind}"{attrs}>', f'    <parent link="{parent}"/>',
-                       f'    <child link="{child}"/>',
-                       f'    <origin xyz="{fmt(self.at[child] - self.at[parent])}" rpy="0 0 0"/>']
+        self.lines += [
+            f'  <joint name="{name}" type="{kind}"{attrs}>',
+            f'    <parent link="{parent}"/>',
+            f'    <child link="{child}"/>',
+            f'    <origin xyz="{fmt(self.at[child] - self.at[parent])}" rpy="0 0 0"/>',
+        ]
         self.lines += [f'    <{tag} xyz="{fmt(unit(a))}"/>' for tag, a in zip(("axis", "axis2"), axes)]
         if limit is not None:
             self.lines.append(f'    <limit lower="{-limit:g}" upper="{limit:g}" effort="1000" velocity="2"/>')
@@ -106,7 +120,9 @@ class Urdf:
     def loop(self, name, kind, predecessor, successor, point, axes=()):
         self.lines += [f'  <loop name="{name}" type="{kind}">']
         for tag, link in (("predecessor", predecessor), ("successor", successor)):
-            self.lines.append(f'    <{tag} link="{link}"><origin xyz="{fmt(point - self.at[link])}" rpy="0 0 0"/></{tag}>')
+            self.lines.append(
+                f'    <{tag} link="{link}"><origin xyz="{fmt(point - self.at[link])}" rpy="0 0 0"/></{tag}>'
+            )
         self.lines += [f'    <{tag} xyz="{fmt(unit(a))}"/>' for tag, a in zip(("axis", "axis2"), axes)]
         self.lines.append("  </loop>")
 
@@ -114,10 +130,12 @@ class Urdf:
         self.lines += ["", f"  <!-- {text} -->"]
 
     def text(self) -> str:
-        return ('<?xml version="1.0" encoding="utf-8"?>\n<!--\n' + self.header.rstrip() + "\n\n"
-                "  GENERATED FILE - do not edit: made by tests/make_pkms.py (every number is computed there\n"
-                "  from the joint centres above and the density x shape of each link).\n-->\n"
-                f'<robot name="{self.name}">\n  <link name="base_link"/>\n' + "\n".join(self.lines) + "\n</robot>\n")
+        return (
+            '<?xml version="1.0" encoding="utf-8"?>\n<!--\n' + self.header.rstrip() + "\n\n"
+            "  GENERATED FILE - do not edit: made by tests/make_pkms.py (every number is computed there\n"
+            "  from the joint centres above and the density x shape of each link).\n-->\n"
+            f'<robot name="{self.name}">\n  <link name="base_link"/>\n' + "\n".join(self.lines) + "\n</robot>\n"
+        )
 
 
 def planar_elbow(a, c, l1, l2, side):
@@ -333,8 +351,11 @@ def tricept() -> Urdf:
     centre = np.array([0.0, 0.0, 0.90])
     u.comment("central passive U-P leg")
     u.link("central_tube", np.zeros(3), [tube(0.40 * Z, Z, 0.80, 0.040, 0.034, STEEL)])
-    u.link("platform", centre, [tube(centre - 0.40 * Z, Z, 0.80, 0.03, 0.0, STEEL),
-                                tube(centre, Z, 0.03, 0.20, 0.0, ALUMINIUM)])
+    u.link(
+        "platform",
+        centre,
+        [tube(centre - 0.40 * Z, Z, 0.80, 0.03, 0.0, STEEL), tube(centre, Z, 0.03, 0.20, 0.0, ALUMINIUM)],
+    )
     u.link("spindle", centre, [tube(centre - 0.20 * Z, Z, 0.20, 0.04, 0.0, STEEL)])
     u.joint("U0", "universal", "base_link", "central_tube", [[1, 0, 0], [0, 1, 0]], independent=False)
     u.joint("P0", "prismatic", "central_tube", "platform", [Z], independent=False)
@@ -377,14 +398,17 @@ DELTA = """\
 
 def delta() -> Urdf:
     u = Urdf("delta", DELTA)
-    h = np.sqrt(0.60 ** 2 - (0.20 + 0.25 - 0.08) ** 2)
+    h = np.sqrt(0.60**2 - (0.20 + 0.25 - 0.08) ** 2)
     centre = np.array([0.0, 0.0, -h])
     for k, phi in enumerate((90, 210, 330), start=1):
         e, t = circle(1.0, phi), circle(1.0, phi + 90)
         a, tip = 0.20 * e, 0.45 * e
         u.comment(f"leg {k} at {phi} degrees")
-        u.link(f"crank{k}", a, [box((a + tip) / 2, e, (0.25, 0.03, 0.02), ALUMINIUM),
-                                box(tip, t, (0.16, 0.02, 0.02), ALUMINIUM)])
+        u.link(
+            f"crank{k}",
+            a,
+            [box((a + tip) / 2, e, (0.25, 0.03, 0.02), ALUMINIUM), box(tip, t, (0.16, 0.02, 0.02), ALUMINIUM)],
+        )
         u.joint(f"A{k}", "revolute", "base_link", f"crank{k}", [t], 0.4, True)
         for side, sign in (("a", 1.0), ("b", -1.0)):
             near, far = tip + sign * 0.08 * t, centre + 0.08 * e + sign * 0.08 * t
@@ -435,8 +459,15 @@ def six_sps() -> Urdf:
     return u
 
 
-MACHINES = {"five_bar": five_bar, "3rrr": three_rrr, "3prs": three_prs, "6ups": six_ups, "3ups_1up": tricept,
-            "delta": delta, "6sps": six_sps}
+MACHINES = {
+    "five_bar": five_bar,
+    "3rrr": three_rrr,
+    "3prs": three_prs,
+    "6ups": six_ups,
+    "3ups_1up": tricept,
+    "delta": delta,
+    "6sps": six_sps,
+}
 
 
 def texts() -> dict:

@@ -54,8 +54,18 @@ def split(path: str, folder: str) -> list:
         spec = mujoco.MjSpec.from_file(path)
         base = spec.modelfiledir
         spec.meshdir, spec.texturedir = (os.path.join(base, d) for d in (spec.meshdir, spec.texturedir))
-        for group in ("cameras", "lights", "sensors", "actuators", "tendons", "equalities", "pairs", "excludes",
-                      "keys", "skins"):
+        for group in (
+            "cameras",
+            "lights",
+            "sensors",
+            "actuators",
+            "tendons",
+            "equalities",
+            "pairs",
+            "excludes",
+            "keys",
+            "skins",
+        ):
             for element in list(getattr(spec, group)):
                 spec.delete(element)
         for geom in list(spec.geoms):
@@ -100,13 +110,17 @@ def unfolded(model):
     out, index = pin.Model(), {0: 0}
     for i in range(1, model.njoints):
         joint, parent, placement = model.joints[i], index[model.parents[i]], model.jointPlacements[i]
-        parts = ([(joint, pin.SE3.Identity())] if joint.shortname() != "JointModelComposite" else
-                 list(zip(joint.extract().joints, joint.extract().jointPlacements)))
+        parts = (
+            [(joint, pin.SE3.Identity())]
+            if joint.shortname() != "JointModelComposite"
+            else list(zip(joint.extract().joints, joint.extract().jointPlacements))
+        )
         for k, (part, inner) in enumerate(parts):
             name = model.names[i] if k == len(parts) - 1 else f"{model.names[i]}__{k}"
             parent = out.addJoint(parent, part, placement * inner, name)
-            out.appendBodyToJoint(parent, model.inertias[i] if k == len(parts) - 1 else pin.Inertia.Zero(),
-                                  pin.SE3.Identity())
+            out.appendBodyToJoint(
+                parent, model.inertias[i] if k == len(parts) - 1 else pin.Inertia.Zero(), pin.SE3.Identity()
+            )
             placement = pin.SE3.Identity()
         index[i] = parent
     return out

@@ -15,9 +15,8 @@ import importlib.metadata
 import os
 
 import numpy as np
-import pytest
-
 import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
+import pytest
 
 
 def erd_path(relative: str) -> str:
@@ -78,7 +77,7 @@ class Oracle:
         angles = q[o:][self.one_dof][self.unbounded]
         qp[self.qi[self.unbounded]], qp[self.qi[self.unbounded] + 1] = np.cos(angles), np.sin(angles)
         for sl, k in self.spherical:  # v: the child's angular velocity in the child frame, as pga-dyn's
-            qp[k:k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[o:][sl], dtype=float))).coeffs()
+            qp[k : k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[o:][sl], dtype=float))).coeffs()
         B[self.vi, np.arange(o, self.robot.nq)] = 1.0
         if self.floating:
             T = pin.exp6(pin.Motion(q[3:6], q[0:3]))
@@ -116,8 +115,9 @@ class Oracle:
 
     def link_parameters(self):
         """Pinocchio's per-body dynamic parameters (n, 10), in ``robot.body_names`` order."""
-        return np.array([self.model.inertias[self.body_joint(name)].toDynamicParameters()
-                         for name in self.robot.body_names])
+        return np.array(
+            [self.model.inertias[self.body_joint(name)].toDynamicParameters() for name in self.robot.body_names]
+        )
 
 
 def random_states(robot, samples: int, seed: int = 0):
@@ -148,7 +148,7 @@ def _perpendiculars(u: np.ndarray) -> np.ndarray:
     return np.linalg.svd(u.reshape(1, 3))[2][1:]
 
 
-def _inertia(inertial) -> "pin.Inertia":
+def _inertia(inertial) -> pin.Inertia:
     """Pinocchio's inertia of a pga-dyn Inertial; a tensor that pin.Inertia(m, c, I) refuses (the
     degenerate ones of real files, e.g. a planar link's diag(0, 0, izz)) is given by its dynamic
     parameters [m, m c, I about the origin]."""
@@ -157,8 +157,9 @@ def _inertia(inertial) -> "pin.Inertia":
     if m == 0.0 or np.linalg.eigvalsh(I).min() > 0.0:
         return pin.Inertia(m, c, I)
     J = I + m * (c @ c * np.eye(3) - np.outer(c, c))
-    return pin.Inertia.FromDynamicParameters(np.array([m, *(m * c), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2],
-                                                       J[2, 2]]))
+    return pin.Inertia.FromDynamicParameters(
+        np.array([m, *(m * c), J[0, 0], J[0, 1], J[1, 1], J[0, 2], J[1, 2], J[2, 2]])
+    )
 
 
 class TreeOracle:
@@ -195,17 +196,23 @@ class TreeOracle:
             else:
                 raise NotImplementedError(f"joint type {kind}")
             origin = robot.origin[i]
-            jid = model.addJoint(int(robot.parent[i]), joint, pin.SE3(origin[:3, :3].copy(), origin[:3, 3].copy()),
-                                 robot.joint_names[i])
+            jid = model.addJoint(
+                int(robot.parent[i]), joint, pin.SE3(origin[:3, :3].copy(), origin[:3, 3].copy()), robot.joint_names[i]
+            )
             assert jid == i
             assert model.joints[jid].idx_v == robot.q_index[i]
             model.appendBodyToJoint(jid, _inertia(robot.inertial(i)), pin.SE3.Identity())
         assert model.nv == robot.nq
         self.model, self.data = model, model.createData()
         eye = np.eye(robot.nq)
-        self.couplings = file_couplings(self, urdf) if urdf is not None else [
-            (c.name, eye[c.follower] - sum(w * eye[k] for k, w in ((c.leader, c.ratio), *c.others)), c.offset)
-            for c in robot.couplings]
+        self.couplings = (
+            file_couplings(self, urdf)
+            if urdf is not None
+            else [
+                (c.name, eye[c.follower] - sum(w * eye[k] for k, w in ((c.leader, c.ratio), *c.others)), c.offset)
+                for c in robot.couplings
+            ]
+        )
         # a universal loop joint keeps the angle between its axes that it has at q0
         pin.forwardKinematics(model, self.data, pin.neutral(model))
         self.cos0 = [self._axes(lp)[0] @ self._axes(lp)[1] if lp.type == "U" else 0.0 for lp in robot.loop_joints]
@@ -224,20 +231,22 @@ class TreeOracle:
         for i in range(1, robot.n + 1):
             sl, k = robot.coordinates(i), self.model.joints[i].idx_q
             if robot.joint_type[i] == "S":
-                qp[k:k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[sl], dtype=float))).coeffs()
+                qp[k : k + 4] = pin.Quaternion(pin.exp3(np.asarray(q[sl], dtype=float))).coeffs()
             else:
-                qp[k:k + sl.stop - sl.start] = q[sl]
+                qp[k : k + sl.stop - sl.start] = q[sl]
         return qp
 
     def rnea(self, q, qd, qdd) -> np.ndarray:
-        return pin.rnea(self.model, self.data, self.configuration(q), np.asarray(qd, float),
-                        np.asarray(qdd, float)).copy()
+        return pin.rnea(
+            self.model, self.data, self.configuration(q), np.asarray(qd, float), np.asarray(qdd, float)
+        ).copy()
 
     def regressor(self, q, qd, qdd) -> np.ndarray:
         """Joint-torque regressor (nq, 10 n); columns of body i: Pinocchio's dynamic parameters
         [m, mc, I about the body origin] in the body frame."""
-        return pin.computeJointTorqueRegressor(self.model, self.data, self.configuration(q),
-                                               np.asarray(qd, float), np.asarray(qdd, float)).copy()
+        return pin.computeJointTorqueRegressor(
+            self.model, self.data, self.configuration(q), np.asarray(qd, float), np.asarray(qdd, float)
+        ).copy()
 
     def link_parameters(self) -> np.ndarray:
         return np.array([self.model.inertias[i].toDynamicParameters() for i in range(1, self.robot.n + 1)])

@@ -55,7 +55,9 @@ def tree(joints, gravity=(0.0, 0.0, -9.81), floating: bool = False, name: str = 
         origin[:3, :3] = _rpy(*turn)
         origin[:3, 3] = offset
         links.append(LinkSpec(f"l{k}", Inertial(1.0 + k, rng.uniform(-0.1, 0.1, 3), np.diag(rng.uniform(0.2, 0.5, 3)))))
-        specs.append(JointSpec(f"j{k}", kind, f"l{parent}", f"l{k}", origin, np.array(axes, dtype=float).reshape(-1, 3)))
+        specs.append(
+            JointSpec(f"j{k}", kind, f"l{parent}", f"l{k}", origin, np.array(axes, dtype=float).reshape(-1, 3))
+        )
     return Robot(name, links, specs, gravity=gravity, floating_base=floating)
 
 
@@ -85,7 +87,7 @@ def describe(robot) -> str:
     parts = []
     for i in range(1, robot.n + 1):
         kind = robot.joint_type[i]
-        axes = robot.axes[i, :{"R": 1, "P": 1, "U": 2}.get(kind, 0)]
+        axes = robot.axes[i, : {"R": 1, "P": 1, "U": 2}.get(kind, 0)]
         axis = "/".join("(" + ",".join(f"{c:.2g}" for c in a) + ")" for a in axes)
         parts.append(f"{kind}{axis}<-{robot.parent[i]}@{','.join(f'{c:.2g}' for c in robot.origin[i][:3, 3])}")
     return f"{' '.join(parts)} g={tuple(float(c) for c in robot.gravity)}"
@@ -100,16 +102,25 @@ def pinocchio_model(robot):
     model.gravity.linear = np.asarray(robot.gravity, dtype=float)
     for i in range(1, robot.n + 1):
         kind, axes = robot.joint_type[i], robot.axes[i]
-        joint = {"R": lambda: pin.JointModelRevoluteUnaligned(axes[0].copy()),
-                 "P": lambda: pin.JointModelPrismaticUnaligned(axes[0].copy()),
-                 "U": lambda: pin.JointModelUniversal(axes[0].copy(), axes[1].copy()),
-                 "S": pin.JointModelSpherical, "F": pin.JointModelFreeFlyer}[kind]()
+        joint = {
+            "R": lambda: pin.JointModelRevoluteUnaligned(axes[0].copy()),
+            "P": lambda: pin.JointModelPrismaticUnaligned(axes[0].copy()),
+            "U": lambda: pin.JointModelUniversal(axes[0].copy(), axes[1].copy()),
+            "S": pin.JointModelSpherical,
+            "F": pin.JointModelFreeFlyer,
+        }[kind]()
         origin = robot.origin[i]
-        jid = model.addJoint(int(robot.parent[i]), joint, pin.SE3(origin[:3, :3].copy(), origin[:3, 3].copy()),
-                             f"joint{i}")
+        jid = model.addJoint(
+            int(robot.parent[i]), joint, pin.SE3(origin[:3, :3].copy(), origin[:3, 3].copy()), f"joint{i}"
+        )
         inertial = robot.inertial(i)
-        model.appendBodyToJoint(jid, pin.Inertia(float(inertial.mass), np.asarray(inertial.com, dtype=float),
-                                                 np.asarray(inertial.inertia, dtype=float)), pin.SE3.Identity())
+        model.appendBodyToJoint(
+            jid,
+            pin.Inertia(
+                float(inertial.mass), np.asarray(inertial.com, dtype=float), np.asarray(inertial.inertia, dtype=float)
+            ),
+            pin.SE3.Identity(),
+        )
     return model
 
 

@@ -18,8 +18,14 @@ from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
 NO_GRAVITY = (0.0, 0.0, 0.0)
 
 #: (alpha_{i-1}, a_{i-1}, d_i) of each model, and the joint types.
-PUMA_DH = [(0.0, 0.0, 0.0), (-np.pi / 2, 0.0, 0.0), (0.0, 0.2, 0.4), (-np.pi / 2, 0.153, 0.839),
-           (np.pi / 2, 0.0, 0.0), (-np.pi / 2, 0.0, 0.0)]
+PUMA_DH = [
+    (0.0, 0.0, 0.0),
+    (-np.pi / 2, 0.0, 0.0),
+    (0.0, 0.2, 0.4),
+    (-np.pi / 2, 0.153, 0.839),
+    (np.pi / 2, 0.0, 0.0),
+    (-np.pi / 2, 0.0, 0.0),
+]
 SCARA_DH = [(0.0, 0.0, 0.0), (0.0, 0.1, 0.0), (0.0, 0.2, 0.0), (0.0, 0.0, 0.0)]
 CHEETAH_LEG_DH = [(0.0, 0.0, 0.0), (np.pi / 2, 0.0, 0.044), (0.0, 0.342, 0.0)]
 
@@ -56,15 +62,15 @@ def dh_robot(name: str, dh, types, gravity, seed: int = 0, floating_torso: bool 
     With ``floating_torso`` the base link (the DH frame 0) is a moving torso on a floating base,
     with its own random inertial; otherwise it is fixed."""
     rng = np.random.default_rng(seed)
-    base = LinkSpec("torso" if floating_torso else "base",
-                    random_inertial(rng) if floating_torso else Inertial.zero())
+    base = LinkSpec("torso" if floating_torso else "base", random_inertial(rng) if floating_torso else Inertial.zero())
     links, joints = [base], []
     parent = base.name
     for k, ((alpha, a, d), kind) in enumerate(zip(dh, types), start=1):
         link = LinkSpec(f"link{k}", random_inertial(rng))
         links.append(link)
-        joints.append(JointSpec(f"joint{k}", kind, parent, link.name, dh_origin(alpha, a, d),
-                                np.array([[0.0, 0.0, 1.0]])))
+        joints.append(
+            JointSpec(f"joint{k}", kind, parent, link.name, dh_origin(alpha, a, d), np.array([[0.0, 0.0, 1.0]]))
+        )
         parent = link.name
     return Robot(name, links, joints, gravity=gravity, floating_base=floating_torso)
 
@@ -82,8 +88,14 @@ def scara(seed: int = 2) -> Robot:
 def cheetah_leg(floating: bool = False, seed: int = 3, gravity=(9.81, 0.0, 0.0)) -> Robot:
     """A Cheetah 3 leg, gravity [9.81, 0, 0] by default: on a fixed torso, or on a floating torso
     (4 bodies: the torso then the three leg bodies)."""
-    return dh_robot("rpna_cheetah_leg" + ("_floating" if floating else ""), CHEETAH_LEG_DH, "RRR",
-                    gravity, seed, floating_torso=floating)
+    return dh_robot(
+        "rpna_cheetah_leg" + ("_floating" if floating else ""),
+        CHEETAH_LEG_DH,
+        "RRR",
+        gravity,
+        seed,
+        floating_torso=floating,
+    )
 
 
 def planar_2r(length: float = 0.5, seed: int = 4) -> Robot:
@@ -93,8 +105,7 @@ def planar_2r(length: float = 0.5, seed: int = 4) -> Robot:
 
 def perpendicular_2r(length: float = 0.5, seed: int = 5) -> Robot:
     """Two revolute joints with perpendicular axes, the second offset by ``length`` along x1, no gravity."""
-    return dh_robot("rpna_2r_perpendicular", [(0.0, 0.0, 0.0), (-np.pi / 2, length, 0.0)], "RR",
-                    NO_GRAVITY, seed)
+    return dh_robot("rpna_2r_perpendicular", [(0.0, 0.0, 0.0), (-np.pi / 2, length, 0.0)], "RR", NO_GRAVITY, seed)
 
 
 def pendulum(gravity=(0.0, -9.81, 0.0), seed: int = 6) -> Robot:

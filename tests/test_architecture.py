@@ -44,11 +44,25 @@ PACKAGE_INIT = set(PACKAGES) | {module for module, path in FILES.items() if path
 
 def in_composition_root(module: str) -> bool:
     return module == COMPOSITION_ROOT or module.startswith(COMPOSITION_ROOT + ".")
+
+
 #: The stages of the identification in the order of the job (the opening docstring of
 #: drng.identification lists them so): each imports only the stages before it.
 IDENTIFICATION = "drng.identification"
-STAGES = ("signals", "data", "model", "excitation", "simulation", "physics", "estimation", "energy", "payload",
-          "consistency", "diagnostics", "export")
+STAGES = (
+    "signals",
+    "data",
+    "model",
+    "excitation",
+    "simulation",
+    "physics",
+    "estimation",
+    "energy",
+    "payload",
+    "consistency",
+    "diagnostics",
+    "export",
+)
 
 
 def private(name: str) -> bool:
@@ -94,14 +108,26 @@ def import_graph(sources: dict) -> nx.DiGraph:
     graph = nx.DiGraph()
     graph.add_nodes_from(sources)
     for module, source in sources.items():
-        graph.add_edges_from((module, target) for target, _, _ in imports(module, source)
-                             if target in sources and target != module)
+        graph.add_edges_from(
+            (module, target) for target, _, _ in imports(module, source) if target in sources and target != module
+        )
     return graph
 
 
 def test_the_packages_are_found():
-    assert {"pga_dyn", "pga_dyn.model", "pga_dyn.cli", "pga_dyn.cli.analyze", "pga_dyn.cli.__main__", "drng",
-            "drng.principles", "drng.identification", "robots.urdf", "pga_dyn.loops", "pga_dyn.loops.closure"} <= set(SOURCES)
+    assert {
+        "pga_dyn",
+        "pga_dyn.model",
+        "pga_dyn.cli",
+        "pga_dyn.cli.analyze",
+        "pga_dyn.cli.__main__",
+        "drng",
+        "drng.principles",
+        "drng.identification",
+        "robots.urdf",
+        "pga_dyn.loops",
+        "pga_dyn.loops.closure",
+    } <= set(SOURCES)
     assert "pga_dyn.cli" in PACKAGE_INIT and "pga_dyn.cli.common" not in PACKAGE_INIT
 
 
@@ -114,8 +140,12 @@ def test_only_the_cli_imports_all_three_packages():
     for module, source in SOURCES.items():
         reached = {target.split(".")[0] for target, _, _ in imports(module, source)} & set(PACKAGES)
         assert reached != set(PACKAGES) or in_composition_root(module), module
-    reached = {target.split(".")[0] for module in SOURCES if in_composition_root(module)
-               for target, _, _ in imports(module, SOURCES[module])}
+    reached = {
+        target.split(".")[0]
+        for module in SOURCES
+        if in_composition_root(module)
+        for target, _, _ in imports(module, SOURCES[module])
+    }
     assert reached >= set(PACKAGES)
 
 
@@ -140,24 +170,35 @@ def test_identification_is_a_pipeline():
     assert re.findall(r"^\s*\d+\. :mod:`\.(\w+)`", doc, flags=re.M) == list(STAGES)
     for k, stage in enumerate(STAGES):
         module = f"{IDENTIFICATION}.{stage}"
-        reached = {target for target, _, _ in imports(module, SOURCES[module])
-                   if target == IDENTIFICATION or target.startswith(IDENTIFICATION + ".")}
+        reached = {
+            target
+            for target, _, _ in imports(module, SOURCES[module])
+            if target == IDENTIFICATION or target.startswith(IDENTIFICATION + ".")
+        }
         assert reached <= {f"{IDENTIFICATION}.{before}" for before in STAGES[:k]}, (module, reached)
 
 
 def test_the_checks_see_violations():
     """Each check reports the violation it is meant to catch, and the CLI may import everything."""
-    bad = "import drng\nfrom .model import _lump\n\ndef f(robot):\n    from robots import urdf\n    return robot._cache\n"
+    bad = (
+        "import drng\nfrom .model import _lump\n\ndef f(robot):\n    from robots import urdf\n    return robot._cache\n"
+    )
     assert violations("pga_dyn.kinematics", bad) == [
-        "pga_dyn.kinematics:1 imports drng", "pga_dyn.kinematics:2 imports ['_lump'] from pga_dyn.model",
+        "pga_dyn.kinematics:1 imports drng",
+        "pga_dyn.kinematics:2 imports ['_lump'] from pga_dyn.model",
         "pga_dyn.kinematics:5 imports robots.urdf",
-        "pga_dyn.kinematics:6 reads robot._cache"]
+        "pga_dyn.kinematics:6 reads robot._cache",
+    ]
     assert violations("drng.generator", "import robots\n") == ["drng.generator:1 imports robots"]
     assert violations("pga_dyn.cli", "import drng\nimport robots\nfrom . import loops\n") == []
     assert violations("pga_dyn.cli.analyze", "import drng\nimport robots\nfrom .. import loops\n") == []
     assert violations("pga_dyn.clinic", "import drng\n") == ["pga_dyn.clinic:1 imports drng"]
-    assert ("pga_dyn.errors", ("PgaDynError",), 1) in list(imports("pga_dyn.cli.analyze",
-                                                                     "from ..errors import PgaDynError\n"))
+    assert ("pga_dyn.errors", ("PgaDynError",), 1) in list(
+        imports("pga_dyn.cli.analyze", "from ..errors import PgaDynError\n")
+    )
     assert ("pga_dyn.pga", (), 1) in list(imports("pga_dyn.kinematics", "from . import pga\n"))
-    cyclic = {"pga_dyn.sampling": "from .tp_regressor import f\n", "pga_dyn.tp_regressor": "def g():\n    from .sampling import h\n"}
+    cyclic = {
+        "pga_dyn.sampling": "from .tp_regressor import f\n",
+        "pga_dyn.tp_regressor": "def g():\n    from .sampling import h\n",
+    }
     assert list(nx.simple_cycles(import_graph(cyclic)))

@@ -6,21 +6,20 @@ import json
 
 import numpy as np
 import pytest
+import rpna_models
+from oracle import Oracle, erd_path, random_states
 
 import drng
 import pga_dyn
 import robots
-import rpna_models
 from drng.classification import link_nullspace
 from drng.result import complement
-from oracle import Oracle, erd_path, random_states
 from pga_dyn.cli import main
-from pga_dyn.errors import PgaDynError
 from pga_dyn.conventions import LINK_PARAM_NAMES
+from pga_dyn.errors import PgaDynError
 from robots.urdf import load_urdf
 
-ERD_ARMS = ["ur_description/urdf/ur5_robot.urdf", "z1_description/urdf/z1.urdf",
-            "xarm_description/urdf/xarm7.urdf"]
+ERD_ARMS = ["ur_description/urdf/ur5_robot.urdf", "z1_description/urdf/z1.urdf", "xarm_description/urdf/xarm7.urdf"]
 COUNTS = {"puma560": 36, "2rru_1rrs": 25, "2prs_1psr": 23}
 
 
@@ -32,8 +31,18 @@ def largest_angle(A, B) -> float:
 
 # -- the classical regrouping of a modified-DH robot (Khalil and Kleinfinger 1986) ------------
 
-KHALIL = {"XX": "Ixx", "XY": "Ixy", "XZ": "Ixz", "YY": "Iyy", "YZ": "Iyz", "ZZ": "Izz",
-          "MX": "mcx", "MY": "mcy", "MZ": "mcz", "M": "m"}
+KHALIL = {
+    "XX": "Ixx",
+    "XY": "Ixy",
+    "XZ": "Ixz",
+    "YY": "Iyy",
+    "YZ": "Iyz",
+    "ZZ": "Izz",
+    "MX": "mcx",
+    "MY": "mcy",
+    "MZ": "mcz",
+    "M": "m",
+}
 
 
 def khalil_puma(dh) -> dict:
@@ -57,8 +66,7 @@ def khalil_puma(dh) -> dict:
     with C = cos(alpha_j), S = sin(alpha_j). Body 1 turns about the gravity axis: only ZZ_1R
     acts; bodies 2..n keep XX, XY, XZ, YZ, ZZ, MX, MY (36 base parameters for the Puma)."""
     n = len(dh)
-    index = {(k, b): 10 * (b - 1) + LINK_PARAM_NAMES.index(v)
-             for b in range(1, n + 1) for k, v in KHALIL.items()}
+    index = {(k, b): 10 * (b - 1) + LINK_PARAM_NAMES.index(v) for b in range(1, n + 1) for k, v in KHALIL.items()}
     P = {key: np.eye(10 * n)[c] for key, c in index.items()}
     for j in range(n, 1, -1):
         alpha, d, r = dh[j - 1]
@@ -100,6 +108,7 @@ def test_rpna_puma_matches_khalil_kleinfinger():
 
 # -- every robot: span, Y_b K = Y, clean coefficients, classes --------------------------------
 
+
 def robot_cases():
     cases = [(name, lambda name=name: robots.load(name)) for name in ("puma560", "go2", "2rru_1rrs", "2prs_1psr")]
     cases += [(rel.split("/")[0], lambda rel=rel: load_urdf(erd_path(rel))) for rel in ERD_ARMS]
@@ -137,6 +146,7 @@ def test_base_parameters_of_robot(name, make):
 
 # -- FIGAROH-style: pivoted QR of Pinocchio's stacked regressor -------------------------------
 
+
 def pivoted_qr(W):
     """Householder QR with column pivoting (Businger and Golub 1965): R and the permutation."""
     A = np.array(W, dtype=float)
@@ -151,7 +161,7 @@ def pivoted_qr(W):
         if np.linalg.norm(v) > 0:
             v /= np.linalg.norm(v)
             A[k:, k:] -= 2.0 * np.outer(v, v @ A[k:, k:])
-    return np.triu(A[:min(m, p)]), perm
+    return np.triu(A[: min(m, p)]), perm
 
 
 def qr_base_parameters(W, rtol=1e-8):
@@ -222,6 +232,7 @@ def test_same_base_parameters_from_every_method(make):
 
 # -- options and errors -----------------------------------------------------------------------
 
+
 def test_keep_and_errors():
     robot = rpna_models.puma()
     result = drng.rpna(robot)
@@ -248,6 +259,7 @@ def test_keep_and_errors():
 
 
 # -- command line -----------------------------------------------------------------------------
+
 
 def test_cli_base_puma(capsys, tmp_path):
     csv = tmp_path / "puma.csv"

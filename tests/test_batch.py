@@ -22,8 +22,11 @@ from pga_dyn.variants import move_joints
 
 BASE = robots.load("2rru_1rrs")
 #: The direction of each crank of 2RRU-1RRS at q0, from its base joint A to its elbow B (robots/data/2rru_1rrs.urdf).
-CRANKS = {"limb1_R2": np.array([0.0, 1.0, 0.0]), "limb2_R2": np.array([0.0, -1.0, 0.0]),
-          "limb3_R2": np.array([-1.0, 0.0, 0.0])}
+CRANKS = {
+    "limb1_R2": np.array([0.0, 1.0, 0.0]),
+    "limb2_R2": np.array([0.0, -1.0, 0.0]),
+    "limb3_R2": np.array([-1.0, 0.0, 0.0]),
+}
 #: An elbow moved onto its rod's far end (B1 = U1): the rod has no length, a passive motion no actuator drives.
 DEGENERATE = {"limb1_R2": (0.0, -0.15, 0.45)}
 
@@ -44,8 +47,13 @@ def compiled_in_a_worker(offsets):
     from numba.core.dispatcher import Dispatcher
 
     drng.nullspace(move_joints(BASE, offsets))
-    stats = [d.stats for name in list(sys.modules) if name.split(".")[0] in ("pga_dyn", "drng")
-             for d in vars(sys.modules[name]).values() if isinstance(d, Dispatcher)]
+    stats = [
+        d.stats
+        for name in list(sys.modules)
+        if name.split(".")[0] in ("pga_dyn", "drng")
+        for d in vars(sys.modules[name]).values()
+        if isinstance(d, Dispatcher)
+    ]
     return sum(sum(s.cache_misses.values()) for s in stats), sum(sum(s.cache_hits.values()) for s in stats)
 
 
@@ -55,6 +63,7 @@ def broken_build(item):
 
 
 # -- Robot.description and move_joints -------------------------------------------------------------
+
 
 def test_description_builds_the_same_robot_and_pickles():
     again = BASE.description.build()
@@ -88,17 +97,24 @@ def test_moving_elbows_changes_the_crank_lengths_and_keeps_the_rest_in_place():
         a, b = world(variant, spec.parent)[:3, 3], world(variant, spec.child)[:3, 3]
         assert np.linalg.norm(b - a) == pytest.approx(length, abs=1e-12)
         np.testing.assert_allclose(b, world(BASE, spec.child)[:3, 3] + (length - 0.2) * direction, atol=1e-12)
+
         # the centre of mass of the link after the elbow stays where it was in the world
-        com = lambda robot: world(robot, spec.child)[:3, :3] @ next(
-            link for link in robot.description.links if link.name == spec.child).inertial.com
-        np.testing.assert_allclose(com(variant) + world(variant, spec.child)[:3, 3],
-                                   com(BASE) + world(BASE, spec.child)[:3, 3], atol=1e-12)
+        def com(robot, spec=spec):
+            link = next(link for link in robot.description.links if link.name == spec.child)
+            return world(robot, spec.child)[:3, :3] @ link.inertial.com
+
+        np.testing.assert_allclose(
+            com(variant) + world(variant, spec.child)[:3, 3], com(BASE) + world(BASE, spec.child)[:3, 3], atol=1e-12
+        )
     # every frame that was not moved is where it was: the platform, the base joints, the loop ends
     for link in ("base_link", "limb1_link1", "limb2_link1", "limb3_link1", "platform"):
         np.testing.assert_allclose(world(variant, link), world(BASE, link), atol=1e-12)
     for new, old in zip(variant.loop_joints, BASE.loop_joints):
-        np.testing.assert_allclose(initial_poses(variant)[new.parent] @ new.parent_frame,
-                                   initial_poses(BASE)[old.parent] @ old.parent_frame, atol=1e-12)
+        np.testing.assert_allclose(
+            initial_poses(variant)[new.parent] @ new.parent_frame,
+            initial_poses(BASE)[old.parent] @ old.parent_frame,
+            atol=1e-12,
+        )
     assert all(res < 1e-12 for _, res in constraints(variant).residuals(variant.q0))  # still closed at q0
 
 
@@ -123,8 +139,10 @@ def test_a_floating_base_with_fixed_joints():
     for link in ("base", "FL_thigh", "FL_foot", "FR_calf"):
         np.testing.assert_allclose(world(variant, link), world(go2, link), atol=1e-12)
     body = go2.body_index("FL_calf")
-    in_world = lambda robot: (initial_poses(robot)[body] @ robot.inertial(body).pseudo_inertia()
-                              @ initial_poses(robot)[body].T)  # pseudo-inertia (eq. 44) in the world frame
+
+    def in_world(robot):  # pseudo-inertia (eq. 44) in the world frame
+        return initial_poses(robot)[body] @ robot.inertial(body).pseudo_inertia() @ initial_poses(robot)[body].T
+
     np.testing.assert_allclose(in_world(variant), in_world(go2), atol=1e-12)
     assert variant.floating_base
 
@@ -157,7 +175,7 @@ VARIANTS = [cranks(lengths) for lengths in ((0.2, 0.2, 0.2), (0.1, 0.25, 0.3), (
 BUILD = functools.partial(move_joints, BASE)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def one_by_one():
     return [drng.nullspace(BUILD(offsets)) for offsets in VARIANTS]
 
@@ -191,7 +209,9 @@ def test_options_reach_every_robot():
 
 def test_a_failure_names_the_robot_or_is_collected():
     items = [VARIANTS[0], VARIANTS[1], DEGENERATE, VARIANTS[2]]
-    with pytest.raises(PgaDynError, match=r"robot 2 \('2rru_1rrs with limb1_R2 moved'\): ModelError: .*J_p is rank-deficient"):
+    with pytest.raises(
+        PgaDynError, match=r"robot 2 \('2rru_1rrs with limb1_R2 moved'\): ModelError: .*J_p is rank-deficient"
+    ):
         drng.nullspaces(items, BUILD, jobs=1)
     out = drng.nullspaces(items, BUILD, jobs=1, errors="collect")
     assert isinstance(out[2], Failure) and out[2].index == 2 and out[2].input_error and out[2].error == "ModelError"
@@ -228,16 +248,22 @@ def test_an_executor_of_the_callers():
         compiled, loaded = executor.submit(compiled_in_a_worker, VARIANTS[1]).result()
         assert compiled == 0 and loaded > 5  # the worker loads numba's cache (filled by this process), compiles nothing
         with pytest.raises(RuntimeError, match=r"the task of robots 1 to 1 failed in the executor: .*pickle"):
-            drng.nullspaces([VARIANTS[0], lambda: None], lambda item: BUILD(item) if isinstance(item, dict) else
-                            BUILD(VARIANTS[0]), executor=executor)
+            drng.nullspaces(
+                [VARIANTS[0], lambda: None],
+                lambda item: BUILD(item) if isinstance(item, dict) else BUILD(VARIANTS[0]),
+                executor=executor,
+            )
 
 
 def test_bad_arguments():
     assert drng.nullspaces([]) == []
-    for kwargs, match in (({"sample": 3}, r"unknown option sample \(drng.nullspace takes certify, samples"),
-                          ({"errors": "skip"}, "errors must be one of"), ({"jobs": 0}, "jobs must be a positive"),
-                          ({"chunksize": 1.5}, "chunksize must be a positive"),
-                          ({"jobs": 2, "executor": concurrent.futures.ThreadPoolExecutor(1)}, "not both")):
+    for kwargs, match in (
+        ({"sample": 3}, r"unknown option sample \(drng.nullspace takes certify, samples"),
+        ({"errors": "skip"}, "errors must be one of"),
+        ({"jobs": 0}, "jobs must be a positive"),
+        ({"chunksize": 1.5}, "chunksize must be a positive"),
+        ({"jobs": 2, "executor": concurrent.futures.ThreadPoolExecutor(1)}, "not both"),
+    ):
         with pytest.raises(PgaDynError, match=match):
             drng.nullspaces(VARIANTS, BUILD, **kwargs)
     with pytest.raises(PgaDynError, match=r"robot 0 \('3'\): PgaDynError: expected a Robot"):
@@ -249,8 +275,10 @@ def test_on_a_dask_cluster():
     failure, not a skip): a local cluster of one worker process."""
     import distributed
 
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         same(drng.nullspaces(VARIANTS, BUILD, executor=client, chunksize=2), one_by_one())
         out = drng.nullspaces([VARIANTS[0], DEGENERATE], BUILD, executor=client, errors="collect")
         assert isinstance(out[1], Failure) and out[1].index == 1

@@ -3,16 +3,18 @@ robots with no joint or no moving body."""
 
 import numpy as np
 import pytest
+from oracle import Oracle, numerical_rank, random_states
 
 import drng
 import robots
 from drng.numerical import GAP_MIN, SAMPLED_RTOL, rank_at_gap
-from oracle import Oracle, numerical_rank, random_states
 from pga_dyn.errors import PgaDynError
 from robots.urdf import load_urdf
 
-LINK = ('<link name="{}"><inertial><origin xyz="0.01 0.02 0.03"/><mass value="1.5"/>'
-        '<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>')
+LINK = (
+    '<link name="{}"><inertial><origin xyz="0.01 0.02 0.03"/><mass value="1.5"/>'
+    '<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
+)
 
 
 def one_link_urdf(tmp_path):
@@ -29,14 +31,17 @@ def spectrum_matrix(s, rows, seed=0):
     return (u * s) @ v.T
 
 
-@pytest.mark.parametrize("s,rank,clean", [
-    ([1, 0.3, 1e-5, 1e-15, 1e-16], 3, True),  # the romeo case: a small kept value, a clean gap
-    ([1, 0.3, 1e-5, 5e-10, 1e-16], 4, False),  # gap 5e6 but kept within a decade of the 1e-10 threshold
-    ([1, 1e-7, 1e-16], 2, True),  # two gaps >= 1e6: the threshold is in the larger one
-    ([1, 0.3, 1e-3, 1e-8, 1e-12], 3, False),  # largest gap 1e5 < 1e6
-    ([1, 0.5, 0.2], 3, True),  # full rank: the gap to round-off
-    ([1, 1e-4, 1e-8, 1e-12, 1e-16], None, False),  # equal gaps of 1e4: no clean cut, any rank
-])
+@pytest.mark.parametrize(
+    "s,rank,clean",
+    [
+        ([1, 0.3, 1e-5, 1e-15, 1e-16], 3, True),  # the romeo case: a small kept value, a clean gap
+        ([1, 0.3, 1e-5, 5e-10, 1e-16], 4, False),  # gap 5e6 but kept within a decade of the 1e-10 threshold
+        ([1, 1e-7, 1e-16], 2, True),  # two gaps >= 1e6: the threshold is in the larger one
+        ([1, 0.3, 1e-3, 1e-8, 1e-12], 3, False),  # largest gap 1e5 < 1e6
+        ([1, 0.5, 0.2], 3, True),  # full rank: the gap to round-off
+        ([1, 1e-4, 1e-8, 1e-12, 1e-16], None, False),  # equal gaps of 1e4: no clean cut, any rank
+    ],
+)
 def test_rank_at_the_largest_gap(s, rank, clean):
     A = spectrum_matrix(np.array(s, dtype=float), 40)
     decision = rank_at_gap(np.linalg.svd(A, compute_uv=False), A.shape)
@@ -128,21 +133,43 @@ def test_a_failed_certificate_says_why_and_a_proven_one_that_fails_is_not_truste
 
 # -- the certificate of a tree, from the block-triangular structure of its regressor -----------
 
+
 def _trees():
     """Trees with every joint type, a floating base and branches (tests/random_trees.py's builder)."""
     from random_trees import AXES, tree
 
     z, x, skew = AXES[0], AXES[1], AXES[4]
     return [
-        tree([(0, "R", [z], (0, 0, 0.3), (0, 0, 0)), (1, "U", [x, skew], (0.2, 0, 0), (0.3, 0.2, -0.4)),
-              (2, "P", [skew], (0, 0.1, 0), (0, 0, 0)), (1, "S", [], (0.1, -0.2, 0.3), (0, 0, 0)),
-              (4, "R", [x], (0.3, 0, 0), (0, 1.5707963267948966, 0))], name="R-U-P, S-R"),
-        tree([(0, "P", [z], (0, 0, 0), (0, 0, 0)), (1, "R", [z], (0, 0, 0.4), (0, 0, 0)),
-              (2, "R", [x], (0.3, 0, 0), (0, 0, 0)), (2, "U", [z, x], (0, 0.2, 0.1), (0, 0, 0))],
-             gravity=(3.0, -4.0, -8.0), name="P-R-R, U"),
-        tree([(0, "R", [skew], (0.1, -0.2, 0.3), (0, 0, 0)), (1, "S", [], (0, 0, 0.4), (0, 0, 0)),
-              (0, "U", [x, z], (0.3, 0, 0), (0.3, 0.2, -0.4))], gravity=(0.0, 0.0, 0.0), floating=True,
-             name="floating R-S, U"),
+        tree(
+            [
+                (0, "R", [z], (0, 0, 0.3), (0, 0, 0)),
+                (1, "U", [x, skew], (0.2, 0, 0), (0.3, 0.2, -0.4)),
+                (2, "P", [skew], (0, 0.1, 0), (0, 0, 0)),
+                (1, "S", [], (0.1, -0.2, 0.3), (0, 0, 0)),
+                (4, "R", [x], (0.3, 0, 0), (0, 1.5707963267948966, 0)),
+            ],
+            name="R-U-P, S-R",
+        ),
+        tree(
+            [
+                (0, "P", [z], (0, 0, 0), (0, 0, 0)),
+                (1, "R", [z], (0, 0, 0.4), (0, 0, 0)),
+                (2, "R", [x], (0.3, 0, 0), (0, 0, 0)),
+                (2, "U", [z, x], (0, 0.2, 0.1), (0, 0, 0)),
+            ],
+            gravity=(3.0, -4.0, -8.0),
+            name="P-R-R, U",
+        ),
+        tree(
+            [
+                (0, "R", [skew], (0.1, -0.2, 0.3), (0, 0, 0)),
+                (1, "S", [], (0, 0, 0.4), (0, 0, 0)),
+                (0, "U", [x, z], (0.3, 0, 0), (0.3, 0.2, -0.4)),
+            ],
+            gravity=(0.0, 0.0, 0.0),
+            floating=True,
+            name="floating R-S, U",
+        ),
     ]
 
 
@@ -160,9 +187,10 @@ def test_body_lines_factor_the_regressor(robot):
         rows = np.zeros(robot.nq, dtype=bool)
         for k in robot.support(i):
             rows[robot.coordinates(k)] = True
-        block = Y[:, :, 10 * (i - 1):10 * i]
-        np.testing.assert_allclose(np.einsum("skc,scp->skp", S[:, rows], H[:, i - 1]), block[:, rows],
-                                   rtol=0, atol=1e-12 * np.abs(Y).max())
+        block = Y[:, :, 10 * (i - 1) : 10 * i]
+        np.testing.assert_allclose(
+            np.einsum("skc,scp->skp", S[:, rows], H[:, i - 1]), block[:, rows], rtol=0, atol=1e-12 * np.abs(Y).max()
+        )
         assert not block[:, ~rows].any()
 
 
@@ -171,11 +199,12 @@ def test_tree_certificate_agrees_with_pinocchio(robot):
     """The blockwise certificate of a tree: its rank bound is Pinocchio's identifiable rank (an
     independent stacked regressor and SVD), and the residual it sums body by body is
     ||Y' B||_F / ||Y'||_F of the dense sampled regressor, also for a basis off the nullspace."""
+    from random_trees import pinocchio_nullspace
+
     from drng.certify import tree_certificate
     from drng.numerical import Budget, stacked_regressor
     from drng.principles import dense_basis
     from drng.result import NullspaceResult
-    from random_trees import pinocchio_nullspace
 
     result = drng.nullspace(robot, certify=True)
     nullity, gap, _ = pinocchio_nullspace(robot)
@@ -188,8 +217,9 @@ def test_tree_certificate_agrees_with_pinocchio(robot):
     off = NullspaceResult(robot.name, "perturbed", None, blocks=(n, bodies, vals))
     info = tree_certificate(robot, off, 30, 0, None, Budget(None, "test"))
     Y = stacked_regressor(robot, 30, seed=1)[0]  # the certificate's independent samples: seed + 1
-    assert info["residual"] == pytest.approx(np.linalg.norm(Y @ dense_basis(n, bodies, vals)) / np.linalg.norm(Y),
-                                             rel=1e-9)
+    assert info["residual"] == pytest.approx(
+        np.linalg.norm(Y @ dense_basis(n, bodies, vals)) / np.linalg.norm(Y), rel=1e-9
+    )
     assert info["residual"] > 1e-6
 
 
@@ -197,17 +227,19 @@ def test_an_incomplete_tree_basis_is_completed_by_the_dense_certificate():
     """When the blockwise bound falls short (here: vectors left out of a tree's basis), the dense
     certificate decides and completes the basis (oracle: Pinocchio's identifiable rank); a vector
     whose two blocks are not on a parent and its child goes to the dense certificate too."""
+    from random_trees import pinocchio_nullspace
+
     from drng.certify import certificate
     from drng.result import NullspaceResult
-    from random_trees import pinocchio_nullspace
 
     robot = _trees()[1]
     nullity = pinocchio_nullspace(robot)[0]
     full = drng.nullspace(robot)
     n, bodies, vals = full.blocks
     keep = np.arange(len(bodies)) % 4 != 0
-    partial = NullspaceResult(robot.name, "drng", None, full.codes[keep], full.joint_names, blocks=(n, bodies[keep],
-                                                                                                    vals[keep]))
+    partial = NullspaceResult(
+        robot.name, "drng", None, full.codes[keep], full.joint_names, blocks=(n, bodies[keep], vals[keep])
+    )
     completed = certificate(robot, partial)
     assert completed.certificate["structure"] == "dense" and completed.certified and not completed.geometric
     assert completed.dim == nullity and completed.certificate["rank_drng"] == keep.sum()

@@ -23,8 +23,9 @@ def run_main(argv, capsys):
 
 def run_module(*args):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "pga_dyn.cli", *args], capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=120
+    )
 
 
 def field(out, name):
@@ -76,13 +77,15 @@ def test_info_four_bar_lists_loop(capsys):
     # q = 0 of the fixture four-bar is closed and regular: cond(J_p) as Pinocchio's constraint
     # Jacobian gives it (tests/fixture_oracle.py)
     import pinocchio  # noqa: F401  (the oracle, in the test extra)
-    import robots
     from fixture_oracle import TreeOracle, constraint_jacobian
+
+    import robots
 
     robot = robots.load_urdf(FOUR_BAR)
     oracle = TreeOracle(robot)
-    s = np.linalg.svd(constraint_jacobian(oracle, oracle.configuration(robot.q0))[:, list(robot.passive)],
-                      compute_uv=False)
+    s = np.linalg.svd(
+        constraint_jacobian(oracle, oracle.configuration(robot.q0))[:, list(robot.passive)], compute_uv=False
+    )
     match = re.search(r"the loops close; cond\(J_p\) = (\S+)$", out, flags=re.M)
     assert match, out
     assert float(match.group(1)) == pytest.approx(s[0] / s[-1], rel=1e-4)
@@ -93,8 +96,10 @@ def test_errors_in_process(capsys, tmp_path):
     assert code == 2 and out == ""
     assert err.startswith("pga-dyn: error: ") and "puma560" in err and err.count("\n") == 1
     bad = tmp_path / "bad.urdf"
-    bad.write_text("<robot name='x'><link name='a'/><joint name='j' type='hinge'>"
-                   "<parent link='a'/><child link='b'/></joint></robot>")
+    bad.write_text(
+        "<robot name='x'><link name='a'/><joint name='j' type='hinge'>"
+        "<parent link='a'/><child link='b'/></joint></robot>"
+    )
     code, _, err = run_main(["info", str(bad)], capsys)
     assert code == 2 and "bad.urdf" in err and "'hinge'" in err and err.count("\n") == 1
     code, _, err = run_main(["info", "puma560", "--gravity", "0", "nan", "0"], capsys)
@@ -265,8 +270,7 @@ def test_an_answer_that_cannot_be_certified_exits_1_with_the_reason(capsys):
     assert main(["analyze", path, "--gravity", "3", "-4", "-8", "--quiet"]) == 1
     captured = capsys.readouterr()
     assert "NOT certified" in captured.out
-    assert "pga-dyn: the answer could not be certified: the sampled regressor has no clean singular gap" in \
-        captured.err
+    assert "pga-dyn: the answer could not be certified: the sampled regressor has no clean singular gap" in captured.err
     assert main(["analyze", path, "--gravity", "3", "-4", "-8", "--quiet", "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["certified"] is False and report["certificate"]["reason"].startswith("the sampled regressor")
@@ -281,14 +285,21 @@ def test_analyze_several_robots_one_line_each(capsys, tmp_path):
     captured = capsys.readouterr()
     lines = [line.split() for line in captured.out.splitlines()[2:]]
     assert [line[:4] for line in lines if "refused:" not in line] == [
-        ["2prs_1psr", "70", "47", "23"], ["puma560", "60", "24", "36"], ["2rru_1rrs", "70", "45", "25"]]
+        ["2prs_1psr", "70", "47", "23"],
+        ["puma560", "60", "24", "36"],
+        ["2rru_1rrs", "70", "45", "25"],
+    ]
     assert lines[2][0] == missing and "refused:" in lines[2]
-    assert captured.err.strip().splitlines()[-1] == f"pga-dyn: error: {missing}: cannot read the file: No such file or " \
-                                                     "directory"
+    assert (
+        captured.err.strip().splitlines()[-1] == f"pga-dyn: error: {missing}: cannot read the file: No such file or "
+        "directory"
+    )
     assert main(["analyze", "puma560", "2rru_1rrs", "--json", "--jobs", "1", "--quiet"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [(r["robot"], r["nullspace_dimension"], r["status"]) for r in rows] == [("puma560", 24, "proven"),
-                                                                                  ("2rru_1rrs", 45, "certified")]
+    assert [(r["robot"], r["nullspace_dimension"], r["status"]) for r in rows] == [
+        ("puma560", 24, "proven"),
+        ("2rru_1rrs", 45, "certified"),
+    ]
 
 
 def test_analyze_several_robots_bad_arguments(capsys):

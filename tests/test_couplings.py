@@ -11,21 +11,21 @@ import time
 
 import numpy as np
 import pytest
+from oracle import TreeOracle, numerical_rank
 
 import drng
 import robots
-from oracle import TreeOracle, numerical_rank
 from pga_dyn import PgaDynError
 from pga_dyn import tp_regressor as tp
 from pga_dyn.sampling import sample_states
 
-import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
-
 
 def inertial(mass, com, diag):
     off = 0.05 * min(diag)  # small products of inertia: a full, positive-definite tensor
-    return (f'<inertial><mass value="{mass}"/><origin xyz="{com}" rpy="0.2 -0.1 0.3"/><inertia ixx="{diag[0]}" '
-            f'ixy="{off}" ixz="{-off}" iyy="{diag[1]}" iyz="{0.5 * off}" izz="{diag[2]}"/></inertial>')
+    return (
+        f'<inertial><mass value="{mass}"/><origin xyz="{com}" rpy="0.2 -0.1 0.3"/><inertia ixx="{diag[0]}" '
+        f'ixy="{off}" ixz="{-off}" iyy="{diag[1]}" iyz="{0.5 * off}" izz="{diag[2]}"/></inertial>'
+    )
 
 
 def rotor_chain(ratio, rotor_drives=False, link_flag=""):
@@ -108,15 +108,19 @@ def test_rotor_chain_is_certified_as_the_oracle(ratio, rotor_drives):
 def test_a_passive_joint_that_only_drives_a_rotor_is_refused():
     """j1 and j2 marked independent="false" while their rotors follow them: nothing determines
     them (the model is under-determined), and the error names the joint and the coupling."""
-    text = rotor_chain(6.0).replace('<joint name="j1" type="continuous"', '<joint name="j1" type="continuous" '
-                                                                            'independent="false"')
+    text = rotor_chain(6.0).replace(
+        '<joint name="j1" type="continuous"', '<joint name="j1" type="continuous" independent="false"'
+    )
     with pytest.raises(PgaDynError, match="rotor_chain.urdf: joint 'j1' is marked independent=\"false\".*'gear1'"):
         robots.parse_urdf(text, where="rotor_chain.urdf")
 
 
 def test_a_cycle_of_couplings_is_refused():
-    text = rotor_chain(6.0).replace("</robot>", '<coupling name="back" type="rolling"><predecessor link="r1"/>'
-                                                '<successor link="l1"/><ratio value="2"/></coupling></robot>')
+    text = rotor_chain(6.0).replace(
+        "</robot>",
+        '<coupling name="back" type="rolling"><predecessor link="r1"/>'
+        '<successor link="l1"/><ratio value="2"/></coupling></robot>',
+    )
     with pytest.raises(PgaDynError, match="cycle|already follows"):
         robots.parse_urdf(text, where="rotor_chain.urdf")
 
@@ -133,10 +137,16 @@ def test_degenerate_limits_fall_back_with_a_warning(limits):
     certify another robot: the default range is used, with a warning naming the joint."""
     from pga_dyn.errors import PgaDynWarning
 
-    text = rotor_chain(6.0).replace('<joint name="j2" type="continuous"', '<joint name="j2" type="revolute"').replace(
-        '<axis xyz="0 1 0"/></joint>\n  <joint name="jr2"',
-        f'<axis xyz="0 1 0"/><limit lower="{limits.split()[0]}" upper="{limits.split()[1]}"/></joint>\n'
-        '  <joint name="jr2"', 1)
+    text = (
+        rotor_chain(6.0)
+        .replace('<joint name="j2" type="continuous"', '<joint name="j2" type="revolute"')
+        .replace(
+            '<axis xyz="0 1 0"/></joint>\n  <joint name="jr2"',
+            f'<axis xyz="0 1 0"/><limit lower="{limits.split()[0]}" upper="{limits.split()[1]}"/></joint>\n'
+            '  <joint name="jr2"',
+            1,
+        )
+    )
     robot = robots.parse_urdf(text, where="limits.urdf")
     reference = robots.parse_urdf(rotor_chain(6.0), where="reference.urdf")
     with pytest.warns(PgaDynWarning, match="limits.urdf.*'j2'"):

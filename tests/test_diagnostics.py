@@ -10,15 +10,14 @@ import json
 
 import numpy as np
 import pytest
+from oracle import Oracle
 from scipy import stats
 
 import robots
-from drng.identification import (identification_model, random_excitation, read_trajectory, report, report_text,
-                                 simulate)
+from drng.identification import identification_model, random_excitation, read_trajectory, report, report_text, simulate
 from drng.identification.diagnostics import EXPLAINED, compensate, diagnose, hold_out, noise_floor
 from drng.identification.estimation import autocorrelation, estimate, force_delay, hac_scores
 from drng.identification.model import states_of
-from oracle import Oracle
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 
@@ -52,13 +51,14 @@ def test_autocorrelation_and_hac_sum_against_their_definitions():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((300, 3)).cumsum(axis=0)
     y = x - x.mean(axis=0)
-    direct = np.array([[y[:len(y) - k, j] @ y[k:, j] / (y[:, j] @ y[:, j]) for j in range(3)] for k in range(11)])
+    direct = np.array([[y[: len(y) - k, j] @ y[k:, j] / (y[:, j] @ y[:, j]) for j in range(3)] for k in range(11)])
     assert np.allclose(autocorrelation(x, 10), direct, atol=1e-12)
     g = rng.standard_normal((200, 4))
     for L in (0, 1, 7, 50):
-        S = sum((1 - abs(lag) / (L + 1)) * sum(np.outer(g[t], g[t - lag])
-                                                for t in range(max(lag, 0), 200 + min(lag, 0)))
-                for lag in range(-L, L + 1))
+        S = sum(
+            (1 - abs(lag) / (L + 1)) * sum(np.outer(g[t], g[t - lag]) for t in range(max(lag, 0), 200 + min(lag, 0)))
+            for lag in range(-L, L + 1)
+        )
         assert np.allclose(hac_scores(g, L), S, atol=1e-10)
 
 
@@ -66,7 +66,7 @@ def test_white_noise_model_right(puma):
     """1 % white noise: the floor is the noise drawn (to 10 %), the held-out residual is at the
     floor, the residuals are white, the verdict is OK, no delay."""
     robot, model, clean, _ = puma
-    sigma = 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0))
     data = noisy(clean, sigma, 0)
     floor = noise_floor(data)[0]
     assert np.all(np.abs(floor / sigma - 1) < 0.1), floor / sigma
@@ -81,8 +81,9 @@ def test_white_noise_model_right(puma):
     assert abs(checks["delay"]["seconds"]) < checks["delay"]["step"] and not checks["delay"]["found"]
     # the RRE is the definition's, on the held-out segment
     predicted = est.predict(test)
-    rre = [100 * np.sqrt(np.sum((test.tau[:, j] - predicted[:, j]) ** 2) / np.sum(test.tau[:, j] ** 2))
-           for j in range(6)]
+    rre = [
+        100 * np.sqrt(np.sum((test.tau[:, j] - predicted[:, j]) ** 2) / np.sum(test.tau[:, j] ** 2)) for j in range(6)
+    ]
     assert np.allclose(checks["rre_%"], rre)
 
 
@@ -93,7 +94,7 @@ def test_standard_deviations_are_honest_over_seeds(puma, smooth):
     underweighs the correlated lags: 10 % too small a std over 40 draws); with the latter the
     white-residual formula is about sqrt(8) times too small."""
     robot, model, clean, truth = puma
-    sigma = 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0))
     z, z_white = [], []
     for seed in range(20):
         est = estimate(model, noisy(clean, sigma, seed, smooth))
@@ -109,7 +110,7 @@ def test_standard_deviations_are_honest_over_seeds(puma, smooth):
 def test_white_covariance_without_lags(puma):
     """lags=0: Cov = s^2 (W_w^T W_w)^-1, here from the weighted least squares written out."""
     robot, model, clean, _ = puma
-    sigma = 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0))
     est = estimate(model, noisy(clean, sigma, 3), lags=0)
     w = np.sqrt(est.scale / est.variances)  # the weights of the last fit
     W = (model.regressor(states_of(robot, est.data)) * w[None, :, None]).reshape(-1, model.num_parameters)
@@ -129,7 +130,7 @@ def test_friction_left_out_is_not_explained(puma):
     data, sigma = simulate(robot, traj, extras=FRICTION, noise=0.01, seed=1)
     fit, test = hold_out(data)
     checks = diagnose(estimate(identification_model(robot), fit), test)
-    large = np.sqrt(np.mean(friction ** 2, axis=0)) > 10 * sigma
+    large = np.sqrt(np.mean(friction**2, axis=0)) > 10 * sigma
     assert large.sum() >= 3
     assert not any(np.array(checks["explained"])[large])
     assert all(np.array(checks["residual_to_floor"])[large] > EXPLAINED)
@@ -142,7 +143,7 @@ def test_delayed_channel_is_found_and_compensated(puma):
     """Forces logged 3 samples (15 ms) late: the report finds 15 ms (to 1 ms) and says so;
     compensated by the estimate ("auto") or by the 15 ms, the verdict is OK."""
     robot, model, clean, _ = puma
-    sigma = 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0))
     data = noisy(clean, sigma, 4)
     step = data.t[1] - data.t[0]
     late = data.with_tau(np.vstack([np.repeat(data.tau[:1], 3, axis=0), data.tau[:-3]]))
@@ -160,7 +161,7 @@ def test_delayed_channel_is_found_and_compensated(puma):
 def test_force_delay_uses_a_sample_of_the_rows(puma):
     """The delay from 1000 of the 4000 samples is that of all of them, to a tenth of a step."""
     robot, model, clean, _ = puma
-    data = noisy(clean, 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0)), 5)
+    data = noisy(clean, 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0)), 5)
     step = data.t[1] - data.t[0]
     late = data.with_tau(np.vstack([np.repeat(data.tau[:1], 2, axis=0), data.tau[:-2]]))
     d_all = force_delay(model, late, samples=len(late))[0]
@@ -190,7 +191,7 @@ def test_cli_hold_out_and_delay(tmp_path, capsys, puma):
     """``identify`` holds out the last 20 % by default (--hold-out, --no-hold-out, --test replace
     it), prints the verdict first, and writes the library's report; --delay compensates."""
     robot, model, clean, _ = puma
-    sigma = 0.01 * np.sqrt(np.mean(clean.tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(clean.tau**2, axis=0))
     path = tmp_path / "data.csv"
     late = noisy(clean, sigma, 6)
     late = late.with_tau(np.vstack([np.repeat(late.tau[:1], 2, axis=0), late.tau[:-2]]))

@@ -23,8 +23,13 @@ def test_examples_run(path, capsys):
 def test_api_reference_lists_every_module():
     """docs/api/*.md holds a ``::: module`` directive for every module of the three packages but
     the command line's, so the site's API reference (mkdocstrings) shows every public function."""
-    listed = set(re.findall(r"^::: ([\w.]+)$", "\n".join(p.read_text(encoding="utf-8")
-                                                          for p in (ROOT / "docs" / "api").glob("*.md")), flags=re.M))
+    listed = set(
+        re.findall(
+            r"^::: ([\w.]+)$",
+            "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs" / "api").glob("*.md")),
+            flags=re.M,
+        )
+    )
     modules = set()
     for package in ("pga_dyn", "drng", "robots"):
         for path in (ROOT / package).rglob("*.py"):

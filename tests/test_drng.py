@@ -5,17 +5,16 @@ import tempfile
 
 import numpy as np
 import pytest
+from fixture_oracle import fixture  # noqa: E402
+from fixture_oracle import nullity as pinocchio_nullity  # noqa: E402
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import Oracle, numerical_rank, random_states
 
 import drng
 import robots
-from oracle import Oracle, numerical_rank, random_states
 from pga_dyn import tp_regressor as tp
 from robots.urdf import load_urdf
-
-from fixture_oracle import fixture  # noqa: E402
-from fixture_oracle import nullity as pinocchio_nullity  # noqa: E402
 
 
 def pinocchio_residual(robot, basis, path, samples=40):
@@ -28,11 +27,14 @@ def pinocchio_residual(robot, basis, path, samples=40):
     return np.linalg.norm(Y @ basis) / np.linalg.norm(Y), numerical_rank(Y)[0]
 
 
-@pytest.mark.parametrize("name,gravity,expected", [
-    ("puma560", (0.0, 0.0, -9.81), 24),  # DRNG paper Table 3, gravity along the joint-1 axis
-    ("puma560", (-9.81, 0.0, 0.0), 22),  # gravity not along joint 1 (paper section 6.1)
-    ("go2", (0.0, 0.0, -9.81), 36),  # floating base, Table 3
-])
+@pytest.mark.parametrize(
+    "name,gravity,expected",
+    [
+        ("puma560", (0.0, 0.0, -9.81), 24),  # DRNG paper Table 3, gravity along the joint-1 axis
+        ("puma560", (-9.81, 0.0, 0.0), 22),  # gravity not along joint 1 (paper section 6.1)
+        ("go2", (0.0, 0.0, -9.81), 36),  # floating base, Table 3
+    ],
+)
 def test_table3_tree_robots(name, gravity, expected):
     robot = robots.load(name, gravity=gravity)
     result = drng.nullspace(robot, certify=True)
@@ -72,11 +74,17 @@ def test_gravity_free_puma_is_proven_with_link2s_fixed_point():
 #     PYTHONPATH=. python tests/fixture_oracle.py
 # (rest states closed by Pinocchio's kinematics, rank of Pinocchio's projected regressor); the
 # test computes them again before comparing with DRNG's certified dimension.
-@pytest.mark.parametrize("name,gravity,expected", [
-    ("four_bar", (0.0, 0.0, -9.81), 26), ("six_bar", (0.0, 0.0, -9.81), 43),
-    ("four_bar", (0.0, -9.81, 0.0), 22), ("six_bar", (0.0, -9.81, 0.0), 37),
-    ("leg_linkage", (0.0, 0.0, -9.81), 29), ("leg_linkage", (0.0, -9.81, 0.0), 33),
-])
+@pytest.mark.parametrize(
+    "name,gravity,expected",
+    [
+        ("four_bar", (0.0, 0.0, -9.81), 26),
+        ("six_bar", (0.0, 0.0, -9.81), 43),
+        ("four_bar", (0.0, -9.81, 0.0), 22),
+        ("six_bar", (0.0, -9.81, 0.0), 37),
+        ("leg_linkage", (0.0, 0.0, -9.81), 29),
+        ("leg_linkage", (0.0, -9.81, 0.0), 33),
+    ],
+)
 def test_urdf_plus_fixtures(name, gravity, expected):
     robot = load_urdf(fixture(name), gravity=gravity)
     dim, gap, _ = pinocchio_nullity(robot)
@@ -104,6 +112,7 @@ def test_verify_rejects_a_wrong_basis():
 
 # -- property tests on random chains ------------------------------------------------------------
 
+
 def _urdf(joints, gravity_free):
     """URDF text of a random chain or tree. ``joints``: (parent index, type, axis, xyz, rpy, mass props)."""
     links = ['<link name="l0"/>']
@@ -111,11 +120,13 @@ def _urdf(joints, gravity_free):
     for k, (parent, kind, axis, xyz, rpy, (m, c, d)) in enumerate(joints, start=1):
         links.append(
             f'<link name="l{k}"><inertial><mass value="{m}"/><origin xyz="{c[0]} {c[1]} {c[2]}"/>'
-            f'<inertia ixx="{d[0]}" ixy="0.01" ixz="-0.02" iyy="{d[1]}" iyz="0.015" izz="{d[2]}"/></inertial></link>')
+            f'<inertia ixx="{d[0]}" ixy="0.01" ixz="-0.02" iyy="{d[1]}" iyz="0.015" izz="{d[2]}"/></inertial></link>'
+        )
         parts.append(
             f'<joint name="j{k}" type="{kind}"><parent link="l{parent}"/><child link="l{k}"/>'
             f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>'
-            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>')
+            f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        )
     return '<robot name="random">' + "".join(links + parts) + "</robot>"
 
 
@@ -131,7 +142,9 @@ def chains(draw):
         kind = draw(st.sampled_from(["revolute", "revolute", "prismatic"]))
         axis = draw(st.sampled_from(AXES))
         xyz = draw(st.sampled_from([(0, 0, 0), (0.3, 0, 0), (0, 0.2, 0.1), (0.1, -0.2, 0.3)]))
-        rpy = draw(st.sampled_from([(0, 0, 0), (1.5707963267948966, 0, 0), (0, 1.5707963267948966, 0), (0.3, 0.2, -0.4)]))
+        rpy = draw(
+            st.sampled_from([(0, 0, 0), (1.5707963267948966, 0, 0), (0, 1.5707963267948966, 0), (0.3, 0.2, -0.4)])
+        )
         mass = (1.0 + k, (0.05 * k, 0.02, -0.03), (0.3, 0.4, 0.5))
         joints.append((parent, kind, axis, xyz, rpy, mass))
     gravity = draw(st.sampled_from([(0.0, 0.0, -9.81), (0.0, 0.0, 0.0), (3.0, -4.0, -8.0)]))
@@ -139,7 +152,11 @@ def chains(draw):
     return joints, gravity, floating
 
 
-@settings(max_examples=int(os.environ.get("PGA_DYN_EXAMPLES", "40")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("PGA_DYN_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(chains())
 def test_certified_dimension_equals_pinocchio_rank(case):
     joints, gravity, floating = case
@@ -157,6 +174,7 @@ def test_certified_dimension_equals_pinocchio_rank(case):
 
 
 # -- the RPNA paper's examples through the certificate ---------------------------------------------
+
 
 def _rpna_cases():
     import rpna_models as rm
@@ -183,6 +201,7 @@ def test_rpna_reference_cases_proven_and_certified(label, build, expected):
 
 # -- bad input ------------------------------------------------------------------------------------
 
+
 def test_bad_arguments_raise_the_project_error():
     from pga_dyn.errors import PgaDynError
 
@@ -203,8 +222,13 @@ def test_bad_arguments_raise_the_project_error():
 
 def test_couplings_are_certified_by_default():
     """The principles do not model couplings: drng.nullspace certifies (and completes) by default."""
-    text = open(robots.data_path("puma560")).read().replace(
-        '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>')
+    text = (
+        open(robots.data_path("puma560"))
+        .read()
+        .replace(
+            '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>'
+        )
+    )
     robot = robots.parse_urdf(text, "coupled_puma.urdf")
     assert robot.couplings
     result = drng.nullspace(robot)

@@ -7,17 +7,26 @@ import json
 
 import numpy as np
 import pytest
+from oracle import Oracle, TreeOracle, erd_path, pin
+from test_identify import EXTRAS, PKM_LIMITS, UR5, Setup
 
 import pga_dyn
 import robots
-from drng.identification import (consistent_estimate, identification_model, identify_energy, map_estimate,
-                                 random_excitation, report, report_text, simulate, trajectory)
+from drng.identification import (
+    consistent_estimate,
+    identification_model,
+    identify_energy,
+    map_estimate,
+    random_excitation,
+    report,
+    report_text,
+    simulate,
+    trajectory,
+)
 from drng.identification.energy import energy_equations, energy_regressor, force_noise, windows
-from oracle import Oracle, TreeOracle, erd_path, pin
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states
-from test_identify import EXTRAS, PKM_LIMITS, UR5, Setup
 
 
 def pinocchio_energy(oracle, q, qd) -> float:
@@ -26,8 +35,9 @@ def pinocchio_energy(oracle, q, qd) -> float:
         qp, vp = oracle.configuration(q), np.asarray(qd, float)
     else:
         qp, vp, _, _ = oracle.to_pinocchio(q, qd, np.zeros_like(qd))
-    return (pin.computeKineticEnergy(oracle.model, oracle.data, qp, vp)
-            + pin.computePotentialEnergy(oracle.model, oracle.data, qp))
+    return pin.computeKineticEnergy(oracle.model, oracle.data, qp, vp) + pin.computePotentialEnergy(
+        oracle.model, oracle.data, qp
+    )
 
 
 @pytest.mark.parametrize("name", ["puma560", "ur5", "2rru_1rrs", "go2"])
@@ -69,8 +79,13 @@ def test_work_is_the_energy_change_on_a_closed_loop():
         starts, weights = windows(data.t, 0.1, rule)
         ends = starts + len(weights) - 1
         work = power[starts[:, None] + np.arange(len(weights))] @ weights
-        change = np.array([pinocchio_energy(oracle, states.q[e], states.qd[e])
-                           - pinocchio_energy(oracle, states.q[s], states.qd[s]) for s, e in zip(starts, ends)])
+        change = np.array(
+            [
+                pinocchio_energy(oracle, states.q[e], states.qd[e])
+                - pinocchio_energy(oracle, states.q[s], states.qd[s])
+                for s, e in zip(starts, ends)
+            ]
+        )
         errors[rule] = np.abs(work - change).max() / np.abs(work).max()
     assert errors["simpson"] < 1e-5 and 1e-4 < errors["trapezoid"] < 1e-2, errors
 
@@ -91,7 +106,11 @@ def test_noise_free_recovery(name):
     truth = setup.beta(model, EXTRAS)
     assert np.linalg.norm(est.beta - truth) <= 1e-4 * np.linalg.norm(truth), est.cond
     assert np.abs(est.work_residuals).max() < 1e-5 * np.abs(est.equations.work).max()
-    assert est.method == "energy" and len(est.equations.work) == (len(traj) - 1) // round(200 * window) and est.window == window
+    assert (
+        est.method == "energy"
+        and len(est.equations.work) == (len(traj) - 1) // round(200 * window)
+        and est.window == window
+    )
 
 
 def test_standard_deviations_are_honest():
@@ -103,7 +122,7 @@ def test_standard_deviations_are_honest():
     traj = random_excitation(setup.robot, duration=20, rate=200, model=model, seed=0).trajectory
     tau = setup.forces(traj, {"viscous": 0.6, "coulomb": 1.2})
     truth = setup.beta(model, {"viscous": 0.6, "coulomb": 1.2})
-    sigma = 0.01 * np.sqrt(np.mean(tau ** 2, axis=0))
+    sigma = 0.01 * np.sqrt(np.mean(tau**2, axis=0))
     z = []
     for seed in range(6):
         noisy = tau + sigma * np.random.default_rng(seed).standard_normal(tau.shape)
@@ -155,8 +174,9 @@ def test_errors():
     irregular = trajectory(robot, t, traj.q[:200], traj.qd[:200], traj.qdd[:200], data.tau[:200])
     with pytest.raises(PgaDynError, match="need uniformly sampled times"):
         identify_energy(robot, irregular, window=0.02)
-    still = type(data)(data.names, data.t, np.zeros_like(data.q), np.zeros_like(data.qd), np.zeros_like(data.qdd),
-                       data.tau)
+    still = type(data)(
+        data.names, data.t, np.zeros_like(data.q), np.zeros_like(data.qd), np.zeros_like(data.qdd), data.tau
+    )
     with pytest.raises(PgaDynError, match="stands still"):
         identify_energy(robot, still, window=0.02)
 

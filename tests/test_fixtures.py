@@ -9,33 +9,49 @@ couplings.
 """
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 import pytest
+from fixture_oracle import GRAVITIES, TreeOracle, close, constraint_jacobian, fixture, nullity  # noqa: E402
 
 import robots
 from pga_dyn import tp_regressor as tp
 from pga_dyn.loops import constraints
 from pga_dyn.sampling import complete_states
 
-import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
-
-from fixture_oracle import GRAVITIES, TreeOracle, close, constraint_jacobian, fixture, nullity  # noqa: E402
-
 # name: (bodies, {loop joint: (type, world position of its frames at q = 0)}, actuated
 # coordinates, {follower: (leader, ratio)}), as the headers of the files describe them.
 DESIGN = {
-    "four_bar": (("crank", "coupler", "rocker"), {"coupler_rocker": ("R", (0.6, 0.5, 0.0))},
-                 ("crank_joint",), {}),
-    "six_bar": (("crank", "coupler", "rocker", "output_coupler", "output_rocker"),
-                {"coupler_rocker": ("R", (0.6, 0.5, 0.0)), "output_loop": ("R", (1.5, 0.6, 0.0))},
-                ("crank_joint",), {}),
-    "leg_linkage": (("thigh", "shank", "knee_crank", "rod"), {"rod_shank": ("R", (-0.04, 0.0, -0.28))},
-                    ("hip_joint", "knee_motor_joint"), {}),
-    "five_bar_spherical": (("left_proximal", "left_distal", "right_proximal", "right_distal"),
-                           {"tip": ("S", (0.25, 0.55, 0.0))}, ("left_joint", "right_joint"), {}),
-    "rotor_chain_6": (("link1", "link2", "rotor2", "rotor1"), {}, ("joint1", "joint2"),
-                      {"rotor1_joint": ("joint1", 6.0), "rotor2_joint": ("joint2", 6.0)}),
-    "rotor_chain_50": (("link1", "link2", "rotor2", "rotor1"), {}, ("joint1", "joint2"),
-                       {"rotor1_joint": ("joint1", 50.0), "rotor2_joint": ("joint2", 50.0)}),
+    "four_bar": (("crank", "coupler", "rocker"), {"coupler_rocker": ("R", (0.6, 0.5, 0.0))}, ("crank_joint",), {}),
+    "six_bar": (
+        ("crank", "coupler", "rocker", "output_coupler", "output_rocker"),
+        {"coupler_rocker": ("R", (0.6, 0.5, 0.0)), "output_loop": ("R", (1.5, 0.6, 0.0))},
+        ("crank_joint",),
+        {},
+    ),
+    "leg_linkage": (
+        ("thigh", "shank", "knee_crank", "rod"),
+        {"rod_shank": ("R", (-0.04, 0.0, -0.28))},
+        ("hip_joint", "knee_motor_joint"),
+        {},
+    ),
+    "five_bar_spherical": (
+        ("left_proximal", "left_distal", "right_proximal", "right_distal"),
+        {"tip": ("S", (0.25, 0.55, 0.0))},
+        ("left_joint", "right_joint"),
+        {},
+    ),
+    "rotor_chain_6": (
+        ("link1", "link2", "rotor2", "rotor1"),
+        {},
+        ("joint1", "joint2"),
+        {"rotor1_joint": ("joint1", 6.0), "rotor2_joint": ("joint2", 6.0)},
+    ),
+    "rotor_chain_50": (
+        ("link1", "link2", "rotor2", "rotor1"),
+        {},
+        ("joint1", "joint2"),
+        {"rotor1_joint": ("joint1", 50.0), "rotor2_joint": ("joint2", 50.0)},
+    ),
 }
 
 
@@ -91,9 +107,12 @@ def test_spherical_loop_of_the_planar_five_bar_is_rank_deficient():
 # Gravity "z" is along the five-bar's joint axes and along the rotor chains' joint 1; "y" lies in
 # the five-bar's plane and is across joint 1 of the chains.
 ORACLE_NULLITY = {
-    ("five_bar_spherical", "z"): 33, ("five_bar_spherical", "y"): 29,
-    ("rotor_chain_6", "z"): 26, ("rotor_chain_6", "y"): 22,
-    ("rotor_chain_50", "z"): 26, ("rotor_chain_50", "y"): 22,
+    ("five_bar_spherical", "z"): 33,
+    ("five_bar_spherical", "y"): 29,
+    ("rotor_chain_6", "z"): 26,
+    ("rotor_chain_6", "y"): 22,
+    ("rotor_chain_50", "z"): 26,
+    ("rotor_chain_50", "y"): 22,
 }
 
 

@@ -15,14 +15,15 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from fixture_oracle import GRAVITIES  # noqa: E402
+from format_fixtures import HERE, MECHANISMS, files  # noqa: E402
+from oracle import pin  # noqa: E402
+
 import drng  # noqa: E402
 import pga_dyn  # noqa: E402
 import pga_dyn.loops  # noqa: E402
 import pga_dyn.sampling  # noqa: E402
 import robots  # noqa: E402
-from format_fixtures import HERE, MECHANISMS, files  # noqa: E402
-from fixture_oracle import GRAVITIES  # noqa: E402
-from oracle import pin  # noqa: E402
 from pga_dyn.errors import PgaDynError, PgaDynWarning  # noqa: E402
 from pga_dyn.kinematics import initial_poses  # noqa: E402
 
@@ -30,8 +31,14 @@ from pga_dyn.kinematics import initial_poses  # noqa: E402
 #     cd tests && PYTHONPATH=.. python -c "import robots; from fixture_oracle import nullity, GRAVITIES; \
 #     [print(n, g, nullity(robots.load_file(f'fixtures/formats/{n}_plus.urdf', gravity=v), spread=0.5)[0]) \
 #     for n in ('five_bar', 'four_bar', 'slider_crank') for g, v in GRAVITIES.items()]"
-ORACLE_NULLITY = {("five_bar", "z"): 33, ("five_bar", "y"): 29, ("four_bar", "z"): 26, ("four_bar", "y"): 22,
-                  ("slider_crank", "z"): 26, ("slider_crank", "y"): 24}
+ORACLE_NULLITY = {
+    ("five_bar", "z"): 33,
+    ("five_bar", "y"): 29,
+    ("four_bar", "z"): 26,
+    ("four_bar", "y"): 22,
+    ("slider_crank", "z"): 26,
+    ("slider_crank", "y"): 24,
+}
 
 
 def paths(name):
@@ -51,15 +58,19 @@ def test_three_formats_give_the_same_robot(name):
         assert other.body_names == plus.body_names
         assert other.actuated_names == plus.actuated_names
         assert np.allclose(pga_dyn.inertial_parameters(other), pga_dyn.inertial_parameters(plus), atol=1e-15)
-        assert [(lp.type, lp.parent, lp.child) for lp in other.loop_joints] == \
-               [(lp.type, lp.parent, lp.child) for lp in plus.loop_joints]
+        assert [(lp.type, lp.parent, lp.child) for lp in other.loop_joints] == [
+            (lp.type, lp.parent, lp.child) for lp in plus.loop_joints
+        ]
         for mine, theirs in zip(other.loop_joints, plus.loop_joints):  # the same ball centre at q0
             for robot, lp in ((other, mine), (plus, theirs)):
                 T = initial_poses(robot)
                 centre = (T[lp.parent] @ lp.parent_frame)[:3, 3]
                 assert np.allclose(centre, (T[lp.child] @ lp.child_frame)[:3, 3], atol=1e-12)
-            assert np.allclose((initial_poses(other)[mine.parent] @ mine.parent_frame)[:3, 3],
-                               (initial_poses(plus)[theirs.parent] @ theirs.parent_frame)[:3, 3], atol=1e-12)
+            assert np.allclose(
+                (initial_poses(other)[mine.parent] @ mine.parent_frame)[:3, 3],
+                (initial_poses(plus)[theirs.parent] @ theirs.parent_frame)[:3, 3],
+                atol=1e-12,
+            )
     actuated = [j[0] for j in MECHANISMS[name]["joints"] if j[6]]
     assert list(plus.actuated_names) == actuated
 
@@ -99,20 +110,27 @@ MJCF = """<mujoco model="m"><compiler angle="degree"/><worldbody>
 
 
 def test_mjcf_joint_equality_is_a_coupling_and_degrees_are_read():
-    robot = robots.parse_mjcf(MJCF.format(extra="", tail='<equality><joint joint1="jb" joint2="ja" '
-                                                        'polycoef="0 -2 0 0 0"/></equality>'
-                                                        '<actuator><motor joint="ja"/></actuator>'))
+    robot = robots.parse_mjcf(
+        MJCF.format(
+            extra="",
+            tail='<equality><joint joint1="jb" joint2="ja" '
+            'polycoef="0 -2 0 0 0"/></equality>'
+            '<actuator><motor joint="ja"/></actuator>',
+        )
+    )
     (coupling,) = robot.couplings
     assert robot.coordinate_names[coupling.follower] == "jb" and coupling.ratio == -2.0
     assert robot.actuated_names == ("ja",)
-    assert np.allclose(robot.graph.edges["world", "a", "ja"]["origin"][:3, :3],
-                       [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15)  # euler 90 degrees about z
+    assert np.allclose(
+        robot.graph.edges["world", "a", "ja"]["origin"][:3, :3], [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15
+    )  # euler 90 degrees about z
     assert np.allclose(pga_dyn.sampling.default_bounds(robot), [[-np.pi / 2, np.pi / 2]])  # range in degrees
 
 
 def test_mjcf_armature_is_named_in_a_warning_and_kept_apart():
     text = MJCF.format(extra='armature="0.01"', tail="").replace(
-        '<compiler angle="degree"/>', '<compiler angle="degree"/><default><joint armature="0.25"/></default>')
+        '<compiler angle="degree"/>', '<compiler angle="degree"/><default><joint armature="0.25"/></default>'
+    )
     with pytest.warns(PgaDynWarning, match="joints ja, jb have an armature"):
         robots.parse_mjcf(text)
     assert robots.mjcf_armature(text) == {"ja": 0.01, "jb": 0.25}  # its own, then the default class's
@@ -121,16 +139,22 @@ def test_mjcf_armature_is_named_in_a_warning_and_kept_apart():
 TENDON = '<tendon><fixed name="t"><joint joint="ja" coef="1"/><joint joint="jb" coef="1"/></fixed></tendon>'
 
 
-@pytest.mark.parametrize("tail,match", [
-    (TENDON + '<equality><tendon tendon1="t"/></equality>', "a tendon equality is not supported"),
-    ('<equality><weld body1="a" body2="b"/></equality>', "a 6D closure needs.*would lock"),
-    ('<equality><joint joint1="jb" joint2="ja" polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
-    ('<equality><joint joint1="jb"/></equality>', "a locked joint is not supported"),
-    ('<equality><joint joint1="jb" joint2="ja" active="false"/></equality>', "inactive or disabled equality"),
-    (TENDON + '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="t"/>'
-     '</actuator>', "actuator 'm' is not on a joint"),
-    ('<include file="no_such_file.xml"/>', "m.xml: MuJoCo's compiler: .*no_such_file.xml"),
-])
+@pytest.mark.parametrize(
+    "tail,match",
+    [
+        (TENDON + '<equality><tendon tendon1="t"/></equality>', "a tendon equality is not supported"),
+        ('<equality><weld body1="a" body2="b"/></equality>', "a 6D closure needs.*would lock"),
+        ('<equality><joint joint1="jb" joint2="ja" polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
+        ('<equality><joint joint1="jb"/></equality>', "a locked joint is not supported"),
+        ('<equality><joint joint1="jb" joint2="ja" active="false"/></equality>', "inactive or disabled equality"),
+        (
+            TENDON + '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="t"/>'
+            "</actuator>",
+            "actuator 'm' is not on a joint",
+        ),
+        ('<include file="no_such_file.xml"/>', "m.xml: MuJoCo's compiler: .*no_such_file.xml"),
+    ],
+)
 @pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")  # no <actuator>
 def test_mjcf_unsupported_elements_are_refused_by_name(tail, match):
     with pytest.raises(PgaDynError, match=match):
@@ -149,10 +173,12 @@ def test_mjcf_without_equalities_reads_tendons_and_tendon_actuators_as_the_tree(
 def test_mjcf_inertia_from_geoms_is_mujocos():
     """No <inertial>: MuJoCo's compiler takes the inertia of the geoms (density 1000): a sphere
     of radius r has m = 4/3 pi r^3 rho and I = 2/5 m r^2 about its centre (analytic)."""
-    text = ('<mujoco><worldbody><body name="a"><joint name="j"/><geom type="sphere" size="0.1" pos="0.2 0 0"/>'
-            '</body></worldbody></mujoco>')
+    text = (
+        '<mujoco><worldbody><body name="a"><joint name="j"/><geom type="sphere" size="0.1" pos="0.2 0 0"/>'
+        "</body></worldbody></mujoco>"
+    )
     (inertial,) = [robots.parse_mjcf(text, "m.xml").inertial(1)]
-    mass = 4 / 3 * np.pi * 0.1 ** 3 * 1000
+    mass = 4 / 3 * np.pi * 0.1**3 * 1000
     assert np.isclose(inertial.mass, mass, rtol=1e-12) and np.allclose(inertial.com, [0.2, 0, 0], atol=1e-15)
     assert np.allclose(inertial.inertia, 0.4 * mass * 0.01 * np.eye(3), rtol=1e-12, atol=1e-15)
 
@@ -160,7 +186,7 @@ def test_mjcf_inertia_from_geoms_is_mujocos():
 def test_mjcf_includes_are_mujocos(tmp_path):
     """<include> is read by MuJoCo's compiler, from the file's folder: the same robot."""
     text = MJCF.format(extra="", tail="")
-    body = text[text.index("<worldbody>") + len("<worldbody>"):text.index("</worldbody>")]
+    body = text[text.index("<worldbody>") + len("<worldbody>") : text.index("</worldbody>")]
     write(tmp_path, "arm.xml", f"<mujoco>{body}</mujoco>")
     path = write(tmp_path, "main.xml", text.replace(body, '<include file="arm.xml"/>'))
     included = robots.load_mjcf(path)
@@ -176,15 +202,22 @@ def write(folder, name, text):
     return path
 
 
-@pytest.mark.parametrize("yaml,match", [
-    ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['4d']\nname_mot: ['crank_joint']\n", "constraint type '4d'"),
-    ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['6d']\nname_mot: ['crank_joint', 'coupler_joint', 'rocker_joint']\n",
-     "a 6D closure needs, on one side, a passive R, P, U or S joint"),
-    ("closed_loop: [['pin_A', 'nowhere']]\ntype: ['3d']\nname_mot: ['crank_joint']\n", "named 'nowhere'"),
-    ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['3d']\nname_mot: ['crank']\n", "no joint named 'crank'"),
-    ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['3d']\nname_mot: ['crank_joint']\nextra: 1\n",
-     "unsupported key.*extra"),
-])
+@pytest.mark.parametrize(
+    "yaml,match",
+    [
+        ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['4d']\nname_mot: ['crank_joint']\n", "constraint type '4d'"),
+        (
+            "closed_loop: [['pin_A', 'pin_B']]\ntype: ['6d']\nname_mot: ['crank_joint', 'coupler_joint', 'rocker_joint']\n",
+            "a 6D closure needs, on one side, a passive R, P, U or S joint",
+        ),
+        ("closed_loop: [['pin_A', 'nowhere']]\ntype: ['3d']\nname_mot: ['crank_joint']\n", "named 'nowhere'"),
+        ("closed_loop: [['pin_A', 'pin_B']]\ntype: ['3d']\nname_mot: ['crank']\n", "no joint named 'crank'"),
+        (
+            "closed_loop: [['pin_A', 'pin_B']]\ntype: ['3d']\nname_mot: ['crank_joint']\nextra: 1\n",
+            "unsupported key.*extra",
+        ),
+    ],
+)
 def test_extended_urdf_errors_name_the_problem(tmp_path, yaml, match):
     urdf = write(tmp_path, "robot.urdf", files()["four_bar/robot.urdf"])
     write(tmp_path, "robot.yaml", yaml)
@@ -194,8 +227,12 @@ def test_extended_urdf_errors_name_the_problem(tmp_path, yaml, match):
 
 def test_extended_urdf_joint_types_and_an_explicit_yaml(tmp_path):
     urdf = write(tmp_path, "four.urdf", files()["four_bar/robot.urdf"])
-    yaml = write(tmp_path, "loops.yml", "closed_loop: [['pin_A', 'pin_B']]\ntype: ['3D']\nname_mot: ['crank_joint']\n"
-                                        "joint_name: ['rocker_joint']\njoint_type: ['UJOINT_ZX']\n")
+    yaml = write(
+        tmp_path,
+        "loops.yml",
+        "closed_loop: [['pin_A', 'pin_B']]\ntype: ['3D']\nname_mot: ['crank_joint']\n"
+        "joint_name: ['rocker_joint']\njoint_type: ['UJOINT_ZX']\n",
+    )
     assert robots.load_file(urdf).loop_joints == ()  # no YAML beside: a plain URDF tree
     robot = robots.load_file(urdf, yaml=yaml)
     assert robot.joint_type[robot.body_index("rocker")] == "U"
@@ -206,17 +243,23 @@ def test_extended_urdf_joint_types_and_an_explicit_yaml(tmp_path):
 def test_cli_analyzes_every_format(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for path in paths("four_bar"):
-        run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "analyze", path], capture_output=True,
-                             text=True, env=env)
+        run = subprocess.run(
+            [sys.executable, "-m", "pga_dyn.cli", "analyze", path], capture_output=True, text=True, env=env
+        )
         assert run.returncode == 0, run.stderr
         assert "26" in run.stdout and "certified" in run.stdout.lower()
     urdf = write(tmp_path, "tree.urdf", files()["four_bar/robot.urdf"])
     yaml = write(tmp_path, "other.yaml", files()["four_bar/robot.yaml"])
-    run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", yaml], capture_output=True,
-                         text=True, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", yaml], capture_output=True, text=True, env=env
+    )
     assert run.returncode == 0 and "pin_A__pin_B" in run.stdout, run.stderr
-    run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", "missing.yaml"],
-                         capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", "missing.yaml"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert run.returncode == 2 and "missing.yaml" in run.stderr and "Traceback" not in run.stderr
 
 
@@ -245,13 +288,15 @@ def test_a_6d_closure_is_the_joint_it_cuts(tmp_path):
     text = files()["four_bar/robot.urdf"]
     # coupler_far: a massless half of the coupler, on a revolute joint at C on the rocker,
     # welded at the coupler's middle M = B + (C - B) / 2 = (0.325, 0.325) in the world
-    extra = ('  <link name="coupler_far"/>\n'
-             '  <joint name="far_joint" type="revolute"><parent link="rocker"/><child link="coupler_far"/>'
-             '<origin xyz="-0.05 0.4 0"/><axis xyz="0 0 1"/></joint>\n'
-             '  <link name="M_A"/><joint name="M_A_frame" type="fixed"><parent link="coupler"/><child link="M_A"/>'
-             '<origin xyz="0.225 0.075 0"/></joint>\n'
-             '  <link name="M_B"/><joint name="M_B_frame" type="fixed"><parent link="coupler_far"/>'
-             '<child link="M_B"/><origin xyz="-0.225 -0.075 0"/></joint>\n</robot>')
+    extra = (
+        '  <link name="coupler_far"/>\n'
+        '  <joint name="far_joint" type="revolute"><parent link="rocker"/><child link="coupler_far"/>'
+        '<origin xyz="-0.05 0.4 0"/><axis xyz="0 0 1"/></joint>\n'
+        '  <link name="M_A"/><joint name="M_A_frame" type="fixed"><parent link="coupler"/><child link="M_A"/>'
+        '<origin xyz="0.225 0.075 0"/></joint>\n'
+        '  <link name="M_B"/><joint name="M_B_frame" type="fixed"><parent link="coupler_far"/>'
+        '<child link="M_B"/><origin xyz="-0.225 -0.075 0"/></joint>\n</robot>'
+    )
     urdf = write(tmp_path, "robot.urdf", text.replace("</robot>", extra))
     write(tmp_path, "robot.yaml", "closed_loop: [['M_A', 'M_B']]\ntype: ['6d']\nname_mot: ['crank_joint']\n")
     robot = robots.load_file(urdf)
@@ -266,11 +311,16 @@ def test_an_mjcf_weld_is_the_joint_it_cuts():
     """The MJCF four-bar with its coupler in two halves, the far one on a hinge at C on the
     rocker, welded at the coupler's middle (relpose: as at qpos0): the four-bar's nullspace."""
     rocker = '<body name="rocker" pos="0.6 0 0">'  # MuJoCo needs a mass on a moving body
-    text = files()["four_bar.xml"].replace(rocker, rocker + '<body name="coupler_far" pos="-0.05 0.4 0">'
-                                           '<inertial pos="0.1 0 0" mass="0.1" diaginertia="1e-4 1e-4 1e-4"/>'
-                                           '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>')
-    text = text.replace('<connect name="pin" body1="coupler" body2="rocker" anchor="0.45 0.15 0"/>',
-                        '<weld name="middle" body1="coupler" body2="coupler_far"/>')
+    text = files()["four_bar.xml"].replace(
+        rocker,
+        rocker + '<body name="coupler_far" pos="-0.05 0.4 0">'
+        '<inertial pos="0.1 0 0" mass="0.1" diaginertia="1e-4 1e-4 1e-4"/>'
+        '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>',
+    )
+    text = text.replace(
+        '<connect name="pin" body1="coupler" body2="rocker" anchor="0.45 0.15 0"/>',
+        '<weld name="middle" body1="coupler" body2="coupler_far"/>',
+    )
     assert "coupler_far" in text and "<weld" in text
     robot = robots.parse_mjcf(text, "four_bar_weld.xml")
     (loop,) = robot.loop_joints
@@ -307,13 +357,15 @@ def test_mjcf_joints_of_one_body_act_in_turn_as_pinocchio_reads_them(tmp_path):
 
 def test_cli_takes_the_gravity_of_an_mjcf_file_unless_told(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    text = files()["four_bar.xml"].replace('<compiler angle="radian"/>',
-                                           '<compiler angle="radian"/><option gravity="0 -9.81 0"/>')
+    text = files()["four_bar.xml"].replace(
+        '<compiler angle="radian"/>', '<compiler angle="radian"/><option gravity="0 -9.81 0"/>'
+    )
     path = write(tmp_path, "four_bar.xml", text)
     assert np.allclose(robots.load_file(path).gravity, (0, -9.81, 0))
     for extra, shown in (((), "(0, -9.81, 0)"), (("--gravity", "0", "0", "-9.81"), "(0, 0, -9.81)")):
-        run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "info", path, *extra], capture_output=True,
-                             text=True, env=env)
+        run = subprocess.run(
+            [sys.executable, "-m", "pga_dyn.cli", "info", path, *extra], capture_output=True, text=True, env=env
+        )
         assert run.returncode == 0 and f"gravity:     {shown}" in run.stdout, (run.stdout, run.stderr)
 
 

@@ -8,13 +8,20 @@ import json
 
 import numpy as np
 import pytest
+from oracle import Oracle, TreeOracle, numerical_rank
 
 import robots
-from drng.identification import (identification_model, identify, random_excitation, report, report_text, simulate,
-                                 trajectory)
+from drng.identification import (
+    identification_model,
+    identify,
+    random_excitation,
+    report,
+    report_text,
+    simulate,
+    trajectory,
+)
 from drng.identification.estimation import STRIBECK_RANGE, estimate, stribeck_estimate
 from drng.identification.model import STICTION_ZONE
-from oracle import Oracle, TreeOracle, numerical_rank
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states, sample_states
@@ -34,7 +41,7 @@ def tanh_coulomb(qd, fc, v):
 
 
 def stribeck(qd, fc, fs, vs):
-    return (fc + (fs - fc) * np.exp(-(qd / vs) ** 2)) * np.sign(qd)
+    return (fc + (fs - fc) * np.exp(-((qd / vs) ** 2))) * np.sign(qd)
 
 
 def per_direction(qd, fv_plus, fv_minus, fc_plus, fc_minus):
@@ -44,13 +51,24 @@ def per_direction(qd, fv_plus, fv_minus, fc_plus, fc_minus):
 
 #: friction models: (friction=, extras of simulate and theta, speeds, the forces by the formulas above)
 MODELS = {
-    "coulomb-tanh": (("viscous", "coulomb-tanh"), {"viscous": FV, "coulomb-tanh": FC}, {"coulomb_speed": VC},
-                     lambda qd: FV * qd + tanh_coulomb(qd, FC, VC)),
-    "per-direction": (("viscous+-", "coulomb+-", "offset"),
-                      {"viscous+": FV, "viscous-": 1.3 * FV, "coulomb+": FC, "coulomb-": 0.7 * FC, "offset": -0.2},
-                      {}, lambda qd: per_direction(qd, FV, 1.3 * FV, FC, 0.7 * FC) - 0.2),
-    "stribeck": (("viscous", "stribeck"), {"viscous": FV, "stribeck-coulomb": FC, "stribeck-static": FS},
-                 {"stribeck_speed": VS}, lambda qd: FV * qd + stribeck(qd, FC, FS, VS)),
+    "coulomb-tanh": (
+        ("viscous", "coulomb-tanh"),
+        {"viscous": FV, "coulomb-tanh": FC},
+        {"coulomb_speed": VC},
+        lambda qd: FV * qd + tanh_coulomb(qd, FC, VC),
+    ),
+    "per-direction": (
+        ("viscous+-", "coulomb+-", "offset"),
+        {"viscous+": FV, "viscous-": 1.3 * FV, "coulomb+": FC, "coulomb-": 0.7 * FC, "offset": -0.2},
+        {},
+        lambda qd: per_direction(qd, FV, 1.3 * FV, FC, 0.7 * FC) - 0.2,
+    ),
+    "stribeck": (
+        ("viscous", "stribeck"),
+        {"viscous": FV, "stribeck-coulomb": FC, "stribeck-static": FS},
+        {"stribeck_speed": VS},
+        lambda qd: FV * qd + stribeck(qd, FC, FS, VS),
+    ),
 }
 
 
@@ -106,7 +124,7 @@ def test_stribeck_with_noise(puma, puma_trajectory):
     friction, extras, speeds, formula = MODELS["stribeck"]
     traj = puma_trajectory
     tau = rnea(oracle, traj) + formula(traj.qd)
-    tau += 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * np.random.default_rng(0).standard_normal(tau.shape)
+    tau += 0.01 * np.sqrt(np.mean(tau**2, axis=0)) * np.random.default_rng(0).standard_normal(tau.shape)
     model = identification_model(robot, friction=friction)
     est = stribeck_estimate(model, traj.with_tau(tau))
     truth = model.values(model.theta(oracle.link_parameters(), extras))
@@ -134,18 +152,27 @@ def test_stribeck_errors(puma, puma_trajectory):
 
 
 # -- identifiability: the sampled rank, stacked here ---------------------------------------------------------
-HAND_COLUMNS = {"offset": lambda v: np.ones_like(v), "coulomb": np.sign, "viscous": lambda v: v,
-                "coulomb+": lambda v: np.maximum(np.sign(v), 0), "coulomb-": lambda v: np.minimum(np.sign(v), 0),
-                "viscous+": lambda v: np.maximum(v, 0), "viscous-": lambda v: np.minimum(v, 0)}
+HAND_COLUMNS = {
+    "offset": lambda v: np.ones_like(v),
+    "coulomb": np.sign,
+    "viscous": lambda v: v,
+    "coulomb+": lambda v: np.maximum(np.sign(v), 0),
+    "coulomb-": lambda v: np.minimum(np.sign(v), 0),
+    "viscous+": lambda v: np.maximum(v, 0),
+    "viscous-": lambda v: np.minimum(v, 0),
+}
 
 
 @pytest.mark.parametrize("robot_name", ["puma560", "five_bar"])
-@pytest.mark.parametrize("friction, terms, per_joint", [
-    (("offset", "coulomb+-"), ("offset", "coulomb+", "coulomb-"), 2),
-    (("coulomb", "offset", "coulomb+-"), ("coulomb", "offset", "coulomb+", "coulomb-"), 2),
-    (("viscous", "viscous+-"), ("viscous", "viscous+", "viscous-"), 2),
-    (("viscous+-", "coulomb+-"), ("viscous+", "viscous-", "coulomb+", "coulomb-"), 4),
-])
+@pytest.mark.parametrize(
+    "friction, terms, per_joint",
+    [
+        (("offset", "coulomb+-"), ("offset", "coulomb+", "coulomb-"), 2),
+        (("coulomb", "offset", "coulomb+-"), ("coulomb", "offset", "coulomb+", "coulomb-"), 2),
+        (("viscous", "viscous+-"), ("viscous", "viscous+", "viscous-"), 2),
+        (("viscous+-", "coulomb+-"), ("viscous+", "viscous-", "coulomb+", "coulomb-"), 4),
+    ],
+)
 def test_per_direction_identifiability(robot_name, friction, terms, per_joint):
     """1 = max(s, 0) - min(s, 0), s = max(s, 0) + min(s, 0), qd = max(qd, 0) + min(qd, 0): with an
     offset or the symmetric terms, the per-direction terms are regrouped. The number of parameters
@@ -268,8 +295,10 @@ def test_cli_passive_friction(tmp_path, capsys):
     """excite, simulate and identify a five-bar with damping at its passive elbows: recovered exactly."""
     traj, data = tmp_path / "traj.csv", tmp_path / "data.csv"
     options = ["--friction", "viscous", "--passive-friction", "viscous"]
-    code, out, _ = run(["excite", "five_bar", "-o", traj, "--duration", 4, "--rate", 100, "--period", 4,
-                        "--iterations", 2, *options], capsys)
+    code, out, _ = run(
+        ["excite", "five_bar", "-o", traj, "--duration", 4, "--rate", 100, "--period", 4, "--iterations", 2, *options],
+        capsys,
+    )
     assert code == 0 and "of 11 parameters" in out
     code, out, _ = run(["simulate", "five_bar", traj, "-o", data, "--viscous", 0.3, "--passive-viscous", 0.02], capsys)
     assert code == 0 and "passive-viscous 0.02" in out
@@ -285,19 +314,58 @@ def test_cli_smooth_coulomb_and_stribeck(tmp_path, capsys, puma):
     terms and the fitted Stribeck speed come back."""
     robot, oracle = puma
     traj, data = tmp_path / "traj.csv", tmp_path / "data.csv"
-    code, _, _ = run(["excite", "puma560", "-o", traj, "--duration", 10, "--rate", 100, "--period", 5,
-                      "--iterations", 1, "--friction", "viscous", "coulomb-tanh", "--coulomb-speed", 0.05], capsys)
+    code, _, _ = run(
+        [
+            "excite",
+            "puma560",
+            "-o",
+            traj,
+            "--duration",
+            10,
+            "--rate",
+            100,
+            "--period",
+            5,
+            "--iterations",
+            1,
+            "--friction",
+            "viscous",
+            "coulomb-tanh",
+            "--coulomb-speed",
+            0.05,
+        ],
+        capsys,
+    )
     assert code == 0
-    code, _, _ = run(["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0,
-                      "--coulomb-speed", 0.05], capsys)
-    code, out, _ = run(["identify", "puma560", data, "--friction", "viscous", "coulomb-tanh", "--coulomb-speed",
-                        0.05, "--json"], capsys)
+    code, _, _ = run(
+        ["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0, "--coulomb-speed", 0.05], capsys
+    )
+    code, out, _ = run(
+        ["identify", "puma560", data, "--friction", "viscous", "coulomb-tanh", "--coulomb-speed", 0.05, "--json"],
+        capsys,
+    )
     result = json.loads(out)
     values = {p["name"]: p["value"] for p in result["base"]}
     assert code == 0 and result["coulomb_speed"] == [0.05] * 6
     assert values["fc_joint3"] == pytest.approx(1.0, abs=1e-9) and values["fv_joint6"] == pytest.approx(0.5, abs=1e-9)
-    code, _, _ = run(["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0, "--static", 1.5,
-                      "--stribeck-speed", 0.1], capsys)
+    code, _, _ = run(
+        [
+            "simulate",
+            "puma560",
+            traj,
+            "-o",
+            data,
+            "--viscous",
+            0.5,
+            "--coulomb",
+            1.0,
+            "--static",
+            1.5,
+            "--stribeck-speed",
+            0.1,
+        ],
+        capsys,
+    )
     code, out, _ = run(["identify", "puma560", data, "--friction", "viscous", "stribeck", "--no-hold-out"], capsys)
     assert code == 0
     line = next(line for line in out.splitlines() if line.startswith("Stribeck speed:"))
@@ -316,6 +384,9 @@ def test_simulate_values_refused(puma, puma_trajectory):
     with pytest.raises(PgaDynError, match="stribeck: give its speed scale"):
         simulate(robot, traj, extras={"stribeck-static": 1.0})
     five_bar = robots.load("five_bar")
-    with pytest.raises(PgaDynError, match=r"expected a finite number or 2 numbers \(one per passive coordinate "
-                                          r"\['B1', 'B2'\]\)"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"expected a finite number or 2 numbers \(one per passive coordinate "
+        r"\['B1', 'B2'\]\)",
+    ):
         simulate(five_bar, traj, extras={"passive-viscous": [0.1, 0.2, 0.3]})

@@ -7,12 +7,12 @@ import inspect
 import networkx as nx
 import numpy as np
 import pytest
+from paths import FOUR_BAR, ROTOR_CHAIN_6
 
 import drng
 import pga_dyn
 import robots
 from drng.generator import kernel_arrays
-from paths import FOUR_BAR, ROTOR_CHAIN_6
 from pga_dyn import kinematics
 from pga_dyn.loops import constraints
 from pga_dyn.model import ModelGraph, Robot
@@ -56,10 +56,13 @@ def check_frozen(value, where, seen):
             failures += check_frozen(getattr(value, f.name), f"{where}.{f.name}", seen)
     elif isinstance(value, ModelGraph):
         node, (u, v, key) = next(iter(value.nodes)), next(iter(value.edges(keys=True)))
-        for name, change in (("add_node", lambda: value.add_node("x")), ("add_edge", lambda: value.add_edge(u, "x")),
-                             ("remove_node", lambda: value.remove_node(node)),
-                             ("remove_edge", lambda: value.remove_edge(u, v, key)),
-                             ("graph attribute", lambda: value.graph.__setitem__("x", 1))):
+        for name, change in (
+            ("add_node", lambda: value.add_node("x")),
+            ("add_edge", lambda: value.add_edge(u, "x")),
+            ("remove_node", lambda: value.remove_node(node)),
+            ("remove_edge", lambda: value.remove_edge(u, v, key)),
+            ("graph attribute", lambda: value.graph.__setitem__("x", 1)),
+        ):
             if not refuses(change):
                 failures.append(f"{where}.{name}")
         for n, data in value.nodes(data=True):
@@ -69,10 +72,12 @@ def check_frozen(value, where, seen):
     elif isinstance(value, dict):
         for key in list(value):
             item = value[key]  # each change puts the item back when it succeeds
-            for name, change in (("set", lambda: value.__setitem__(key, item)),
-                                 ("update", lambda: value.update({key: item})),
-                                 ("delete", lambda: (value.__delitem__(key), value.__setitem__(key, item))),
-                                 ("pop", lambda: value.__setitem__(key, value.pop(key)))):
+            for name, change in (
+                ("set", lambda: value.__setitem__(key, item)),
+                ("update", lambda: value.update({key: item})),
+                ("delete", lambda: (value.__delitem__(key), value.__setitem__(key, item))),
+                ("pop", lambda: value.__setitem__(key, value.pop(key))),
+            ):
                 if not refuses(change):
                     failures.append(f"{where}[{key!r}] ({name})")
             failures += check_frozen(value[key], f"{where}[{key!r}]", seen)
@@ -83,16 +88,28 @@ def check_frozen(value, where, seen):
 
 def public_attributes(robot):
     """Every public data attribute and property of a Robot (methods left out)."""
-    return [name for name in dir(robot) if not name.startswith("_")
-            and not inspect.ismethod(getattr(robot, name))]
+    return [name for name in dir(robot) if not name.startswith("_") and not inspect.ismethod(getattr(robot, name))]
 
 
 @pytest.mark.parametrize("name", MODELS)
 def test_every_attribute_refuses_to_change(name):
     robot = MODELS[name]()
     attributes = public_attributes(robot)
-    assert {"graph", "origin", "axes", "parent", "gravity", "tree_joints", "loop_specs", "loop_joints",
-            "couplings", "actuated", "passive", "q_index", "body_names"} <= set(attributes)
+    assert {
+        "graph",
+        "origin",
+        "axes",
+        "parent",
+        "gravity",
+        "tree_joints",
+        "loop_specs",
+        "loop_joints",
+        "couplings",
+        "actuated",
+        "passive",
+        "q_index",
+        "body_names",
+    } <= set(attributes)
     failures = []
     for attribute in attributes:
         value = getattr(robot, attribute)
@@ -110,9 +127,13 @@ def test_every_attribute_refuses_to_change(name):
 @pytest.mark.parametrize("name", MODELS)
 def test_derived_values_refuse_to_change(name):
     robot = MODELS[name]()
-    values = {"robot_arrays": kinematics.robot_arrays(robot), "initial_poses": kinematics.initial_poses(robot),
-              "inverse_initial_poses": kinematics.inverse_initial_poses(robot), "link_map": link_map(robot),
-              "drng kernel_arrays": kernel_arrays(robot)}
+    values = {
+        "robot_arrays": kinematics.robot_arrays(robot),
+        "initial_poses": kinematics.initial_poses(robot),
+        "inverse_initial_poses": kinematics.inverse_initial_poses(robot),
+        "link_map": link_map(robot),
+        "drng kernel_arrays": kernel_arrays(robot),
+    }
     if robot.constrained:
         con = constraints(robot)
         values.update({f"constraints.{k}": v for k, v in vars(con).items() if k != "robot"})
@@ -153,8 +174,7 @@ def test_the_check_sees_a_mutable_value():
         x: int
 
     assert check_frozen(np.zeros(2), "a", set()) == ["a"]
-    assert check_frozen({"k": 1}, "d", set()) == ["d['k'] (set)", "d['k'] (update)", "d['k'] (delete)",
-                                                   "d['k'] (pop)"]
+    assert check_frozen({"k": 1}, "d", set()) == ["d['k'] (set)", "d['k'] (update)", "d['k'] (delete)", "d['k'] (pop)"]
     assert check_frozen(Loose(1), "l", set()) == ["l.x (set)"]
     assert check_frozen([1], "list", set()) == ["list: a list that the test does not know"]
     assert isinstance(MODELS["four_bar"](), Robot)

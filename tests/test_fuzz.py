@@ -11,18 +11,18 @@ import warnings
 
 import numpy as np
 import pytest
+from fuzz_cases import random_case, run_case, tree_urdf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import FOUR_BAR
+from random_trees import random_tree
 
 import drng
 import robots
-from fuzz_cases import random_case, run_case, tree_urdf
-from paths import FOUR_BAR
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
 from pga_dyn.sampling import sample_states
-from random_trees import random_tree
 
 CHAIN = """<robot name="chain">
   <link name="base"/>
@@ -75,8 +75,11 @@ def test_robot_without_moving_body_gets_answers(tmp_path, capsys):
 
 def test_huge_coupling_ratio_is_refused_at_load():
     """A mimic multiplier of 6e300 made the regressor infinite and the SVD fail (LinAlgError)."""
-    with pytest.raises(PgaDynError, match=r"chain.urdf: <joint name='j2'>/<mimic>: attribute multiplier='6e300' "
-                                          "is out of range"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"chain.urdf: <joint name='j2'>/<mimic>: attribute multiplier='6e300' "
+        "is out of range",
+    ):
         robots.parse_urdf(CHAIN.replace("RATIO", "6e300"), "chain.urdf")
 
 
@@ -86,11 +89,15 @@ def test_huge_hand_built_model_is_refused_by_the_numerics():
     origin = np.eye(4)
     origin[:3, 3] = (1e160, 0, 0)
     body = Inertial(1.0, np.array([0.1, 0, 0]), np.eye(3))
-    robot = Robot("huge", [LinkSpec("l0"), LinkSpec("l1", body), LinkSpec("l2", body)],
-                  [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 0, 1.0]])),
-                   JointSpec("j2", "R", "l1", "l2", origin, np.array([[0, 1.0, 0]]))])
-    for call in (lambda: drng.numerical_nullspace(robot, samples=10),
-                 lambda: drng.nullspace(robot, certify=True)):
+    robot = Robot(
+        "huge",
+        [LinkSpec("l0"), LinkSpec("l1", body), LinkSpec("l2", body)],
+        [
+            JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 0, 1.0]])),
+            JointSpec("j2", "R", "l1", "l2", origin, np.array([[0, 1.0, 0]])),
+        ],
+    )
+    for call in (lambda: drng.numerical_nullspace(robot, samples=10), lambda: drng.nullspace(robot, certify=True)):
         with pytest.raises(PgaDynError, match="not finite"):
             call()
 
@@ -104,13 +111,20 @@ def test_huge_gravity_is_refused(capsys):
     robot = robots.load("2rru_1rrs")
     links = [LinkSpec("l0"), LinkSpec("l1", robot.inertial(1))]
     with pytest.raises(PgaDynError, match=r"huge_gravity: gravity \[1e\+300, 0.0, 0.0\] is out of range"):
-        Robot("huge_gravity", links, [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 1.0, 0]]))],
-              gravity=(1e300, 0, 0))  # the model refuses it, whatever reader built it
+        Robot(
+            "huge_gravity",
+            links,
+            [JointSpec("j1", "R", "l0", "l1", np.eye(4), np.array([[0, 1.0, 0]]))],
+            gravity=(1e300, 0, 0),
+        )  # the model refuses it, whatever reader built it
     lever = np.eye(4)
     lever[0, 3] = 1e160  # a model built by hand, past the readers' bounds: the backstop still holds
     huge = Robot("huge_lever", links, [JointSpec("j1", "R", "l0", "l1", lever, np.array([[0, 1.0, 0]]))])
-    with pytest.raises(PgaDynError, match="huge_lever: the regressor of huge_lever is not finite at the sampled "
-                                          "states, or so large that its norms overflow"):
+    with pytest.raises(
+        PgaDynError,
+        match="huge_lever: the regressor of huge_lever is not finite at the sampled "
+        "states, or so large that its norms overflow",
+    ):
         drng.numerical_nullspace(huge, samples=20)
 
 
@@ -129,7 +143,8 @@ def test_all_passive_robots_are_refused_clearly(tmp_path, capsys):
     """Every joint independent="false": a tree (nothing determines its joints) and a four-bar
     (no independent coordinate) are refused naming the file, in the library and the CLI."""
     tree = CHAIN.replace(' type="revolute">', ' type="revolute" independent="false">').replace(
-        '<mimic joint="j1" multiplier="RATIO"/>', "")
+        '<mimic joint="j1" multiplier="RATIO"/>', ""
+    )
     with pytest.raises(PgaDynError, match="chain.urdf: joints 'j1', 'j2' are marked independent=\"false\" but no loop"):
         robots.parse_urdf(tree, "chain.urdf")
     with open(FOUR_BAR) as handle:
@@ -147,11 +162,15 @@ def test_all_passive_robots_are_refused_clearly(tmp_path, capsys):
 def test_certificate_time_budget():
     """A budget too small for the sampling of a four-bar: a PgaDynError saying what ran out."""
     robot = robots.load_urdf(FOUR_BAR)
-    with pytest.raises(PgaDynError, match=r"four_bar.urdf: (the certificate: out of its time budget|"
-                                          r"sampling stopped after)"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"four_bar.urdf: (the certificate: out of its time budget|"
+        r"sampling stopped after)",
+    ):
         drng.nullspace(robot, certify=True, budget=1e-4)
-    with pytest.raises(PgaDynError, match="four_bar.urdf: (the numerical nullspace: out of its time budget|"
-                                          "sampling stopped after)"):
+    with pytest.raises(
+        PgaDynError, match="four_bar.urdf: (the numerical nullspace: out of its time budget|sampling stopped after)"
+    ):
         drng.numerical_nullspace(robot, budget=1e-4)
     with pytest.raises(PgaDynError, match=r"four_bar.urdf: sampling stopped after 1e-06 s: \d+ of 50 valid states"):
         sample_states(robot, 50, seconds=1e-6)
@@ -188,17 +207,23 @@ def test_memory_estimate_refuses_with_the_figure():
     assert proven.proven and proven.dim == proven.num_vectors
     n, nq, k = robot.n, robot.nq, proven.num_vectors
     lines = 8.0 * (30 * (2 * 132 * n + 12 * nq) + nq * nq + 200 * (n + k))  # two samples' lines, one dq/dq_a, blocks
-    with pytest.raises(PgaDynError, match=rf"the sampling \(dq/dq_a, {nq} x {nq}\) and the body lines of 30 "
-                                          rf"states would need about {lines / 1024 ** 3:.3g} GiB of memory, more than "
-                                          r"the limit of 9.54e-07 GiB"):
-        drng.nullspace(robot, certify=True, samples=30, memory=2 ** 10)
+    with pytest.raises(
+        PgaDynError,
+        match=rf"the sampling \(dq/dq_a, {nq} x {nq}\) and the body lines of 30 "
+        rf"states would need about {lines / 1024**3:.3g} GiB of memory, more than "
+        r"the limit of 9.54e-07 GiB",
+    ):
+        drng.nullspace(robot, certify=True, samples=30, memory=2**10)
     rows, cols = 30 * nq, 10 * n  # a tree: n_a = nq
     need = 8.0 * (3 * rows * cols + 4 * cols * cols)  # Y, its scaled copy, Y'; four (10 n, 10 n) factors
     dense = NullspaceResult(robot.name, "drng", proven.basis, proven.codes, proven.joint_names, proven=True)
-    with pytest.raises(PgaDynError, match=rf"the sampled regressor of 30 states \({rows} x {cols}\) would need "
-                                          rf"about {need / 1024 ** 3:.3g} GiB of memory, more than the limit of "
-                                          r"0.000977 GiB"):
-        certificate(robot, dense, samples=30, memory=2 ** 20)
+    with pytest.raises(
+        PgaDynError,
+        match=rf"the sampled regressor of 30 states \({rows} x {cols}\) would need "
+        rf"about {need / 1024**3:.3g} GiB of memory, more than the limit of "
+        r"0.000977 GiB",
+    ):
+        certificate(robot, dense, samples=30, memory=2**20)
 
 
 def test_dense_basis_is_estimated_before_it_is_built(monkeypatch):
@@ -208,8 +233,11 @@ def test_dense_basis_is_estimated_before_it_is_built(monkeypatch):
     robot = random_tree(lambda options: options[-1], max_bodies=6)
     result = drng.nullspace(robot)
     monkeypatch.setattr(drng.result, "MEMORY", 100)
-    with pytest.raises(PgaDynError, match=rf"the dense nullspace basis \({10 * robot.n} x {result.num_vectors}\) "
-                                          r"would need about"):
+    with pytest.raises(
+        PgaDynError,
+        match=rf"the dense nullspace basis \({10 * robot.n} x {result.num_vectors}\) "
+        r"would need about",
+    ):
         result.basis
 
 
@@ -220,9 +248,13 @@ def test_library_code_has_no_assert():
     import pathlib
 
     root = pathlib.Path(__file__).resolve().parent.parent
-    found = [f"{path.relative_to(root)}:{node.lineno}" for package in ("pga_dyn", "drng", "robots")
-             for path in sorted((root / package).rglob("*.py"))
-             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(node, ast.Assert)]
+    found = [
+        f"{path.relative_to(root)}:{node.lineno}"
+        for package in ("pga_dyn", "drng", "robots")
+        for path in sorted((root / package).rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Assert)
+    ]
     assert found == []
 
 
@@ -232,13 +264,18 @@ def test_huge_limit_is_refused_at_load():
     with open(robots.data_path("2prs_1psr")) as handle:
         text = handle.read()
     text = text.replace('lower="', 'lower="-8e298" was="', 1)
-    with pytest.raises(PgaDynError, match=r"2prs_1psr.urdf: <joint name='\w+'>/<limit>: attribute lower='-8e298' "
-                                          "is out of range"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"2prs_1psr.urdf: <joint name='\w+'>/<limit>: attribute lower='-8e298' "
+        "is out of range",
+    ):
         robots.parse_urdf(text, "2prs_1psr.urdf")
 
 
-@pytest.mark.parametrize("lower,upper,box", [(-1e6, 1e6, (-np.pi, np.pi)), (5.0, 1e6, (5.0, 5.0 + 2 * np.pi)),
-                                             (-1e6, -5.0, (-5.0 - 2 * np.pi, -5.0))])
+@pytest.mark.parametrize(
+    "lower,upper,box",
+    [(-1e6, 1e6, (-np.pi, np.pi)), (5.0, 1e6, (5.0, 5.0 + 2 * np.pi)), (-1e6, -5.0, (-5.0 - 2 * np.pi, -5.0))],
+)
 def test_revolute_limits_wider_than_a_turn_sample_one_turn(lower, upper, box):
     """A four-bar crank limited to +-1e6 rad: each draw's assembly path (steps of 0.2 rad from q0)
     would take millions of Newton steps; one turn holds the same configurations. The box is one
@@ -247,9 +284,11 @@ def test_revolute_limits_wider_than_a_turn_sample_one_turn(lower, upper, box):
 
     with open(FOUR_BAR) as handle:
         text = handle.read()
-    wide = text.replace('<joint name="crank_joint" type="continuous" independent="true">',
-                        f'<joint name="crank_joint" type="revolute" independent="true"><limit lower="{lower}" '
-                        f'upper="{upper}" effort="1" velocity="1"/>')
+    wide = text.replace(
+        '<joint name="crank_joint" type="continuous" independent="true">',
+        f'<joint name="crank_joint" type="revolute" independent="true"><limit lower="{lower}" '
+        f'upper="{upper}" effort="1" velocity="1"/>',
+    )
     robot = robots.parse_urdf(wide, "wide.urdf")
     np.testing.assert_allclose(default_bounds(robot), [box])
     reference = drng.nullspace(robots.load_urdf(FOUR_BAR))

@@ -23,15 +23,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from oracle import TreeOracle, numerical_rank
+from random_trees import describe, pinocchio_nullspace, random_tree, tree
 
 import drng
 import robots
 from drng import principles as pr
 from drng.generator import drng_blocks
 from drng.rules import rule_vectors
-from oracle import TreeOracle, numerical_rank
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
-from random_trees import describe, pinocchio_nullspace, random_tree, tree
 
 EXAMPLES = int(os.environ.get("PGA_DYN_EXAMPLES", "40"))
 
@@ -83,21 +83,60 @@ NONE, ALONG_Z = (0.0, 0.0, 0.0), (0.0, 0.0, -9.81)
 
 # name, joints (parent, type, axes, offset, turn), gravity, the paper's principles, the truth, rule codes
 FAMILIES = [
-    ("F1 Rx-Ry, axes meet, g = 0", [(0, "R", [X], O3, FLAT), (1, "R", [Y_], O3, FLAT)], NONE, 12, 14,
-     {pr.AXIS_POINT: 1, pr.AXIS_POINT + 1: 1}),
-    ("F2 Px-Py", [(0, "P", [X], O3, FLAT), (1, "P", [Y_], (0.2, 0.1, 0.0), FLAT)], ALONG_Z, 15, 18,
-     {pr.TRANSLATING: 1, pr.TRANSLATING + 1: 1, pr.TRANSLATING + 2: 1}),
-    ("F3 Pz-Rz, g along z", [(0, "P", [Z], O3, FLAT), (1, "R", [Z], (0.3, 0.0, 0.0), FLAT)], ALONG_Z, 16, 18,
-     {pr.AXIS_LINE: 1, pr.AXIS_LINE + 1: 1}),
-    ("F3 coaxial Rz-Rz, g = 0", [(0, "R", [Z], O3, FLAT), (1, "R", [Z], (0.0, 0.0, 0.4), FLAT)], NONE, 16, 18,
-     {pr.AXIS_LINE: 1, pr.AXIS_LINE + 1: 1}),
-    ("F4 U(z, x) on the base, g along z", [(0, "U", [Z, X], (0.1, 0.2, 0.0), FLAT)], ALONG_Z, 1, 2,
-     {pr.FIRST_AXIS: 1}),
-    ("F5 Rz, S on the axis, g = 0", [(0, "R", [Z], O3, FLAT), (1, "S", [], (0.0, 0.0, 0.4), FLAT)], NONE, 10, 13,
-     {pr.CENTRE + k: 1 for k in range(3)}),
-    ("gantry PPP-R", [(0, "P", [X], O3, FLAT), (1, "P", [Y_], O3, FLAT), (2, "P", [Z], O3, FLAT),
-                      (3, "R", [D], (0.1, 0.0, 0.2), FLAT)], ALONG_Z, 28, 34,
-     {pr.TRANSLATING + k: 2 for k in range(3)}),
+    (
+        "F1 Rx-Ry, axes meet, g = 0",
+        [(0, "R", [X], O3, FLAT), (1, "R", [Y_], O3, FLAT)],
+        NONE,
+        12,
+        14,
+        {pr.AXIS_POINT: 1, pr.AXIS_POINT + 1: 1},
+    ),
+    (
+        "F2 Px-Py",
+        [(0, "P", [X], O3, FLAT), (1, "P", [Y_], (0.2, 0.1, 0.0), FLAT)],
+        ALONG_Z,
+        15,
+        18,
+        {pr.TRANSLATING: 1, pr.TRANSLATING + 1: 1, pr.TRANSLATING + 2: 1},
+    ),
+    (
+        "F3 Pz-Rz, g along z",
+        [(0, "P", [Z], O3, FLAT), (1, "R", [Z], (0.3, 0.0, 0.0), FLAT)],
+        ALONG_Z,
+        16,
+        18,
+        {pr.AXIS_LINE: 1, pr.AXIS_LINE + 1: 1},
+    ),
+    (
+        "F3 coaxial Rz-Rz, g = 0",
+        [(0, "R", [Z], O3, FLAT), (1, "R", [Z], (0.0, 0.0, 0.4), FLAT)],
+        NONE,
+        16,
+        18,
+        {pr.AXIS_LINE: 1, pr.AXIS_LINE + 1: 1},
+    ),
+    ("F4 U(z, x) on the base, g along z", [(0, "U", [Z, X], (0.1, 0.2, 0.0), FLAT)], ALONG_Z, 1, 2, {pr.FIRST_AXIS: 1}),
+    (
+        "F5 Rz, S on the axis, g = 0",
+        [(0, "R", [Z], O3, FLAT), (1, "S", [], (0.0, 0.0, 0.4), FLAT)],
+        NONE,
+        10,
+        13,
+        {pr.CENTRE + k: 1 for k in range(3)},
+    ),
+    (
+        "gantry PPP-R",
+        [
+            (0, "P", [X], O3, FLAT),
+            (1, "P", [Y_], O3, FLAT),
+            (2, "P", [Z], O3, FLAT),
+            (3, "R", [D], (0.1, 0.0, 0.2), FLAT),
+        ],
+        ALONG_Z,
+        28,
+        34,
+        {pr.TRANSLATING + k: 2 for k in range(3)},
+    ),
 ]
 
 
@@ -127,11 +166,26 @@ def test_puma560_without_gravity():
 # descriptor singular values of 1.9e-9 and 5.1e-10 made of rescaled round-off (28 for 30, 40 for 41).
 TURNED, PITCHED = (0.3, 0.2, -0.4), (0.0, np.pi / 2, 0.0)
 RPNA_CASES = [
-    ([(0, "R", [D], (0.0, 0.2, 0.1), PITCHED), (1, "P", [D], (0.0, 0.0, 0.4), PITCHED), (2, "P", [X], O3, TURNED),
-      (3, "P", [Y_], (0.1, -0.2, 0.3), (np.pi / 2, 0.0, 0.0))], 30),
-    ([(0, "S", [], (0.1, -0.2, 0.3), PITCHED), (0, "P", [X], O3, TURNED), (2, "P", [(0.48, -0.6, 0.64)], O3, PITCHED),
-      (3, "P", [D], O3, TURNED), (4, "P", [(0.48, -0.6, 0.64)], (0.3, 0.0, 0.0), FLAT),
-      (5, "U", [(0.48, -0.6, 0.64), Z], (0.1, -0.2, 0.3), PITCHED)], 41),
+    (
+        [
+            (0, "R", [D], (0.0, 0.2, 0.1), PITCHED),
+            (1, "P", [D], (0.0, 0.0, 0.4), PITCHED),
+            (2, "P", [X], O3, TURNED),
+            (3, "P", [Y_], (0.1, -0.2, 0.3), (np.pi / 2, 0.0, 0.0)),
+        ],
+        30,
+    ),
+    (
+        [
+            (0, "S", [], (0.1, -0.2, 0.3), PITCHED),
+            (0, "P", [X], O3, TURNED),
+            (2, "P", [(0.48, -0.6, 0.64)], O3, PITCHED),
+            (3, "P", [D], O3, TURNED),
+            (4, "P", [(0.48, -0.6, 0.64)], (0.3, 0.0, 0.0), FLAT),
+            (5, "U", [(0.48, -0.6, 0.64), Z], (0.1, -0.2, 0.3), PITCHED),
+        ],
+        41,
+    ),
 ]
 
 
@@ -143,6 +197,7 @@ def test_rpna_relative_tolerance(joints, truth):
 
 
 # -- status: proven, certified ------------------------------------------------------------------
+
 
 def test_tree_is_proven_and_certified_on_request():
     robot = robots.load("puma560", gravity=NONE)
@@ -174,10 +229,13 @@ def parallelogram(gravity):
     rng = np.random.default_rng(3)
     links = [LinkSpec("ground")] + [
         LinkSpec(name, Inertial(1.0 + k, rng.uniform(-0.1, 0.1, 3), np.diag(rng.uniform(0.01, 0.05, 3))))
-        for k, name in enumerate(("crank", "coupler", "rocker"))]
-    joints = [JointSpec("crank_joint", "R", "ground", "crank", _shift(0.0), z),
-              JointSpec("coupler_joint", "R", "crank", "coupler", _shift(0.5), z, independent=False),
-              JointSpec("rocker_joint", "R", "ground", "rocker", _shift(1.0), z, independent=False)]
+        for k, name in enumerate(("crank", "coupler", "rocker"))
+    ]
+    joints = [
+        JointSpec("crank_joint", "R", "ground", "crank", _shift(0.0), z),
+        JointSpec("coupler_joint", "R", "crank", "coupler", _shift(0.5), z, independent=False),
+        JointSpec("rocker_joint", "R", "ground", "rocker", _shift(1.0), z, independent=False),
+    ]
     loops = [LoopSpec("close", "R", "coupler", "rocker", _shift(1.0), _shift(0.5), z)]
     return Robot("parallelogram", links, joints, loops=loops, gravity=gravity)
 
@@ -215,14 +273,23 @@ def test_parallelogram_four_bar_is_certified_through_the_completion(gravity, tru
 
 def test_rule_codes_name_their_rules():
     """The named codes of drng.principles point at the rules and equations they stand for."""
-    expected = {pr.SHARED_SELF: ("shared points", "60"), pr.SHARED_PAIR: ("shared points", "62"),
-                pr.CENTRE_BASE: ("fixed centre", "72a"), pr.SLIDER_BASE: ("fixed directions", "73a"),
-                pr.AXIS_LINE_BASE: ("fixed axis line", "74a"), pr.AXIS_DIRECTION_BASE: ("fixed axis direction", "74c"),
-                pr.PLANAR: ("planar rotation", "83a"), pr.AXIS_DIRECTION: ("fixed axis direction", "83c"),
-                pr.SLIDER_TURNING: ("fixed directions", "84"), pr.AXIS_POINT: ("fixed point on the axis", None),
-                pr.AXIS_LINE: ("fixed axis line", None), pr.TRANSLATING: ("translating parent", None),
-                pr.CENTRE: ("fixed centre", None), pr.FIRST_AXIS: ("fixed first axis", None),
-                pr.FREE_SPIN: ("free spin", None)}
+    expected = {
+        pr.SHARED_SELF: ("shared points", "60"),
+        pr.SHARED_PAIR: ("shared points", "62"),
+        pr.CENTRE_BASE: ("fixed centre", "72a"),
+        pr.SLIDER_BASE: ("fixed directions", "73a"),
+        pr.AXIS_LINE_BASE: ("fixed axis line", "74a"),
+        pr.AXIS_DIRECTION_BASE: ("fixed axis direction", "74c"),
+        pr.PLANAR: ("planar rotation", "83a"),
+        pr.AXIS_DIRECTION: ("fixed axis direction", "83c"),
+        pr.SLIDER_TURNING: ("fixed directions", "84"),
+        pr.AXIS_POINT: ("fixed point on the axis", None),
+        pr.AXIS_LINE: ("fixed axis line", None),
+        pr.TRANSLATING: ("translating parent", None),
+        pr.CENTRE: ("fixed centre", None),
+        pr.FIRST_AXIS: ("fixed first axis", None),
+        pr.FREE_SPIN: ("free spin", None),
+    }
     assert {code: (pr.RULES[code].name, pr.RULES[code].equation) for code in expected} == expected
     assert pr.RULES[pr.SLIDER_TURNING + 2].equation == "90" and len(pr.RULES) == pr.FREE_SPIN + 1
     assert all((rule.equation is None) == (rule.principle == "generalized") for rule in pr.RULES)
@@ -231,9 +298,10 @@ def test_rule_codes_name_their_rules():
 def test_loop_vectors_that_repeat_the_tree_are_dropped():
     """The fixture four-bar turns about parallel axes: its loop joint's sym(z) and sym(O, z)
     transfers are sums of the tree's (28 vectors of rank 26); the output keeps a basis."""
+    from paths import FOUR_BAR
+
     from drng.generator import kernel_arrays
     from drng.principles import dense_basis, drng_kernel
-    from paths import FOUR_BAR
 
     robot = robots.load_urdf(FOUR_BAR)
     bodies, vals, _ = drng_kernel(*kernel_arrays(robot))

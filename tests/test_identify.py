@@ -8,23 +8,39 @@ import os
 
 import numpy as np
 import pytest
+from oracle import Oracle, TreeOracle, erd_path, pin
 
 import pga_dyn
 import robots
-from drng.identification import (consistent_estimate, default_prior, excite, identification_model, identify,
-                                 map_estimate, model_violations, random_excitation, read_trajectory, report,
-                                 report_text, simulate, trajectory, violations, write_urdf)
+from drng.identification import (
+    consistent_estimate,
+    default_prior,
+    excite,
+    identification_model,
+    identify,
+    map_estimate,
+    model_violations,
+    random_excitation,
+    read_trajectory,
+    report,
+    report_text,
+    simulate,
+    trajectory,
+    violations,
+    write_urdf,
+)
 from drng.identification.estimation import estimate
 from drng.identification.excitation import fit, limits
-from oracle import Oracle, TreeOracle, erd_path, pin
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states
 
 UR5 = "ur_description/urdf/ur5_robot.urdf"
 EXTRAS = {"viscous": 0.6, "coulomb": 1.2, "offset": -0.3, "armature": 0.05}
-UR5_FRICTION = {"viscous": np.array([1.0, 1.5, 0.8, 0.3, 0.2, 0.25]),
-                "coulomb": np.array([2.0, 3.0, 1.5, 0.6, 0.5, 0.4])}
+UR5_FRICTION = {
+    "viscous": np.array([1.0, 1.5, 0.8, 0.3, 0.2, 0.25]),
+    "coulomb": np.array([2.0, 3.0, 1.5, 0.6, 0.5, 0.4]),
+}
 #: the limits of the 2RRU-1RRS trajectories: a module with 0.2 m cranks turned briskly
 PKM_LIMITS = {"period": 2.0, "velocity": 3.0, "acceleration": 30.0}
 
@@ -53,8 +69,9 @@ class Setup:
         states = complete_states(robot, traj.q, traj.qd, traj.qdd)
         if "armature" in extras:  # Pinocchio's v indices of the actuated coordinates
             model.armature[[self._v_index(k) for k in robot.actuated]] = extras["armature"]
-        tau = np.array([G.T @ self.oracle.rnea(q, qd, qdd)
-                        for q, qd, qdd, G in zip(states.q, states.qd, states.qdd, states.G)])
+        tau = np.array(
+            [G.T @ self.oracle.rnea(q, qd, qdd) for q, qd, qdd, G in zip(states.q, states.qd, states.qdd, states.G)]
+        )
         model.armature[:] = 0.0
         for term, sign in (("viscous", traj.qd), ("coulomb", np.sign(traj.qd)), ("offset", 1.0)):
             if term in extras:
@@ -88,7 +105,7 @@ def ur5_excitation(ur5, ur5_model):
 def noisy(setup, traj, extras, seed):
     """(trajectory with 1 % noise on Pinocchio's forces, the noise (ns, n_a))."""
     tau = setup.forces(traj, extras)
-    noise = 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * np.random.default_rng(seed).standard_normal(tau.shape)
+    noise = 0.01 * np.sqrt(np.mean(tau**2, axis=0)) * np.random.default_rng(seed).standard_normal(tau.shape)
     return traj.with_tau(tau + noise), noise
 
 
@@ -263,8 +280,14 @@ def test_fit_scales_into_limits():
     assert np.all(q >= box.position[:, 0]) and np.all(q <= box.position[:, 1])
     assert np.all(np.abs(qd) <= box.velocity) and np.all(np.abs(qdd) <= box.acceleration)
     # each coordinate reaches one of its limits (within the margin)
-    reach = np.max([np.abs(q - box.position.mean(1)).max(0) / (0.5 * np.diff(box.position, axis=1)[:, 0]),
-                    np.abs(qd).max(0) / box.velocity, np.abs(qdd).max(0) / box.acceleration], axis=0)
+    reach = np.max(
+        [
+            np.abs(q - box.position.mean(1)).max(0) / (0.5 * np.diff(box.position, axis=1)[:, 0]),
+            np.abs(qd).max(0) / box.velocity,
+            np.abs(qdd).max(0) / box.acceleration,
+        ],
+        axis=0,
+    )
     assert np.all(reach > 0.98)
 
 
@@ -279,12 +302,12 @@ def test_consistent_ur5(ur5, ur5_model, ur5_estimate, ur5_held_out):
     least squares (within 1.2x), held-out forces predicted to the noise (within 1.05x)."""
     est, truth = ur5_estimate, ur5.beta(ur5_model, UR5_FRICTION)
     full = consistent_estimate(est, perturbed_prior(ur5_model, est.data))
-    eig = [np.linalg.eigvalsh(pseudo) [0] for pseudo in (pin_pseudo(p) for p in full.phi)]
+    eig = [np.linalg.eigvalsh(pseudo)[0] for pseudo in (pin_pseudo(p) for p in full.phi)]
     assert min(eig) >= -1e-9 and full.min_eigenvalues.min() >= -1e-9
     assert np.linalg.norm(full.beta - truth) <= 1.2 * np.linalg.norm(est.beta - truth)
     held, noise = ur5_held_out
     rms = np.sqrt(np.mean((held.tau - full.predict(held)) ** 2, axis=0))
-    assert np.all(rms <= 1.05 * np.sqrt(np.mean(noise ** 2, axis=0)))
+    assert np.all(rms <= 1.05 * np.sqrt(np.mean(noise**2, axis=0)))
     assert violations(ur5.robot.body_names, full.phi) == []
     assert np.all(full.extras >= 0)
 
@@ -304,7 +327,7 @@ def test_map_estimate(ur5_model, ur5_estimate):
     prior = perturbed_prior(ur5_model, ur5_estimate.data)
     full = map_estimate(ur5_estimate, prior)
     theta0, sigma0 = prior
-    A = (sigma0 ** 2)[:, None] * ur5_model.K.T
+    A = (sigma0**2)[:, None] * ur5_model.K.T
     step = full.theta - theta0
     c = np.linalg.lstsq(A, step, rcond=None)[0]
     assert np.linalg.norm(A @ c - step) < 1e-8 * np.linalg.norm(step)
@@ -318,8 +341,12 @@ def test_puma560_model_is_not_physical():
     """The built-in Puma560 (Corke and Armstrong-Helouvry): link 1 has no mass but an inertia about its
     axis; link 3's principal moments Izz 0.0125 + Ixx 0.066 < Iyy 0.086."""
     found = [(v.body, v.condition) for v in model_violations(robots.load("puma560"))]
-    assert found == [("link1", "mass"), ("link1", "pseudo-inertia"), ("link3", "triangle inequality"),
-                     ("link3", "pseudo-inertia")]
+    assert found == [
+        ("link1", "mass"),
+        ("link1", "pseudo-inertia"),
+        ("link3", "triangle inequality"),
+        ("link3", "pseudo-inertia"),
+    ]
     detail = str(model_violations(robots.load("puma560"))[2])
     assert "0.0125 + 0.066 < 0.086" in detail
 
@@ -329,7 +356,9 @@ def test_2rru_1rrs_platform_is_not_physical(pkm):
     moments = np.linalg.eigvalsh(pkm.oracle.model.inertias[3].inertia)
     assert moments[0] + moments[1] < moments[2]
     assert [(v.body, v.condition) for v in model_violations(pkm.robot)] == [
-        ("platform", "triangle inequality"), ("platform", "pseudo-inertia")]
+        ("platform", "triangle inequality"),
+        ("platform", "pseudo-inertia"),
+    ]
 
 
 def test_violations_name_body_and_condition():
@@ -340,8 +369,10 @@ def test_violations_name_body_and_condition():
     negative[0] = -1.0
     assert [v.condition for v in violations(["a"], negative)][0] == "mass"
     flat = pin.Inertia(2.0, np.zeros(3), np.diag([0.01, 0.01, 0.05])).toDynamicParameters()
-    assert [(v.body, v.condition) for v in violations(["b"], flat)] == [("b", "triangle inequality"),
-                                                                       ("b", "pseudo-inertia")]
+    assert [(v.body, v.condition) for v in violations(["b"], flat)] == [
+        ("b", "triangle inequality"),
+        ("b", "pseudo-inertia"),
+    ]
 
 
 # -- data in and out -----------------------------------------------------------------------------------------
@@ -411,13 +442,13 @@ def test_irregular_times_and_measured_velocity():
     rng = np.random.default_rng(1)
     t = np.arange(2000) * 0.01 + rng.uniform(-2.5e-3, 2.5e-3, 2000)
     w = 2 * np.pi * 0.2 * np.arange(1, 7)
-    q, qd, qdd = np.sin(np.outer(t, w)), w * np.cos(np.outer(t, w)), -w ** 2 * np.sin(np.outer(t, w))
+    q, qd = np.sin(np.outer(t, w)), w * np.cos(np.outer(t, w))
     data = trajectory(robot, t, q + 1e-6 * rng.standard_normal(q.shape), qd=qd, tau=q)
     assert "resampled onto a uniform" in data.derivatives
     assert "qdd derived from the measured qd" in data.derivatives
     step = np.diff(data.t)
     assert np.allclose(step, step[0]) and abs(step[0] - 0.01) < 1e-4
-    exact = -w ** 2 * np.sin(np.outer(data.t, w))
+    exact = -(w**2) * np.sin(np.outer(data.t, w))
     inner = slice(50, -50)
     assert np.abs(data.qdd[inner] - exact[inner]).max() < 1e-2 * np.abs(exact).max()
     assert np.abs(data.tau - np.sin(np.outer(data.t, w))).max() < 0.02  # linear interpolation of a 1.2 Hz sine
@@ -435,7 +466,11 @@ def test_bad_files(tmp_path, puma_data):
     rows = [[k * 0.01] + [0.1] * 12 for k in range(40)]
     cases = {
         "missing": (header[:-1], [r[:-1] for r in rows], r"missing columns \['tau_joint6'\]"),
-        "nan": (header, rows[:5] + [rows[5][:3] + ["nan"] + rows[5][4:]] + rows[6:], "line 7, column 'q_joint3' is nan"),
+        "nan": (
+            header,
+            rows[:5] + [rows[5][:3] + ["nan"] + rows[5][4:]] + rows[6:],
+            "line 7, column 'q_joint3' is nan",
+        ),
         "text": (header, rows[:2] + [["x"] + rows[2][1:]] + rows[3:], "line 4, column 't': 'x' is not a number"),
         "ragged": (header, rows[:3] + [rows[3][:-2]] + rows[4:], "line 5 has 11 fields, the header has 13"),
         "time": (header, rows[:3] + [[0.0] + rows[3][1:]] + rows[4:], r"t must increase, but t\[3\] = 0.0"),
@@ -446,8 +481,9 @@ def test_bad_files(tmp_path, puma_data):
         with pytest.raises(PgaDynError, match=message) as info:
             read_trajectory(robot, path, require_tau=True)
         assert str(path) in str(info.value), name
-    extra = read_trajectory(robot, write_csv(tmp_path / "extra.csv", header + ["tau_joint7"], [r + [0] for r in rows]),
-                            require_tau=True)  # an extra column is ignored and named (tests/test_logs.py)
+    extra = read_trajectory(
+        robot, write_csv(tmp_path / "extra.csv", header + ["tau_joint7"], [r + [0] for r in rows]), require_tau=True
+    )  # an extra column is ignored and named (tests/test_logs.py)
     assert extra.notes == ("ignored columns: ['tau_joint7']",)
     path = write_csv(tmp_path / "no_tau.csv", header[:7], [r[:7] for r in rows])
     with pytest.raises(PgaDynError, match="no measured forces"):
@@ -503,17 +539,49 @@ def test_cli_whole_job(tmp_path, capsys):
     """excite, simulate (no noise), identify: the model's values and friction come back exactly; the
     consistent estimate is written to a URDF that Pinocchio reads; the plot is written."""
     traj, data, test = tmp_path / "traj.csv", tmp_path / "data.csv", tmp_path / "test.npz"
-    code, out, _ = run(["excite", "puma560", "-o", traj, "--duration", 4, "--rate", 50, "--period", 4,
-                        "--iterations", 3, "--friction"], capsys)
+    code, out, _ = run(
+        [
+            "excite",
+            "puma560",
+            "-o",
+            traj,
+            "--duration",
+            4,
+            "--rate",
+            50,
+            "--period",
+            4,
+            "--iterations",
+            3,
+            "--friction",
+        ],
+        capsys,
+    )
     assert code == 0 and "condition number:" in out and "Limits (respected at every sample)" in out
     code, out, err = run(["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0], capsys)
     assert code == 0 and "link3: principal moments" in err
-    code, _, _ = run(["simulate", "puma560", traj, "-o", test, "--viscous", 0.5, "--coulomb", 1.0, "--noise", 0.01],
-                     capsys)
+    code, _, _ = run(
+        ["simulate", "puma560", traj, "-o", test, "--viscous", 0.5, "--coulomb", 1.0, "--noise", 0.01], capsys
+    )
     assert code == 0
     urdf, png = tmp_path / "identified.urdf", tmp_path / "fit.png"
-    code, out, _ = run(["identify", "puma560", data, "--friction", "--consistent", "--test", test, "-o", urdf,
-                        "--plot", png, "--json"], capsys)
+    code, out, _ = run(
+        [
+            "identify",
+            "puma560",
+            data,
+            "--friction",
+            "--consistent",
+            "--test",
+            test,
+            "-o",
+            urdf,
+            "--plot",
+            png,
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     result = json.loads(out)
     robot = robots.load("puma560")
@@ -540,8 +608,23 @@ def test_cli_reports_are_the_library_reports(tmp_path, capsys):
     report_text."""
     robot = robots.load("puma560")
     traj = str(tmp_path / "traj.csv")
-    argv = ["excite", "puma560", "-o", traj, "--duration", 4, "--rate", 50, "--period", 4, "--iterations", 3,
-            "--seed", 3, "--friction"]
+    argv = [
+        "excite",
+        "puma560",
+        "-o",
+        traj,
+        "--duration",
+        4,
+        "--rate",
+        50,
+        "--period",
+        4,
+        "--iterations",
+        3,
+        "--seed",
+        3,
+        "--friction",
+    ]
     excitation = excite(robot, duration=4.0, rate=50.0, period=4.0, iterations=3, seed=3, friction=True)
     code, out, _ = run(argv + ["--json"], capsys)
     assert code == 0 and json.loads(out) == json.loads(json.dumps(excitation.report(traj)))
@@ -571,8 +654,20 @@ def test_cli_simulate_against_pinocchio(tmp_path, capsys, ur5):
     robot = ur5.robot
     traj = random_excitation(robot, duration=2, rate=50, period=2, seed=0).trajectory
     traj.write(tmp_path / "traj.csv")
-    code, _, _ = run(["simulate", robot.source, tmp_path / "traj.csv", "-o", tmp_path / "data.npz",
-                      "--viscous", 0.7, "--coulomb", 0.4], capsys)
+    code, _, _ = run(
+        [
+            "simulate",
+            robot.source,
+            tmp_path / "traj.csv",
+            "-o",
+            tmp_path / "data.npz",
+            "--viscous",
+            0.7,
+            "--coulomb",
+            0.4,
+        ],
+        capsys,
+    )
     assert code == 0
     data = read_trajectory(robot, tmp_path / "data.npz", require_tau=True)
     expected = ur5.forces(traj, {"viscous": 0.7, "coulomb": 0.4})
@@ -604,8 +699,9 @@ def test_force_delay(puma_data):
     d, delays, ssr = force_delay(model, late, max_delay=10 * step)
     assert abs(d / step - 3) < 0.1, d / step
     assert round(delays[np.argmin(ssr)] / step) == 3
-    truth = model.values(model.theta(pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)),
-                                     {"viscous": 0.5}))
+    truth = model.values(
+        model.theta(pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)), {"viscous": 0.5})
+    )
     aligned = late.aligned(d)
     assert len(aligned) in (len(late) - 3, len(late) - 4) and "forces advanced by 6" in aligned.derivatives
     fixed = estimate(model, aligned)

@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pinocchio as pin
 import pytest
+from oracle import Oracle, erd_path, random_states
 
 import drng
 import robots
-from oracle import Oracle, erd_path, random_states
 from pga_dyn import tp_regressor as tp
 from pga_dyn.errors import PgaDynError
 
@@ -51,8 +51,9 @@ def check_round_trip(model, robot, samples=4):
     assert np.allclose(copy.link_parameters(), phi, rtol=0, atol=1e-12)
     for i in range(1 + robot.floating_base, robot.n + 1):
         a, b = model.getJointId(robot.joint_names[i]), back.getJointId(robot.joint_names[i])
-        assert np.allclose(back.jointPlacements[b].homogeneous, model.jointPlacements[a].homogeneous,
-                           rtol=0, atol=1e-12)
+        assert np.allclose(
+            back.jointPlacements[b].homogeneous, model.jointPlacements[a].homogeneous, rtol=0, atol=1e-12
+        )
     pi, F = tp.inertial_parameters(robot), tp.link_map(robot)
     Q, QD, QDD = random_states(robot, samples, seed=11)
     Y = tp.regressor(robot, Q, QD, QDD)
@@ -78,8 +79,12 @@ def test_talos(floating):
     direct = robots.load_urdf(path, floating_base=floating)
     assert sorted(robot.body_names) == sorted(direct.body_names)
     names = direct.body_names
-    assert np.allclose(by_name(robot, tp.inertial_parameters(robot).reshape(-1, 10), names),
-                       tp.inertial_parameters(direct).reshape(-1, 10), rtol=0, atol=1e-12)
+    assert np.allclose(
+        by_name(robot, tp.inertial_parameters(robot).reshape(-1, 10), names),
+        tp.inertial_parameters(direct).reshape(-1, 10),
+        rtol=0,
+        atol=1e-12,
+    )
     for body in names:
         links = direct.graph.nodes[body]["links"]
         assert sorted(robot.graph.nodes[body]["links"]) == sorted(links)
@@ -200,8 +205,12 @@ def test_free_flyers_that_are_not_a_floating_base(tmp_path):
     assert robot.joint_type == direct.joint_type == ("base", "F", "F")
     names = direct.body_names  # Pinocchio's reader orders the two bodies by name
     assert np.allclose(by_name(robot, robot.origin[1:], names), direct.origin[1:], rtol=0, atol=1e-12)
-    assert np.allclose(by_name(robot, tp.inertial_parameters(robot).reshape(-1, 10), names),
-                       tp.inertial_parameters(direct).reshape(-1, 10), rtol=0, atol=1e-12)
+    assert np.allclose(
+        by_name(robot, tp.inertial_parameters(robot).reshape(-1, 10), names),
+        tp.inertial_parameters(direct).reshape(-1, 10),
+        rtol=0,
+        atol=1e-12,
+    )
 
 
 def pinocchio_chain():
@@ -209,15 +218,22 @@ def pinocchio_chain():
     and unaligned joints."""
     model = pin.Model()
     rng = np.random.default_rng(4)
-    joints = [("planar", pin.JointModelPlanar()), ("zyx", pin.JointModelSphericalZYX()),
-              ("slide3", pin.JointModelTranslation()), ("spin", pin.JointModelRUBY()),
-              ("tilt", pin.JointModelRevoluteUnaligned(np.array([0.6, 0.0, 0.8]))),
-              ("push", pin.JointModelPrismaticUnaligned(np.array([0.0, 0.8, -0.6]))),
-              ("cross", pin.JointModelUniversal(np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.6, 0.8])))]
+    joints = [
+        ("planar", pin.JointModelPlanar()),
+        ("zyx", pin.JointModelSphericalZYX()),
+        ("slide3", pin.JointModelTranslation()),
+        ("spin", pin.JointModelRUBY()),
+        ("tilt", pin.JointModelRevoluteUnaligned(np.array([0.6, 0.0, 0.8]))),
+        ("push", pin.JointModelPrismaticUnaligned(np.array([0.0, 0.8, -0.6]))),
+        ("cross", pin.JointModelUniversal(np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.6, 0.8]))),
+    ]
     for k, (name, joint) in enumerate(joints):
         jid = model.addJoint(k, joint, pin.SE3(pin.exp3(rng.normal(size=3)), rng.normal(size=3) * 0.2), name)
-        model.appendBodyToJoint(jid, pin.Inertia(rng.uniform(0.5, 2.0), rng.normal(size=3) * 0.1,
-                                                 np.diag(rng.uniform(0.01, 0.05, 3))), pin.SE3.Identity())
+        model.appendBodyToJoint(
+            jid,
+            pin.Inertia(rng.uniform(0.5, 2.0), rng.normal(size=3) * 0.1, np.diag(rng.uniform(0.01, 0.05, 3))),
+            pin.SE3.Identity(),
+        )
     return model
 
 
@@ -233,20 +249,20 @@ def velocity_map(model, robot, qp) -> tuple:
         iq, iv, kind = joint.idx_q, joint.idx_v, joint.shortname()
         if kind == "JointModelPlanar":
             theta = np.arctan2(qp[iq + 3], qp[iq + 2])
-            q[k:k + 3] = qp[iq], qp[iq + 1], theta
-            C[k:k + 2, iv:iv + 2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
+            q[k : k + 3] = qp[iq], qp[iq + 1], theta
+            C[k : k + 2, iv : iv + 2] = [[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]]
             C[k + 2, iv + 2] = 1.0
         elif kind == "JointModelSphericalZYX":
             data = joint.createData()
             joint.calc(data, qp)
-            q[k:k + 3] = pin.log3(data.M.rotation)
-            C[k:k + 3, iv:iv + 3] = np.array(data.S)[3:]
+            q[k : k + 3] = pin.log3(data.M.rotation)
+            C[k : k + 3, iv : iv + 3] = np.array(data.S)[3:]
         elif kind == "JointModelRUBY":
             q[k] = np.arctan2(qp[iq + 1], qp[iq])
             C[k, iv] = 1.0
         else:
-            q[k:k + joint.nq] = qp[iq:iq + joint.nq]
-            C[k:k + joint.nv, iv:iv + joint.nv] = np.eye(joint.nv)
+            q[k : k + joint.nq] = qp[iq : iq + joint.nq]
+            C[k : k + joint.nv, iv : iv + joint.nv] = np.eye(joint.nv)
         k += joint.nv
     return q, C
 
@@ -267,8 +283,11 @@ def test_planar_translation_zyx_universal_unbounded_unaligned():
         tau = pin.rnea(model, data, qp, np.zeros(model.nv), a)
         forces = tp.regressor(robot, q, np.zeros(robot.nq), C @ a) @ pi
         assert np.allclose(C.T @ forces, tau, rtol=0, atol=1e-10 * np.abs(tau).max())
-    assert [j.shortname() for j in robots.to_pinocchio(robot).joints[1:4]] == ["JointModelPX", "JointModelPY",
-                                                                               "JointModelRZ"]
+    assert [j.shortname() for j in robots.to_pinocchio(robot).joints[1:4]] == [
+        "JointModelPX",
+        "JointModelPY",
+        "JointModelRZ",
+    ]
 
 
 MIMIC = """<robot name="mimic">
@@ -316,8 +335,9 @@ def test_parameters_given():
     phi = np.random.default_rng(0).uniform(0.1, 1.0, (robot.n, 10))
     for given in (phi, phi.reshape(-1)):
         model = robots.to_pinocchio(robot, given)
-        assert np.allclose([model.inertias[i].toDynamicParameters() for i in range(1, robot.n + 1)], phi,
-                           rtol=1e-14, atol=0)
+        assert np.allclose(
+            [model.inertias[i].toDynamicParameters() for i in range(1, robot.n + 1)], phi, rtol=1e-14, atol=0
+        )
     with pytest.raises(PgaDynError, match=r"phi must have shape \(60,\) or \(6, 10\)"):
         robots.to_pinocchio(robot, phi[:3])
     with pytest.raises(PgaDynError, match="phi contains non-finite values"):
@@ -330,8 +350,11 @@ def test_parameters_given():
 def test_refused_models():
     helical = pin.Model()
     helical.addJoint(0, pin.JointModelHelicalUnaligned(np.array([0.0, 0.0, 1.0]), 0.01), pin.SE3.Identity(), "screw")
-    with pytest.raises(PgaDynError, match=r"joint 'screw' \(JointModelHelicalUnaligned\) moves along the screw "
-                                          r"S = \[0.0, 0.0, 0.01, 0.0, 0.0, 1.0\]: pga-dyn has no helical joint"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"joint 'screw' \(JointModelHelicalUnaligned\) moves along the screw "
+        r"S = \[0.0, 0.0, 0.01, 0.0, 0.0, 1.0\]: pga-dyn has no helical joint",
+    ):
         robots.from_pinocchio(helical)
     flat = pin.Model()  # a helical joint of pitch 0 is a revolute joint
     flat.addJoint(0, pin.JointModelHZ(0.0), pin.SE3.Identity(), "turn")
@@ -341,8 +364,12 @@ def test_refused_models():
     with pytest.raises(PgaDynError, match=r"joint 'knee' \(JointModelEllipsoid\) has no pga-dyn counterpart"):
         robots.from_pinocchio(ellipsoid)
     free = pin.Model()
-    free.addJoint(free.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "hinge"), pin.JointModelFreeFlyer(),
-                  pin.SE3.Identity(), "loose")
+    free.addJoint(
+        free.addJoint(0, pin.JointModelRX(), pin.SE3.Identity(), "hinge"),
+        pin.JointModelFreeFlyer(),
+        pin.SE3.Identity(),
+        "loose",
+    )
     with pytest.raises(PgaDynError, match=r"joint 'loose' \(JointModelFreeFlyer\) hangs from link 'hinge'"):
         robots.from_pinocchio(free)
     composite = pin.JointModelComposite(pin.JointModelRX())

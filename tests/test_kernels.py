@@ -16,11 +16,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pga_dyn import pga
 from pga_dyn import kinematics as kin
-from pga_dyn import loops
-from pga_dyn.loops import closure, newton
+from pga_dyn import loops, pga
 from pga_dyn import tp_regressor as tp
+from pga_dyn.loops import closure, newton
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
 
 SETTINGS = settings(max_examples=40, deadline=None)
@@ -29,8 +28,10 @@ ATOL = 1e-9
 coord = st.floats(-5.0, 5.0, allow_nan=False, allow_infinity=False)
 vec3 = hnp.arrays(np.float64, 3, elements=coord)
 vec6 = hnp.arrays(np.float64, 6, elements=coord)
-unit3 = hnp.arrays(np.float64, 3, elements=st.floats(-1.0, 1.0)).filter(lambda a: np.linalg.norm(a) > 0.1).map(
-    lambda a: a / np.linalg.norm(a)
+unit3 = (
+    hnp.arrays(np.float64, 3, elements=st.floats(-1.0, 1.0))
+    .filter(lambda a: np.linalg.norm(a) > 0.1)
+    .map(lambda a: a / np.linalg.norm(a))
 )
 seeds = st.integers(0, 2**32 - 1)
 # Angles of any size; tiny ones reach the small-angle branches of so3_exp (< 1e-14) and se3_exp.
@@ -133,8 +134,9 @@ def test_se3_exp_is_accurate_at_small_angles(angle):
     rng = np.random.default_rng(5)
     for _ in range(20):
         xi = np.concatenate([angle * unit(rng.normal(size=3)), 5.0 * rng.normal(size=3)])
-        np.testing.assert_allclose(kin.se3_exp(xi), exp_matrix(xi[:3], xi[3:]), rtol=0,
-                                   atol=1e-13 * np.linalg.norm(xi[3:]))
+        np.testing.assert_allclose(
+            kin.se3_exp(xi), exp_matrix(xi[:3], xi[3:]), rtol=0, atol=1e-13 * np.linalg.norm(xi[3:])
+        )
 
 
 @SETTINGS
@@ -269,10 +271,8 @@ def random_robot(seed, types, floating=False, loops=()):
     for k, t in enumerate(loops):
         a, b = rng.choice(len(links), 2, replace=False)
         axes = np.array([unit(rng.normal(size=3)) for _ in range(AXES[t])]).reshape(-1, 3)
-        closures.append(LoopSpec(f"loop{k}", t, f"l{a}", f"l{b}", random_rigid(rng, 0.5), random_rigid(rng, 0.5),
-                                 axes))
-    return Robot(f"random{seed}", links, joints, closures, gravity=rng.normal(size=3) * 5,
-                 floating_base=bool(floating))
+        closures.append(LoopSpec(f"loop{k}", t, f"l{a}", f"l{b}", random_rigid(rng, 0.5), random_rigid(rng, 0.5), axes))
+    return Robot(f"random{seed}", links, joints, closures, gravity=rng.normal(size=3) * 5, floating_base=bool(floating))
 
 
 def kernel_arrays(robot, floating):
@@ -293,7 +293,7 @@ def random_state(robot, rng):
     for i in range(1, robot.n + 1):
         if robot.joint_type[i] in ("S", "F"):
             k = robot.q_index[i]
-            q[k:k + 3] = unit(rng.normal(size=3)) * rng.uniform(0.0, 2.0)
+            q[k : k + 3] = unit(rng.normal(size=3)) * rng.uniform(0.0, 2.0)
     return q, qd, qdd
 
 
@@ -317,16 +317,16 @@ def path(robot, q, qd, qdd):
         for i in range(1, robot.n + 1):
             k, kind = robot.q_index[i], robot.joint_type[i]
             if kind == "S":
-                a, b, s = qd[k:k + 3], qdd[k:k + 3], 0.5 * t * t
-                rot = exp_matrix(q[k:k + 3]) @ exp_matrix(t * a) @ exp_matrix(s * b)
-                qt[k:k + 3] = pga.se3_log(rot)[:3]
-                qdt[k:k + 3] = exp_matrix(-s * b)[:3, :3] @ a + t * b
+                a, b, s = qd[k : k + 3], qdd[k : k + 3], 0.5 * t * t
+                rot = exp_matrix(q[k : k + 3]) @ exp_matrix(t * a) @ exp_matrix(s * b)
+                qt[k : k + 3] = pga.se3_log(rot)[:3]
+                qdt[k : k + 3] = exp_matrix(-s * b)[:3, :3] @ a + t * b
             elif kind == "F":
-                X, Y, s = qd[k:k + 6], qdd[k:k + 6], 0.5 * t * t
+                X, Y, s = qd[k : k + 6], qdd[k : k + 6], 0.5 * t * t
                 pose = exp_matrix(t * X[:3], t * X[3:]) @ exp_matrix(s * Y[:3], s * Y[3:])
-                qt[k:k + 6] = pga.se3_log(pose @ exp_matrix(q[k:k + 3], q[k + 3:k + 6]))
+                qt[k : k + 6] = pga.se3_log(pose @ exp_matrix(q[k : k + 3], q[k + 3 : k + 6]))
                 Mx = pga.motor_exp(pga.twist(t * X[:3], t * X[3:]))
-                qdt[k:k + 6] = X + t * pga.line_coords(pga.sandwich(Mx, line(Y)))
+                qdt[k : k + 6] = X + t * pga.line_coords(pga.sandwich(Mx, line(Y)))
         return qt, qdt
 
     return at
@@ -407,11 +407,11 @@ def test_spherical_velocity_is_the_child_frame_relative_angular_velocity():
     q, qd, qdd = random_state(robot, rng)
     at = path(robot, q, qd, qdd)
     h = 1e-6
-    rel = [kin.so3_exp(at(t)[0][k:k + 3]) for t in (-h, 0.0, h)]
+    rel = [kin.so3_exp(at(t)[0][k : k + 3]) for t in (-h, 0.0, h)]
     body_rate = rel[1].T @ (rel[2] - rel[0]) / (2 * h)
-    np.testing.assert_allclose(body_rate, pga.skew(qd[k:k + 3]), atol=1e-6)
+    np.testing.assert_allclose(body_rate, pga.skew(qd[k : k + 3]), atol=1e-6)
     T, S, V, A = run_forward(kin.robot_arrays(robot), q, qd, qdd)
-    w = T[i_s][:3, :3] @ qd[k:k + 3]
+    w = T[i_s][:3, :3] @ qd[k : k + 3]
     relative = V[i_s] - V[robot.parent[i_s]]
     np.testing.assert_allclose(relative, [*w, *np.cross(T[i_s][:3, 3], w)], atol=1e-9)
 
@@ -425,8 +425,9 @@ def twin_tensor(robot, q, qd, qdd):
     return tp.tp_tensor_pga(kin.robot_arrays(robot), kin.inverse_initial_poses(robot), q, qd, qdd)
 
 
-@pytest.mark.parametrize("types,floating", [(("R",), False), (("P",), False), (("U",), False), (("S",), False),
-                                            ((), True)])
+@pytest.mark.parametrize(
+    "types,floating", [(("R",), False), (("P",), False), (("U",), False), (("S",), False), ((), True)]
+)
 def test_regressor_tensor_of_one_body(types, floating):
     """One body on each joint type; ((), True) is a single floating body."""
     robot = random_robot(11, types, floating)

@@ -97,6 +97,7 @@ FIXTURE = """<?xml version="1.0"?>
 with open(robots.data_path("puma560"), encoding="utf-8") as _handle:
     PUMA = _handle.read()
 from paths import FIVE_BAR_SPHERICAL, FOUR_BAR, ROTOR_CHAIN_6  # noqa: E402
+
 SOURCES = [FIXTURE, PUMA]
 for _path in (FOUR_BAR, FIVE_BAR_SPHERICAL, ROTOR_CHAIN_6):  # URDF+ loops (R and S) and couplings
     with open(_path, encoding="utf-8") as _handle:
@@ -129,6 +130,7 @@ def test_fixture_is_valid():
 
 # -- one test per kind of error -----------------------------------------------------------
 
+
 def test_malformed_xml():
     expect(FIXTURE[:200], "malformed XML", "line")
     expect("<robot name='x'><link name='a'></robot>", "malformed XML")
@@ -153,22 +155,28 @@ def test_unknown_joint_type():
 
 
 def test_cycle_outside_loop():
-    cyclic = sub("  <loop ", """  <link name="c1"/><link name="c2"/>
+    cyclic = sub(
+        "  <loop ",
+        """  <link name="c1"/><link name="c2"/>
   <joint name="cj1" type="revolute"><parent link="c1"/><child link="c2"/><axis xyz="0 0 1"/></joint>
   <joint name="cj2" type="revolute"><parent link="c2"/><child link="c1"/><axis xyz="0 0 1"/></joint>
-  <loop """)
+  <loop """,
+    )
     expect(cyclic, "cycle", "'c1'", "'c2'", "<loop>")
 
 
 def test_two_parents():
-    two = sub("  <loop ", """  <joint name="extra" type="revolute"><parent link="l4"/><child link="l2"/>
+    two = sub(
+        "  <loop ",
+        """  <joint name="extra" type="revolute"><parent link="l4"/><child link="l2"/>
     <axis xyz="0 0 1"/></joint>
-  <loop """)
+  <loop """,
+    )
     expect(two, "'extra'", "'l2'", "already has parent joint 'j2'")
 
 
 def test_separate_trees():
-    expect(sub("<link name=\"base\"/>", "<link name=\"base\"/><link name=\"island\"/>"), "2 separate trees", "'island'")
+    expect(sub('<link name="base"/>', '<link name="base"/><link name="island"/>'), "2 separate trees", "'island'")
 
 
 def test_zero_axis():
@@ -187,10 +195,12 @@ def test_non_finite_axis(bad):
 def test_non_finite_origin(bad):
     expect(sub('<origin xyz="0.2 0 0"', f'<origin xyz="0.2 {bad} 0"'), "'j2'", "<origin>", "not finite")
     expect(sub('rpy="0 1.5707963267948966 0"', f'rpy="0 {bad} 0"'), "'j2'", "<origin>", "not finite")
-    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', f'<origin xyz="{bad} 0 0"/>'),
-           "'l1'", "<origin>", "not finite")
-    expect(sub('<successor link="l5"><origin xyz="0.1 0 0"/>', f'<successor link="l5"><origin xyz="{bad} 0 0"/>'),
-           "'loop1'", "not finite")
+    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', f'<origin xyz="{bad} 0 0"/>'), "'l1'", "<origin>", "not finite")
+    expect(
+        sub('<successor link="l5"><origin xyz="0.1 0 0"/>', f'<successor link="l5"><origin xyz="{bad} 0 0"/>'),
+        "'loop1'",
+        "not finite",
+    )
 
 
 @pytest.mark.parametrize("bad", ["nan", "inf"])
@@ -204,8 +214,12 @@ def test_overflowing_values():
     huge = sub('ixx="0.01" ixy="0.001"', 'ixx="1e308" ixy="0.001"').replace('iyy="0.02"', 'iyy="1e308"')
     expect(huge, "'l1'", "<inertia>", "out of range")
     expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="1e200 0 0"/>'), "'l1'", "out of range")
-    expect(sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="0.1 0 0" rpy="0 1e10 0"/>'), "'l1'",
-           "rpy", "out of range")
+    expect(
+        sub('<origin xyz="0.1 0 0" rpy="0 0.2 0"/>', '<origin xyz="0.1 0 0" rpy="0 1e10 0"/>'),
+        "'l1'",
+        "rpy",
+        "out of range",
+    )
     # A huge axis is a direction like any other.
     robot = parse_urdf(sub('<axis xyz="1 0 0"/>', '<axis xyz="1e200 0 0"/>'), WHERE)
     np.testing.assert_allclose(robot.axes[2, 0], (1, 0, 0))
@@ -217,7 +231,7 @@ def test_negative_mass():
 
 def test_loop_names_unknown_link():
     expect(sub('<successor link="l5">', '<successor link="l9">'), "'loop1'", "'l9'")
-    expect(sub('<predecessor link="tool">', '<predecessor>'), "'loop1'", "<predecessor>")
+    expect(sub('<predecessor link="tool">', "<predecessor>"), "'loop1'", "<predecessor>")
 
 
 def test_coupling_names_unknown_link():
@@ -228,16 +242,19 @@ def test_coordinate_following_two_couplings():
     expect(sub('<successor link="l2"/>', '<successor link="l4"/>'), "'c1'", "'j4'", "already follows")
 
 
-@pytest.mark.parametrize("old,new,fragments", [
-    ('<origin xyz="0.2 0 0"', '<origin xyz="0.2 zero 0"', ("'j2'", "<origin>", "not a list of numbers")),
-    ('<axis xyz="1 0 0"/>', '<axis xyz="1 0"/>', ("'j2'", "<axis>", "3 numbers")),
-    ('<mass value="1.5"/>', '<mass value="heavy"/>', ("'l1'", "<mass>", "heavy")),
-    ('<mass value="1.5"/>', '<mass/>', ("'l1'", "<mass>", "'value'")),
-    ('izz="0.03"', 'izz="0.03 0"', ("'l1'", "<inertia>", "izz")),
-    ('<ratio value="6.0"/>', '<ratio value="six"/>', ("'c1'", "<ratio>", "six")),
-    ('independent="true"', 'independent="maybe"', ("'j1'", "independent", "maybe")),
-    ('multiplier="2"', 'multiplier="two"', ("'j4'", "<mimic>", "two")),
-])
+@pytest.mark.parametrize(
+    "old,new,fragments",
+    [
+        ('<origin xyz="0.2 0 0"', '<origin xyz="0.2 zero 0"', ("'j2'", "<origin>", "not a list of numbers")),
+        ('<axis xyz="1 0 0"/>', '<axis xyz="1 0"/>', ("'j2'", "<axis>", "3 numbers")),
+        ('<mass value="1.5"/>', '<mass value="heavy"/>', ("'l1'", "<mass>", "heavy")),
+        ('<mass value="1.5"/>', "<mass/>", ("'l1'", "<mass>", "'value'")),
+        ('izz="0.03"', 'izz="0.03 0"', ("'l1'", "<inertia>", "izz")),
+        ('<ratio value="6.0"/>', '<ratio value="six"/>', ("'c1'", "<ratio>", "six")),
+        ('independent="true"', 'independent="maybe"', ("'j1'", "independent", "maybe")),
+        ('multiplier="2"', 'multiplier="two"', ("'j4'", "<mimic>", "two")),
+    ],
+)
 def test_non_numeric_attribute(old, new, fragments):
     expect(sub(old, new), *fragments)
 
@@ -248,7 +265,7 @@ def test_duplicate_names():
 
 
 def test_missing_names():
-    expect(sub('<link name="l5">', '<link>'), "<link>", "'name'")
+    expect(sub('<link name="l5">', "<link>"), "<link>", "'name'")
 
 
 def test_universal_needs_axis2():
@@ -263,8 +280,11 @@ def test_bad_gravity():
 
 
 def test_floating_base_with_world_link():
-    expect(sub('<link name="base"/>', '<link name="world"/>', FIXTURE.replace('link="base"', 'link="world"')),
-           "world", floating_base=True)
+    expect(
+        sub('<link name="base"/>', '<link name="world"/>', FIXTURE.replace('link="base"', 'link="world"')),
+        "world",
+        floating_base=True,
+    )
 
 
 def test_missing_file(tmp_path):
@@ -290,12 +310,47 @@ def test_error_is_a_value_error():
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
 
 VALUES = st.one_of(
-    st.sampled_from(["nan", "inf", "-inf", "-1", "-0", "0", "1e308", "-1e308", "1e-320", "1e400", "",
-                     " ", "0 0", "1 2 3 4", "0 0 0", "nan 0 0", "0 inf 0", "1 1 1", "abc", "true",
-                     "false", "revolute", "fixed", "spherical", "universal", "floating", "prismatic",
-                     "base", "base_link", "link1", "l1", "world", "joint1", "&amp;", "<"]),
+    st.sampled_from(
+        [
+            "nan",
+            "inf",
+            "-inf",
+            "-1",
+            "-0",
+            "0",
+            "1e308",
+            "-1e308",
+            "1e-320",
+            "1e400",
+            "",
+            " ",
+            "0 0",
+            "1 2 3 4",
+            "0 0 0",
+            "nan 0 0",
+            "0 inf 0",
+            "1 1 1",
+            "abc",
+            "true",
+            "false",
+            "revolute",
+            "fixed",
+            "spherical",
+            "universal",
+            "floating",
+            "prismatic",
+            "base",
+            "base_link",
+            "link1",
+            "l1",
+            "world",
+            "joint1",
+            "&amp;",
+            "<",
+        ]
+    ),
     st.floats().map(repr),
-    st.integers(-10**6, 10**6).map(str),
+    st.integers(-(10**6), 10**6).map(str),
     st.lists(st.floats(), min_size=1, max_size=4).map(lambda v: " ".join(map(repr, v))),
     st.text(max_size=12),
 )
@@ -304,7 +359,7 @@ VALUES = st.one_of(
 def _delete(text, data):
     start = data.draw(st.integers(0, len(text)))
     length = data.draw(st.integers(1, 40))
-    return text[:start] + text[start + length:]
+    return text[:start] + text[start + length :]
 
 
 def _attribute(text, data):
@@ -313,7 +368,7 @@ def _attribute(text, data):
         return text
     match = data.draw(st.sampled_from(spans))
     value = data.draw(VALUES)
-    return text[:match.start(2)] + value + text[match.end(2):]
+    return text[: match.start(2)] + value + text[match.end(2) :]
 
 
 def _elements(text):

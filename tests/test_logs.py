@@ -10,11 +10,11 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from oracle import Oracle
 
 import robots
 from drng.identification import combine, identification_model, random_excitation, read_trajectory, trajectory
 from drng.identification.estimation import estimate
-from oracle import Oracle
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 
@@ -29,7 +29,7 @@ W = 2 * np.pi * 0.2 * np.arange(1, 7)
 def sines(t):
     """q, qd, qdd (ns, 6) of the sines W."""
     s, c = np.sin(np.outer(t, W)), np.cos(np.outer(t, W))
-    return s, W * c, -W ** 2 * s
+    return s, W * c, -(W**2) * s
 
 
 def write(path, columns: dict):
@@ -37,8 +37,9 @@ def write(path, columns: dict):
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
-        writer.writerows(zip(*[[v if isinstance(v, str) else repr(v) for v in np.asarray(x).tolist()]
-                               for x in columns.values()]))
+        writer.writerows(
+            zip(*[[v if isinstance(v, str) else repr(v) for v in np.asarray(x).tolist()] for x in columns.values()])
+        )
     return path
 
 
@@ -55,13 +56,29 @@ def logger_file(path, ns=400, rate=200.0, t0=0.0, seed=0):
     q, qd, qdd = sines(t)
     tau = rng.standard_normal((ns, 6))
     current = rng.standard_normal((ns, 6))
-    write(path, {"time": t, **block("pos_j", q), **block("vel_j", qd), **block("acc_j", qdd), **block("eff_j", tau),
-                 **block("current_j", current), "temperature_j1": 40 + rng.random(ns), "mode": ["RUNNING"] * ns})
+    write(
+        path,
+        {
+            "time": t,
+            **block("pos_j", q),
+            **block("vel_j", qd),
+            **block("acc_j", qdd),
+            **block("eff_j", tau),
+            **block("current_j", current),
+            "temperature_j1": 40 + rng.random(ns),
+            "mode": ["RUNNING"] * ns,
+        },
+    )
     return path, t, q, qd, qdd, tau, current
 
 
-MAP = {"t": "time", "q_{name}": "pos_j{index}", "qd_{name}": "vel_j{index}", "qdd_{name}": "acc_j{index}",
-       "tau_{name}": "eff_j{index}"}
+MAP = {
+    "t": "time",
+    "q_{name}": "pos_j{index}",
+    "qd_{name}": "vel_j{index}",
+    "qdd_{name}": "acc_j{index}",
+    "tau_{name}": "eff_j{index}",
+}
 
 
 # -- column map and ignored columns --------------------------------------------------------------------------
@@ -81,27 +98,56 @@ def test_column_map_reads_the_values_written_and_names_the_ignored_columns(tmp_p
     assert f"ignored columns: {['pos_j2'] + ignored[:-2] + ['mode']}" in one.notes
 
 
-@pytest.mark.parametrize("columns, header, message", [
-    ({k: v for k, v in MAP.items() if k != "t"}, {"time": "tme"},
-     r"missing t .*closest columns in the file: \['tme'\]"),
-    (MAP, {"time": "Time"}, r"the column map gives 'time' for t, and the file has no such column; closest columns in "
-                            r"the file: \['Time'\]"),
-    (MAP, {"eff_j6": "eff_jj6"}, r"missing columns \['eff_j6'\] \(the other tau_ columns are there\); closest "
-                                 r"columns in the file: \['eff_jj6'\]"),
-    ({**MAP, "q_joint1": "POS1"}, {"pos_j1": "POS_1"},
-     r"the column map gives 'POS1' for q_joint1, and the file has no such column; closest columns in the file: "
-     r"\['POS_1'\]"),
-    ({**MAP, "q_{name}": "position_{name}"}, {}, r"q_\{name\}=position_\{name\} matches no column \(looked for "
-                                                 r"\['position_joint1'"),
-    ({**MAP, "pos": "x"}, {}, r"the column map's 'pos' is none of t, KIND_\{name\} or KIND_NAME"),
-    ({**MAP, "q_{name}": "pos_{joint}"}, {}, r"only \{name\} and \{index\} may stand in braces"),
-    ({**MAP, "qd_{name}": "pos_j{index}"}, {}, r"column 'pos_j1' is mapped to both q_joint1 and qd_joint1"),
-    ({**MAP, "qd_{name}": "vel_j"}, {"vel_j2": "vel_j"}, r"column 'vel_j' is mapped to both qd_joint1 and qd_joint2"),
-    (["t=time", "q_{name}"], {}, r"the column map item 'q_\{name\}' is not KEY=VALUE"),
-    (MAP, {"vel_j1": "time"}, r"column 'time' appears more than once"),
-    ({"t": "time"}, {f"pos_j{k}": f"Q_joint{k}" for k in range(1, 7)}, r"missing q .*closest columns in the file: "
-                                                                         r"\['Q_joint1'"),
-])
+@pytest.mark.parametrize(
+    "columns, header, message",
+    [
+        (
+            {k: v for k, v in MAP.items() if k != "t"},
+            {"time": "tme"},
+            r"missing t .*closest columns in the file: \['tme'\]",
+        ),
+        (
+            MAP,
+            {"time": "Time"},
+            r"the column map gives 'time' for t, and the file has no such column; closest columns in "
+            r"the file: \['Time'\]",
+        ),
+        (
+            MAP,
+            {"eff_j6": "eff_jj6"},
+            r"missing columns \['eff_j6'\] \(the other tau_ columns are there\); closest "
+            r"columns in the file: \['eff_jj6'\]",
+        ),
+        (
+            {**MAP, "q_joint1": "POS1"},
+            {"pos_j1": "POS_1"},
+            r"the column map gives 'POS1' for q_joint1, and the file has no such column; closest columns in the file: "
+            r"\['POS_1'\]",
+        ),
+        (
+            {**MAP, "q_{name}": "position_{name}"},
+            {},
+            r"q_\{name\}=position_\{name\} matches no column \(looked for "
+            r"\['position_joint1'",
+        ),
+        ({**MAP, "pos": "x"}, {}, r"the column map's 'pos' is none of t, KIND_\{name\} or KIND_NAME"),
+        ({**MAP, "q_{name}": "pos_{joint}"}, {}, r"only \{name\} and \{index\} may stand in braces"),
+        ({**MAP, "qd_{name}": "pos_j{index}"}, {}, r"column 'pos_j1' is mapped to both q_joint1 and qd_joint1"),
+        (
+            {**MAP, "qd_{name}": "vel_j"},
+            {"vel_j2": "vel_j"},
+            r"column 'vel_j' is mapped to both qd_joint1 and qd_joint2",
+        ),
+        (["t=time", "q_{name}"], {}, r"the column map item 'q_\{name\}' is not KEY=VALUE"),
+        (MAP, {"vel_j1": "time"}, r"column 'time' appears more than once"),
+        (
+            {"t": "time"},
+            {f"pos_j{k}": f"Q_joint{k}" for k in range(1, 7)},
+            r"missing q .*closest columns in the file: "
+            r"\['Q_joint1'",
+        ),
+    ],
+)
 def test_column_errors_name_the_file_the_column_and_the_near_matches(tmp_path, columns, header, message):
     path, t, q, qd, qdd, tau, current = logger_file(tmp_path / "log.csv", ns=40)
     lines = path.read_text().splitlines()
@@ -133,27 +179,37 @@ def test_currents_times_drive_gains(tmp_path):
     path, t, q, qd, qdd, tau, current = logger_file(tmp_path / "log.csv")
     columns = {**MAP, "current_{name}": "current_j{index}"}
     columns.pop("tau_{name}")
-    for gains in (GAINS, list(GAINS), {n: g for n, g in zip(NAMES, GAINS)}, [f"{n}={g}" for n, g in zip(NAMES, GAINS)],
-                  [str(g) for g in GAINS]):
+    for gains in (
+        GAINS,
+        list(GAINS),
+        {n: g for n, g in zip(NAMES, GAINS)},
+        [f"{n}={g}" for n, g in zip(NAMES, GAINS)],
+        [str(g) for g in GAINS],
+    ):
         data = read_trajectory(PUMA, path, require_tau=True, columns=columns, gains=gains)
         assert np.array_equal(data.tau, current * GAINS)
-        assert "forces = current x drive gain (joint1 9, joint2 9, joint3 9, joint4 2.2, joint5 2.2, joint6 2.2)" \
+        assert (
+            "forces = current x drive gain (joint1 9, joint2 9, joint3 9, joint4 2.2, joint5 2.2, joint6 2.2)"
             in data.notes
+        )
     both = read_trajectory(PUMA, path, require_tau=True, columns={**columns, "tau_{name}": "eff_j{index}"}, gains=GAINS)
     assert np.array_equal(both.tau, current * GAINS) and "tau columns not used" in " ".join(both.notes)
     unused = read_trajectory(PUMA, path, columns=columns)  # a trajectory, no forces wanted: currents not used
     assert unused.tau is None and "currents not used (no drive gains)" in unused.notes
 
 
-@pytest.mark.parametrize("gains, message", [
-    (None, r"motor currents \(current_NAME\) but no drive gains: give one gain per actuated coordinate"),
-    (GAINS[:5], r"5 gains for 6 actuated coordinates"),
-    ({**dict(zip(NAMES, GAINS)), "joint7": 1.0}, r"gains for \['joint7'\]: no such actuated coordinate"),
-    (dict(zip(NAMES[:5], GAINS)), r"gains for \['joint6'\]: missing"),
-    ([9, 9, 9, 2.2, 2.2, 0], r"the gain of 'joint6' must be a finite non-zero number"),
-    ([9, 9, 9, 2.2, 2.2, "x"], r"the gain of 'joint6' is 'x', not a number"),
-    (["joint1=9", "9"], r"the gains item '9' is not KEY=VALUE"),
-])
+@pytest.mark.parametrize(
+    "gains, message",
+    [
+        (None, r"motor currents \(current_NAME\) but no drive gains: give one gain per actuated coordinate"),
+        (GAINS[:5], r"5 gains for 6 actuated coordinates"),
+        ({**dict(zip(NAMES, GAINS)), "joint7": 1.0}, r"gains for \['joint7'\]: no such actuated coordinate"),
+        (dict(zip(NAMES[:5], GAINS)), r"gains for \['joint6'\]: missing"),
+        ([9, 9, 9, 2.2, 2.2, 0], r"the gain of 'joint6' must be a finite non-zero number"),
+        ([9, 9, 9, 2.2, 2.2, "x"], r"the gain of 'joint6' is 'x', not a number"),
+        (["joint1=9", "9"], r"the gains item '9' is not KEY=VALUE"),
+    ],
+)
 def test_current_errors(tmp_path, gains, message):
     path = logger_file(tmp_path / "log.csv", ns=40)[0]
     columns = {k: v for k, v in MAP.items() if k != "tau_{name}"} | {"current_{name}": "current_j{index}"}
@@ -173,8 +229,9 @@ def test_nanosecond_stamps_and_window(tmp_path):
     stamps = 1_700_000_000_000_000_000 + 5_000_000 * np.arange(600)  # 200 Hz, ns since the epoch
     t = (stamps - stamps[0]) * 1e-9
     q, qd, qdd = sines(t)
-    path = write(tmp_path / "log.csv", {"stamp": stamps, **block("pos_j", q), **block("vel_j", qd),
-                                        **block("acc_j", qdd)})
+    path = write(
+        tmp_path / "log.csv", {"stamp": stamps, **block("pos_j", q), **block("vel_j", qd), **block("acc_j", qdd)}
+    )
     columns = {"t": "stamp", "q_{name}": "pos_j{index}", "qd_{name}": "vel_j{index}", "qdd_{name}": "acc_j{index}"}
     data = read_trajectory(PUMA, path, columns=columns, time_scale=1e-9)
     assert np.allclose(np.diff(data.t), 5e-3, rtol=1e-4, atol=0) and "times in units of 1e-09 s" in data.notes
@@ -183,8 +240,12 @@ def test_nanosecond_stamps_and_window(tmp_path):
     assert "window 1 to 2 s after the first sample: 201 of 600 samples" in part.notes
     with pytest.raises(PgaDynError, match=r"log.csv: the column map's q_\{name\}=5 matches no column"):
         read_trajectory(PUMA, path, columns={**columns, "q_{name}": 5})
-    for window, message in (((2.0, 1.0), r"t0 < t1"), (("a", 1), r"two times \(t0, t1\)"), (5.0, "two times"),
-                            ((10.0, 11.0), r"the window 10 to 11 s holds 0 samples \(the record spans 0 to 2.995")):
+    for window, message in (
+        ((2.0, 1.0), r"t0 < t1"),
+        (("a", 1), r"two times \(t0, t1\)"),
+        (5.0, "two times"),
+        ((10.0, 11.0), r"the window 10 to 11 s holds 0 samples \(the record spans 0 to 2.995"),
+    ):
         with pytest.raises(PgaDynError, match=message) as info:
             read_trajectory(PUMA, path, columns=columns, time_scale=1e-9, window=window)
         assert str(path) in str(info.value)
@@ -204,8 +265,10 @@ def test_trim_after_the_derivatives():
     for name in ("t", "q", "qd", "qdd"):
         assert np.array_equal(getattr(trimmed, name), getattr(whole, name)[inner]), name
     assert trimmed.notes == (f"trimmed 0.5 s at each end: {inner.sum()} of 1000 samples kept",)
-    for trim, message in ((2.5, r"trimming 2.5 s at each end of a 4.995 s record leaves 0 samples"),
-                          (-1.0, "trim must be a non-negative number")):
+    for trim, message in (
+        (2.5, r"trimming 2.5 s at each end of a 4.995 s record leaves 0 samples"),
+        (-1.0, "trim must be a non-negative number"),
+    ):
         with pytest.raises(PgaDynError, match=message):
             trajectory(PUMA, t, q, trim=trim, source="log.csv")
 
@@ -253,8 +316,11 @@ def test_decimation_errors():
     with pytest.raises(PgaDynError, match="log.csv: the decimation factor must be a whole number >= 1, got 0"):
         trajectory(PUMA, t, sines(t)[0], decimate=0, source="log.csv")
     fast = np.sin(2 * np.pi * 30 * np.outer(t, np.ones(6)))
-    with pytest.raises(PgaDynError, match=r"decimating by 4 leaves a Nyquist frequency of 25 Hz, and the motion "
-                                          r"reaches 3\d.* decimate less"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"decimating by 4 leaves a Nyquist frequency of 25 Hz, and the motion "
+        r"reaches 3\d.* decimate less",
+    ):
         trajectory(PUMA, t, fast, cutoff=40, decimate=4, source="log.csv")
     with pytest.raises(PgaDynError, match=r"100 samples are too few to decimate by 10 \(the anti-aliasing filter has"):
         trajectory(PUMA, t[:100], sines(t[:100])[0], cutoff=10, decimate=10, source="log.csv")
@@ -276,9 +342,16 @@ def experiments(tmp_path_factory):
     for seed in (0, 1):
         exact = random_excitation(PUMA, model=model, duration=5, seed=seed).trajectory
         tau = np.array([oracle.rnea(*state) for state in zip(exact.q, exact.qd, exact.qdd)])
-        paths.append(write(folder / f"run{seed}.csv", {"t": exact.t, **{f"q_{n}": exact.q[:, j] for j, n in
-                                                                       enumerate(NAMES)},
-                                                       **{f"tau_{n}": tau[:, j] for j, n in enumerate(NAMES)}}))
+        paths.append(
+            write(
+                folder / f"run{seed}.csv",
+                {
+                    "t": exact.t,
+                    **{f"q_{n}": exact.q[:, j] for j, n in enumerate(NAMES)},
+                    **{f"tau_{n}": tau[:, j] for j, n in enumerate(NAMES)},
+                },
+            )
+        )
     return paths, model, model.values(model.theta(oracle.link_parameters()))
 
 
@@ -287,7 +360,7 @@ def test_experiments_combined_each_differentiated_on_its_own(experiments):
     a, b = (read_trajectory(PUMA, p, require_tau=True) for p in paths)
     both = combine([a, b])
     assert both.breaks == (len(a),) and len(both) == len(a) + len(b) and both.source == f"{paths[0]} + {paths[1]}"
-    assert np.array_equal(both.t[:len(a)], a.t) and np.isclose(both.t[len(a)], a.t[-1] + 0.005)
+    assert np.array_equal(both.t[: len(a)], a.t) and np.isclose(both.t[len(a)], a.t[-1] + 0.005)
     second = both.segments()[1]
     for name in ("q", "qd", "qdd", "tau"):
         assert np.array_equal(second.__getattribute__(name), getattr(b, name))
@@ -316,8 +389,11 @@ def test_combine_errors(experiments):
         combine([a, replace(a, t=a.t[:1], q=a.q[:1], qd=a.qd[:1], qdd=a.qdd[:1], tau=a.tau[:1], source="short")])
     with pytest.raises(PgaDynError, match=r"combine takes one or more Trajectory objects, got \[\]"):
         combine([])
-    with pytest.raises(PgaDynError, match=r"the delay must be a finite number of seconds shorter than the record "
-                                          r"\(each experiment\)"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"the delay must be a finite number of seconds shorter than the record "
+        r"\(each experiment\)",
+    ):
         combine([a, a]).aligned(6.0)
 
 
@@ -339,12 +415,32 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
         exact = random_excitation(PUMA, model=model, duration=5, seed=seed).trajectory
         tau = np.array([oracle.rnea(*state) for state in zip(exact.q, exact.qd, exact.qdd)])
         stamps = 1_700_000_000_000_000_000 + 5_000_000 * np.arange(len(exact))
-        files.append(write(tmp_path / f"log{seed}.csv", {
-            "time_ns": stamps, **block("pos_j", exact.q), **block("vel_j", exact.qd), **block("cur_j", tau / GAINS),
-            "temperature_j1": np.full(len(exact), 40.0), "mode": ["RUNNING"] * len(exact)}))
-    options = ["--columns", "t=time_ns", "q_{name}=pos_j{index}", "qd_{name}=vel_j{index}",
-               "current_{name}=cur_j{index}",
-               "--time-scale", 1e-9, "--gains", *GAINS, "--trim", 0.1]
+        files.append(
+            write(
+                tmp_path / f"log{seed}.csv",
+                {
+                    "time_ns": stamps,
+                    **block("pos_j", exact.q),
+                    **block("vel_j", exact.qd),
+                    **block("cur_j", tau / GAINS),
+                    "temperature_j1": np.full(len(exact), 40.0),
+                    "mode": ["RUNNING"] * len(exact),
+                },
+            )
+        )
+    options = [
+        "--columns",
+        "t=time_ns",
+        "q_{name}=pos_j{index}",
+        "qd_{name}=vel_j{index}",
+        "current_{name}=cur_j{index}",
+        "--time-scale",
+        1e-9,
+        "--gains",
+        *GAINS,
+        "--trim",
+        0.1,
+    ]
     code, out, err = run(["identify", "puma560", *files, *options, "--json", "--quiet", "--no-hold-out"], capsys)
     assert code == 0, err
     result = json.loads(out)
@@ -352,8 +448,9 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
     assert np.linalg.norm(beta - truth) < 1e-4 * np.linalg.norm(truth)
     assert result["samples"] == 2 * (1000 - 2 * 20)  # 0.1 s trimmed at both ends of each
     assert f"data: {files[0]}: ignored columns: ['temperature_j1', 'mode']" in result["reading"]
-    code, out, _ = run(["identify", "puma560", *files, *options, "--test", files[1], "--decimate", 2, "--quiet"],
-                       capsys)
+    code, out, _ = run(
+        ["identify", "puma560", *files, *options, "--test", files[1], "--decimate", 2, "--quiet"], capsys
+    )
     assert code == 0 and "read:             data:" in out and "decimated by 2 to 100 Hz" in out
     assert "read:             held-out: forces = current x drive gain" in out
     code, _, err = run(["identify", "puma560", files[0], *options[:5]], capsys)
@@ -370,8 +467,10 @@ def write_bag(path, storage, messages, topics=("/joint_states",), extra_topic=Tr
 
     ros1 = storage == "ros1"
     store = get_typestore(Stores.ROS1_NOETIC if ros1 else Stores.ROS2_HUMBLE)
-    state, header, time = (store.types[f"{p}/msg/{n}"] for p, n in
-                           (("sensor_msgs", "JointState"), ("std_msgs", "Header"), ("builtin_interfaces", "Time")))
+    state, header, time = (
+        store.types[f"{p}/msg/{n}"]
+        for p, n in (("sensor_msgs", "JointState"), ("std_msgs", "Header"), ("builtin_interfaces", "Time"))
+    )
     serialize = store.serialize_ros1 if ros1 else store.serialize_cdr
     if ros1:
         from rosbags.rosbag1 import Writer
@@ -389,10 +488,15 @@ def write_bag(path, storage, messages, topics=("/joint_states",), extra_topic=Tr
             log = writer.add_connection("/log", text.__msgtype__, typestore=store)
             writer.write(log, messages[0][0], serialize(text(data="start"), text.__msgtype__))
         for logged, stamp, names, position, velocity, effort in messages:
-            head = {"stamp": time(sec=stamp // 10 ** 9, nanosec=stamp % 10 ** 9), "frame_id": ""}
-            msg = state(header=header(seq=0, **head) if ros1 else header(**head), name=list(names),
-                        **{field: np.ascontiguousarray(values, dtype=float) for field, values in
-                           (("position", position), ("velocity", velocity), ("effort", effort))})
+            head = {"stamp": time(sec=stamp // 10**9, nanosec=stamp % 10**9), "frame_id": ""}
+            msg = state(
+                header=header(seq=0, **head) if ros1 else header(**head),
+                name=list(names),
+                **{
+                    field: np.ascontiguousarray(values, dtype=float)
+                    for field, values in (("position", position), ("velocity", velocity), ("effort", effort))
+                },
+            )
             for connection in connections:
                 writer.write(connection, logged, serialize(msg, state.__msgtype__))
     return path
@@ -418,8 +522,12 @@ def joint_states(ns=600, zero_stamps=False):
 def test_ros_bag_joint_states(tmp_path, storage):
     pytest.importorskip("rosbags")
     messages, t, q, qd, tau = joint_states()
-    path = write_bag(tmp_path / ("log.bag" if storage == "ros1" else "log"), storage, messages,
-                     topics=("/joint_states", "/arm/joint_states"))
+    path = write_bag(
+        tmp_path / ("log.bag" if storage == "ros1" else "log"),
+        storage,
+        messages,
+        topics=("/joint_states", "/arm/joint_states"),
+    )
     data = read_trajectory(PUMA, path, require_tau=True, topic="/joint_states")
     assert np.allclose(data.t, t, rtol=0, atol=1e-9) and np.array_equal(data.tau, tau)
     assert np.abs(data.q - q).max() < 1e-5 and np.abs(data.qd - qd).max() < 1e-4
@@ -428,8 +536,11 @@ def test_ros_bag_joint_states(tmp_path, storage):
     if storage != "ros1":  # the storage file inside the rosbag2 folder reads the same
         inner = next(p for p in path.iterdir() if p.suffix in (".mcap", ".db3"))
         assert np.array_equal(read_trajectory(PUMA, inner, require_tau=True, topic="/joint_states").tau, tau)
-    with pytest.raises(PgaDynError, match=r"several sensor_msgs/JointState topics \['/arm/joint_states', "
-                                          r"'/joint_states'\]: choose one"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"several sensor_msgs/JointState topics \['/arm/joint_states', "
+        r"'/joint_states'\]: choose one",
+    ):
         read_trajectory(PUMA, path)
     with pytest.raises(PgaDynError, match=r"no sensor_msgs/JointState topic '/nope' \(JointState topics"):
         read_trajectory(PUMA, path, topic="/nope")
@@ -445,8 +556,11 @@ def test_ros_bag_details_and_errors(tmp_path):
     assert np.allclose(data.t, t, rtol=0, atol=1e-9)
     assert "after the first time the bag logged (the header stamps are 0)" in data.notes[0]
     none = write_bag(tmp_path / "none", "mcap", messages[:3], topics=())
-    with pytest.raises(PgaDynError, match=r"none: no sensor_msgs/JointState topic \(topics: \['/log "
-                                          r"\(std_msgs/msg/String\)'\]\)"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"none: no sensor_msgs/JointState topic \(topics: \['/log "
+        r"\(std_msgs/msg/String\)'\]\)",
+    ):
         read_trajectory(PUMA, none)
     changed = [messages[0], (*messages[1][:2], ["joint1"], [0.0], [0.0], [0.0])]
     with pytest.raises(PgaDynError, match=r"message 1 on /joint_states names the joints \['joint1'\]"):

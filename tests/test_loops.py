@@ -16,27 +16,27 @@ Then the nullspace dimensions of the URDF+ fixtures (tests/fixtures/), and bad i
 """
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 import pytest
+from oracle import TreeOracle, numerical_rank
+from paths import FOUR_BAR, LEG_LINKAGE, SIX_BAR  # noqa: E402
 
 import drng
 import robots
-from oracle import TreeOracle, numerical_rank
 from pga_dyn import PgaDynError
 from pga_dyn import tp_regressor as tp
 from pga_dyn.sampling import complete_states, sample_states
-
-import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
-
-from paths import LEG_LINKAGE, FOUR_BAR, SIX_BAR  # noqa: E402
 
 
 # -- fixtures ------------------------------------------------------------------------------------
 def inertial(mass, com, rpy=(0.1, -0.2, 0.3), diag=(0.02, 0.03, 0.025)):
     """An <inertial> with an offset, rotated centre-of-mass frame (full inertia matrix)."""
     off = 0.1 * min(diag)  # products of inertia small enough for a positive definite inertia
-    return (f'<inertial><mass value="{mass}"/><origin xyz="{com[0]} {com[1]} {com[2]}" '
-            f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><inertia ixx="{diag[0]}" ixy="{off}" ixz="{-0.5 * off}" '
-            f'iyy="{diag[1]}" iyz="{0.75 * off}" izz="{diag[2]}"/></inertial>')
+    return (
+        f'<inertial><mass value="{mass}"/><origin xyz="{com[0]} {com[1]} {com[2]}" '
+        f'rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/><inertia ixx="{diag[0]}" ixy="{off}" ixz="{-0.5 * off}" '
+        f'iyy="{diag[1]}" iyz="{0.75 * off}" izz="{diag[2]}"/></inertial>'
+    )
 
 
 def link(name, mass=None, com=(0, 0, 0), **kw):
@@ -46,15 +46,19 @@ def link(name, mass=None, com=(0, 0, 0), **kw):
 def joint(name, kind, parent, child, xyz="0 0 0", axis=None, axis2=None, rpy="0 0 0", extra="", attrs=""):
     ax = f'<axis xyz="{axis}"/>' if axis else ""
     ax2 = f'<axis2 xyz="{axis2}"/>' if axis2 else ""
-    return (f'<joint name="{name}" type="{kind}" {attrs}><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz}" rpy="{rpy}"/>{ax}{ax2}{extra}</joint>')
+    return (
+        f'<joint name="{name}" type="{kind}" {attrs}><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{xyz}" rpy="{rpy}"/>{ax}{ax2}{extra}</joint>'
+    )
 
 
 def loop(name, kind, pred, pred_xyz, succ, succ_xyz, axis=None, axis2=None):
     ax = f'<axis xyz="{axis}"/>' if axis else ""
     ax2 = f'<axis2 xyz="{axis2}"/>' if axis2 else ""
-    return (f'<loop name="{name}" type="{kind}"><predecessor link="{pred}"><origin xyz="{pred_xyz}"/>'
-            f'</predecessor><successor link="{succ}"><origin xyz="{succ_xyz}"/></successor>{ax}{ax2}</loop>')
+    return (
+        f'<loop name="{name}" type="{kind}"><predecessor link="{pred}"><origin xyz="{pred_xyz}"/>'
+        f'</predecessor><successor link="{succ}"><origin xyz="{succ_xyz}"/></successor>{ax}{ax2}</loop>'
+    )
 
 
 def robot_xml(name, *parts):
@@ -64,9 +68,13 @@ def robot_xml(name, *parts):
 # A tree with every joint type of the builder (R, P, non-orthogonal U, S) and a fixed joint.
 MIXED_TREE = robot_xml(
     "mixed_tree",
-    link("base"), link("l1", 1.1, (0.1, 0.02, 0.05)), link("l2", 0.9, (0.0, 0.1, -0.03)),
-    link("l3", 1.4, (0.05, 0.05, 0.2)), link("l4", 0.7, (0.1, -0.05, 0.1)),
-    link("l5", 0.6, (0.0, 0.0, 0.15)), link("tool", 0.3, (0.02, 0.0, 0.04)),
+    link("base"),
+    link("l1", 1.1, (0.1, 0.02, 0.05)),
+    link("l2", 0.9, (0.0, 0.1, -0.03)),
+    link("l3", 1.4, (0.05, 0.05, 0.2)),
+    link("l4", 0.7, (0.1, -0.05, 0.1)),
+    link("l5", 0.6, (0.0, 0.0, 0.15)),
+    link("tool", 0.3, (0.02, 0.0, 0.04)),
     joint("r1", "revolute", "base", "l1", "0 0 0.2", "0 0 1"),
     joint("p2", "prismatic", "l1", "l2", "0.3 0 0", "0.48 0.6 0.64", rpy="0.2 0 0.1"),
     joint("u3", "universal", "l2", "l3", "0 0.2 0.1", "1 0 0", "0 0.6 0.8"),
@@ -79,7 +87,9 @@ MIXED_TREE = robot_xml(
 # y), the coupler-rocker universal joint cut as the loop joint. Closed at q0.
 RSUR = robot_xml(
     "rsur",
-    link("base"), link("crank", 1.2, (0.15, 0.01, -0.02)), link("coupler", 2.0, (0.35, 0.02, 0.4)),
+    link("base"),
+    link("crank", 1.2, (0.15, 0.01, -0.02)),
+    link("coupler", 2.0, (0.35, 0.02, 0.4)),
     link("rocker", 1.5, (0.01, 0.0, 0.3)),
     joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
     joint("coupler_joint", "spherical", "crank", "coupler", "0.3 0 0", attrs='independent="false"'),
@@ -90,16 +100,19 @@ RSUR = robot_xml(
 # The R-S-U-R four-bar with a universal loop joint whose axes meet at 60 degrees, not 90: the
 # constraint keeps the angle of q0 (cos = 0.5).
 RSUR_SKEW = RSUR.replace('name="rsur"', 'name="rsur_skew"').replace(
-    '<axis xyz="0 1 0"/><axis2 xyz="1 0 0"/></loop>', '<axis xyz="0 1 0"/><axis2 xyz="0.8660254037844386 0.5 0"/></loop>')
+    '<axis xyz="0 1 0"/><axis2 xyz="1 0 0"/></loop>',
+    '<axis xyz="0 1 0"/><axis2 xyz="0.8660254037844386 0.5 0"/></loop>',
+)
 
 # R-U-S-R: the same geometry with the universal joint in the tree and the spherical one cut.
 RUSR = robot_xml(
     "rusr",
-    link("base"), link("crank", 1.2, (0.15, 0.01, -0.02)), link("coupler", 2.0, (0.35, 0.02, 0.4)),
+    link("base"),
+    link("crank", 1.2, (0.15, 0.01, -0.02)),
+    link("coupler", 2.0, (0.35, 0.02, 0.4)),
     link("rocker", 1.5, (0.01, 0.0, 0.3)),
     joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
-    joint("coupler_joint", "universal", "crank", "coupler", "0.3 0 0", "1 0 0", "0 1 0",
-          attrs='independent="false"'),
+    joint("coupler_joint", "universal", "crank", "coupler", "0.3 0 0", "1 0 0", "0 1 0", attrs='independent="false"'),
     joint("rocker_joint", "revolute", "base", "rocker", "1.0 0 0.2", "0 1 0", attrs='independent="false"'),
     loop("coupler_rocker", "spherical", "coupler", "0.7 0 0.8", "rocker", "0 0 0.6"),
 )
@@ -108,7 +121,9 @@ RUSR = robot_xml(
 # parent is the base, body 0).
 SLIDER = robot_xml(
     "slider",
-    link("base"), link("crank", 1.0, (0.1, 0.0, 0.01)), link("rod", 1.5, (0.5, 0.01, 0.0)),
+    link("base"),
+    link("crank", 1.0, (0.1, 0.0, 0.01)),
+    link("rod", 1.5, (0.5, 0.01, 0.0)),
     link("block", 2.0, (0.0, 0.02, 0.03)),
     joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
     joint("rod_joint", "revolute", "crank", "rod", "0.3 0 0", "0 0 1", attrs='independent="false"'),
@@ -119,7 +134,10 @@ SLIDER = robot_xml(
 # A four-bar with links too short to close anywhere: 0.2 + 0.3 + 0.3 < 1.
 SHORT_FOUR_BAR = robot_xml(
     "short_four_bar",
-    link("base"), link("a", 1.0, (0.1, 0, 0)), link("b", 1.0, (0.15, 0, 0)), link("c", 1.0, (0.15, 0, 0)),
+    link("base"),
+    link("a", 1.0, (0.1, 0, 0)),
+    link("b", 1.0, (0.15, 0, 0)),
+    link("c", 1.0, (0.15, 0, 0)),
     joint("ja", "revolute", "base", "a", "0 0 0", "0 0 1"),
     joint("jb", "revolute", "a", "b", "0.2 0 0", "0 0 1", attrs='independent="false"'),
     joint("jc", "revolute", "base", "c", "1.0 0 0", "0 0 1", attrs='independent="false"'),
@@ -130,11 +148,15 @@ SHORT_FOUR_BAR = robot_xml(
 # as j3 (URDF+ coupling between the children of j3 and jr).
 COUPLED_ARM = robot_xml(
     "coupled_arm",
-    link("base"), link("l1", 2.0, (0.0, 0.05, 0.1)), link("l2", 1.5, (0.15, 0.0, 0.02)),
-    link("l3", 1.0, (0.2, 0.01, 0.0)), link("rotor", 0.2, (0.0, 0.0, 0.01), diag=(0.001, 0.002, 0.0015)),
+    link("base"),
+    link("l1", 2.0, (0.0, 0.05, 0.1)),
+    link("l2", 1.5, (0.15, 0.0, 0.02)),
+    link("l3", 1.0, (0.2, 0.01, 0.0)),
+    link("rotor", 0.2, (0.0, 0.0, 0.01), diag=(0.001, 0.002, 0.0015)),
     joint("j1", "revolute", "base", "l1", "0 0 0.1", "0 0 1"),
-    joint("j2", "revolute", "l1", "l2", "0 0.1 0.3", "0 1 0",
-          extra='<mimic joint="j1" multiplier="-2.5" offset="0.3"/>'),
+    joint(
+        "j2", "revolute", "l1", "l2", "0 0.1 0.3", "0 1 0", extra='<mimic joint="j1" multiplier="-2.5" offset="0.3"/>'
+    ),
     joint("j3", "revolute", "l2", "l3", "0.4 0 0", "0 1 0"),
     joint("jr", "continuous", "l2", "rotor", "0.1 0 0.05", "0 1 0"),
     '<coupling name="gear" type="rolling"><predecessor link="l3"/><successor link="rotor"/>'
@@ -142,18 +164,41 @@ COUPLED_ARM = robot_xml(
 )
 
 
-
 def rsur_leg(tag, ground, y):
     """The R-S-U-R four-bar of RSUR hung from ``ground`` at lateral offset y, its names tagged."""
-    return (link(f"crank_{tag}", 1.2, (0.15, 0.01, -0.02)), link(f"coupler_{tag}", 2.0, (0.35, 0.02, 0.4)),
-            link(f"rocker_{tag}", 1.5, (0.01, 0.0, 0.3)),
-            joint(f"crank_joint_{tag}", "revolute", ground, f"crank_{tag}", f"0 {y} 0", "0 0 1"),
-            joint(f"coupler_joint_{tag}", "spherical", f"crank_{tag}", f"coupler_{tag}", "0.3 0 0",
-                  attrs='independent="false"'),
-            joint(f"rocker_joint_{tag}", "revolute", ground, f"rocker_{tag}", f"1.0 {y} 0.2", "0 1 0",
-                  attrs='independent="false"'),
-            loop(f"coupler_rocker_{tag}", "universal", f"coupler_{tag}", "0.7 0 0.8", f"rocker_{tag}", "0 0 0.6",
-                 "0 1 0", "1 0 0"))
+    return (
+        link(f"crank_{tag}", 1.2, (0.15, 0.01, -0.02)),
+        link(f"coupler_{tag}", 2.0, (0.35, 0.02, 0.4)),
+        link(f"rocker_{tag}", 1.5, (0.01, 0.0, 0.3)),
+        joint(f"crank_joint_{tag}", "revolute", ground, f"crank_{tag}", f"0 {y} 0", "0 0 1"),
+        joint(
+            f"coupler_joint_{tag}",
+            "spherical",
+            f"crank_{tag}",
+            f"coupler_{tag}",
+            "0.3 0 0",
+            attrs='independent="false"',
+        ),
+        joint(
+            f"rocker_joint_{tag}",
+            "revolute",
+            ground,
+            f"rocker_{tag}",
+            f"1.0 {y} 0.2",
+            "0 1 0",
+            attrs='independent="false"',
+        ),
+        loop(
+            f"coupler_rocker_{tag}",
+            "universal",
+            f"coupler_{tag}",
+            "0.7 0 0.8",
+            f"rocker_{tag}",
+            "0 0 0.6",
+            "0 1 0",
+            "1 0 0",
+        ),
+    )
 
 
 # Two R-S-U-R legs on a torso that an actuated hip turns: two independent parts of the loop
@@ -161,9 +206,11 @@ def rsur_leg(tag, ground, y):
 # loop, so that it belongs to neither part.
 TWO_LEGS = robot_xml(
     "two_legs",
-    link("base"), link("torso", 3.0, (0.4, 0.1, 0.05)),
+    link("base"),
+    link("torso", 3.0, (0.4, 0.1, 0.05)),
     joint("hip", "revolute", "base", "torso", "0 0 0.5", "1 0 0"),
-    *rsur_leg("left", "torso", 0.3), *rsur_leg("right", "torso", -0.3),
+    *rsur_leg("left", "torso", 0.3),
+    *rsur_leg("right", "torso", -0.3),
 )
 
 FIXTURES = {"rsur": RSUR, "rsur_skew": RSUR_SKEW, "rusr": RUSR, "slider": SLIDER, "two_legs": TWO_LEGS}
@@ -202,8 +249,9 @@ def row_space_sine(A, B, rank):
 # -- 1. the Pinocchio tree builder, on trees -------------------------------------------------------
 @pytest.mark.parametrize("name", ["puma560", "mixed_tree"])
 def test_tree_builder_equals_pga_dyn(name):
-    robot = robots.load(name) if name == "puma560" else robots.parse_urdf(MIXED_TREE, where=name,
-                                                                          gravity=(1.0, -2.0, -9.0))
+    robot = (
+        robots.load(name) if name == "puma560" else robots.parse_urdf(MIXED_TREE, where=name, gravity=(1.0, -2.0, -9.0))
+    )
     oracle = TreeOracle(robot)
     pi, C = tp.inertial_parameters(robot), oracle.parameter_map()
     assert relative(C @ oracle.link_parameters().ravel(), pi) < 1e-13
@@ -304,7 +352,7 @@ def test_regressor_rows_and_projected_inverse_dynamics(assembled):
     for s in range(len(states)):
         q, qd, qdd, G = states.q[s], states.qd[s], states.qdd[s], states.G[s]
         J = oracle.jacobian(oracle.configuration(q))
-        G_ind = np.linalg.svd(J)[2][robot.nq - na:].T
+        G_ind = np.linalg.svd(J)[2][robot.nq - na :].T
         Y_pin = oracle.regressor(q, qd, qdd)
         worst = max(worst, row_space_sine(G_ind.T @ Y_pin, Ya[s] @ C, na))
         tau = G.T @ oracle.rnea(q, qd, qdd)
@@ -321,7 +369,9 @@ def test_regressor_rows_and_projected_inverse_dynamics(assembled):
 # the passive body must turn with the actuated one, q_b = q_a.
 COAXIAL = robot_xml(
     "coaxial",
-    link("base"), link("a", 1.0, (0.0, 0.1, 0.2)), link("b", 1.0, (0.0, -0.1, 0.1)),
+    link("base"),
+    link("a", 1.0, (0.0, 0.1, 0.2)),
+    link("b", 1.0, (0.0, -0.1, 0.1)),
     joint("ja", "revolute", "base", "a", "0 0 0", "1 0 0"),
     joint("jb", "revolute", "base", "b", "0 0 0", "1 0 0", attrs='independent="false"'),
     loop("weld", "revolute", "a", "0 0 0", "b", "0 0 0", "0 0 1"),
@@ -391,14 +441,17 @@ def test_mimic_and_rolling_coupling_against_pinocchio():
 #     PYTHONPATH=. python tests/fixture_oracle.py
 # test_drng.py::test_urdf_plus_fixtures computes them again. The four-bar and six-bar turn about
 # z (gravity along the axes, or in the plane); the leg linkage turns about y.
-@pytest.mark.parametrize("name,gravity,nullity", [
-    ("four_bar", (0.0, 0.0, -9.81), 26),
-    ("four_bar", (0.0, -9.81, 0.0), 22),
-    ("six_bar", (0.0, 0.0, -9.81), 43),
-    ("six_bar", (0.0, -9.81, 0.0), 37),
-    ("leg_linkage", (0.0, 0.0, -9.81), 29),
-    ("leg_linkage", (0.0, -9.81, 0.0), 33),
-])
+@pytest.mark.parametrize(
+    "name,gravity,nullity",
+    [
+        ("four_bar", (0.0, 0.0, -9.81), 26),
+        ("four_bar", (0.0, -9.81, 0.0), 22),
+        ("six_bar", (0.0, 0.0, -9.81), 43),
+        ("six_bar", (0.0, -9.81, 0.0), 37),
+        ("leg_linkage", (0.0, 0.0, -9.81), 29),
+        ("leg_linkage", (0.0, -9.81, 0.0), 33),
+    ],
+)
 def test_nullspace_dimension(name, gravity, nullity):
     robot = load(name, gravity)
     states = sample_states(robot, 100, seed=1)
@@ -416,7 +469,7 @@ def test_nullspace_dimension(name, gravity, nullity):
         Y_pin = oracle.regressor(states.q[s], states.qd[s], states.qdd[s])
         J = oracle.jacobian(oracle.configuration(states.q[s]))
         exact.append(states.G[s].T @ Y_pin)
-        fd.append(np.linalg.svd(J)[2][robot.nq - na:] @ Y_pin)
+        fd.append(np.linalg.svd(J)[2][robot.nq - na :] @ Y_pin)
     rank_pin, gap_pin = numerical_rank(np.vstack(exact))
     assert rank_pin == rank and gap_pin > 1e6, (rank_pin, gap_pin)
     rank_fd, gap_fd = numerical_rank(np.vstack(fd), rtol=1e-6)
@@ -428,18 +481,20 @@ def six_bar_output_gap(crank):
     """The Watt six-bar of tests/fixtures/six_bar.urdf by plane geometry: for the crank angle,
     |EF| - (EG + GF) on both assembly branches of the first loop (positive: the output dyad
     E-G-F cannot reach, the second loop cannot close)."""
+
     def turn(t, v):
         return np.array([np.cos(t) * v[0] - np.sin(t) * v[1], np.sin(t) * v[0] + np.cos(t) * v[1]])
+
     B0, C0, D, E0, F = map(np.array, ([0.1, 0.2], [0.6, 0.5], [0.8, 0.0], [1.1, 0.45], [1.6, 0.0]))
     bc, dc = np.linalg.norm(C0 - B0), np.linalg.norm(C0 - D)
     reach = np.hypot(0.4, 0.15) + np.hypot(0.1, 0.6)  # EG + GF
     B = turn(crank, B0)
     d = np.linalg.norm(D - B)
     u = (D - B) / d
-    a = (bc ** 2 - dc ** 2 + d * d) / (2 * d)
+    a = (bc**2 - dc**2 + d * d) / (2 * d)
     gaps = []
     for side in (1, -1):
-        C = B + a * u + side * np.sqrt(bc ** 2 - a * a) * np.array([-u[1], u[0]])
+        C = B + a * u + side * np.sqrt(bc**2 - a * a) * np.array([-u[1], u[0]])
         swing = np.arctan2(*(C - D)[::-1]) - np.arctan2(*(C0 - D)[::-1])
         gaps.append(np.linalg.norm(F - D - turn(swing, E0 - D)) - reach)
     return gaps
@@ -469,8 +524,7 @@ def test_loop_that_never_closes():
         drng.nullspace(robot, certify=False)
 
 
-@pytest.mark.parametrize("bounds", [np.zeros((1, 3)), np.zeros(2), np.zeros((2, 2)),
-                                    [[1.0, -1.0]], [[0.0, np.nan]]])
+@pytest.mark.parametrize("bounds", [np.zeros((1, 3)), np.zeros(2), np.zeros((2, 2)), [[1.0, -1.0]], [[0.0, np.nan]]])
 def test_sample_states_bad_bounds(bounds):
     robot = load("four_bar")
     with pytest.raises(PgaDynError, match="crank_joint"):
@@ -496,8 +550,11 @@ def test_tree_sized_state_names_the_actuated_coordinates(name):
 # freely: a passive motion that no actuator drives (J_p rank-deficient everywhere).
 PLANAR_PIN = robot_xml(
     "planar_pin",
-    link("base"), link("crank", 1.2, (0.15, 0.01, 0.0)), link("coupler", 2.0, (0.35, 0.02, 0.0)),
-    link("rocker", 1.5, (0.01, 0.2, 0.0)), link("pin", 0.2, (0.02, 0.0, 0.0)),
+    link("base"),
+    link("crank", 1.2, (0.15, 0.01, 0.0)),
+    link("coupler", 2.0, (0.35, 0.02, 0.0)),
+    link("rocker", 1.5, (0.01, 0.2, 0.0)),
+    link("pin", 0.2, (0.02, 0.0, 0.0)),
     joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
     joint("coupler_joint", "revolute", "crank", "coupler", "0.3 0 0", "0 0 1", attrs='independent="false"'),
     joint("rocker_joint", "revolute", "base", "rocker", "1.0 0 0", "0 0 1", attrs='independent="false"'),
@@ -508,8 +565,11 @@ PLANAR_PIN = robot_xml(
 
 def test_a_passive_motion_no_actuator_drives_is_refused_naming_it():
     """The pin's free spin: a clear error naming the joints and the loop, not '0 valid draws'."""
-    with pytest.raises(PgaDynError, match=r"planar_pin: J_p is rank-deficient .* along joints .*pin_joint.* "
-                                          r"\(loop joint 'coupler_pin'\): the loops leave a passive motion"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"planar_pin: J_p is rank-deficient .* along joints .*pin_joint.* "
+        r"\(loop joint 'coupler_pin'\): the loops leave a passive motion",
+    ):
         drng.nullspace(robots.parse_urdf(PLANAR_PIN, where="planar_pin"))
 
 
@@ -522,13 +582,26 @@ def test_independent_loops_are_separate_parts():
     robot = load("two_legs")
     con = constraints(robot)
     names = [[robot.coordinate_names[con.z_index[k]] for k in part.columns] for part in con.parts]
-    assert names == [["crank_joint_left", "coupler_joint_left.rx", "coupler_joint_left.ry", "coupler_joint_left.rz",
-                      "rocker_joint_left"],
-                     ["crank_joint_right", "coupler_joint_right.rx", "coupler_joint_right.ry",
-                      "coupler_joint_right.rz", "rocker_joint_right"]]
-    assert [robot.loop_joints[l].name for part in con.parts for l in part.loops] == ["coupler_rocker_left",
-                                                                                      "coupler_rocker_right"]
-
+    assert names == [
+        [
+            "crank_joint_left",
+            "coupler_joint_left.rx",
+            "coupler_joint_left.ry",
+            "coupler_joint_left.rz",
+            "rocker_joint_left",
+        ],
+        [
+            "crank_joint_right",
+            "coupler_joint_right.rx",
+            "coupler_joint_right.ry",
+            "coupler_joint_right.rz",
+            "rocker_joint_right",
+        ],
+    ]
+    assert [robot.loop_joints[l].name for part in con.parts for l in part.loops] == [
+        "coupler_rocker_left",
+        "coupler_rocker_right",
+    ]
 
 
 def spinner_four_bar(point):
@@ -537,9 +610,18 @@ def spinner_four_bar(point):
     moves (in no part of ``Constraints.parts``)."""
     with open(FOUR_BAR) as handle:
         text = handle.read()
-    extra = (link("spinner", 0.5, (0.1, 0.05, 0.02)) + joint("spin", "revolute", "base", "spinner", "0 0 1", "1 0 0")
-             + loop("pin", "spherical", "spinner", point, "base", f"{point.split()[0]} {point.split()[1]} "
-                    f"{1 + float(point.split()[2])}"))
+    extra = (
+        link("spinner", 0.5, (0.1, 0.05, 0.02))
+        + joint("spin", "revolute", "base", "spinner", "0 0 1", "1 0 0")
+        + loop(
+            "pin",
+            "spherical",
+            "spinner",
+            point,
+            "base",
+            f"{point.split()[0]} {point.split()[1]} {1 + float(point.split()[2])}",
+        )
+    )
     return robots.parse_urdf(text.replace("</robot>", extra + "</robot>"), where="spinner.urdf")
 
 
@@ -566,12 +648,21 @@ def test_a_loop_no_passive_coordinate_moves_is_watched():
 # is passive. Analytically the coupler turns by -q and the rocker by q.
 GEARED_PARALLELOGRAM = robot_xml(
     "geared_parallelogram",
-    link("base"), link("crank", 1.0, (0.0, 0.15, 0.01)), link("coupler", 1.5, (0.5, 0.02, 0.0)),
+    link("base"),
+    link("crank", 1.0, (0.0, 0.15, 0.01)),
+    link("coupler", 1.5, (0.5, 0.02, 0.0)),
     link("rocker", 1.2, (0.01, 0.15, 0.0)),
     joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1"),
     joint("coupler_joint", "revolute", "crank", "coupler", "0 0.3 0", "0 0 1", attrs='independent="false"'),
-    joint("rocker_joint", "revolute", "base", "rocker", "1 0 0", "0 0 1",
-          extra='<mimic joint="crank_joint" multiplier="1" offset="0"/>'),
+    joint(
+        "rocker_joint",
+        "revolute",
+        "base",
+        "rocker",
+        "1 0 0",
+        "0 0 1",
+        extra='<mimic joint="crank_joint" multiplier="1" offset="0"/>',
+    ),
     loop("close", "revolute", "coupler", "1 0 0", "rocker", "0 0.3 0", "0 0 1"),
 )
 
@@ -632,12 +723,22 @@ def planar_delta():
     E2 = E + [0.06, 0.0]
     T0 = P2 + 0.03 * np.array([np.cos(np.radians(-75.0)), np.sin(np.radians(-75.0))])
     S0 = C2 + [0.03, 0.01]
-    where = {"base": np.zeros(2), "crank1": P1, "distal1": C1, "effector": E, "crank2": P2, "distal2": C2,
-             "trod": T0, "transmission": T0 + (C2 - P2), "tlink": S0}
+    where = {
+        "base": np.zeros(2),
+        "crank1": P1,
+        "distal1": C1,
+        "effector": E,
+        "crank2": P2,
+        "distal2": C2,
+        "trod": T0,
+        "transmission": T0 + (C2 - P2),
+        "tlink": S0,
+    }
     rng = np.random.default_rng(7)
-    links = [LinkSpec("base")] + [LinkSpec(name, Inertial(0.2 + 0.1 * k, rng.uniform(-0.02, 0.02, 3),
-                                                          np.diag(rng.uniform(1e-4, 5e-4, 3))))
-                                  for k, name in enumerate(list(where)[1:])]
+    links = [LinkSpec("base")] + [
+        LinkSpec(name, Inertial(0.2 + 0.1 * k, rng.uniform(-0.02, 0.02, 3), np.diag(rng.uniform(1e-4, 5e-4, 3))))
+        for k, name in enumerate(list(where)[1:])
+    ]
 
     def tree(name, parent, child, actuated=False):
         return JointSpec(name, "R", parent, child, at(where[child] - where[parent]), z, independent=actuated)
@@ -645,12 +746,21 @@ def planar_delta():
     def closure(name, parent, child, point):
         return LoopSpec(name, "R", parent, child, at(point - where[parent]), at(point - where[child]), z)
 
-    joints = [tree("mot1", "base", "crank1", True), tree("free1", "crank1", "distal1"),
-              tree("free2", "distal1", "effector"), tree("mot2", "base", "crank2", True),
-              tree("free3", "crank2", "distal2"), tree("free4", "base", "trod"),
-              tree("free5", "trod", "transmission"), tree("free6", "transmission", "tlink")]
-    loops = [closure("pin_effector", "distal2", "effector", E2), closure("pin_transmission", "crank2", "transmission", C2),
-             closure("pin_tlink", "tlink", "effector", S0 + (E2 - C2))]
+    joints = [
+        tree("mot1", "base", "crank1", True),
+        tree("free1", "crank1", "distal1"),
+        tree("free2", "distal1", "effector"),
+        tree("mot2", "base", "crank2", True),
+        tree("free3", "crank2", "distal2"),
+        tree("free4", "base", "trod"),
+        tree("free5", "trod", "transmission"),
+        tree("free6", "transmission", "tlink"),
+    ]
+    loops = [
+        closure("pin_effector", "distal2", "effector", E2),
+        closure("pin_transmission", "crank2", "transmission", C2),
+        closure("pin_tlink", "tlink", "effector", S0 + (E2 - C2)),
+    ]
     return Robot("planar_delta", links, joints, loops=loops, gravity=(0.0, -9.81, 0.0))
 
 
@@ -662,6 +772,7 @@ def test_samples_stay_on_the_branch_over_bifurcations():
     and the certified dimension is Pinocchio's on the reference's branch (tests/fixture_oracle.py,
     whose paths check their tangent too)."""
     from fixture_oracle import file_nullity
+
     from pga_dyn.kinematics import tree_state
 
     robot = planar_delta()

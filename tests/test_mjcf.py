@@ -11,12 +11,12 @@ import warnings
 
 import numpy as np
 import pytest
+from format_fixtures import HERE
 
 import drng
 import pga_dyn
 import pga_dyn.sampling
 import robots
-from format_fixtures import HERE
 from pga_dyn.conventions import pseudo_inertia, pseudo_to_link
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.kinematics import initial_poses
@@ -92,12 +92,15 @@ def site_at(model, site, body) -> str:
     return f'<site name="on_far" pos="{" ".join(repr(float(v)) for v in pos)}" quat="{" ".join(repr(float(v)) for v in quat)}"/>'
 
 
-@pytest.mark.parametrize("equality", [
-    '<weld name="w" body1="coupler" body2="coupler_far"/>',
-    '<weld name="w" body1="coupler" body2="coupler_far" anchor="0.1 -0.05 0.02"/>',
-    '<weld name="w" body1="coupler_far" body2="coupler" anchor="0.1 -0.05 0.02"/>',
-    '<weld name="w" site1="on_coupler" site2="on_far"/>',
-])
+@pytest.mark.parametrize(
+    "equality",
+    [
+        '<weld name="w" body1="coupler" body2="coupler_far"/>',
+        '<weld name="w" body1="coupler" body2="coupler_far" anchor="0.1 -0.05 0.02"/>',
+        '<weld name="w" body1="coupler_far" body2="coupler" anchor="0.1 -0.05 0.02"/>',
+        '<weld name="w" site1="on_coupler" site2="on_far"/>',
+    ],
+)
 def test_welds_close_at_qpos0(equality):
     """The four-bar's coupler in two halves, the far one on a turned hinge at C on the rocker,
     welded (relpose computed by MuJoCo at qpos0, with or without an anchor, either way round, or
@@ -105,13 +108,19 @@ def test_welds_close_at_qpos0(equality):
     or the coupler's when the coupler is body2) is pga-dyn's loop joint, its two frames coincide
     at q0, and the nullspace is the four-bar's (tests/test_formats.py)."""
     rocker = '<body name="rocker" pos="0.6 0 0">'
-    text = FOUR_BAR.replace(rocker, rocker + '<body name="coupler_far" pos="-0.05 0.4 0" euler="0 0 0.5">'
-                            '<inertial pos="0.1 0 0" mass="0.1" diaginertia="1e-4 1e-4 1e-4"/>'
-                            '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>')
-    text = text.replace('<joint name="coupler_joint"', '<site name="on_coupler" pos="0.25 0.05 0.05" '
-                        'euler="0.1 0.2 0.3"/><joint name="coupler_joint"')
-    text = text.replace('<joint name="far_joint"', site_at(compiled(text), "on_coupler", "coupler_far") +
-                        '<joint name="far_joint"')
+    text = FOUR_BAR.replace(
+        rocker,
+        rocker + '<body name="coupler_far" pos="-0.05 0.4 0" euler="0 0 0.5">'
+        '<inertial pos="0.1 0 0" mass="0.1" diaginertia="1e-4 1e-4 1e-4"/>'
+        '<joint name="far_joint" type="hinge" axis="0 0 1"/></body>',
+    )
+    text = text.replace(
+        '<joint name="coupler_joint"',
+        '<site name="on_coupler" pos="0.25 0.05 0.05" euler="0.1 0.2 0.3"/><joint name="coupler_joint"',
+    )
+    text = text.replace(
+        '<joint name="far_joint"', site_at(compiled(text), "on_coupler", "coupler_far") + '<joint name="far_joint"'
+    )
     text = text.replace('<connect name="pin" body1="coupler" body2="rocker" anchor="0.45 0.15 0"/>', equality)
     robot = robots.from_mujoco(compiled(text))
     (loop,) = robot.loop_joints
@@ -124,10 +133,13 @@ def test_welds_close_at_qpos0(equality):
 def test_a_site_connect_is_the_anchor_connect():
     """connect site1 site2 (sites at the same point at qpos0) and connect body1 anchor: the same
     spherical loop joint."""
-    text = FOUR_BAR.replace('<joint name="coupler_joint"', '<site name="a" pos="0.45 0.15 0"/><joint name="coupler_joint"')
+    text = FOUR_BAR.replace(
+        '<joint name="coupler_joint"', '<site name="a" pos="0.45 0.15 0"/><joint name="coupler_joint"'
+    )
     text = text.replace('<joint name="rocker_joint"', '<site name="b" pos="-0.05 0.4 0"/><joint name="rocker_joint"')
-    sites = robots.from_mujoco(compiled(text.replace('body1="coupler" body2="rocker" anchor="0.45 0.15 0"',
-                                                     'site1="a" site2="b"')))
+    sites = robots.from_mujoco(
+        compiled(text.replace('body1="coupler" body2="rocker" anchor="0.45 0.15 0"', 'site1="a" site2="b"'))
+    )
     anchor = robots.from_mujoco(compiled(text))
     for one, two in zip(sites.loop_joints, anchor.loop_joints):
         assert (one.parent, one.child) == (two.parent, two.child)
@@ -153,16 +165,22 @@ def test_free_joints():
     assert not two.floating_base and two.joint_type[1:] == ("F", "R", "F", "R")
     assert np.allclose(initial_poses(two)[3][:3, 3], [2, 0, 1])
     with pytest.raises(PgaDynError, match="floating_base=True needs one moving body of the world"):
-        robots.from_mujoco(compiled(FREE.format(bodies=BODY.format(name="a", x=0) + BODY.format(name="b", x=2))),
-                           floating_base=True)
+        robots.from_mujoco(
+            compiled(FREE.format(bodies=BODY.format(name="a", x=0) + BODY.format(name="b", x=2))), floating_base=True
+        )
 
 
 def test_gravity_and_refusals():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PgaDynWarning)
-        off = robots.from_mujoco(compiled(ARM.replace('<option gravity="0.5 -1 -9.81"/>',
-                                                      '<option gravity="0.5 -1 -9.81"><flag gravity="disable"/>'
-                                                      '</option>')))
+        off = robots.from_mujoco(
+            compiled(
+                ARM.replace(
+                    '<option gravity="0.5 -1 -9.81"/>',
+                    '<option gravity="0.5 -1 -9.81"><flag gravity="disable"/></option>',
+                )
+            )
+        )
         assert np.array_equal(off.gravity, np.zeros(3))
         with pytest.raises(PgaDynError, match="body 'hip' has gravcomp=1: gravity compensation is not supported"):
             robots.from_mujoco(compiled(ARM.replace('<body name="hip"', '<body name="hip" gravcomp="1"')))
@@ -176,6 +194,7 @@ def test_a_missing_mujoco_names_the_extra(monkeypatch):
 
 # -- write_mjcf ----------------------------------------------------------------------------------
 
+
 def random_phi(robot, seed=0):
     """Physically consistent link parameters (n, 10): a mass, a centre of mass and a principal
     inertia turned at random (triangle inequality kept), zero on the massless links of a chain
@@ -187,8 +206,9 @@ def random_phi(robot, seed=0):
             continue
         rot = np.linalg.qr(rng.normal(size=(3, 3)))[0]
         principal = rng.uniform(0.5, 1.0, 3) * 0.01
-        phi[k] = pseudo_to_link(pseudo_inertia(rng.uniform(0.5, 2), rng.uniform(-0.2, 0.2, 3),
-                                               rot @ np.diag(principal) @ rot.T))
+        phi[k] = pseudo_to_link(
+            pseudo_inertia(rng.uniform(0.5, 2), rng.uniform(-0.2, 0.2, 3), rot @ np.diag(principal) @ rot.T)
+        )
     return phi
 
 
@@ -206,11 +226,17 @@ def mujoco_phi(model, robot):
         rot = np.zeros(9)
         mujoco.mju_quat2Mat(rot, model.body_iquat[b])
         rot = rot.reshape(3, 3)
-        joints = [j for j in range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b])
-                  if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE]
+        joints = [
+            j
+            for j in range(model.body_jntadr[b], model.body_jntadr[b] + model.body_jntnum[b])
+            if model.jnt_type[j] != mujoco.mjtJoint.mjJNT_FREE
+        ]
         offset = model.jnt_pos[joints[-1]] if joints else np.zeros(3)
-        out[k] = pseudo_to_link(pseudo_inertia(model.body_mass[b], model.body_ipos[b] - offset,
-                                               rot @ np.diag(model.body_inertia[b]) @ rot.T))
+        out[k] = pseudo_to_link(
+            pseudo_inertia(
+                model.body_mass[b], model.body_ipos[b] - offset, rot @ np.diag(model.body_inertia[b]) @ rot.T
+            )
+        )
     return out
 
 

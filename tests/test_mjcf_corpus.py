@@ -8,15 +8,18 @@ import os
 import warnings
 
 import pytest
+from mjcf_corpus import corpus, pinocchio_rank, split
 
 import drng
 import robots
-from mjcf_corpus import corpus, pinocchio_rank, split
 from pga_dyn.errors import PgaDynError
 
 #: Files that need what pga-dyn lacks, and the words of the message that says so.
-REFUSED = {"manipulator.xml": "a tendon equality is not supported", "quadruped.xml": "a tendon equality is not supported",
-           "stacker.xml": "a tendon equality is not supported"}
+REFUSED = {
+    "manipulator.xml": "a tendon equality is not supported",
+    "quadruped.xml": "a tendon equality is not supported",
+    "stacker.xml": "a tendon equality is not supported",
+}
 #: A template whose bodies dm_control's Python adds: no moving body, nothing for Pinocchio to read.
 EMPTY = {"lqr.xml"}
 
@@ -24,7 +27,8 @@ EMPTY = {"lqr.xml"}
 def params(package):
     """The package's files, or one placeholder that the test skips when it is not installed."""
     return [pytest.param(path, id=os.path.basename(path)) for path in corpus(package)] or [
-        pytest.param(None, id="not-installed")]
+        pytest.param(None, id="not-installed")
+    ]
 
 
 def check(path, tmp_path):

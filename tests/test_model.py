@@ -2,14 +2,13 @@
 
 import numpy as np
 import pytest
+from paths import FOUR_BAR  # noqa: E402
 
 import pga_dyn
 from pga_dyn import pga
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, Robot
 from robots.urdf import load_urdf, parse_urdf
-
-from paths import FOUR_BAR  # noqa: E402
 
 
 def chain(types, axes):
@@ -48,8 +47,10 @@ def test_lumped_inertia_of_merged_links_is_the_sum():
     links = [LinkSpec("base"), LinkSpec("a", point), LinkSpec("b", point)]
     shift = np.eye(4)
     shift[:3, 3] = [0, 0, 2]
-    joints = [JointSpec("j", "R", "base", "a", np.eye(4), np.array([[1.0, 0, 0]])),
-              JointSpec("k", "fixed", "a", "b", shift)]
+    joints = [
+        JointSpec("j", "R", "base", "a", np.eye(4), np.array([[1.0, 0, 0]])),
+        JointSpec("k", "fixed", "a", "b", shift),
+    ]
     body = Robot("pair", links, joints).inertial(1)
     assert body.mass == 2.0
     assert np.allclose(body.com, [0, 0, 1])
@@ -107,8 +108,10 @@ def test_state_values_checked_by_argument_and_inputs_any_kind_of_array():
     expected = pga_dyn.regressor(robot, state, state, state)
     for q in (frozen, strided, [0.3, -0.2]):
         np.testing.assert_array_equal(pga_dyn.regressor(robot, q, q, q), expected)
-    assert np.array_equal(pga_dyn.regressor(robot, [1, 2], [0, 0], [0, 0]),
-                          pga_dyn.regressor(robot, np.array([1.0, 2.0]), np.zeros(2), np.zeros(2)))
+    assert np.array_equal(
+        pga_dyn.regressor(robot, [1, 2], [0, 0], [0, 0]),
+        pga_dyn.regressor(robot, np.array([1.0, 2.0]), np.zeros(2), np.zeros(2)),
+    )
 
 
 def test_loop_with_no_independent_coordinate_is_an_error():
@@ -131,9 +134,11 @@ def test_loop_ends_are_renumbered_parent_first():
     assert (lp.parent, lp.child) == (2, 3)
     text = open(FOUR_BAR).read()
     assert text.count('<predecessor link="coupler">') == text.count('<successor link="rocker">') == 1
-    text = text.replace('<predecessor link="coupler">', '<predecessor link="TMP">').replace(
-        '<successor link="rocker">', '<successor link="coupler">').replace('<predecessor link="TMP">',
-                                                                          '<predecessor link="rocker">')
+    text = (
+        text.replace('<predecessor link="coupler">', '<predecessor link="TMP">')
+        .replace('<successor link="rocker">', '<successor link="coupler">')
+        .replace('<predecessor link="TMP">', '<predecessor link="rocker">')
+    )
     swapped = parse_urdf(text, "swapped.urdf").loop_joints[0]
     assert (swapped.parent, swapped.child) == (2, 3)
     assert np.allclose(swapped.parent_frame, lp.child_frame) and np.allclose(swapped.child_frame, lp.parent_frame)
@@ -168,17 +173,20 @@ def test_continuous_joint_limits_are_not_sampling_bounds():
     assert np.allclose(default_bounds(parse_urdf(text, "c.urdf")), [[-np.pi, np.pi]])
 
 
-@pytest.mark.parametrize("call,message", [
-    (lambda r: pga_dyn.regressor(r, "abc", np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
-    (lambda r: pga_dyn.regressor(r, np.zeros(6) + 1j, np.zeros(6), np.zeros(6)), "q must be real"),
-    (lambda r: pga_dyn.regressor(r, [[0, 1], [2]], np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
-    (lambda r: pga_dyn.sample_states(r, 2.5), "n must be a positive whole number"),
-    (lambda r: pga_dyn.sample_states(r, 3, bounds=[[0, 0]] * 6), "lower < upper"),
-    (lambda r: pga_dyn.sample_states(r, 3, max_cond=float("nan")), "max_cond"),
-    (lambda r: pga_dyn.sample_states(r, 3, seed="x"), "seed"),
-    (lambda r: pga_dyn.Kinematics(r, np.zeros(6)).jacobian(7), "body index"),
-    (lambda r: pga_dyn.from_link_parameters(r, np.full(60, np.nan)), "non-finite"),
-])
+@pytest.mark.parametrize(
+    "call,message",
+    [
+        (lambda r: pga_dyn.regressor(r, "abc", np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
+        (lambda r: pga_dyn.regressor(r, np.zeros(6) + 1j, np.zeros(6), np.zeros(6)), "q must be real"),
+        (lambda r: pga_dyn.regressor(r, [[0, 1], [2]], np.zeros(6), np.zeros(6)), "q must be an array of numbers"),
+        (lambda r: pga_dyn.sample_states(r, 2.5), "n must be a positive whole number"),
+        (lambda r: pga_dyn.sample_states(r, 3, bounds=[[0, 0]] * 6), "lower < upper"),
+        (lambda r: pga_dyn.sample_states(r, 3, max_cond=float("nan")), "max_cond"),
+        (lambda r: pga_dyn.sample_states(r, 3, seed="x"), "seed"),
+        (lambda r: pga_dyn.Kinematics(r, np.zeros(6)).jacobian(7), "body index"),
+        (lambda r: pga_dyn.from_link_parameters(r, np.full(60, np.nan)), "non-finite"),
+    ],
+)
 def test_bad_arguments_name_the_argument(call, message):
     import robots
 
@@ -214,8 +222,16 @@ def test_loop_clusters_are_the_cycles_of_the_loops():
     assert robot.loop_clusters == ((2, 3, 4),)
     assert robot.graph.edges["b", "c", "close"]["kind"] == "loop"
     assert load_urdf(FOUR_BAR).loop_clusters == ((1, 2, 3),)
-    assert parse_urdf(TRUNK.format(trunk="true").replace("<loop", "<!--").replace("</loop>", "-->")
-                      .replace('independent="false"', ""), "tree.urdf").loop_clusters == ()
+    assert (
+        parse_urdf(
+            TRUNK.format(trunk="true")
+            .replace("<loop", "<!--")
+            .replace("</loop>", "-->")
+            .replace('independent="false"', ""),
+            "tree.urdf",
+        ).loop_clusters
+        == ()
+    )
 
 
 def test_a_passive_joint_outside_every_loop_cluster_is_an_error():

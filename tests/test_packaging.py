@@ -41,14 +41,20 @@ def test_wheel_installs_every_built_in_robot_and_its_licence():
 
 def test_metadata_and_version():
     meta = project()["project"]
-    assert meta["dynamic"] == ["version"] and project()["tool"]["setuptools"]["dynamic"]["version"]["attr"] == \
-        "pga_dyn.__version__"
+    assert (
+        meta["dynamic"] == ["version"]
+        and project()["tool"]["setuptools"]["dynamic"]["version"]["attr"] == "pga_dyn.__version__"
+    )
     assert meta["license"] == "MIT" and not any(c.startswith("License ::") for c in meta["classifiers"])
     for path in meta["license-files"]:  # the licence texts the wheel carries exist
         assert os.path.isfile(os.path.join(ROOT, path)), path
     assert set(meta["optional-dependencies"]) >= {"test", "identify", "plot", "yaml"}
-    run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "--version"], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=ROOT))
+    run = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "--version"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT),
+    )
     assert run.returncode == 0 and run.stdout.strip() == f"pga-dyn {pga_dyn.__version__}"
 
 
@@ -99,23 +105,39 @@ def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
     (site / "sitecustomize.py").write_text(f"open({str(tmp_path / 'started')!r}, 'a').write('x')\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"), PYTHONPATH=str(site))
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the build step keeps .pyc files out of the wheel itself
-    run = subprocess.run([sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)], cwd=ROOT,
-                         capture_output=True, text=True, env=env)
+    run = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert run.returncode == 0, run.stderr
     assert not list(build.rglob("*.pyc"))
     assert (tmp_path / "started").read_text() == "xx"  # setup.py, then the compile step with the same path
     assert not (tmp_path / "elsewhere").exists()
-    for package, kernel in (("pga_dyn", "kinematics.forward"), ("drng", "principles.drng_kernel"),
-                            ("pga_dyn/loops", "newton.newton_kernel"), ("pga_dyn/loops", "closure.motion_kernel")):
-        assert any(name.startswith(kernel + "-") and name.endswith(".nbi")
-                   for name in os.listdir(build / package / "__pycache__")), kernel
+    for package, kernel in (
+        ("pga_dyn", "kinematics.forward"),
+        ("drng", "principles.drng_kernel"),
+        ("pga_dyn/loops", "newton.newton_kernel"),
+        ("pga_dyn/loops", "closure.motion_kernel"),
+    ):
+        assert any(
+            name.startswith(kernel + "-") and name.endswith(".nbi")
+            for name in os.listdir(build / package / "__pycache__")
+        ), kernel
     # One signature per compiled function (numba numbers a function's signatures .1.nbc, .2.nbc, ...):
     # a second one (a numba literal argument, a read-only array where a writable one was seen) doubles
     # the compile time.
     for package in ("pga_dyn", "drng"):
         assert not [path for path in (build / package).rglob("*.2.nbc")]
     env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
-    check = subprocess.run([sys.executable, "-c", CHECK_NO_COMPILE], capture_output=True, text=True,
-                           env=dict(env, PYTHONPATH=str(build)), cwd=str(tmp_path))
+    check = subprocess.run(
+        [sys.executable, "-c", CHECK_NO_COMPILE],
+        capture_output=True,
+        text=True,
+        env=dict(env, PYTHONPATH=str(build)),
+        cwd=str(tmp_path),
+    )
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip().splitlines()[-1] == "[]", check.stdout

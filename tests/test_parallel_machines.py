@@ -17,13 +17,13 @@ import os
 
 import numpy as np
 import pytest
+from fixture_oracle import constraint_jacobian, file_nullity
+from make_pkms import texts
+from oracle import TreeOracle, pin
 
 import drng
 import robots
 from drng.identification import identification_model, identify, random_excitation, simulate
-from fixture_oracle import constraint_jacobian, file_nullity
-from make_pkms import texts
-from oracle import TreeOracle, pin
 from pga_dyn.loops import constraints
 from pga_dyn.sampling import complete_states
 
@@ -35,10 +35,22 @@ MACHINES = {
     "3prs": (7, 9, ("P1", "P2", "P3"), (("S2", "S"), ("S3", "S")), 51, 0.08),
     "6ups": (13, 21, tuple(f"P{k}" for k in range(1, 7)), tuple((f"S{k}", "S") for k in range(2, 7)), 48, 0.05),
     "3ups_1up": (8, 12, ("P1", "P2", "P3"), (("S1", "S"), ("S2", "S"), ("S3", "S")), 31, 0.08),
-    "delta": (10, 24, ("A1", "A2", "A3"), tuple((f"S{k}_platform", "S") for k in ("1b", "2a", "2b", "3a", "3b")),
-              69, 0.4),
-    "6sps": (13, 27, tuple(f"P{k}" for k in range(1, 7)), tuple((f"S{k}_platform", "S") for k in range(2, 7)), 54,
-             0.05),
+    "delta": (
+        10,
+        24,
+        ("A1", "A2", "A3"),
+        tuple((f"S{k}_platform", "S") for k in ("1b", "2a", "2b", "3a", "3b")),
+        69,
+        0.4,
+    ),
+    "6sps": (
+        13,
+        27,
+        tuple(f"P{k}" for k in range(1, 7)),
+        tuple((f"S{k}_platform", "S") for k in range(2, 7)),
+        54,
+        0.05,
+    ),
 }
 each = pytest.mark.parametrize("name", sorted(MACHINES))
 #: The machines whose rods spin freely between two ball joints (pga-dyn locks the spins).
@@ -62,8 +74,11 @@ def spin_lines(robot, oracle):
         while any(robot.joint_type[c] == "P" for c in children[end]):
             end = next(c for c in children[end] if robot.joint_type[c] == "P")
         far = [data.oMi[c].translation for c in children[end] if robot.joint_type[c] == "S"]
-        far += [(data.oMi[end].homogeneous @ (lp.parent_frame if lp.parent == end else lp.child_frame))[:3, 3]
-                for lp in robot.loop_joints if lp.type == "S" and end in (lp.parent, lp.child)]
+        far += [
+            (data.oMi[end].homogeneous @ (lp.parent_frame if lp.parent == end else lp.child_frame))[:3, 3]
+            for lp in robot.loop_joints
+            if lp.type == "S" and end in (lp.parent, lp.child)
+        ]
         if len(far) == 1:
             d = far[0] - data.oMi[b].translation
             lines.append((b, data.oMi[b].rotation.T @ d / np.linalg.norm(d)))
@@ -126,9 +141,16 @@ def test_nullspace_against_pinocchio(name):
     assert oracle_dim == dim and gap > 1e8
 
 
-@pytest.mark.parametrize("name,gravity,dim", [
-    ("five_bar", (0, 0, -9.81), 33), ("five_bar", (0, -9.81, 0), 29), ("five_bar", (0, 0, 0), 33),
-    ("3rrr", (0, 0, -9.81), 57), ("3rrr", (0, -9.81, 0), 51)])
+@pytest.mark.parametrize(
+    "name,gravity,dim",
+    [
+        ("five_bar", (0, 0, -9.81), 33),
+        ("five_bar", (0, -9.81, 0), 29),
+        ("five_bar", (0, 0, 0), 33),
+        ("3rrr", (0, 0, -9.81), 57),
+        ("3rrr", (0, -9.81, 0), 51),
+    ],
+)
 def test_planar_hand_counts(name, gravity, dim):
     """docs/parallel_machines.md: a planar chain of k links about parallel axes identifies 3k - 2
     parameters with gravity along the axes (or none), 3k with gravity in the plane; every loop

@@ -20,8 +20,10 @@ ATOL = 1e-9
 
 coord = st.floats(-5.0, 5.0, allow_nan=False, allow_infinity=False)
 vec3 = hnp.arrays(np.float64, 3, elements=coord)
-unit3 = hnp.arrays(np.float64, 3, elements=st.floats(-1.0, 1.0)).filter(lambda a: np.linalg.norm(a) > 0.1).map(
-    lambda a: a / np.linalg.norm(a)
+unit3 = (
+    hnp.arrays(np.float64, 3, elements=st.floats(-1.0, 1.0))
+    .filter(lambda a: np.linalg.norm(a) > 0.1)
+    .map(lambda a: a / np.linalg.norm(a))
 )
 seeds = st.integers(0, 2**32 - 1)
 
@@ -353,9 +355,7 @@ def test_series_helper_matches_high_precision(x):
 @given(unit3, angles, vec3)
 def test_motor_exp_is_the_ga_series_of_half_the_bivector(axis, angle, v):
     B = pga.twist(angle * axis, v)
-    np.testing.assert_allclose(
-        pga.motor_coords(pga.motor_exp(B)), pga.motor_coords(ga_exp_series(B * 0.5)), atol=ATOL
-    )
+    np.testing.assert_allclose(pga.motor_coords(pga.motor_exp(B)), pga.motor_coords(ga_exp_series(B * 0.5)), atol=ATOL)
 
 
 @SETTINGS

@@ -20,16 +20,14 @@ MAX_COND = 30.0  # DRNG section 6.3: valid samples have cond(J_p) < 30
 
 MACHINES = {
     "2rru_1rrs": dict(
-        bodies=("limb1_link1", "limb1_link2", "platform", "limb2_link1", "limb2_link2",
-                "limb3_link1", "limb3_link2"),
+        bodies=("limb1_link1", "limb1_link2", "platform", "limb2_link1", "limb2_link2", "limb3_link1", "limb3_link2"),
         parent=(-1, 0, 1, 2, 0, 4, 0, 6),
         nq=8,
         actuated=("limb1_R1", "limb2_R1", "limb3_R1"),
         loops=(("limb2_U", "U", "limb2_link2", "platform"), ("limb3_S", "S", "limb3_link2", "platform")),
     ),
     "2prs_1psr": dict(
-        bodies=("limb1_slider", "limb1_rod", "platform", "limb2_slider", "limb2_rod",
-                "limb3_slider", "limb3_rod"),
+        bodies=("limb1_slider", "limb1_rod", "platform", "limb2_slider", "limb2_rod", "limb3_slider", "limb3_rod"),
         parent=(-1, 0, 1, 2, 0, 4, 0, 6),
         nq=11,
         actuated=("limb1_P", "limb2_P", "limb3_P"),
@@ -39,6 +37,7 @@ MACHINES = {
 
 
 # -- the test's own loop geometry -------------------------------------------------------------
+
 
 def unit(v):
     v = np.asarray(v, dtype=float)
@@ -119,12 +118,12 @@ def corners_and_centre(robot):
     return [np.array(c) for c in itertools.product(*lo_hi)] + [lo_hi.mean(axis=1)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load(name):
     return robots.load(name)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def configurations(name):
     """Assembled configurations: q = 0, and q_a at the corners and centre of the limit box."""
     robot = load(name)
@@ -140,6 +139,7 @@ each = pytest.mark.parametrize("name", sorted(MACHINES))
 
 
 # -- the models ------------------------------------------------------------------------------
+
 
 @each
 def test_registered_fixed_base(name):
@@ -189,6 +189,7 @@ def test_loops_closed_at_q0(name):
 
 # -- mobility ---------------------------------------------------------------------------------
 
+
 @each
 def test_mobility_at_q0(name):
     robot = load(name)
@@ -227,6 +228,7 @@ def test_limit_box_in_workspace(name):
 
 
 # -- the geometric features the paper relies on -----------------------------------------------
+
 
 def axis_direction(kin, robot, joint):
     """World direction of the axis line of 1-DoF tree joint ``joint`` (its Jacobian line)."""

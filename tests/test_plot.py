@@ -32,7 +32,7 @@ def test_spectrum_is_the_sampled_regressors(name):
     Y, _ = stacked_regressor(robot, 40, 3)
     norms = np.linalg.norm(Y, axis=0)
     mine = np.linalg.svd(Y / np.where(norms > 0, norms, 1.0), compute_uv=False)
-    assert np.allclose(s[:decision["rank"]], mine[:decision["rank"]] / mine[0], rtol=1e-8)
+    assert np.allclose(s[: decision["rank"]], mine[: decision["rank"]] / mine[0], rtol=1e-8)
     assert decision["clean"] and decision["rank"] == 10 * robot.n - drng.nullspace(robot).dim
 
 
@@ -47,8 +47,10 @@ def test_panels_show_the_counts(tmp_path):
     counts = {}
     for row in drng.classify(robot, result):
         counts[row.cls] = counts.get(row.cls, 0) + 1
-    assert legend == [f"{cls} ({counts.get(cls, 0)})" for cls in
-                      ("identifiable alone", "identifiable in combination", "unidentifiable")]
+    assert legend == [
+        f"{cls} ({counts.get(cls, 0)})"
+        for cls in ("identifiable alone", "identifiable in combination", "unidentifiable")
+    ]
     labels = [t.get_text() for t in spectrum_ax.get_legend().get_texts()]
     assert f"kept: rank {70 - result.dim}" in labels and f"dropped: nullspace {result.dim}" in labels
     principles = {entry["principle"] for entry in result.provenance}
@@ -59,8 +61,12 @@ def test_panels_show_the_counts(tmp_path):
 
 def test_cli_plot_writes_the_picture(tmp_path):
     out = tmp_path / "puma.png"
-    run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "plot", "puma560", "-o", str(out)],
-                         capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=ROOT, MPLBACKEND="Agg"))
+    run = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "plot", "puma560", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=ROOT, MPLBACKEND="Agg"),
+    )
     assert run.returncode == 0, run.stderr
     assert "nullspace dimension 24 of 60 (proven)" in run.stdout
     with open(out, "rb") as handle:

@@ -18,8 +18,7 @@ ENV = dict(os.environ, PYTHONPATH=ROOT)
 def run_with_terminal_stderr(*args):
     """(stdout, what the terminal on stderr received)."""
     master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "pga_dyn.cli", *args], stdout=subprocess.PIPE, stderr=slave,
-                            env=ENV)
+    proc = subprocess.Popen([sys.executable, "-m", "pga_dyn.cli", *args], stdout=subprocess.PIPE, stderr=slave, env=ENV)
     os.close(slave)
     stdout = proc.stdout.read()
     proc.wait()
@@ -46,8 +45,9 @@ def test_bar_on_a_terminal_and_clean_json():
 def test_quiet_and_pipes_are_silent():
     _, terminal = run_with_terminal_stderr("analyze", "2rru_1rrs", "--quiet")
     assert "sampling" not in terminal
-    run = subprocess.run([sys.executable, "-m", "pga_dyn.cli", "analyze", "2rru_1rrs"], capture_output=True,
-                         text=True, env=ENV)
+    run = subprocess.run(
+        [sys.executable, "-m", "pga_dyn.cli", "analyze", "2rru_1rrs"], capture_output=True, text=True, env=ENV
+    )
     assert run.returncode == 0 and run.stderr == ""
 
 

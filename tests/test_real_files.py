@@ -4,9 +4,9 @@ states, and the certified basis is in the nullspace of Pinocchio's regressor."""
 
 import numpy as np
 import pytest
+from oracle import Oracle, erd_path, numerical_rank, random_states
 
 import drng
-from oracle import Oracle, erd_path, numerical_rank, random_states
 from pga_dyn import tp_regressor as tp
 from robots.urdf import load_urdf
 

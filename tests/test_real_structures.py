@@ -18,18 +18,16 @@ import warnings
 
 import numpy as np
 import pytest
+from fixture_oracle import TreeOracle, file_nullity, fixture, passive_velocities  # noqa: E402
+from oracle import Oracle, erd_path, numerical_rank, random_states  # noqa: E402
 
 import drng
 import robots
-from fixture_oracle import TreeOracle, file_nullity, fixture, passive_velocities  # noqa: E402
-from oracle import erd_path, numerical_rank, Oracle, random_states  # noqa: E402
 from pga_dyn import PgaDynError
-from pga_dyn.errors import PgaDynWarning
 from pga_dyn import tp_regressor as tp
 from pga_dyn.cli import main
+from pga_dyn.errors import PgaDynWarning
 from pga_dyn.sampling import sample_states
-
-import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 
 def read(name):
@@ -51,10 +49,13 @@ def file_projection(robot, text):
     return oracle, G, actuated
 
 
-@pytest.mark.parametrize("name,others", [
-    ("knee_ankle_rotors", {"ankle_gear": {"knee_joint": 9.0}}),
-    ("explicit_chains", {"parallel_tips": {"joint_a1": 1.0, "joint_b1": -1.0}}),
-])
+@pytest.mark.parametrize(
+    "name,others",
+    [
+        ("knee_ankle_rotors", {"ankle_gear": {"knee_joint": 9.0}}),
+        ("explicit_chains", {"parallel_tips": {"joint_a1": 1.0, "joint_b1": -1.0}}),
+    ],
+)
 def test_couplings_along_paths_against_pinocchio(name, others):
     """A coupling sums the joints from the links' nearest common ancestor: the regressor over the
     full range equals Pinocchio's projected with the file's G, and the certified dimension the
@@ -111,8 +112,11 @@ def test_flat_parallelogram_warns_and_answers_one_branch():
     does; over both modes the oracle gives 26."""
     path, text = read("flat_parallelogram")
     robot = robots.load_urdf(path)
-    with pytest.warns(PgaDynWarning, match=r"flat_parallelogram.urdf: the reference configuration .* singular at "
-                                           r"loop joint 'coupler_rocker' .*'coupler_joint', 'rocker_joint'"):
+    with pytest.warns(
+        PgaDynWarning,
+        match=r"flat_parallelogram.urdf: the reference configuration .* singular at "
+        r"loop joint 'coupler_rocker' .*'coupler_joint', 'rocker_joint'",
+    ):
         result = drng.nullspace(robot)
     states = sample_states(robot, 200, seed=2)
     assert parallelogram_states(robot, states, "crank_joint", "coupler_joint").all()
@@ -125,8 +129,11 @@ def test_flat_parallelogram_warns_and_answers_one_branch():
 
 def test_differential_that_the_file_does_not_state_is_refused():
     path, _ = read("hip_differential")
-    with pytest.raises(PgaDynError, match=r"hip_differential.urdf: joints 'gimbal_joint', 'thigh_joint' are marked "
-                                          r"independent=\"false\" but no loop joint moves them.*differential"):
+    with pytest.raises(
+        PgaDynError,
+        match=r"hip_differential.urdf: joints 'gimbal_joint', 'thigh_joint' are marked "
+        r"independent=\"false\" but no loop joint moves them.*differential",
+    ):
         robots.load_urdf(path)
 
 
@@ -147,8 +154,11 @@ def test_cli_double_pendulum_with_zero_limits(capsys):
         assert code == 0
         assert re.search(rf"^status:\s+{status}:", out, flags=re.M), out
         assert int(re.search(r"^nullspace dimension:\s+(\d+)", out, flags=re.M).group(1)) == 14
-        warned = re.search(r"warning: .*double_pendulum.urdf: joint limits .* 'joint1' \[0.0, 0.0\], "
-                           r"'joint2' \[0.0, 0.0\]", err)
+        warned = re.search(
+            r"warning: .*double_pendulum.urdf: joint limits .* 'joint1' \[0.0, 0.0\], "
+            r"'joint2' \[0.0, 0.0\]",
+            err,
+        )
         assert bool(warned) is bool(flags), err
     assert re.search(r"^certificate:\s+certified:", out, flags=re.M)
 

@@ -42,12 +42,17 @@ def inverse_kinematics(q_a, mode=1):
     e1, e2 = A[0] + rotate(q_a[:, 0], B[0]), A[1] + rotate(q_a[:, 1], B[1])
     d = e2 - e1
     dist = np.linalg.norm(d, axis=1)
-    h = np.sqrt(L2 ** 2 - dist ** 2 / 4)
+    h = np.sqrt(L2**2 - dist**2 / 4)
     normal = np.stack([-d[:, 1], d[:, 0]], axis=1) / dist[:, None]
     c = (e1 + e2) / 2 + mode * h[:, None] * normal
     elbows = A + B
-    qp = np.stack([angle_of(c - e1) - angle_of(C0 - elbows[0]) - q_a[:, 0],
-                   angle_of(c - e2) - angle_of(C0 - elbows[1]) - q_a[:, 1]], axis=1)
+    qp = np.stack(
+        [
+            angle_of(c - e1) - angle_of(C0 - elbows[0]) - q_a[:, 0],
+            angle_of(c - e2) - angle_of(C0 - elbows[1]) - q_a[:, 1],
+        ],
+        axis=1,
+    )
     delta = 2 * np.arctan2(h, dist / 2)  # the distal links' lines: each at arctan(h / (dist / 2)) to B1 B2
     return np.angle(np.exp(1j * qp)), delta
 
@@ -141,8 +146,13 @@ def test_states_of_a_file_with_passive_columns(five_bar, tmp_path):
     other, _ = inverse_kinematics(q, -1)
     keep = np.sort(np.random.default_rng(1).choice(len(t), 300, replace=False))
     for label, passive in (("ours", ours), ("other", other)):
-        data = trajectory(five_bar, t[keep], q[keep], tau=np.zeros((len(keep), 2)),
-                          passive={"B1": passive[keep, 0], "B2": passive[keep, 1]})
+        data = trajectory(
+            five_bar,
+            t[keep],
+            q[keep],
+            tau=np.zeros((len(keep), 2)),
+            passive={"B1": passive[keep, 0], "B2": passive[keep, 1]},
+        )
         assert "resampled" in data.derivatives and set(data.passive) == {"B1", "B2"}
         for ext in ("csv", "npz"):
             path = tmp_path / f"{label}.{ext}"
@@ -153,8 +163,11 @@ def test_states_of_a_file_with_passive_columns(five_bar, tmp_path):
                 states = states_of(five_bar, back)
                 assert np.abs(states.q[:, 1] - back.passive["B1"]).max() < 1e-3
             else:
-                with pytest.raises(PgaDynError, match=rf"{path.name}: the record runs in another assembly mode "
-                                                      r"from t = 0\.\d* s"):
+                with pytest.raises(
+                    PgaDynError,
+                    match=rf"{path.name}: the record runs in another assembly mode "
+                    r"from t = 0\.\d* s",
+                ):
                     states_of(five_bar, back)
     (tmp_path / "other.csv").write_text("t,q_A1,q_A2,q_A9,q_B1\n" + "".join(f"{0.01 * k},0,0,0,0\n" for k in range(40)))
     other = read_trajectory(five_bar, tmp_path / "other.csv", cutoff=10)  # not a coordinate: ignored and named
@@ -192,8 +205,22 @@ def test_excite_writes_its_fourier_coefficients_and_the_controller_rate(tmp_path
     from pga_dyn.cli import main
 
     out = tmp_path / "traj.csv"
-    argv = ["excite", "five_bar", "-o", str(out), "--duration", "2", "--rate", "50", "--period", "2",
-            "--iterations", "2", "--controller-rate", "1000"]
+    argv = [
+        "excite",
+        "five_bar",
+        "-o",
+        str(out),
+        "--duration",
+        "2",
+        "--rate",
+        "50",
+        "--period",
+        "2",
+        "--iterations",
+        "2",
+        "--controller-rate",
+        "1000",
+    ]
     assert main(argv + ["--coefficients", str(tmp_path / "c.json")]) == 0
     assert main(argv[:3] + [str(tmp_path / "t2.csv")] + argv[4:] + ["--coefficients", str(tmp_path / "c.npz")]) == 0
     text = capsys.readouterr().out
@@ -207,7 +234,11 @@ def test_excite_writes_its_fourier_coefficients_and_the_controller_rate(tmp_path
 
     def replay(t):
         w = 2 * np.pi * c["frequency"] * np.arange(1, c["harmonics"] + 1)
-        return np.array(c["q0"]) + np.sin(np.outer(t, w)) @ np.array(c["a"]).T + np.cos(np.outer(t, w)) @ np.array(c["b"]).T
+        return (
+            np.array(c["q0"])
+            + np.sin(np.outer(t, w)) @ np.array(c["a"]).T
+            + np.cos(np.outer(t, w)) @ np.array(c["b"]).T
+        )
 
     for name, rate in (("traj.csv", 50), ("traj_1000Hz.csv", 1000)):
         data = read_trajectory(robot, tmp_path / name)

@@ -2,8 +2,8 @@
 
 import numpy as np
 import pytest
-
 from oracle import Oracle, erd_path, random_states
+
 from pga_dyn import tp_regressor as tp
 from pga_dyn.conventions import vector_to_pseudo
 from robots.urdf import load_urdf
@@ -69,7 +69,7 @@ def test_regressor_equals_pinocchio_in_link_parameters(relative, floating):
     Q, QD, QDD = random_states(robot, 3, seed=7)
     for s in range(3):
         Y_pin = oracle.regressor(Q[s], QD[s], QDD[s])
-        Y = tp.tree_regressor(robot, Q[s:s + 1], QD[s:s + 1], QDD[s:s + 1])[0]
+        Y = tp.tree_regressor(robot, Q[s : s + 1], QD[s : s + 1], QDD[s : s + 1])[0]
         assert np.allclose(Y @ C, Y_pin, rtol=0, atol=1e-9 * np.abs(Y_pin).max())
 
 
@@ -95,7 +95,9 @@ def test_tensor_contracts_to_regressor():
     assert np.allclose(tp.regressor_tensor(robot, Q[1], QD[1], QDD[1]), R[1])
     bar = R[..., [0, 0, 0, 1, 1, 2, 0, 1, 2, 3], [0, 1, 2, 1, 2, 2, 3, 3, 3, 3]] + np.where(
         np.array([0, 1, 1, 0, 1, 0, 1, 1, 1, 0], bool),
-        R[..., [0, 1, 2, 1, 2, 2, 3, 3, 3, 3], [0, 0, 0, 1, 1, 2, 0, 1, 2, 3]], 0.0)
+        R[..., [0, 1, 2, 1, 2, 2, 3, 3, 3, 3], [0, 0, 0, 1, 1, 2, 0, 1, 2, 3]],
+        0.0,
+    )
     assert np.allclose(bar.reshape(2, robot.nq, -1), Y)
 
 
@@ -128,11 +130,14 @@ def test_builtin_go2_floating_rnea():
     check_rnea(robot, oracle)
 
 
-@pytest.mark.parametrize("name,gravity,expected", [
-    ("puma560", (0.0, 0.0, -9.81), 36),  # gravity along the joint-1 axis (RPNA paper, DRNG Table 3)
-    ("puma560", (-9.81, 0.0, 0.0), 38),  # gravity perpendicular to joint 1
-    ("go2", (0.0, 0.0, -9.81), 94),  # floating base, 130 parameters
-])
+@pytest.mark.parametrize(
+    "name,gravity,expected",
+    [
+        ("puma560", (0.0, 0.0, -9.81), 36),  # gravity along the joint-1 axis (RPNA paper, DRNG Table 3)
+        ("puma560", (-9.81, 0.0, 0.0), 38),  # gravity perpendicular to joint 1
+        ("go2", (0.0, 0.0, -9.81), 94),  # floating base, 130 parameters
+    ],
+)
 def test_rank_of_stacked_regressor_equals_pinocchio(name, gravity, expected):
     from oracle import numerical_rank
 
@@ -149,22 +154,25 @@ def test_single_state_keeps_every_check():
     """The single-state path (the compiled entry point called without numba's dispatcher) checks
     what the batch path checks, and takes any kind of array as the same values."""
     import robots
-    from robots.urdf import parse_urdf
-
     from pga_dyn.errors import PgaDynError
     from pga_dyn.kinematics import state_arrays
+    from robots.urdf import parse_urdf
 
     robot = robots.load("puma560")
     Q, QD, QDD = random_states(robot, 2, seed=3)
     q, qd, qdd = Q[0], QD[0], QDD[0]
     expected = tp.regressor(robot, q, qd, qdd)
     for k, name in enumerate(("q", "qd", "qdd")):
-        two_d = f"^{name} must have shape \\(6,\\)" if k else "^qd must have shape \\('samples', 6\\)"  # q sets the kind
-        for bad, message in ((np.zeros(5), f"^{name} must have shape \\(6,\\) for robot 'puma560'"),
-                             (np.zeros((1, 6)), two_d),
-                             (np.zeros(6) + 1j, f"^{name} must be real"),
-                             (np.full(6, np.nan), f"^{name} contains non-finite values"),
-                             ("abc", f"^{name} must be an array of numbers")):
+        two_d = (
+            f"^{name} must have shape \\(6,\\)" if k else "^qd must have shape \\('samples', 6\\)"
+        )  # q sets the kind
+        for bad, message in (
+            (np.zeros(5), f"^{name} must have shape \\(6,\\) for robot 'puma560'"),
+            (np.zeros((1, 6)), two_d),
+            (np.zeros(6) + 1j, f"^{name} must be real"),
+            (np.full(6, np.nan), f"^{name} contains non-finite values"),
+            ("abc", f"^{name} must be an array of numbers"),
+        ):
             args = [q, qd, qdd]
             args[k] = bad
             with pytest.raises(PgaDynError, match=message):
@@ -187,8 +195,10 @@ def test_single_state_keeps_every_check():
     for state in (unaligned, read_only, np.repeat(q, 2)[::2], list(q)):
         assert np.array_equal(tp.regressor(robot, state, qd, qdd), expected)
     # what the entry point is handed: C-contiguous, aligned, writable float64 arrays
-    assert all(x.flags.carray and x.dtype == np.float64
-               for x in state_arrays(robot, unaligned, read_only, np.repeat(q, 2)[::2], actuated=True)[:3])
+    assert all(
+        x.flags.carray and x.dtype == np.float64
+        for x in state_arrays(robot, unaligned, read_only, np.repeat(q, 2)[::2], actuated=True)[:3]
+    )
     empty = parse_urdf('<robot name="one"><link name="b"/></robot>', "one.urdf")  # no moving body
     assert tp.regressor(empty, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0, 0)
 

@@ -8,6 +8,7 @@ import os
 
 import numpy as np
 import pytest
+from paths import FOUR_BAR
 
 import drng
 import pga_dyn
@@ -17,7 +18,6 @@ from drng.analysis import batch_report, batch_text
 from drng.regrouping import BaseParameters
 from pga_dyn.cli import main
 from pga_dyn.display import number
-from paths import FOUR_BAR
 
 WEAK_MIMIC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "weak_mimic.urdf")
 #: The fields of an analysis that are times, different on every run.
@@ -38,12 +38,16 @@ def untimed_text(text: str) -> list:
     return [line for line in text.splitlines() if not line.startswith("time:")]
 
 
-@pytest.mark.parametrize("argv, options", [
-    (["puma560", "--certify", "--per-parameter"], {"certify": True, "per_parameter": True}),
-    (["2rru_1rrs"], {}),
-    (["2rru_1rrs", "--no-certify", "--per-parameter"], {"certify": False, "per_parameter": True}),
-    ([WEAK_MIMIC, "--gravity", "3", "-4", "-8"], {"gravity": (3, -4, -8)}),
-], ids=["tree-certified", "loops", "loops-unchecked", "not-certified"])
+@pytest.mark.parametrize(
+    "argv, options",
+    [
+        (["puma560", "--certify", "--per-parameter"], {"certify": True, "per_parameter": True}),
+        (["2rru_1rrs"], {}),
+        (["2rru_1rrs", "--no-certify", "--per-parameter"], {"certify": False, "per_parameter": True}),
+        ([WEAK_MIMIC, "--gravity", "3", "-4", "-8"], {"gravity": (3, -4, -8)}),
+    ],
+    ids=["tree-certified", "loops", "loops-unchecked", "not-certified"],
+)
 def test_analyze_prints_the_report_of_drng_analyze(capsys, argv, options):
     gravity = options.pop("gravity", None)
     robot = robots.load_file(argv[0], gravity=gravity) if gravity else robots.load(argv[0])
@@ -73,18 +77,24 @@ def test_analyze_of_several_robots_prints_the_batch_report(capsys, tmp_path):
     load = lambda name: robots.load(name) if name in robots.available() else robots.load_file(name)  # noqa: E731
     results = drng.nullspaces(targets, load, jobs=1, errors="collect")
     assert code == 2 and rows == batch_report(targets, results)
-    assert rows[0] == {"robot": "puma560", "name": "puma560", **drng.nullspace(robots.load("puma560")).summary(),
-                       "reason": None}
+    assert rows[0] == {
+        "robot": "puma560",
+        "name": "puma560",
+        **drng.nullspace(robots.load("puma560")).summary(),
+        "reason": None,
+    }
     assert rows[2] == {"robot": targets[2], "error": f"{targets[2]}: cannot read the file: No such file or directory"}
     code, out, _ = cli(capsys, "analyze", *targets, "--jobs", "1")
     assert out.rstrip("\n") == batch_text(rows)
 
 
-@pytest.mark.parametrize("argv", [["puma560"], ["puma560", "--keep", "m6", "Izz2"], ["2rru_1rrs"],
-                                  [WEAK_MIMIC, "--gravity", "3", "-4", "-8"]],
-                         ids=["tree", "keep", "loops", "not-certified"])
+@pytest.mark.parametrize(
+    "argv",
+    [["puma560"], ["puma560", "--keep", "m6", "Izz2"], ["2rru_1rrs"], [WEAK_MIMIC, "--gravity", "3", "-4", "-8"]],
+    ids=["tree", "keep", "loops", "not-certified"],
+)
 def test_base_prints_the_report_of_base_parameters(capsys, argv):
-    keep = tuple(argv[argv.index("--keep") + 1:]) if "--keep" in argv else ()
+    keep = tuple(argv[argv.index("--keep") + 1 :]) if "--keep" in argv else ()
     robot = robots.load_file(argv[0], gravity=(3, -4, -8)) if argv[0] == WEAK_MIMIC else robots.load(argv[0])
     bp = drng.base_parameters(robot, keep=keep)
     code, out, _ = cli(capsys, "base", *argv, "--json")
@@ -137,7 +147,8 @@ def test_info_prints_the_report_of_pga_dyn_info(capsys, target):
     assert len(report["bodies"]) == robot.n + 1 and len(report["tree_joints"]) == robot.n
     assert report["parameters"] == 10 * robot.n and len(report["coordinates"]) == robot.nq
     assert sum(b["mass"] for b in report["bodies"][1:]) == pytest.approx(
-        sum(robot.inertial(i).mass for i in range(1, robot.n + 1)), rel=1e-15)
+        sum(robot.inertial(i).mass for i in range(1, robot.n + 1)), rel=1e-15
+    )
     assert ("closure" in report) == robot.constrained
     assert len(report["couplings"]) == len(robot.couplings)
 

@@ -10,16 +10,30 @@ import warnings
 
 import numpy as np
 import pytest
+from oracle import Oracle, erd_path, numerical_rank, pin
 
 import pga_dyn
 import robots
-from drng.identification import (body_bounds, consistent_estimate, drive_gains, export_plan, identifiability,
-                                 identification_model, identify, identify_payload, map_estimate, random_excitation,
-                                 read_trajectory, report, report_text, simulate, write_model)
+from drng.identification import (
+    body_bounds,
+    consistent_estimate,
+    drive_gains,
+    export_plan,
+    identifiability,
+    identification_model,
+    identify,
+    identify_payload,
+    map_estimate,
+    random_excitation,
+    read_trajectory,
+    report,
+    report_text,
+    simulate,
+    write_model,
+)
 from drng.identification.consistency import EXTENT_FACTOR, MASS_BOUNDS
 from drng.identification.estimation import estimate
 from drng.identification.physics import ellipsoid_margin, inertia_ellipsoid
-from oracle import Oracle, erd_path, numerical_rank, pin
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.sampling import sample_states
@@ -65,7 +79,8 @@ def with_payload(robot, path, link, payload):
     model = oracle.model
     frame = model.frames[model.getFrameId(link)]
     model.inertias[frame.parentJoint] = model.inertias[frame.parentJoint] + frame.placement.act(
-        pin.Inertia(payload["mass"], payload["lever"], payload["inertia"]))
+        pin.Inertia(payload["mass"], payload["lever"], payload["inertia"])
+    )
     return oracle
 
 
@@ -129,7 +144,7 @@ def test_inertia_ellipsoid_and_margin_by_hand():
     np.testing.assert_allclose(scaled.axes, 2 * e.axes, rtol=1e-12)
     point = pin.Inertia(3.0, np.array([0.1, 0.05, -0.1]), np.zeros((3, 3))).toDynamicParameters()
     d = np.array([0.1, 0.05, -0.1]) - scaled.center
-    by_hand = 3.0 * (1 - np.sum((scaled.rotation.T @ d) ** 2 / scaled.axes ** 2))
+    by_hand = 3.0 * (1 - np.sum((scaled.rotation.T @ d) ** 2 / scaled.axes**2))
     assert abs(ellipsoid_margin(point, scaled.matrix()) - by_hand) < 1e-12
     flat = pin.Inertia.FromBox(1.0, 1.0, 0.5, 0.0).toDynamicParameters()  # a plate: the floor raises its thin axis
     assert np.isclose(inertia_ellipsoid(flat, 1.0).axes.min(), 0.1 * inertia_ellipsoid(flat, 1.0).axes.max())
@@ -141,7 +156,7 @@ def margin_pinocchio(phi_b, e):
     m - tr(P (Sigma_c + m (c - c_E)(c - c_E)^T)), Sigma_c = 1/2 tr(I_c) 1 - I_c."""
     inertia = pin.Inertia.FromDynamicParameters(np.asarray(phi_b, dtype=float))
     m, c, Ic = inertia.mass, inertia.lever, inertia.inertia
-    P = e.rotation @ np.diag(e.axes ** -2.0) @ e.rotation.T
+    P = e.rotation @ np.diag(e.axes**-2.0) @ e.rotation.T
     sigma = 0.5 * np.trace(Ic) * np.eye(3) - Ic + m * np.outer(c - e.center, c - e.center)
     return m - np.trace(P @ sigma)
 
@@ -158,20 +173,22 @@ def test_extent_keeps_a_body_inside(ur5):
     m, c = phi[2, 0], phi[2, 1:4] / phi[2, 0]
     axis, length = e.rotation[:, np.argmax(e.axes)], 3 * e.axes.max()
     joint = oracle.body_joint("forearm_link")
-    oracle.model.inertias[joint] = pin.Inertia(m, c, m * length ** 2 / 12 * (np.eye(3) - np.outer(axis, axis)))
+    oracle.model.inertias[joint] = pin.Inertia(m, c, m * length**2 / 12 * (np.eye(3) - np.outer(axis, axis)))
     rod = oracle.model.inertias[joint].toDynamicParameters()
     assert np.linalg.eigvalsh(pin.Inertia.FromDynamicParameters(rod).inertia)[0] < 1e-12  # on a line
     model = identification_model(robot)
     traj = random_excitation(robot, model=model, duration=10, rate=100, seed=0).trajectory
     tau = pin_forces(oracle, traj)
-    tau += 0.01 * np.sqrt(np.mean(tau ** 2, axis=0)) * np.random.default_rng(0).standard_normal(tau.shape)
+    tau += 0.01 * np.sqrt(np.mean(tau**2, axis=0)) * np.random.default_rng(0).standard_normal(tau.shape)
     est = estimate(model, traj.with_tau(tau))
     free = consistent_estimate(est, mass_bounds=None, extent=None)
     assert free.min_eigenvalues[2] < 1e-8 and margin_pinocchio(free.phi[2], e) < -0.5
     bounded = consistent_estimate(est)
     assert margin_pinocchio(bounded.phi[2], e) >= -1e-8
     rows = bounded.bounds.report(bounded.phi)
-    assert rows[2]["active"] == ["extent"] and abs(rows[2]["extent_margin"] - margin_pinocchio(bounded.phi[2], e)) < 1e-9
+    assert (
+        rows[2]["active"] == ["extent"] and abs(rows[2]["extent_margin"] - margin_pinocchio(bounded.phi[2], e)) < 1e-9
+    )
     for row, phi_b, phi0 in zip(rows, bounded.phi, phi):
         assert MASS_BOUNDS[0] * phi0[0] - 1e-9 <= phi_b[0] <= MASS_BOUNDS[1] * phi0[0] + 1e-9, row
     phi[2] = rod
@@ -215,8 +232,12 @@ def test_urdf_out_with_friction(tmp_path, ur5):
     written = write_model(full, tmp_path / "ur5_identified.urdf")
     back = robots.load_urdf(written["file"])
     scale = np.abs(full.phi).max()
-    np.testing.assert_allclose(pga_dyn.to_link_parameters(back, pga_dyn.inertial_parameters(back)).reshape(-1, 10),
-                               full.phi, rtol=1e-12, atol=1e-12 * scale)
+    np.testing.assert_allclose(
+        pga_dyn.to_link_parameters(back, pga_dyn.inertial_parameters(back)).reshape(-1, 10),
+        full.phi,
+        rtol=1e-12,
+        atol=1e-12 * scale,
+    )
     oracle = Oracle(back, written["file"])
     np.testing.assert_allclose(oracle.link_parameters(), full.phi, rtol=1e-12, atol=1e-12 * scale)
     extras = dict(zip(model.parameter_names[60:], full.extras))
@@ -246,13 +267,18 @@ def test_mjcf_out_with_friction_and_armature(tmp_path):
     compiled = mujoco.MjModel.from_xml_path(written["file"])
     extras = dict(zip(model.parameter_names[30:], full.extras))
     for attribute, prefix in (("dof_damping", "fv"), ("dof_frictionloss", "fc"), ("dof_armature", "Ia")):
-        np.testing.assert_allclose(getattr(compiled, attribute), [extras[f"{prefix}_j{k}"] for k in (1, 2, 3)],
-                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            getattr(compiled, attribute), [extras[f"{prefix}_j{k}"] for k in (1, 2, 3)], rtol=1e-12, atol=1e-15
+        )
     np.testing.assert_allclose(compiled.body_mass[1:], full.phi[:, 0], rtol=1e-12)
     with pytest.warns(PgaDynWarning, match="joints j1, j2, j3 have an armature"):
         back = robots.load_mjcf(written["file"])
-    np.testing.assert_allclose(pga_dyn.to_link_parameters(back, pga_dyn.inertial_parameters(back)).reshape(-1, 10),
-                               full.phi, rtol=1e-12, atol=1e-12 * np.abs(full.phi).max())
+    np.testing.assert_allclose(
+        pga_dyn.to_link_parameters(back, pga_dyn.inertial_parameters(back)).reshape(-1, 10),
+        full.phi,
+        rtol=1e-12,
+        atol=1e-12 * np.abs(full.phi).max(),
+    )
     assert written["not_written"] == [] and "Ia_j1 regrouped into Izz1R" in written["notes"][0]
     with pytest.raises(PgaDynError, match="robots.write_mjcf"):
         write_model(full, tmp_path / "again.xml")
@@ -265,11 +291,24 @@ def test_cli_mjcf_out(tmp_path, capsys):
     source.write_text(ARM)
     robot = robots.load_mjcf(source)
     traj = random_excitation(robot, duration=6, rate=100, seed=1, friction=True, armature=True).trajectory
-    simulate(robot, traj, extras={"viscous": 0.2, "coulomb": 0.3, "armature": 0.02}, noise=0.01,
-             seed=0)[0].write(tmp_path / "data.csv")
+    simulate(robot, traj, extras={"viscous": 0.2, "coulomb": 0.3, "armature": 0.02}, noise=0.01, seed=0)[0].write(
+        tmp_path / "data.csv"
+    )
     out_file = tmp_path / "identified.xml"
-    code, out, _ = run(["identify", source, tmp_path / "data.csv", "--friction", "--armature", "--consistent",
-                        "-o", out_file, "--json"], capsys)
+    code, out, _ = run(
+        [
+            "identify",
+            source,
+            tmp_path / "data.csv",
+            "--friction",
+            "--armature",
+            "--consistent",
+            "-o",
+            out_file,
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     written = json.loads(out)["written"]
     assert written["format"] == "mjcf" and written["not_written"] == []
@@ -326,16 +365,19 @@ def test_drive_gains(experiments):
     come back to 1e-6 from the payload's mass alone; without a positive mass, an error."""
     model, unloaded, loaded = experiments
     gains = np.array([12.0, 25.0, 9.0, 3.0, 2.5, 1.8])
-    result = drive_gains(model, unloaded.with_tau(unloaded.tau / gains), loaded.with_tau(loaded.tau / gains),
-                         "tool0", PAYLOAD["mass"])
+    result = drive_gains(
+        model, unloaded.with_tau(unloaded.tau / gains), loaded.with_tau(loaded.tau / gains), "tool0", PAYLOAD["mass"]
+    )
     np.testing.assert_allclose(result.gains, gains, rtol=1e-6)
     truth = payload_phi(PAYLOAD)
     np.testing.assert_allclose(result.payload, truth, atol=1e-6 * np.abs(truth).max())
     np.testing.assert_allclose(result.beta, estimate(model, unloaded).beta, rtol=1e-6, atol=1e-9)
     assert [g["coordinate"] for g in result.report()["gains"]] == list(model.robot.actuated_names)
     rng = np.random.default_rng(5)  # 1 % noise on the currents: every gain within 4 standard deviations
-    noisy = [data.with_tau(data.tau / gains * (1 + 0.01 * rng.standard_normal(data.tau.shape)))
-             for data in (unloaded, loaded)]
+    noisy = [
+        data.with_tau(data.tau / gains * (1 + 0.01 * rng.standard_normal(data.tau.shape)))
+        for data in (unloaded, loaded)
+    ]
     result = drive_gains(model, *noisy, "tool0", PAYLOAD["mass"])
     assert np.all(np.abs(result.gains - gains) < 4 * result.std) and np.all(result.std < 0.05 * gains)
     with pytest.raises(PgaDynError, match="positive number of kg"):
@@ -365,12 +407,15 @@ def puma_files(tmp_path_factory):
 def test_cli_writes_what_the_format_holds(tmp_path, capsys, puma_files):
     robot, files = puma_files
     out_file = tmp_path / "puma_identified.urdf"
-    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--consistent",
-                        "-o", out_file], capsys)
+    code, out, _ = run(
+        ["identify", "puma560", files["data"], "--friction", "--armature", "--consistent", "-o", out_file], capsys
+    )
     assert code == 0 and os.path.exists(out_file)
     assert "written:          " + str(out_file) + " (URDF): inertials of 6 bodies; damping: fv_joint1" in out
     assert "friction: fc_joint1" in out
-    assert "  not written:    Ia_joint1, Ia_joint2, Ia_joint3, Ia_joint4, Ia_joint5, Ia_joint6: URDF has no rotor" in out
+    assert (
+        "  not written:    Ia_joint1, Ia_joint2, Ia_joint3, Ia_joint4, Ia_joint5, Ia_joint6: URDF has no rotor" in out
+    )
     line = next(line for line in out.splitlines() if line.split()[:1] == ["Ia_joint1"])
     assert "not identifiable separately: regrouped into Izz1R" in line
     model = pin.buildModelFromUrdf(str(out_file))
@@ -386,8 +431,9 @@ def test_cli_failed_check_prints_the_estimate(tmp_path, capsys, puma_files):
     assert code == 2 and not os.path.exists(out_file)
     assert "Identified parameters" in out and "Full parameters: MAP estimate" in out and "NOT physically" in out
     assert "-o " + str(out_file) + ": the map estimate is not physically consistent, no file written" in err
-    code, out, err = run(["identify", "puma560", files["data"], "--friction", "--map", "-o", out_file, "--json"],
-                         capsys)
+    code, out, err = run(
+        ["identify", "puma560", files["data"], "--friction", "--map", "-o", out_file, "--json"], capsys
+    )
     assert code == 2 and json.loads(out)["full"]["violations"] and "written" not in json.loads(out)
 
 
@@ -395,9 +441,35 @@ def test_cli_payload_and_bounds(capsys, puma_files):
     """--payload prints the library's payload report; --mass-bounds, --extent, --ellipsoid reach the
     consistent estimate (its report's bounds); the help states the library's defaults."""
     robot, files = puma_files
-    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--no-hold-out", "--payload", "link6",
-                        files["loaded"], "--consistent", "--mass-bounds", 0.8, 1.5, "--extent", 3,
-                        "--ellipsoid", "link6", 0, 0, 0.03, 0.1, 0.1, 0.1, "--json"], capsys)
+    code, out, _ = run(
+        [
+            "identify",
+            "puma560",
+            files["data"],
+            "--friction",
+            "--armature",
+            "--no-hold-out",
+            "--payload",
+            "link6",
+            files["loaded"],
+            "--consistent",
+            "--mass-bounds",
+            0.8,
+            1.5,
+            "--extent",
+            3,
+            "--ellipsoid",
+            "link6",
+            0,
+            0,
+            0.03,
+            0.1,
+            0.1,
+            0.1,
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     result = json.loads(out)
     data = read_trajectory(robot, files["data"], require_tau=True)
@@ -409,8 +481,20 @@ def test_cli_payload_and_bounds(capsys, puma_files):
     assert bounds["link2"]["mass_bounds"] == [0.8 * 17.4, 1.5 * 17.4]
     assert bounds["link2"]["source"] == "mass 0.8-1.5 x model; ellipsoid of the model inertia x 3"
     assert bounds["link6"]["source"].endswith("ellipsoid given on link6")
-    code, out, _ = run(["identify", "puma560", files["data"], "--friction", "--armature", "--no-hold-out", "--payload", "link6",
-                        files["loaded"]], capsys)
+    code, out, _ = run(
+        [
+            "identify",
+            "puma560",
+            files["data"],
+            "--friction",
+            "--armature",
+            "--no-hold-out",
+            "--payload",
+            "link6",
+            files["loaded"],
+        ],
+        capsys,
+    )
     assert code == 0 and "Payload on link6 (body link6)" in out
     with pytest.raises(SystemExit):
         main(["identify", "--help"])

@@ -4,12 +4,11 @@ import importlib.util
 import os
 
 import numpy as np
+import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 import pytest
 
 import robots
 from pga_dyn.errors import PgaDynError
-
-import pinocchio as pin  # noqa: E402  (the test extra installs it: a missing oracle is a failure)
 
 # Corke and Armstrong-Helouvry (1994), standard DH (their consensus table; docs/robots.md):
 # d, a, alpha, mass, COM in DH frame {i}, principal inertias about the COM.
@@ -64,14 +63,27 @@ def se3(m):
 def go2_source():
     """The public Go2 description of example-robot-data, which tests/make_go2.py converts."""
     from oracle import erd_path
+
     return erd_path("go2_description/urdf/go2.urdf")
 
 
 # -- loading --------------------------------------------------------------------------------
 
+
 def test_available():
-    assert robots.available() == ["2prs_1psr", "2rru_1rrs", "3prs", "3rrr", "3ups_1up", "6sps", "6ups", "delta",
-                                  "five_bar", "go2", "puma560"]
+    assert robots.available() == [
+        "2prs_1psr",
+        "2rru_1rrs",
+        "3prs",
+        "3rrr",
+        "3ups_1up",
+        "6sps",
+        "6ups",
+        "delta",
+        "five_bar",
+        "go2",
+        "puma560",
+    ]
     for name in robots.available():
         assert os.path.exists(robots.data_path(name))
 
@@ -114,6 +126,7 @@ def test_puma560_load_accepts_floating():
 
 
 # -- Puma560 against the DH table and Pinocchio -------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def puma_pin():
@@ -166,6 +179,7 @@ def test_puma560_link1_massless_inertia_kept(puma_pin):
 @pytest.mark.parametrize("gravity", [(0.0, 0.0, -9.81), (9.81, 0.0, 0.0)])
 def test_puma560_regressor_equals_pinocchio(gravity):
     from oracle import Oracle, random_states
+
     from pga_dyn import tp_regressor as tp
 
     robot = robots.load("puma560", gravity=gravity)
@@ -179,6 +193,7 @@ def test_puma560_regressor_equals_pinocchio(gravity):
 
 
 # -- Go2: generated file against the public description ----------------------------------
+
 
 def make_go2():
     """The generator of robots/data/go2.urdf (tests/make_go2.py: a maintainer's script, not installed)."""

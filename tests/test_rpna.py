@@ -5,21 +5,19 @@ Each model is checked three ways: the RPNA's figures against the paper, the RPNA
 against the numerical nullspace (random samples + SVD) and against the certified DRNG subspace.
 """
 
-
 import numpy as np
 import pytest
+import rpna_models as rm
 
 import drng
+import drng.rpna_algorithms as rpna_module  # noqa: E402
 import robots
-import rpna_models as rm
 from drng.classification import ALONE, COMBINATION, UNIDENTIFIABLE, Row
 from drng.comparison import ANGLE_TOL, largest_angle
+from pga_dyn.conventions import LINK_PARAM_NAMES
 from pga_dyn.errors import PgaDynError
 from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
-from pga_dyn.conventions import LINK_PARAM_NAMES
 from pga_dyn.tp_regressor import from_link_parameters, link_map
-
-import drng.rpna_algorithms as rpna_module  # noqa: E402
 
 # name -> (builder, identifiable, nullspace)
 MODELS = {
@@ -60,6 +58,7 @@ def numerical_of(name):
 
 
 # -- dimensions and per-body figures ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_dimensions(name):
@@ -118,6 +117,7 @@ def test_per_body_figures(name):
 
 
 # -- the subspaces --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", list(MODELS))
 def test_subspace_equals_numerical_and_drng(name):
@@ -197,12 +197,13 @@ def _mixed_tree(gravity):
 
     rng = np.random.default_rng(7)
     links = [LinkSpec("base")] + [LinkSpec(f"l{k}", rm.random_inertial(rng)) for k in range(1, 6)]
-    joints = [JointSpec("j1", "R", "base", "l1", pose([1, 2, 3], 0.4, [0.1, 0.2, 0.3]), np.array([[0, 0, 1.0]])),
-              JointSpec("j2", "U", "l1", "l2", pose([0, 1, 1], 0.7, [0.3, 0.0, 0.1]),
-                        np.array([[1, 0, 0.0], [0, 1, 0.0]])),
-              JointSpec("j3", "P", "l2", "l3", pose([1, 0, 1], 0.2, [0.2, 0.1, 0.0]), np.array([[0, 1, 1.0]])),
-              JointSpec("j4", "S", "l1", "l4", pose([1, 1, 0], 0.5, [0.0, 0.3, 0.1])),
-              JointSpec("j5", "R", "l4", "l5", pose([0, 0, 1], 0.3, [0.2, 0.0, 0.0]), np.array([[1, 0, 0.0]]))]
+    joints = [
+        JointSpec("j1", "R", "base", "l1", pose([1, 2, 3], 0.4, [0.1, 0.2, 0.3]), np.array([[0, 0, 1.0]])),
+        JointSpec("j2", "U", "l1", "l2", pose([0, 1, 1], 0.7, [0.3, 0.0, 0.1]), np.array([[1, 0, 0.0], [0, 1, 0.0]])),
+        JointSpec("j3", "P", "l2", "l3", pose([1, 0, 1], 0.2, [0.2, 0.1, 0.0]), np.array([[0, 1, 1.0]])),
+        JointSpec("j4", "S", "l1", "l4", pose([1, 1, 0], 0.5, [0.0, 0.3, 0.1])),
+        JointSpec("j5", "R", "l4", "l5", pose([0, 0, 1], 0.3, [0.2, 0.0, 0.0]), np.array([[1, 0, 0.0]])),
+    ]
     return Robot("mixed", links, joints, gravity=gravity)
 
 
@@ -225,11 +226,20 @@ def test_all_joint_types(gravity, null):
 def test_u_chain_is_blockwise_and_equals_drng():
     """A 40-body chain of alternating R and U joints: RPNA's block-form basis spans DRNG's (an
     independent method, proven on trees) and has Pinocchio's dimension."""
-    from drng.result import rank
     from random_trees import AXES, pinocchio_nullspace, tree
 
-    joints = [(k, "U" if k % 2 else "R", [AXES[k % 5], AXES[(k + 2) % 5]] if k % 2 else [AXES[(k + 3) % 5]],
-               (0.1 * (k % 3), 0.2, 0.05 * (k % 4)), (0.3, 0.2 * (k % 2), -0.4)) for k in range(40)]
+    from drng.result import rank
+
+    joints = [
+        (
+            k,
+            "U" if k % 2 else "R",
+            [AXES[k % 5], AXES[(k + 2) % 5]] if k % 2 else [AXES[(k + 3) % 5]],
+            (0.1 * (k % 3), 0.2, 0.05 * (k % 4)),
+            (0.3, 0.2 * (k % 2), -0.4),
+        )
+        for k in range(40)
+    ]
     robot = tree(joints, name="RU chain")
     result, proven = drng.rpna(robot), drng.nullspace(robot)
     assert result.dim == proven.dim == pinocchio_nullspace(robot)[0]
@@ -241,13 +251,18 @@ def test_rejects_loops_and_couplings():
     z = np.array([[0.0, 0.0, 1.0]])
     shift = np.eye(4)
     shift[0, 3] = 1.0
-    joints = [JointSpec("ja", "R", "base", "a", np.eye(4), z), JointSpec("jb", "R", "a", "b", shift, z),
-              JointSpec("jc", "R", "base", "c", shift, z)]
+    joints = [
+        JointSpec("ja", "R", "base", "a", np.eye(4), z),
+        JointSpec("jb", "R", "a", "b", shift, z),
+        JointSpec("jc", "R", "base", "c", shift, z),
+    ]
     loop = Robot("four_bar_like", links, joints, loops=[LoopSpec("close", "R", "b", "c", shift, shift, z)])
     with pytest.raises(PgaDynError, match="four_bar_like"):
         drng.rpna(loop)
-    mimic = [JointSpec("ja", "R", "base", "a", np.eye(4), z),
-             JointSpec("jb", "R", "a", "b", shift, z, mimic=("ja", 2.0, 0.0))]
+    mimic = [
+        JointSpec("ja", "R", "base", "a", np.eye(4), z),
+        JointSpec("jb", "R", "a", "b", shift, z, mimic=("ja", 2.0, 0.0)),
+    ]
     coupled = Robot("mimic_pair", links[:3], mimic)
     with pytest.raises(PgaDynError, match="mimic_pair"):
         drng.rpna(coupled)
@@ -266,6 +281,7 @@ def test_functions_after_module_import():
 
 
 # -- classification -----------------------------------------------------------------------------
+
 
 def independent_classes(robot, result):
     """Classes computed here from a nullspace basis by rank tests, without drng.classify:
@@ -299,8 +315,9 @@ def as_dict(rows):
     return {(r.body, r.parameter): r.cls for r in rows}
 
 
-@pytest.mark.parametrize("name", ["2r_parallel", "2r_perpendicular", "puma", "puma_no_gravity",
-                                  "cheetah_leg_floating", "puma560_gravity_x"])
+@pytest.mark.parametrize(
+    "name", ["2r_parallel", "2r_perpendicular", "puma", "puma_no_gravity", "cheetah_leg_floating", "puma560_gravity_x"]
+)
 def test_classify_matches_independent_numerical(name):
     robot = build(name)
     rows = drng.classify(robot)  # from the RPNA
@@ -338,8 +355,7 @@ def test_classify_2r_parallel_by_hand():
 # unidentifiable), rows in the paper's order m, mcx, mcy, mcz, Ixx, Iyy, Izz, Iyz, Ixz, Ixy.
 PAPER_ORDER = ("m", "mcx", "mcy", "mcz", "Ixx", "Iyy", "Izz", "Iyz", "Ixz", "Ixy")
 PAPER_TABLES = {
-    "puma": ["xxoooo", "xoo***", "x*ooo*", "xxoooo", "xooooo", "xooooo", "ooooo*", "x*****", "xo****",
-             "x*o***"],
+    "puma": ["xxoooo", "xoo***", "x*ooo*", "xxoooo", "xooooo", "xooooo", "ooooo*", "x*****", "xo****", "x*o***"],
     "scara": ["xooo", "xoo*", "xoo*", "xxxx", "xxxx", "xxxx", "ooo*", "xxxx", "xxxx", "xxxx"],
     "cheetah_leg_fixed": ["xoo", "*o*", "o**", "xoo", "xoo", "xoo", "oo*", "x**", "xo*", "x**"],
     # Table 5, free case, leg bodies only
@@ -353,8 +369,7 @@ def test_classify_reproduces_paper_tables(name):
     robot = build(name)
     rows = as_dict(drng.classify(robot))
     bodies = [b for b in robot.body_names if b != "torso"]
-    paper = {(b, p): SYMBOL[line[k]] for p, line in zip(PAPER_ORDER, PAPER_TABLES[name])
-             for k, b in enumerate(bodies)}
+    paper = {(b, p): SYMBOL[line[k]] for p, line in zip(PAPER_ORDER, PAPER_TABLES[name]) for k, b in enumerate(bodies)}
     differ = {key for key in paper if rows[key] != paper[key]}
     if name == "cheetah_leg_floating":
         # Table 5 marks the hip's Ixz as identifiable alone in the free case (and in combination
@@ -368,6 +383,7 @@ def test_classify_reproduces_paper_tables(name):
 
 
 # -- compare ------------------------------------------------------------------------------------
+
 
 def test_largest_angle():
     e = np.eye(4)
@@ -391,8 +407,13 @@ def test_compare():
     assert comparison.agree and comparison.dims == {"drng": 26, "rpna": 26, "numerical": 26}
     assert not comparison.notes
     # couplings: RPNA is skipped, the rules fall short and the certificate completes them, and says so
-    text = open(robots.data_path("puma560")).read().replace(
-        '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>')
+    text = (
+        open(robots.data_path("puma560"))
+        .read()
+        .replace(
+            '<joint name="joint3" type="revolute">', '<joint name="joint3" type="revolute"><mimic joint="joint2"/>'
+        )
+    )
     comparison = drng.compare(robots.parse_urdf(text, "coupled_puma.urdf"), samples=60)
     assert comparison.agree and "rpna" not in comparison.dims
     assert any("completed numerically" in note for note in comparison.notes)

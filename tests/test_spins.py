@@ -16,15 +16,15 @@ import os
 
 import numpy as np
 import pytest
+from fixture_oracle import file_nullity, nullity
+from oracle import TreeOracle, pin
+from test_loops import joint, link, loop, robot_xml
 
 import drng
 import robots
-from fixture_oracle import file_nullity, nullity
-from oracle import TreeOracle, pin
 from pga_dyn import PgaDynError
 from pga_dyn.loops import constraints, spin_vector
 from pga_dyn.sampling import sample_states
-from test_loops import joint, link, loop, robot_xml
 
 #: Ball centres of the RSSR rod at q0: A on the crank's tip, B on the rocker's tip.
 A, B = np.array([0.2, 0.0, 0.0]), np.array([0.6, 0.3, 0.25])
@@ -40,22 +40,37 @@ def rpy_of(u):
 def axial_inertial(mass, com, u, transverse=0.004, axial=0.0005):
     """An <inertial> symmetric about the direction u: moments (transverse, transverse, axial) in a
     frame whose z is u."""
-    return (f'<inertial><mass value="{mass}"/><origin xyz="{com[0]} {com[1]} {com[2]}" rpy="{rpy_of(u)}"/>'
-            f'<inertia ixx="{transverse}" ixy="0" ixz="0" iyy="{transverse}" iyz="0" izz="{axial}"/></inertial>')
+    return (
+        f'<inertial><mass value="{mass}"/><origin xyz="{com[0]} {com[1]} {com[2]}" rpy="{rpy_of(u)}"/>'
+        f'<inertia ixx="{transverse}" ixy="0" ixz="0" iyy="{transverse}" iyz="0" izz="{axial}"/></inertial>'
+    )
 
 
 def rssr(com_offset=0.0, ixy=0.0):
     """The RSSR linkage: crank (actuated, about z at the origin), rod (ball joint at A, its frame at
     A), rocker (about x at C = (0.6, 0.3, 0)), the rod's far end B on the rocker by a ball loop."""
     com = (B - A) / 2 + np.array([0.0, 0.0, com_offset])
-    rod = (f'<link name="rod">{axial_inertial(0.8, com, U)}</link>' if not ixy else
-           f'<link name="rod"><inertial><mass value="0.8"/><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
-           f'<inertia ixx="0.004" ixy="{ixy}" ixz="0" iyy="0.003" iyz="0" izz="0.002"/></inertial></link>')
+    rod = (
+        f'<link name="rod">{axial_inertial(0.8, com, U)}</link>'
+        if not ixy
+        else f'<link name="rod"><inertial><mass value="0.8"/><origin xyz="{com[0]} {com[1]} {com[2]}"/>'
+        f'<inertia ixx="0.004" ixy="{ixy}" ixz="0" iyy="0.003" iyz="0" izz="0.002"/></inertial></link>'
+    )
     return robot_xml(
         "rssr",
-        link("base"), link("crank", 1.0, (0.1, 0.01, 0.0)), rod, link("rocker", 0.9, (0.0, 0.02, 0.12)),
-        joint("crank_joint", "revolute", "base", "crank", "0 0 0", "0 0 1",
-              extra='<limit lower="-0.5" upper="0.5" effort="1" velocity="1"/>'),
+        link("base"),
+        link("crank", 1.0, (0.1, 0.01, 0.0)),
+        rod,
+        link("rocker", 0.9, (0.0, 0.02, 0.12)),
+        joint(
+            "crank_joint",
+            "revolute",
+            "base",
+            "crank",
+            "0 0 0",
+            "0 0 1",
+            extra='<limit lower="-0.5" upper="0.5" effort="1" velocity="1"/>',
+        ),
         joint("ball_A", "spherical", "crank", "rod", "0.2 0 0", attrs='independent="false"'),
         joint("rocker_joint", "revolute", "base", "rocker", "0.6 0.3 0", "1 0 0", attrs='independent="false"'),
         loop("ball_B", "spherical", "rod", " ".join(map(str, B - A)), "rocker", "0 0 0.25"),
@@ -98,7 +113,7 @@ def test_rssr_nullspace_equals_pinocchio_with_the_same_lock():
     # the rod's inertia about its line is in the nullspace, stated as the free-spin rule
     rod = robot.body_index("rod")
     vector = np.zeros(10 * robot.n)
-    vector[10 * (rod - 1):10 * rod] = spin_vector(robot, constraints(robot).spins[0])
+    vector[10 * (rod - 1) : 10 * rod] = spin_vector(robot, constraints(robot).spins[0])
     basis = result.basis
     assert np.linalg.norm(vector - basis @ np.linalg.lstsq(basis, vector, rcond=None)[0]) < 1e-9
     assert any(p["rule"] == "free spin" for p in result.provenance)
@@ -107,10 +122,17 @@ def test_rssr_nullspace_equals_pinocchio_with_the_same_lock():
 OFF = 0.05 * np.linalg.norm(np.cross([0.0, 0.0, 1.0], U))  # the distance of a centre of mass moved 0.05 along z
 
 
-@pytest.mark.parametrize("text,why", [(rssr(com_offset=0.05), f"centre of mass lies {OFF:.3g} m off the line"),
-                                      (rssr(ixy=0.001), "inertia is not symmetric about the line")])
+@pytest.mark.parametrize(
+    "text,why",
+    [
+        (rssr(com_offset=0.05), f"centre of mass lies {OFF:.3g} m off the line"),
+        (rssr(ixy=0.001), "inertia is not symmetric about the line"),
+    ],
+)
 def test_a_rod_not_symmetric_about_its_line_is_refused_naming_it(text, why):
-    with pytest.raises(PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: its {why}"):
+    with pytest.raises(
+        PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: its {why}"
+    ):
         constraints(robots.parse_urdf(text, where="rssr"))
 
 
@@ -124,8 +146,10 @@ def ext_link(name, mass=None, com=(0.0, 0.0, 0.0), u=None):
 
 def ext_joint(name, kind, parent, child, xyz=(0.0, 0.0, 0.0), axis=(0.0, 0.0, 1.0), rpy=(0.0, 0.0, 0.0)):
     ax = "" if kind == "fixed" else f'<axis xyz="{axis[0]} {axis[1]} {axis[2]}"/>'
-    return (f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
-            f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>{ax}</joint>')
+    return (
+        f'<joint name="{name}" type="{kind}"><parent link="{parent}"/><child link="{child}"/>'
+        f'<origin xyz="{xyz[0]} {xyz[1]} {xyz[2]}" rpy="{rpy[0]} {rpy[1]} {rpy[2]}"/>{ax}</joint>'
+    )
 
 
 def write_pair(folder, name, urdf, yaml):
@@ -144,9 +168,15 @@ def delta(folder):
     radius 0.05 hung from the first rod by a ball joint and closed on the five others (3D). The
     parallelograms keep the platform's orientation; each rod spins freely about its own line."""
     R, L, r, l, w = 0.2, 0.2, 0.05, 0.5, 0.04
-    h = np.sqrt(l ** 2 - (R + L - r) ** 2)
+    h = np.sqrt(l**2 - (R + L - r) ** 2)
     corner = r * np.array([1.0, 0.0, 0.0]) + w * np.array([0.0, 1.0, 0.0])  # rod 1a's attachment: the platform's frame
-    parts, joints, loops, spherical, lines = [ext_link("base"), ext_link("platform", 0.3, (-corner[0], -corner[1], -0.01))], [], [], [], {}
+    parts, joints, loops, spherical, lines = (
+        [ext_link("base"), ext_link("platform", 0.3, (-corner[0], -corner[1], -0.01))],
+        [],
+        [],
+        [],
+        {},
+    )
     for i, theta in enumerate(np.radians([0.0, 120.0, 240.0]), start=1):
         e, t = np.array([np.cos(theta), np.sin(theta), 0.0]), np.array([-np.sin(theta), np.cos(theta), 0.0])
         parts.append(ext_link(f"crank{i}", 0.4, (L / 2, 0.0, 0.0)))
@@ -157,27 +187,42 @@ def delta(folder):
             name = f"rod{i}{side}"
             lines[name] = u
             parts += [ext_link(name, 0.05, rod / 2, u), ext_link(f"end{i}{side}"), ext_link(f"att{i}{side}")]
-            joints += [ext_joint(f"ball{i}{side}", "revolute", f"crank{i}", name, (L, sign * w, 0.0), rpy=(0.0, 0.0, -theta)),
-                       ext_joint(f"end{i}{side}_frame", "fixed", name, f"end{i}{side}", rod),
-                       ext_joint(f"att{i}{side}_frame", "fixed", "platform", f"att{i}{side}", r * e + sign * w * t - corner)]
+            joints += [
+                ext_joint(f"ball{i}{side}", "revolute", f"crank{i}", name, (L, sign * w, 0.0), rpy=(0.0, 0.0, -theta)),
+                ext_joint(f"end{i}{side}_frame", "fixed", name, f"end{i}{side}", rod),
+                ext_joint(f"att{i}{side}_frame", "fixed", "platform", f"att{i}{side}", r * e + sign * w * t - corner),
+            ]
             spherical.append(f"ball{i}{side}")
             if name != "rod1a":
                 loops.append(f"['end{i}{side}', 'att{i}{side}']")
     # the platform hangs from rod 1a's far end by a ball joint there (the platform's frame, world-aligned)
-    joints.append(ext_joint("ball_platform", "revolute", "rod1a", "platform", (r - R - L) * np.array([1.0, 0.0, 0.0])
-                            + np.array([0.0, 0.0, -h])))
+    joints.append(
+        ext_joint(
+            "ball_platform",
+            "revolute",
+            "rod1a",
+            "platform",
+            (r - R - L) * np.array([1.0, 0.0, 0.0]) + np.array([0.0, 0.0, -h]),
+        )
+    )
     spherical.append("ball_platform")
     urdf = f'<robot name="delta">{"".join(parts)}{"".join(joints)}</robot>'
-    yaml = (f"closed_loop: [{', '.join(loops)}]\ntype: [{', '.join(['3D'] * len(loops))}]\n"
-            f"name_mot: ['mot1', 'mot2', 'mot3']\njoint_name: {spherical}\njoint_type: {['SPHERICAL'] * len(spherical)}\n")
+    yaml = (
+        f"closed_loop: [{', '.join(loops)}]\ntype: [{', '.join(['3D'] * len(loops))}]\n"
+        f"name_mot: ['mot1', 'mot2', 'mot3']\njoint_name: {spherical}\njoint_type: {['SPHERICAL'] * len(spherical)}\n"
+    )
     return (*write_pair(folder, "delta", urdf, yaml), lines)
 
 
 def oracle_free(robot, motors):
     """Pinocchio's velocity indices of every joint not named in the YAML's name_mot."""
     model = TreeOracle(robot).model
-    return [k for joint, name in zip(model.joints[1:], model.names[1:]) if name not in motors
-            for k in range(joint.idx_v, joint.idx_v + joint.nv)]
+    return [
+        k
+        for joint, name in zip(model.joints[1:], model.names[1:])
+        if name not in motors
+        for k in range(joint.idx_v, joint.idx_v + joint.nv)
+    ]
 
 
 def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
@@ -189,8 +234,9 @@ def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
     result = drng.nullspace(robot)
     assert result.certified, result.certificate
     locks = [(robot.body_index(name), u) for name, u in lines.items()]  # rod frames are world-aligned at q0
-    dim, gap, _, _ = file_nullity(robot, text, locks=locks, free=oracle_free(robot, ("mot1", "mot2", "mot3")),
-                                  spread=0.3, hops=2)
+    dim, gap, _, _ = file_nullity(
+        robot, text, locks=locks, free=oracle_free(robot, ("mot1", "mot2", "mot3")), spread=0.3, hops=2
+    )
     assert gap > 1e6
     assert result.dim == dim
 
@@ -199,16 +245,24 @@ def five_bar_6d(folder):
     """A planar five-bar (cranks 0.3 along y at x = -+0.2, distal links 0.5 meeting above the middle
     at q0, axes along z) closed by a 6D weld of a pin on the left distal link's tip to the right
     distal link's tip frame."""
-    parts = [ext_link("base"), ext_link("crank1", 0.5, (0.0, 0.15, 0.0)), ext_link("crank2", 0.5, (0.0, 0.15, 0.0)),
-             ext_link("distal1", 0.4, (0.1, 0.1, 0.0)), ext_link("distal2", 0.4, (-0.1, 0.1, 0.0)),
-             ext_link("pin", 0.1, (0.0, 0.0, 0.0)), ext_link("tip2")]
-    d1, d2 = np.array([0.2, np.sqrt(0.5 ** 2 - 0.2 ** 2), 0.0]), np.array([-0.2, np.sqrt(0.5 ** 2 - 0.2 ** 2), 0.0])
-    joints = [ext_joint("mot1", "revolute", "base", "crank1", (-0.2, 0.0, 0.0)),
-              ext_joint("mot2", "revolute", "base", "crank2", (0.2, 0.0, 0.0)),
-              ext_joint("free1", "revolute", "crank1", "distal1", (0.0, 0.3, 0.0)),
-              ext_joint("free2", "revolute", "crank2", "distal2", (0.0, 0.3, 0.0)),
-              ext_joint("pin_joint", "revolute", "distal1", "pin", d1),
-              ext_joint("tip2_frame", "fixed", "distal2", "tip2", d2)]
+    parts = [
+        ext_link("base"),
+        ext_link("crank1", 0.5, (0.0, 0.15, 0.0)),
+        ext_link("crank2", 0.5, (0.0, 0.15, 0.0)),
+        ext_link("distal1", 0.4, (0.1, 0.1, 0.0)),
+        ext_link("distal2", 0.4, (-0.1, 0.1, 0.0)),
+        ext_link("pin", 0.1, (0.0, 0.0, 0.0)),
+        ext_link("tip2"),
+    ]
+    d1, d2 = np.array([0.2, np.sqrt(0.5**2 - 0.2**2), 0.0]), np.array([-0.2, np.sqrt(0.5**2 - 0.2**2), 0.0])
+    joints = [
+        ext_joint("mot1", "revolute", "base", "crank1", (-0.2, 0.0, 0.0)),
+        ext_joint("mot2", "revolute", "base", "crank2", (0.2, 0.0, 0.0)),
+        ext_joint("free1", "revolute", "crank1", "distal1", (0.0, 0.3, 0.0)),
+        ext_joint("free2", "revolute", "crank2", "distal2", (0.0, 0.3, 0.0)),
+        ext_joint("pin_joint", "revolute", "distal1", "pin", d1),
+        ext_joint("tip2_frame", "fixed", "distal2", "tip2", d2),
+    ]
     urdf = f'<robot name="five_bar_6d">{"".join(parts)}{"".join(joints)}</robot>'
     yaml = "closed_loop: [['pin', 'tip2']]\ntype: ['6d']\nname_mot: ['mot1', 'mot2']\n"
     return write_pair(folder, "five_bar_6d", urdf, yaml)
@@ -231,16 +285,25 @@ def leg_3r(folder):
     """The RSSR linkage in the layout of Gepetto's legs: the ball joint at A made of three revolute
     joints about x, y, z through massless links (ball_A_rev0..2), the one at B a 3D closure of the
     rod's end frame and the rocker's tip frame."""
-    parts = [ext_link("base"), ext_link("crank", 1.0, (0.1, 0.01, 0.0)), ext_link("a1"), ext_link("a2"),
-             ext_link("rod", 0.8, (B - A) / 2, U), ext_link("rocker", 0.9, (0.0, 0.02, 0.12)), ext_link("rod_end"),
-             ext_link("rocker_tip")]
-    joints = [ext_joint("crank_joint", "revolute", "base", "crank"),
-              ext_joint("ball_A_rev0", "revolute", "crank", "a1", A, (1.0, 0.0, 0.0)),
-              ext_joint("ball_A_rev1", "revolute", "a1", "a2", axis=(0.0, 1.0, 0.0)),
-              ext_joint("ball_A_rev2", "revolute", "a2", "rod"),
-              ext_joint("rocker_joint", "revolute", "base", "rocker", (0.6, 0.3, 0.0), (1.0, 0.0, 0.0)),
-              ext_joint("rod_end_frame", "fixed", "rod", "rod_end", B - A),
-              ext_joint("rocker_tip_frame", "fixed", "rocker", "rocker_tip", (0.0, 0.0, 0.25))]
+    parts = [
+        ext_link("base"),
+        ext_link("crank", 1.0, (0.1, 0.01, 0.0)),
+        ext_link("a1"),
+        ext_link("a2"),
+        ext_link("rod", 0.8, (B - A) / 2, U),
+        ext_link("rocker", 0.9, (0.0, 0.02, 0.12)),
+        ext_link("rod_end"),
+        ext_link("rocker_tip"),
+    ]
+    joints = [
+        ext_joint("crank_joint", "revolute", "base", "crank"),
+        ext_joint("ball_A_rev0", "revolute", "crank", "a1", A, (1.0, 0.0, 0.0)),
+        ext_joint("ball_A_rev1", "revolute", "a1", "a2", axis=(0.0, 1.0, 0.0)),
+        ext_joint("ball_A_rev2", "revolute", "a2", "rod"),
+        ext_joint("rocker_joint", "revolute", "base", "rocker", (0.6, 0.3, 0.0), (1.0, 0.0, 0.0)),
+        ext_joint("rod_end_frame", "fixed", "rod", "rod_end", B - A),
+        ext_joint("rocker_tip_frame", "fixed", "rocker", "rocker_tip", (0.0, 0.0, 0.25)),
+    ]
     urdf = f'<robot name="leg_3r">{"".join(parts)}{"".join(joints)}</robot>'
     yaml = "closed_loop: [['rod_end', 'rocker_tip']]\ntype: ['3D']\nname_mot: ['crank_joint']\n"
     return write_pair(folder, "leg_3r", urdf, yaml)
@@ -253,6 +316,7 @@ def test_a_leg_whose_ball_joint_is_three_revolutes_locks_the_rod(tmp_path):
     assert spin.name == "rod" and set(spin.joints) <= {"ball_A_rev0", "ball_A_rev1", "ball_A_rev2"}
     result = drng.nullspace(robot)
     assert result.certified
-    dim, gap, _, _ = file_nullity(robot, text, locks=[(robot.body_index("rod"), U)],
-                                  free=oracle_free(robot, ("crank_joint",)), spread=0.4)
+    dim, gap, _, _ = file_nullity(
+        robot, text, locks=[(robot.body_index("rod"), U)], free=oracle_free(robot, ("crank_joint",)), spread=0.4
+    )
     assert gap > 1e6 and result.dim == dim

@@ -39,9 +39,12 @@ def within(module: str, prefix: str) -> bool:
 
 
 #: The modules of the three packages (subpackages included), the CLI excepted.
-SOURCES = {module_name(path): path.read_text(encoding="utf-8")
-           for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
-           if not within(module_name(path), CLI)}
+SOURCES = {
+    module_name(path): path.read_text(encoding="utf-8")
+    for package in PACKAGES
+    for path in sorted((ROOT / package).rglob("*.py"))
+    if not within(module_name(path), CLI)
+}
 
 
 def decorator_name(node: ast.expr) -> str:
@@ -118,10 +121,17 @@ def dangling_annotations(source: str) -> list:
     found = []
     for name, node, _ in public_functions(tree.body):
         args = node.args
-        annotations = [a.annotation for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
-                       if a is not None and a.annotation is not None] + [node.returns] * (node.returns is not None)
-        found += [f"{name}: {unbound}" for annotation in annotations for unbound in annotation_names(annotation)
-                  if unbound not in known]
+        annotations = [
+            a.annotation
+            for a in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+            if a is not None and a.annotation is not None
+        ] + [node.returns] * (node.returns is not None)
+        found += [
+            f"{name}: {unbound}"
+            for annotation in annotations
+            for unbound in annotation_names(annotation)
+            if unbound not in known
+        ]
     return found
 
 
@@ -149,13 +159,16 @@ def test_annotations_name_what_the_module_binds(module):
 def test_the_allowance_is_still_needed():
     """Each entry of NOT_YET_ANNOTATED covers a module that lacks an annotation: remove the
     entries that no longer do (the allowance only shrinks)."""
-    stale = [prefix for prefix in NOT_YET_ANNOTATED
-             if not any(missing_annotations(source) for module, source in SOURCES.items() if within(module, prefix))]
+    stale = [
+        prefix
+        for prefix in NOT_YET_ANNOTATED
+        if not any(missing_annotations(source) for module, source in SOURCES.items() if within(module, prefix))
+    ]
     assert stale == []
 
 
 def test_the_checks_see_what_is_missing():
-    source = '''
+    source = """
 from typing import TYPE_CHECKING
 import numpy as np
 if TYPE_CHECKING:
@@ -179,8 +192,15 @@ class Public:
 class _Private:
     def method(self, x): ...
 def h(x: "Robot | Missing") -> Other: ...
-'''
+"""
     assert missing_annotations(source) == [
-        "f(q)", "f(args)", "f(kwargs)", "g -> return", "Public.__init__(robot)", "Public.__init__ -> return",
-        "Public.static(x)", "Public.Nested.inner -> return"]
+        "f(q)",
+        "f(args)",
+        "f(kwargs)",
+        "g -> return",
+        "Public.__init__(robot)",
+        "Public.__init__ -> return",
+        "Public.static(x)",
+        "Public.Nested.inner -> return",
+    ]
     assert dangling_annotations(source) == ["h: Missing", "h: Other"]

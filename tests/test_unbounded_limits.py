@@ -21,9 +21,11 @@ def urdf(limits):
     text = ['<robot name="unbounded">', '<link name="l0"/>']
     for k, ((kind, axis), limit) in enumerate(zip(joints, limits), start=1):
         element = "" if limit is None else f'<limit lower="{limit[0]}" upper="{limit[1]}" effort="1" velocity="1"/>'
-        text += [f'<link name="l{k}">{INERTIAL}</link>',
-                 f'<joint name="j{k}" type="{kind}"><parent link="l{k - 1}"/><child link="l{k}"/>'
-                 f'<origin xyz="0.1 0.2 0.3" rpy="0.1 0.2 0.3"/><axis xyz="{axis}"/>{element}</joint>']
+        text += [
+            f'<link name="l{k}">{INERTIAL}</link>',
+            f'<joint name="j{k}" type="{kind}"><parent link="l{k - 1}"/><child link="l{k}"/>'
+            f'<origin xyz="0.1 0.2 0.3" rpy="0.1 0.2 0.3"/><axis xyz="{axis}"/>{element}</joint>',
+        ]
     return "\n".join(text + ["</robot>"])
 
 
@@ -60,8 +62,15 @@ def test_same_answer_as_without_limits():
     assert unbounded.dim == free.dim
 
 
-@pytest.mark.parametrize("lower,upper,bad", [("1e16", "2e16", "lower='1e16'"), ("-1e15", "1", "lower='-1e15'"),
-                                             ("0", "-1e16", "upper='-1e16'"), ("-1e17", "0", "lower='-1e17'")])
+@pytest.mark.parametrize(
+    "lower,upper,bad",
+    [
+        ("1e16", "2e16", "lower='1e16'"),
+        ("-1e15", "1", "lower='-1e15'"),
+        ("0", "-1e16", "upper='-1e16'"),
+        ("-1e17", "0", "lower='-1e17'"),
+    ],
+)
 def test_other_huge_values_still_refused(lower, upper, bad):
     """Only -1e16 as a lower limit and 1e16 as an upper limit mean "unbounded"."""
     with pytest.raises(PgaDynError, match=rf"bad.urdf: <joint name='j1'>/<limit>: attribute {bad} is out of range"):

@@ -38,11 +38,17 @@ import numpy as np
 from pga_dyn.errors import PgaDynError, optional
 
 from ..result import one_blas_thread
-
 from .estimation import FullEstimate, check_prior, default_prior
 from .model import NONNEGATIVE
-from .physics import (PSEUDO_BASIS, Ellipsoid, ellipsoid_margin, ellipsoid_matrix, inertia_ellipsoid, pseudo_inertia,
-                      pseudo_inertia_eigenvalues)
+from .physics import (
+    PSEUDO_BASIS,
+    Ellipsoid,
+    ellipsoid_margin,
+    ellipsoid_matrix,
+    inertia_ellipsoid,
+    pseudo_inertia,
+    pseudo_inertia_eigenvalues,
+)
 
 #: The consistent estimate asks N_b - PSD_MARGIN 1 >= 0: a body on the boundary of the cone (a flat
 #: or massless body) then passes :func:`~drng.identification.physics.violations` despite the
@@ -81,14 +87,21 @@ class BodyBounds:
         for b, name in enumerate(self.names):
             lo, hi = self.mass[b]
             e = self.ellipsoids[b]
-            row = {"body": name, "mass_bounds": [float(v) if np.isfinite(v) else None for v in (lo, hi)],
-                   "ellipsoid": None if e is None else {"center": e.center.tolist(), "semi_axes": e.axes.tolist(),
-                                                        "axes": e.rotation.T.tolist()},
-                   "source": self.sources[b]}
+            row = {
+                "body": name,
+                "mass_bounds": [float(v) if np.isfinite(v) else None for v in (lo, hi)],
+                "ellipsoid": None
+                if e is None
+                else {"center": e.center.tolist(), "semi_axes": e.axes.tolist(), "axes": e.rotation.T.tolist()},
+                "source": self.sources[b],
+            }
             if phi is not None:
                 m = float(phi[b][0])
-                active = [k for k, v in (("mass lower", lo), ("mass upper", hi))
-                          if np.isfinite(v) and abs(m - v) <= 1e-6 * max(abs(v), 1e-12)]
+                active = [
+                    k
+                    for k, v in (("mass lower", lo), ("mass upper", hi))
+                    if np.isfinite(v) and abs(m - v) <= 1e-6 * max(abs(v), 1e-12)
+                ]
                 if e is not None:
                     row["extent_margin"] = ellipsoid_margin(phi[b], e.matrix())
                     if row["extent_margin"] <= 1e-6 * max(m, 1e-12):
@@ -113,8 +126,9 @@ def body_bounds(robot, mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids
     if mass_bounds is not None:
         lo, hi = (float(v) for v in mass_bounds)
         if not 0 <= lo <= 1 <= hi:
-            raise PgaDynError("mass bounds are factors of the model's masses with 0 <= lower <= 1 <= upper, "
-                              f"got {mass_bounds}")
+            raise PgaDynError(
+                f"mass bounds are factors of the model's masses with 0 <= lower <= 1 <= upper, got {mass_bounds}"
+            )
         for b in range(n):
             if phi0[b, 0] > 0:
                 mass[b] = lo * phi0[b, 0], hi * phi0[b, 0]
@@ -126,8 +140,11 @@ def body_bounds(robot, mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids
     found = [None if extent is None else inertia_ellipsoid(p, float(extent)) for p in phi0]
     if extent is not None:
         for b in range(n):
-            extent_source[b] = (f"ellipsoid of the model inertia x {extent:g}" if found[b] is not None
-                                else "no extent bound: the model's body is massless or a point mass")
+            extent_source[b] = (
+                f"ellipsoid of the model inertia x {extent:g}"
+                if found[b] is not None
+                else "no extent bound: the model's body is massless or a point mass"
+            )
     for link, given in (ellipsoids or {}).items():
         b = robot.body_index(link)
         if b == 0:
@@ -159,7 +176,7 @@ def identifiability(model) -> tuple:
     Izz1R, ..." (the identifiable parameters it is part of) or "not identifiable: no effect on the
     forces" (a zero column of K)."""
     Q = np.linalg.qr(model.K.T)[0]
-    inside = np.sum(Q ** 2, axis=1)
+    inside = np.sum(Q**2, axis=1)
     notes = []
     for k in range(model.K.shape[1]):
         rows = np.flatnonzero(model.K[:, k])
@@ -173,8 +190,9 @@ def identifiability(model) -> tuple:
 
 
 @one_blas_thread
-def consistent_estimate(est, prior=None, solver: str = "CLARABEL", mass_bounds=MASS_BOUNDS,
-                        extent=EXTENT_FACTOR, ellipsoids=None):
+def consistent_estimate(
+    est, prior=None, solver: str = "CLARABEL", mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids=None
+):
     """The physically consistent estimate (module docstring) from ``est`` (an
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`~drng.identification.estimation.default_prior`), with the bounds of
@@ -196,8 +214,7 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL", mass_bounds=M
     constraints = []
     for b in range(nphi // 10):
         cols = slice(10 * b, 10 * b + 10)
-        N = pseudo_inertia(theta0[cols]) + sum(sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k]
-                                               for k in range(10))
+        N = pseudo_inertia(theta0[cols]) + sum(sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k] for k in range(10))
         constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
         e = bounds.ellipsoids[b]
         if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
@@ -220,14 +237,20 @@ def consistent_estimate(est, prior=None, solver: str = "CLARABEL", mass_bounds=M
     eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
     if eig.min() < -ACCEPT_TOL:
         worst = int(np.argmin(eig))
-        raise PgaDynError(f"the consistent estimate: solver {solver} returned a pseudo-inertia of body "
-                          f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}")
+        raise PgaDynError(
+            f"the consistent estimate: solver {solver} returned a pseudo-inertia of body "
+            f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}"
+        )
     phi = theta_hat[:nphi].reshape(-1, 10)
     for name, p, (lo, hi), e in zip(bounds.names, phi, bounds.mass, bounds.ellipsoids):
         if not lo * (1 - ACCEPT_TOL) - ACCEPT_TOL <= p[0] <= hi * (1 + ACCEPT_TOL) + ACCEPT_TOL:
-            raise PgaDynError(f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
-                              f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]")
+            raise PgaDynError(
+                f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
+                f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]"
+            )
         if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL:
-            raise PgaDynError(f"the consistent estimate: solver {solver} returned body '{name}' outside its "
-                              f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)")
+            raise PgaDynError(
+                f"the consistent estimate: solver {solver} returned body '{name}' outside its "
+                f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)"
+            )
     return ConsistentEstimate(model, theta_hat, K @ theta_hat, None, "consistent", eig, solver, bounds)

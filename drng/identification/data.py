@@ -53,9 +53,9 @@ instead of folded onto the motion's band).
 from __future__ import annotations
 
 import csv
+import dataclasses
 import difflib
 import os
-import dataclasses
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -64,7 +64,8 @@ from pga_dyn.errors import PgaDynError, optional
 from pga_dyn.kinematics import float_array
 from pga_dyn.sampling import passive_measurements
 
-from .signals import advance, decimate as decimated, differentiate, is_uniform, resample
+from .signals import advance, differentiate, is_uniform, resample
+from .signals import decimate as decimated
 
 #: Quantities per actuated coordinate, in file column order.
 QUANTITIES = ("q", "qd", "qdd", "tau")
@@ -106,20 +107,28 @@ class Trajectory:
     def __len__(self) -> int:
         return self.t.shape[0]
 
-    def with_tau(self, tau, source: str | None = None) -> "Trajectory":
+    def with_tau(self, tau, source: str | None = None) -> Trajectory:
         """The same motion with the generalized forces ``tau`` (ns, n_a)."""
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
 
-    def part(self, start: int, stop: int, source: str | None = None) -> "Trajectory":
+    def part(self, start: int, stop: int, source: str | None = None) -> Trajectory:
         """The samples ``start`` to ``stop`` (indices, stop excluded) as a Trajectory of their own,
         the experiments' boundaries and the passive coordinates with them; ``source``: default
         this one's."""
-        return Trajectory(self.names, self.t[start:stop], self.q[start:stop], self.qd[start:stop],
-                          self.qdd[start:stop], None if self.tau is None else self.tau[start:stop],
-                          self.source if source is None else source, self.derivatives,
-                          tuple(b - start for b in self.breaks if start < b < stop), self.notes,
-                          {name: x[start:stop] for name, x in self.passive.items()})
+        return Trajectory(
+            self.names,
+            self.t[start:stop],
+            self.q[start:stop],
+            self.qd[start:stop],
+            self.qdd[start:stop],
+            None if self.tau is None else self.tau[start:stop],
+            self.source if source is None else source,
+            self.derivatives,
+            tuple(b - start for b in self.breaks if start < b < stop),
+            self.notes,
+            {name: x[start:stop] for name, x in self.passive.items()},
+        )
 
     def segments(self) -> list:
         """The experiments of the trajectory (one, or those :func:`combine` joined), each a
@@ -127,7 +136,7 @@ class Trajectory:
         edges = (0, *self.breaks, len(self))
         return [self.part(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
-    def aligned(self, delay: float) -> "Trajectory":
+    def aligned(self, delay: float) -> Trajectory:
         """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the
         positions by ``delay``, :func:`~drng.identification.estimation.force_delay`), on the
         samples where the advanced forces are inside the record (linear interpolation), each
@@ -137,13 +146,24 @@ class Trajectory:
         parts = self.segments()
         shortest = min(p.t[-1] - p.t[0] for p in parts)
         if not (isinstance(delay, (int, float)) and np.isfinite(delay) and abs(delay) < shortest):
-            raise PgaDynError(f"{self.source}: the delay must be a finite number of seconds shorter than the record"
-                              f"{' (each experiment)' if len(parts) > 1 else ''}, got {delay!r}")
+            raise PgaDynError(
+                f"{self.source}: the delay must be a finite number of seconds shorter than the record"
+                f"{' (each experiment)' if len(parts) > 1 else ''}, got {delay!r}"
+            )
         moved = []
         for p in parts:
             tau, inside = advance(p.t, p.tau, delay)
-            moved.append(Trajectory(self.names, p.t[inside], p.q[inside], p.qd[inside], p.qdd[inside], tau,
-                                    passive={name: x[inside] for name, x in p.passive.items()}))
+            moved.append(
+                Trajectory(
+                    self.names,
+                    p.t[inside],
+                    p.q[inside],
+                    p.qd[inside],
+                    p.qdd[inside],
+                    tau,
+                    passive={name: x[inside] for name, x in p.passive.items()},
+                )
+            )
         return _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
 
     def columns(self) -> dict:
@@ -183,6 +203,7 @@ class Trajectory:
 def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Trajectory:
     """The samples of ``parts`` (Trajectories of the same coordinates, times already increasing
     across them) one after the other, their boundaries kept in ``breaks``."""
+
     def cat(name):
         return None if parts[0].tau is None and name == "tau" else np.concatenate([getattr(p, name) for p in parts])
 
@@ -191,8 +212,19 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
         breaks += [breaks[-1] + b for b in p.breaks] + [breaks[-1] + len(p)]
     measured = set.intersection(*(set(p.passive) for p in parts))
     passive = {name: np.concatenate([p.passive[name] for p in parts]) for name in sorted(measured)}
-    return Trajectory(parts[0].names, cat("t"), cat("q"), cat("qd"), cat("qdd"), cat("tau"), source, derivatives,
-                      tuple(int(b) for b in breaks[1:-1]), tuple(notes), passive)
+    return Trajectory(
+        parts[0].names,
+        cat("t"),
+        cat("q"),
+        cat("qd"),
+        cat("qdd"),
+        cat("tau"),
+        source,
+        derivatives,
+        tuple(int(b) for b in breaks[1:-1]),
+        tuple(notes),
+        passive,
+    )
 
 
 def combine(trajectories, source: str | None = None) -> Trajectory:
@@ -212,12 +244,16 @@ def combine(trajectories, source: str | None = None) -> Trajectory:
     first = parts[0]
     for p in parts[1:]:
         if p.names != first.names:
-            raise PgaDynError(f"{p.source}: its coordinates {list(p.names)} are not those of {first.source} "
-                              f"{list(first.names)}: experiments of one robot only")
+            raise PgaDynError(
+                f"{p.source}: its coordinates {list(p.names)} are not those of {first.source} "
+                f"{list(first.names)}: experiments of one robot only"
+            )
         if (p.tau is None) != (first.tau is None):
             lacking = p if p.tau is None else first
-            raise PgaDynError(f"{lacking.source}: no measured tau, while the other experiments have it: "
-                              "give forces for all or for none")
+            raise PgaDynError(
+                f"{lacking.source}: no measured tau, while the other experiments have it: "
+                "give forces for all or for none"
+            )
     moved, notes, end = [], [], None
     for k, p in enumerate(parts):
         if len(p) < 2:
@@ -229,8 +265,9 @@ def combine(trajectories, source: str | None = None) -> Trajectory:
         if shift:
             notes.append(f"{p.source}: experiment {k + 1}, times shifted by {shift:+.6g} s to follow experiment {k}")
     derivatives = {p.derivatives for p in parts}
-    derivatives = first.derivatives if len(derivatives) == 1 else "; ".join(f"{p.source}: {p.derivatives}"
-                                                                            for p in parts)
+    derivatives = (
+        first.derivatives if len(derivatives) == 1 else "; ".join(f"{p.source}: {p.derivatives}" for p in parts)
+    )
     return _joined(moved, " + ".join(p.source for p in parts) if source is None else source, derivatives, notes)
 
 
@@ -240,8 +277,10 @@ def _kind(path: str) -> str:
     if ext in BAG_SUFFIXES or os.path.isfile(os.path.join(path, "metadata.yaml")):
         return "bag"
     if ext not in (".csv", ".npz"):
-        raise PgaDynError(f"{path}: a trajectory file must end in .csv or .npz, or be a ROS bag "
-                          f"({', '.join(BAG_SUFFIXES)} or a rosbag2 folder)")
+        raise PgaDynError(
+            f"{path}: a trajectory file must end in .csv or .npz, or be a ROS bag "
+            f"({', '.join(BAG_SUFFIXES)} or a rosbag2 folder)"
+        )
     return ext[1:]
 
 
@@ -252,15 +291,18 @@ def _samples(where: str, name: str, value, ns: int, names) -> np.ndarray:
     if x.ndim == 1 and len(names) == 1:
         x = x[:, None]
     if x.ndim != 2 or x.shape[1] != len(names):
-        raise PgaDynError(f"{where}: {name} must have one column per actuated coordinate {list(names)}, "
-                          f"got shape {x.shape}")
+        raise PgaDynError(
+            f"{where}: {name} must have one column per actuated coordinate {list(names)}, got shape {x.shape}"
+        )
     if x.shape[0] != ns:
         raise PgaDynError(f"{where}: unequal lengths: t has {ns} samples, {name} has {x.shape[0]}")
     bad = np.argwhere(~np.isfinite(x))
     if bad.size:
         s, j = bad[0]
-        raise PgaDynError(f"{where}: {name} of '{names[j]}' is {x[s, j]} at sample {s} (t index {s}); "
-                          f"{len(bad)} non-finite value{'s' if len(bad) > 1 else ''} in all")
+        raise PgaDynError(
+            f"{where}: {name} of '{names[j]}' is {x[s, j]} at sample {s} (t index {s}); "
+            f"{len(bad)} non-finite value{'s' if len(bad) > 1 else ''} in all"
+        )
     return x
 
 
@@ -276,8 +318,10 @@ def _window(where: str, t: np.ndarray, window):
     after = t - t[0]
     keep = (after >= t0) & (after <= t1)
     if keep.sum() < 2:
-        raise PgaDynError(f"{where}: the window {t0:g} to {t1:g} s holds {int(keep.sum())} samples (the record spans "
-                          f"0 to {after[-1]:.6g} s after its first sample)")
+        raise PgaDynError(
+            f"{where}: the window {t0:g} to {t1:g} s holds {int(keep.sum())} samples (the record spans "
+            f"0 to {after[-1]:.6g} s after its first sample)"
+        )
     return keep, f"window {t0:g} to {t1:g} s after the first sample: {int(keep.sum())} of {len(t)} samples"
 
 
@@ -287,13 +331,29 @@ def _trim(where: str, t: np.ndarray, trim):
         raise PgaDynError(f"{where}: trim must be a non-negative number of seconds, got {trim!r}")
     keep = (t >= t[0] + trim) & (t <= t[-1] - trim)
     if keep.sum() < 2:
-        raise PgaDynError(f"{where}: trimming {trim:g} s at each end of a {t[-1] - t[0]:.6g} s record leaves "
-                          f"{int(keep.sum())} samples")
+        raise PgaDynError(
+            f"{where}: trimming {trim:g} s at each end of a {t[-1] - t[0]:.6g} s record leaves "
+            f"{int(keep.sum())} samples"
+        )
     return keep, f"trimmed {trim:g} s at each end: {int(keep.sum())} of {len(t)} samples kept"
 
 
-def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: str = "arrays", *, window=None,
-               trim: float = 0.0, decimate: int = 1, notes=(), passive=None) -> Trajectory:
+def trajectory(
+    robot,
+    t,
+    q,
+    qd=None,
+    qdd=None,
+    tau=None,
+    cutoff=None,
+    source: str = "arrays",
+    *,
+    window=None,
+    trim: float = 0.0,
+    decimate: int = 1,
+    notes=(),
+    passive=None,
+) -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
     ``window`` (t0, t1): only the samples between t0 and t1 seconds after the first. A missing
@@ -320,8 +380,10 @@ def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: st
         s = int(np.flatnonzero(np.diff(t) <= 0)[0])
         raise PgaDynError(f"{source}: t must increase, but t[{s + 1}] = {t[s + 1]} follows t[{s}] = {t[s]}")
     q = _samples(source, "q", q, ns, names)
-    qd, qdd = (None if value is None else _samples(source, name, value, ns, names)
-               for name, value in (("qd", qd), ("qdd", qdd)))
+    qd, qdd = (
+        None if value is None else _samples(source, name, value, ns, names)
+        for name, value in (("qd", qd), ("qdd", qdd))
+    )
     tau = None if tau is None else _samples(source, "tau", tau, ns, names)
     passive = passive_measurements(robot, passive, ns, source)
     notes = list(notes)
@@ -354,13 +416,35 @@ def trajectory(robot, t, q, qd=None, qdd=None, tau=None, cutoff=None, source: st
         signals = {k: None if v is None else v[keep] for k, v in signals.items()}
         notes.append(how)
     passive = {name: signals[f"q_{name}"][:, 0] for name in passive}
-    return Trajectory(names, t, signals["q"], signals["qd"], signals["qdd"], signals["tau"], source,
-                      "; ".join(steps) or "given", (), tuple(notes), passive)
+    return Trajectory(
+        names,
+        t,
+        signals["q"],
+        signals["qd"],
+        signals["qdd"],
+        signals["tau"],
+        source,
+        "; ".join(steps) or "given",
+        (),
+        tuple(notes),
+        passive,
+    )
 
 
-def read_trajectory(robot, path, cutoff=None, require_tau: bool = False, *, columns=None, time_scale: float = 1.0,
-                    gains=None, window=None, trim: float = 0.0, decimate: int = 1, topic: str | None = None
-                    ) -> Trajectory:
+def read_trajectory(
+    robot,
+    path,
+    cutoff=None,
+    require_tau: bool = False,
+    *,
+    columns=None,
+    time_scale: float = 1.0,
+    gains=None,
+    window=None,
+    trim: float = 0.0,
+    decimate: int = 1,
+    topic: str | None = None,
+) -> Trajectory:
     """The :class:`Trajectory` in a CSV or NPZ file or a ROS bag (layout and options in the
     module docstring) of ``robot``'s actuated coordinates; ``require_tau``: the file must hold
     tau or currents (measurements). ``columns``: the column map, a dict {our column: the file's}
@@ -402,14 +486,21 @@ def read_trajectory(robot, path, cutoff=None, require_tau: bool = False, *, colu
         notes.append(f"ignored {what}: {ignored}")
     missing = [c for c in ("t", "q") if c not in arrays]
     if missing:
-        near = _near(ignored, (["t", "time", "stamp", "timestamp"] if "t" in missing else [])
-                     + ([f"q_{n}" for n in names] if "q" in missing else []))
-        raise PgaDynError(f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
-                          f"coordinate NAME in {list(names)}, or a column map for yours){near}")
+        near = _near(
+            ignored,
+            (["t", "time", "stamp", "timestamp"] if "t" in missing else [])
+            + ([f"q_{n}" for n in names] if "q" in missing else []),
+        )
+        raise PgaDynError(
+            f"{path}: missing {' and '.join(missing)} (columns t and q_NAME for every actuated "
+            f"coordinate NAME in {list(names)}, or a column map for yours){near}"
+        )
     if gains is not None:
         if CURRENT not in arrays:
-            raise PgaDynError(f"{path}: drive gains given, but no motor currents (columns current_NAME for "
-                              f"{list(names)}, or a column map for yours)")
+            raise PgaDynError(
+                f"{path}: drive gains given, but no motor currents (columns current_NAME for "
+                f"{list(names)}, or a column map for yours)"
+            )
         g = _gains(path, gains, names)
         if "tau" in arrays:
             notes.append("tau columns not used: the forces are the currents times the gains")
@@ -417,23 +508,39 @@ def read_trajectory(robot, path, cutoff=None, require_tau: bool = False, *, colu
         notes.append("forces = current x drive gain (" + ", ".join(f"{n} {v:g}" for n, v in zip(names, g)) + ")")
     elif CURRENT in arrays:
         if "tau" not in arrays and require_tau:
-            raise PgaDynError(f"{path}: motor currents (current_NAME) but no drive gains: give one gain per actuated "
-                              f"coordinate {list(names)} (torque constant x gear ratio; CLI: --gains)")
+            raise PgaDynError(
+                f"{path}: motor currents (current_NAME) but no drive gains: give one gain per actuated "
+                f"coordinate {list(names)} (torque constant x gear ratio; CLI: --gains)"
+            )
         arrays.pop(CURRENT)
         notes.append("currents not used (no drive gains)")
     if require_tau and "tau" not in arrays:
-        raise PgaDynError(f"{path}: no measured forces: columns tau_NAME (or current_NAME with drive gains) for the "
-                          f"actuated coordinates {list(names)} are missing"
-                          f"{_near(ignored, [f'tau_{n}' for n in names] + [f'current_{n}' for n in names])}")
+        raise PgaDynError(
+            f"{path}: no measured forces: columns tau_NAME (or current_NAME with drive gains) for the "
+            f"actuated coordinates {list(names)} are missing"
+            f"{_near(ignored, [f'tau_{n}' for n in names] + [f'current_{n}' for n in names])}"
+        )
     if time_scale != 1:
         notes.append(f"times in units of {time_scale:g} s")
-    return trajectory(robot, arrays["t"] * time_scale, arrays["q"], arrays.get("qd"), arrays.get("qdd"),
-                      arrays.get("tau"), cutoff, path, window=window, trim=trim, decimate=decimate, notes=notes,
-                      passive=arrays.get("passive"))
+    return trajectory(
+        robot,
+        arrays["t"] * time_scale,
+        arrays["q"],
+        arrays.get("qd"),
+        arrays.get("qdd"),
+        arrays.get("tau"),
+        cutoff,
+        path,
+        window=window,
+        trim=trim,
+        decimate=decimate,
+        notes=notes,
+        passive=arrays.get("passive"),
+    )
 
 
 def _near(candidates, words) -> str:
-    """"; closest: [...]" naming the ``candidates`` (file columns) closest to ``words``
+    """ "; closest: [...]" naming the ``candidates`` (file columns) closest to ``words``
     (difflib), or ""."""
     found = []
     for word in words:
@@ -463,21 +570,26 @@ def _pairs(where: str, what: str, items) -> dict:
 def _gains(where: str, gains, names: tuple) -> np.ndarray:
     """The drive gains (n_a,) from numbers in coordinate order, {name: gain} or "NAME=GAIN"
     strings; PgaDynError naming the gain at fault."""
-    if isinstance(gains, (str, dict)) or (not np.isscalar(gains) and any(isinstance(g, str) and "=" in g
-                                                                          for g in gains)):
+    if isinstance(gains, (str, dict)) or (
+        not np.isscalar(gains) and any(isinstance(g, str) and "=" in g for g in gains)
+    ):
         by_name = _pairs(where, "gains", gains)
         unknown = sorted(set(by_name) - set(names))
         lacking = [n for n in names if n not in by_name]
         if unknown or lacking:
-            raise PgaDynError(f"{where}: gains for {unknown or lacking}: "
-                              f"{'no such actuated coordinate' if unknown else 'missing'}; give NAME=GAIN for each "
-                              f"of {list(names)}")
+            raise PgaDynError(
+                f"{where}: gains for {unknown or lacking}: "
+                f"{'no such actuated coordinate' if unknown else 'missing'}; give NAME=GAIN for each "
+                f"of {list(names)}"
+            )
         values = [by_name[n] for n in names]
     else:
         values = list(np.atleast_1d(gains))
         if len(values) != len(names):
-            raise PgaDynError(f"{where}: {len(values)} gains for {len(names)} actuated coordinates {list(names)}: "
-                              "give one per coordinate, in that order, or NAME=GAIN")
+            raise PgaDynError(
+                f"{where}: {len(values)} gains for {len(names)} actuated coordinates {list(names)}: "
+                "give one per coordinate, in that order, or NAME=GAIN"
+            )
     out = np.empty(len(names))
     for j, value in enumerate(values):
         try:
@@ -507,11 +619,15 @@ def _npz_arrays(path: str, names: tuple, mapping: dict, robot_name: str, passive
     wanted = {k: k for k in ("t", *KINDS)}
     for key, value in mapping.items():
         if key not in wanted:
-            raise PgaDynError(f"{path}: the column map's '{key}': an NPZ file's map names whole arrays, "
-                              f"t and {', '.join(KINDS)} (e.g. q=position)")
+            raise PgaDynError(
+                f"{path}: the column map's '{key}': an NPZ file's map names whole arrays, "
+                f"t and {', '.join(KINDS)} (e.g. q=position)"
+            )
         if value not in data:
-            raise PgaDynError(f"{path}: the column map gives '{value}' for {key}, and the file has no such array "
-                              f"(arrays: {sorted(data)})")
+            raise PgaDynError(
+                f"{path}: the column map gives '{value}' for {key}, and the file has no such array "
+                f"(arrays: {sorted(data)})"
+            )
         wanted[key] = value
     chosen = {k: v for k, v in wanted.items() if v in data}
     if len(set(chosen.values())) < len(chosen):
@@ -546,8 +662,9 @@ def _read_bag(path: str, topic):
     import pathlib
 
     try:
-        with highlevel.AnyReader([pathlib.Path(path)],
-                                 default_typestore=typesys.get_typestore(typesys.Stores.ROS2_HUMBLE)) as reader:
+        with highlevel.AnyReader(
+            [pathlib.Path(path)], default_typestore=typesys.get_typestore(typesys.Stores.ROS2_HUMBLE)
+        ) as reader:
             states = [c for c in reader.connections if c.msgtype == JOINT_STATE]
             topics = sorted({c.topic for c in states})
             if topic is None and len(topics) != 1 or topic is not None and topic not in topics:
@@ -560,8 +677,10 @@ def _read_bag(path: str, topic):
                     problem = f"no sensor_msgs/JointState topic (topics: {every})"
                 raise PgaDynError(f"{path}: {problem}")
             topic = topic or topics[0]
-            messages = [(logged, reader.deserialize(raw, c.msgtype))
-                        for c, logged, raw in reader.messages(connections=[c for c in states if c.topic == topic])]
+            messages = [
+                (logged, reader.deserialize(raw, c.msgtype))
+                for c, logged, raw in reader.messages(connections=[c for c in states if c.topic == topic])
+            ]
     except highlevel.AnyReaderError as exc:
         raise PgaDynError(f"{path}: not a readable ROS bag: {exc}") from None
     if not messages:
@@ -571,23 +690,28 @@ def _read_bag(path: str, topic):
     stamps, logged = [], []
     for k, (received, msg) in enumerate(messages):
         if sorted(msg.name) != sorted(joints):
-            raise PgaDynError(f"{path}: message {k} on {topic} names the joints {list(msg.name)}, the first one "
-                              f"{joints}: one set of joints per topic")
+            raise PgaDynError(
+                f"{path}: message {k} on {topic} names the joints {list(msg.name)}, the first one "
+                f"{joints}: one set of joints per topic"
+            )
         order = [list(msg.name).index(j) for j in joints]
         for field, values in fields.items():
             x = np.asarray(getattr(msg, field), dtype=float)
             if x.size not in (0, len(joints)):
-                raise PgaDynError(f"{path}: message {k} on {topic} has {x.size} {field} values for "
-                                  f"{len(joints)} joints")
+                raise PgaDynError(
+                    f"{path}: message {k} on {topic} has {x.size} {field} values for {len(joints)} joints"
+                )
             values.append(x[order] if x.size else None)
-        stamps.append(int(msg.header.stamp.sec) * 10 ** 9 + int(msg.header.stamp.nanosec))
+        stamps.append(int(msg.header.stamp.sec) * 10**9 + int(msg.header.stamp.nanosec))
         logged.append(int(received))
     header, blocks = ["t"], []
     for field, values in fields.items():
         filled = [v is not None for v in values]
         if any(filled) and not all(filled):
-            raise PgaDynError(f"{path}: {field} is empty in message {filled.index(False)} on {topic} and not in "
-                              f"message {filled.index(True)}")
+            raise PgaDynError(
+                f"{path}: {field} is empty in message {filled.index(False)} on {topic} and not in "
+                f"message {filled.index(True)}"
+            )
         if all(filled):
             header += [f"{field}_{j}" for j in joints]
             blocks.append(np.array(values))
@@ -596,8 +720,10 @@ def _read_bag(path: str, topic):
         stamps, clock = logged, "time the bag logged (the header stamps are 0)"
     ns = np.array(stamps, dtype=np.int64)
     t = (ns - ns[0]) * 1e-9
-    how = (f"ROS bag: {len(messages)} sensor_msgs/JointState messages on {topic}, joints {joints}; t in seconds "
-           f"after the first {clock}")
+    how = (
+        f"ROS bag: {len(messages)} sensor_msgs/JointState messages on {topic}, joints {joints}; t in seconds "
+        f"after the first {clock}"
+    )
     return header, np.column_stack([t, *blocks]), how
 
 
@@ -609,14 +735,16 @@ def _resolve(where: str, header: list, names: tuple, mapping: dict):
     ours = {f"{kind}_{n}" for kind in KINDS for n in names} | {"t"}
     templates, specific = {}, {}
     for key, value in mapping.items():
-        kind = key[:-len("_{name}")]
+        kind = key[: -len("_{name}")]
         if key in ours:
             specific[key] = value
         elif key.endswith("_{name}") and kind in KINDS:
             templates[kind] = value
         else:
-            raise PgaDynError(f"{where}: the column map's '{key}' is none of t, KIND_{{name}} or KIND_NAME (KIND one "
-                              f"of {', '.join(KINDS)}; NAME one of {list(names)})")
+            raise PgaDynError(
+                f"{where}: the column map's '{key}' is none of t, KIND_{{name}} or KIND_NAME (KIND one "
+                f"of {', '.join(KINDS)}; NAME one of {list(names)})"
+            )
     wanted = {"t": "t"}
     for kind in KINDS:
         pattern = templates.get(kind, kind + "_{name}")
@@ -624,8 +752,10 @@ def _resolve(where: str, header: list, names: tuple, mapping: dict):
             try:
                 wanted[f"{kind}_{n}"] = pattern.format(name=n, index=j + 1)
             except (KeyError, IndexError, ValueError):
-                raise PgaDynError(f"{where}: the column map's '{kind}_{{name}}={pattern}': only {{name}} and {{index}} "
-                                  "may stand in braces") from None
+                raise PgaDynError(
+                    f"{where}: the column map's '{kind}_{{name}}={pattern}': only {{name}} and {{index}} "
+                    "may stand in braces"
+                ) from None
     wanted.update(specific)
     position = {}
     for c, column in enumerate(header):
@@ -637,13 +767,17 @@ def _resolve(where: str, header: list, names: tuple, mapping: dict):
                 raise PgaDynError(f"{where}: column '{column}' appears more than once")
             chosen[mine] = position[column][0]
         elif mine in specific:
-            raise PgaDynError(f"{where}: the column map gives '{column}' for {mine}, and the file has no such column"
-                              f"{_near(header, [column])}")
+            raise PgaDynError(
+                f"{where}: the column map gives '{column}' for {mine}, and the file has no such column"
+                f"{_near(header, [column])}"
+            )
     for kind, pattern in templates.items():
         if not any(f"{kind}_{n}" in chosen for n in names):
             looked = [wanted[f"{kind}_{n}"] for n in names]
-            raise PgaDynError(f"{where}: the column map's {kind}_{{name}}={pattern} matches no column (looked for "
-                              f"{looked}){_near(header, looked)}")
+            raise PgaDynError(
+                f"{where}: the column map's {kind}_{{name}}={pattern} matches no column (looked for "
+                f"{looked}){_near(header, looked)}"
+            )
     owner = {}
     for mine, c in chosen.items():
         if c in owner:
@@ -682,8 +816,9 @@ def _table_arrays(path: str, header: list, rows, names: tuple, mapping: dict, pa
             continue
         if len(present) < len(names):
             missing = [wanted[f"{kind}_{n}"] for n in names if n not in present]
-            raise PgaDynError(f"{path}: missing columns {missing} (the other {kind}_ columns are there)"
-                              f"{_near(ignored, missing)}")
+            raise PgaDynError(
+                f"{path}: missing columns {missing} (the other {kind}_ columns are there){_near(ignored, missing)}"
+            )
         arrays[kind] = np.column_stack([column(chosen[f"{kind}_{n}"]) for n in names])
     arrays["passive"] = {name: column(header.index(f"q_{name}")) for name in passive if f"q_{name}" in ignored}
     return arrays, [c for c in ignored if c[2:] not in arrays["passive"] or not c.startswith("q_")]

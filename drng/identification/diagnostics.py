@@ -81,9 +81,10 @@ def hold_out(data, test=None, fraction: float = HOLD_OUT):
         return data, None
     cut = int(np.searchsorted(data.t, data.t[0] + (1 - fraction) * (data.t[-1] - data.t[0])))
 
-    return (data.part(0, cut, f"{data.source} (first {100 * (1 - fraction):.3g} %, t < {data.t[cut]:.6g} s)"),
-            data.part(cut, len(data), f"{data.source} (last {100 * fraction:.3g} % held out, "
-                                      f"t >= {data.t[cut]:.6g} s)"))
+    return (
+        data.part(0, cut, f"{data.source} (first {100 * (1 - fraction):.3g} %, t < {data.t[cut]:.6g} s)"),
+        data.part(cut, len(data), f"{data.source} (last {100 * fraction:.3g} % held out, t >= {data.t[cut]:.6g} s)"),
+    )
 
 
 def compensate(data, test=None, delay="auto", model=None):
@@ -134,8 +135,9 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
     floor, rate, motion = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
     explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
-    r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0),
-                        WHITENESS_LAGS)[1:]
+    r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0), WHITENESS_LAGS)[
+        1:
+    ]
     outside = np.mean(np.abs(r) > 2 / np.sqrt(len(data)), axis=0)
     white = (outside <= WHITE_SHARE).tolist()
     step = float(np.median(np.diff(data.t)))
@@ -148,23 +150,37 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
     capped = est.lags >= len(data) // MIN_BLOCKS
     unexplained = [n for n, ok in zip(names, explained or []) if not ok]
     reliable = not unexplained and not capped and explained is not None
-    why = ("the model does not explain every coordinate" if unexplained else
-           "the residuals stay correlated beyond the HAC bandwidth's limit" if capped else
-           "the noise floor is not measured" if explained is None else "")
+    why = (
+        "the model does not explain every coordinate"
+        if unexplained
+        else "the residuals stay correlated beyond the HAC bandwidth's limit"
+        if capped
+        else "the noise floor is not measured"
+        if explained is None
+        else ""
+    )
     failures = []
     if unexplained:
-        failures.append("the model does not explain " + "; ".join(
-            f"{n}: residual {ratio[j]:.3g}x the noise floor" for j, n in enumerate(names) if not explained[j]))
+        failures.append(
+            "the model does not explain "
+            + "; ".join(
+                f"{n}: residual {ratio[j]:.3g}x the noise floor" for j, n in enumerate(names) if not explained[j]
+            )
+        )
     if explained is None:
-        failures.append(f"the noise floor is not measured (the motion reaches {motion:.3g} Hz: more than "
-                        f"{rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the sample rate)")
+        failures.append(
+            f"the noise floor is not measured (the motion reaches {motion:.3g} Hz: more than "
+            f"{rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the sample rate)"
+        )
     if not reliable:
         failures.append(f"standard deviations unreliable ({why})")
     if delay_out["found"]:
-        failures.append(f"force channel {1e3 * delay_out['seconds']:+.3g} ms behind the positions (more than one "
-                        f"{1e3 * step:.3g} ms step): compensate it (Trajectory.aligned; pga-dyn identify --delay auto)"
-                        if delay_out["seconds"] is not None else
-                        f"no delay of the force channel within +-{1e3 * MAX_DELAY:g} ms fits best")
+        failures.append(
+            f"force channel {1e3 * delay_out['seconds']:+.3g} ms behind the positions (more than one "
+            f"{1e3 * step:.3g} ms step): compensate it (Trajectory.aligned; pga-dyn identify --delay auto)"
+            if delay_out["seconds"] is not None
+            else f"no delay of the force channel within +-{1e3 * MAX_DELAY:g} ms fits best"
+        )
     return {
         "verdict": "OK" if not failures else "FAILS: " + "; ".join(failures),
         "coordinates": names,
@@ -176,15 +192,22 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
         "residual_to_floor": None if ratio is None else ratio.tolist(),
         "explained": explained,
         "rule": f"explained when the residual RMS is at most {EXPLAINED:g} times the noise floor (robust RMS of the "
-                f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
-                f"{rate:.4g} Hz)",
-        "whiteness": {"lags": WHITENESS_LAGS, "outside_share": outside.tolist(), "white": white,
-                      "rule": f"white when at most {100 * WHITE_SHARE:g} % of the first {WHITENESS_LAGS} lags of "
-                              "the autocorrelation lie outside +-2/sqrt(n)"},
-        "std": {"reliable": reliable, "reason": why,
-                "covariance": f"HAC (Newey-West, Bartlett kernel, {est.lags} lags)" if est.lags else "white residuals",
-                "lags": est.lags,
-                "to_white": 1.0 if est.white_std is None else float(np.median(est.std / est.white_std))},
+        f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
+        f"{rate:.4g} Hz)",
+        "whiteness": {
+            "lags": WHITENESS_LAGS,
+            "outside_share": outside.tolist(),
+            "white": white,
+            "rule": f"white when at most {100 * WHITE_SHARE:g} % of the first {WHITENESS_LAGS} lags of "
+            "the autocorrelation lie outside +-2/sqrt(n)",
+        },
+        "std": {
+            "reliable": reliable,
+            "reason": why,
+            "covariance": f"HAC (Newey-West, Bartlett kernel, {est.lags} lags)" if est.lags else "white residuals",
+            "lags": est.lags,
+            "to_white": 1.0 if est.white_std is None else float(np.median(est.std / est.white_std)),
+        },
         "delay": delay_out,
     }
 
@@ -203,96 +226,154 @@ def report(est, full=None, test=None, delay: float = 0.0) -> dict:
 
     model, data, robot = est.model, est.data, est.model.robot
     phi0 = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(-1)
-    model_beta = model.K[:, :phi0.size] @ phi0
+    model_beta = model.K[:, : phi0.size] @ phi0
     diagnostics = diagnose(est, test, delay)
     out = {
         "verdict": diagnostics.pop("verdict"),
-        "robot": robot.name, "data": data.source, "samples": len(data), "coordinates": list(data.names),
-        "derivatives": data.derivatives, "method": est.method, "parameters": model.num_parameters,
+        "robot": robot.name,
+        "data": data.source,
+        "samples": len(data),
+        "coordinates": list(data.names),
+        "derivatives": data.derivatives,
+        "method": est.method,
+        "parameters": model.num_parameters,
         "extras": list(model.extra_labels),
-        "condition_number": est.cond, "max_cond_jp": est.max_cond_jp, "variance_factor": est.scale,
-        "noise_std": est.sigma.tolist(), "residual_rms": est.rms().tolist(),
-        "base": [{"name": name, "value": float(b), "std": float(s), "relative_std": float(r),
-                  "model_value": float(v), "expression": e}
-                 for name, b, s, r, v, e in zip(model.names, est.beta, est.std, est.relative_std, model_beta,
-                                                model.expressions)],
+        "condition_number": est.cond,
+        "max_cond_jp": est.max_cond_jp,
+        "variance_factor": est.scale,
+        "noise_std": est.sigma.tolist(),
+        "residual_rms": est.rms().tolist(),
+        "base": [
+            {
+                "name": name,
+                "value": float(b),
+                "std": float(s),
+                "relative_std": float(r),
+                "model_value": float(v),
+                "expression": e,
+            }
+            for name, b, s, r, v, e in zip(
+                model.names, est.beta, est.std, est.relative_std, model_beta, model.expressions
+            )
+        ],
         "diagnostics": diagnostics,
     }
     if model.coulomb_speed is not None:
         out["coulomb_speed"] = model.coulomb_speed.tolist()
     if est.stribeck_speed_std is not None:
-        out["stribeck_speed"] = [{"coordinate": n, "value": float(v), "std": float(s)} for n, v, s in
-                                 zip(robot.actuated_names, model.stribeck_speed, est.stribeck_speed_std)
-                                 if np.isfinite(s)]
+        out["stribeck_speed"] = [
+            {"coordinate": n, "value": float(v), "std": float(s)}
+            for n, v, s in zip(robot.actuated_names, model.stribeck_speed, est.stribeck_speed_std)
+            if np.isfinite(s)
+        ]
     if test is not None:
-        out["held_out"] = {"data": test.source, "samples": len(test), "residual_rms": est.rms(test).tolist(),
-                           "rre_%": diagnostics["rre_%"]}
+        out["held_out"] = {
+            "data": test.source,
+            "samples": len(test),
+            "residual_rms": est.rms(test).tolist(),
+            "rre_%": diagnostics["rre_%"],
+        }
     if full is not None:
         names = model.parameter_names
         out["full"] = {
-            "method": full.method, "solver": full.solver,
+            "method": full.method,
+            "solver": full.solver,
             "min_pseudo_inertia_eigenvalue": dict(zip(robot.body_names, full.min_eigenvalues.tolist())),
             "violations": [str(v) for v in violations(robot.body_names, full.phi)],
-            "parameters": [{"name": n, "value": float(v)} | ({} if full.std is None else {"std": float(s)})
-                           | ({"note": note} if note else {})
-                           for n, v, s, note in zip(names, full.theta,
-                                                    full.std if full.std is not None else np.zeros(len(names)),
-                                                    identifiability(model))],
+            "parameters": [
+                {"name": n, "value": float(v)}
+                | ({} if full.std is None else {"std": float(s)})
+                | ({"note": note} if note else {})
+                for n, v, s, note in zip(
+                    names,
+                    full.theta,
+                    full.std if full.std is not None else np.zeros(len(names)),
+                    identifiability(model),
+                )
+            ],
             "base_values": full.beta.tolist(),
         }
         if isinstance(full, ConsistentEstimate) and full.bounds is not None:
             out["full"]["bounds"] = full.bounds.report(full.phi)
         if test is not None:
-            out["full"]["held_out_residual_rms"] = np.sqrt(np.mean((test.tau - full.predict(test)) ** 2,
-                                                                   axis=0)).tolist()
+            out["full"]["held_out_residual_rms"] = np.sqrt(
+                np.mean((test.tau - full.predict(test)) ** 2, axis=0)
+            ).tolist()
     return out
+
 
 def report_text(report: dict) -> list:
     """The lines of text of a :func:`report` (what ``pga-dyn identify`` prints): the data, the
     estimate, noise and residual RMS per coordinate, a table of the identified parameters and,
     with full parameters, the pseudo-inertias' smallest eigenvalues, the violations and a table
     of the full parameters."""
-    lines = [f"verdict:          {report['verdict']}",
-             f"robot:            {report['robot']}",
-             f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
-             f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
-             f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
-             f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
-             "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
-             "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"])]
+    lines = [
+        f"verdict:          {report['verdict']}",
+        f"robot:            {report['robot']}",
+        f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
+        f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
+        f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
+        f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
+        "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+        "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"]),
+    ]
     if "coulomb_speed" in report:
-        lines.append("Coulomb speed:    " + ", ".join(f"{v:.4g}" for v in report["coulomb_speed"])
-                     + " (fc tanh(qd / v), stated)")
+        lines.append(
+            "Coulomb speed:    " + ", ".join(f"{v:.4g}" for v in report["coulomb_speed"]) + " (fc tanh(qd / v), stated)"
+        )
     if "stribeck_speed" in report:
-        lines.append("Stribeck speed:   " + ", ".join(f"{s['coordinate']} {s['value']:.4g} +- {s['std']:.2g}"
-                                                      for s in report["stribeck_speed"]) + " (fitted)")
+        lines.append(
+            "Stribeck speed:   "
+            + ", ".join(f"{s['coordinate']} {s['value']:.4g} +- {s['std']:.2g}" for s in report["stribeck_speed"])
+            + " (fitted)"
+        )
     if "held_out" in report:
-        lines.append("held-out RMS:     " + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
-                     + f" ({report['held_out']['data']})")
+        lines.append(
+            "held-out RMS:     "
+            + ", ".join(f"{s:.4g}" for s in report["held_out"]["residual_rms"])
+            + f" ({report['held_out']['data']})"
+        )
     lines += diagnostics_text(report["diagnostics"])
-    rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}",
-             number(p["model_value"])) for p in report["base"]]
+    rows = [
+        (p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}", number(p["model_value"]))
+        for p in report["base"]
+    ]
     lines += ["", "Identified parameters (std: standard deviation; model: the model file's value, friction 0)"]
     lines += text_table(("parameter", "estimate", "std", "std %", "model"), rows)
     full = report.get("full")
     if full:
-        label = {"consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
-                 "map": "MAP estimate"}[full["method"]]
-        lines += ["", f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: " +
-                  ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items())]
+        label = {
+            "consistent": "physically consistent estimate (LMI, solver " + full["solver"] + ")",
+            "map": "MAP estimate",
+        }[full["method"]]
+        lines += [
+            "",
+            f"Full parameters: {label}; pseudo-inertia smallest eigenvalue per body: "
+            + ", ".join(f"{b} {e:.3g}" for b, e in full["min_pseudo_inertia_eigenvalue"].items()),
+        ]
         if full["violations"]:
             lines.append("  NOT physically consistent: " + "; ".join(full["violations"]))
         if "held_out_residual_rms" in full:
             lines.append("  held-out RMS: " + ", ".join(f"{s:.4g}" for s in full["held_out_residual_rms"]))
         for b in full.get("bounds", ()):
             lo, hi = (f"{v:.4g}" if v is not None else "-" for v in b["mass_bounds"])
-            extent = "" if b["ellipsoid"] is None else (
-                ", ellipsoid semi-axes " + " ".join(f"{a:.3g}" for a in b["ellipsoid"]["semi_axes"])
-                + f" m, margin {b['extent_margin']:.3g} kg")
-            lines.append(f"  {b['body']}: mass {b['mass']:.4g} kg in [{lo}, {hi}]{extent} ({b['source']})"
-                         + (f"; ACTIVE: {', '.join(b['active'])}" if b["active"] else ""))
-        rows = [(p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-", p.get("note", ""))
-                for p in full["parameters"]]
+            extent = (
+                ""
+                if b["ellipsoid"] is None
+                else (
+                    ", ellipsoid semi-axes "
+                    + " ".join(f"{a:.3g}" for a in b["ellipsoid"]["semi_axes"])
+                    + f" m, margin {b['extent_margin']:.3g} kg"
+                )
+            )
+            lines.append(
+                f"  {b['body']}: mass {b['mass']:.4g} kg in [{lo}, {hi}]{extent} ({b['source']})"
+                + (f"; ACTIVE: {', '.join(b['active'])}" if b["active"] else "")
+            )
+        rows = [
+            (p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}" if "std" in p else "-", p.get("note", ""))
+            for p in full["parameters"]
+        ]
         lines += ["  (note: a parameter the data do not determine on its own has the prior's share of its sums)"]
         lines += text_table(("parameter", "value", "std", "note"), rows)
     return lines
@@ -300,32 +381,53 @@ def report_text(report: dict) -> list:
 
 def diagnostics_text(checks: dict) -> list:
     """The lines of text of the checks of :func:`diagnose` (part of :func:`report_text`)."""
+
     def values(xs, fmt="{:.3g}"):
         return ", ".join(fmt.format(x) for x in xs)
 
     where = "held-out" if checks["held_out"] else "in sample"
-    lines = ["", "Diagnostics (docs/identification.md)",
-             f"  checked on:     {checks['checked_on']}",
-             f"  RRE % ({where}): " + values(checks["rre_%"], "{:.3g}") + "   (fit: " +
-             values(checks["rre_fit_%"], "{:.3g}") + ")"]
+    lines = [
+        "",
+        "Diagnostics (docs/identification.md)",
+        f"  checked on:     {checks['checked_on']}",
+        f"  RRE % ({where}): "
+        + values(checks["rre_%"], "{:.3g}")
+        + "   (fit: "
+        + values(checks["rre_fit_%"], "{:.3g}")
+        + ")",
+    ]
     if checks["noise_floor"] is None:
         lines.append(f"  noise floor:    not measured; {checks['rule']}")
     else:
-        lines += ["  noise floor:    " + values(checks["noise_floor"], "{:.4g}"),
-                  "  residual/floor: " + values(checks["residual_to_floor"]) + f"   ({checks['rule']})"]
+        lines += [
+            "  noise floor:    " + values(checks["noise_floor"], "{:.4g}"),
+            "  residual/floor: " + values(checks["residual_to_floor"]) + f"   ({checks['rule']})",
+        ]
     white = checks["whiteness"]
     correlated = [n for n, w in zip(checks["coordinates"], white["white"]) if not w]
-    lines.append("  whiteness:      " + values(white["outside_share"], "{:.2f}") + f"   ({white['rule']}: "
-                 + ("correlated: " + ", ".join(correlated) if correlated else "all white") + ")")
+    lines.append(
+        "  whiteness:      "
+        + values(white["outside_share"], "{:.2f}")
+        + f"   ({white['rule']}: "
+        + ("correlated: " + ", ".join(correlated) if correlated else "all white")
+        + ")"
+    )
     std = checks["std"]
-    lines.append(f"  std:            {std['covariance']}; median {std['to_white']:.3g}x the white-residual std; "
-                 + ("reliable" if std["reliable"] else f"UNRELIABLE: {std['reason']}"))
+    lines.append(
+        f"  std:            {std['covariance']}; median {std['to_white']:.3g}x the white-residual std; "
+        + ("reliable" if std["reliable"] else f"UNRELIABLE: {std['reason']}")
+    )
     delay = checks["delay"]
-    found = (delay["note"] if delay["seconds"] is None else
-             f"{1e3 * delay['seconds']:+.3g} ms (step {1e3 * delay['step']:.3g} ms): "
-             + ("FOUND" if delay["found"] else "none"))
-    lines.append(f"  force delay:    {found}" + (f"; the forces were advanced by {1e3 * delay['compensated']:.3g} ms"
-                                                 if delay["compensated"] else ""))
+    found = (
+        delay["note"]
+        if delay["seconds"] is None
+        else f"{1e3 * delay['seconds']:+.3g} ms (step {1e3 * delay['step']:.3g} ms): "
+        + ("FOUND" if delay["found"] else "none")
+    )
+    lines.append(
+        f"  force delay:    {found}"
+        + (f"; the forces were advanced by {1e3 * delay['compensated']:.3g} ms" if delay["compensated"] else "")
+    )
     return lines
 
 
@@ -348,7 +450,9 @@ def plot(est, path, data=None) -> str:
         ax.set_ylabel(data.names[j], fontsize=8)
     axes[0, 0].legend(loc="upper right", fontsize=7, ncol=3)
     axes[-1, 0].set_xlabel("t [s]")
-    fig.suptitle(f"{est.model.robot.name}: measured and predicted forces on {os.path.basename(data.source)}", fontsize=9)
+    fig.suptitle(
+        f"{est.model.robot.name}: measured and predicted forces on {os.path.basename(data.source)}", fontsize=9
+    )
     fig.tight_layout()
     save_figure(fig, path, 120)
     plt.close(fig)

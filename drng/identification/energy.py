@@ -70,7 +70,6 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
-
 from .estimation import NOISE_FLOOR, Estimate, scaled_least_squares, unexcited
 from .model import identification_model, states_of
 
@@ -124,12 +123,14 @@ def windows(t: np.ndarray, window: float, rule: str = "simpson", where: str = "a
     if rule not in RULES:
         raise PgaDynError(f"{where}: the integration rule must be one of {', '.join(RULES)}, got {rule!r}")
     if not is_uniform(t):
-        raise PgaDynError(f"{where}: the energy windows need uniformly sampled times; give the data without qdd, "
-                          "so that it is resampled onto a uniform grid (drng.identification.trajectory)")
+        raise PgaDynError(
+            f"{where}: the energy windows need uniformly sampled times; give the data without qdd, "
+            "so that it is resampled onto a uniform grid (drng.identification.trajectory)"
+        )
     step = (t[-1] - t[0]) / (len(t) - 1)
     if rule == "simpson":
         length = 2 * max(1, int(round(window / step / 2)))
-        weights = np.tile([2.0, 4.0], length // 2 + 1)[:length + 1] * step / 3
+        weights = np.tile([2.0, 4.0], length // 2 + 1)[: length + 1] * step / 3
         weights[0] = weights[-1] = step / 3
     else:
         length = max(1, int(round(window / step)))
@@ -172,12 +173,13 @@ def energy_equations(model, data, window: float = WINDOW, rule: str = "simpson")
     ends = np.empty((len(at), model.K.shape[1]))  # H at the window ends (the integrals: below)
     ends[:, :nphi] = energy_regressor(model.robot, states.q[at], states.qd[at]) @ model.base.link_map
     rows = np.diff(ends, axis=0)
-    integrand = {"viscous": qd ** 2, "coulomb": np.abs(qd), "offset": qd}
+    integrand = {"viscous": qd**2, "coulomb": np.abs(qd), "offset": qd}
     for k, (term, j) in enumerate(model.extras):
-        rows[:, nphi + k] = (np.diff(0.5 * qd[at, j] ** 2) if term == "armature"
-                             else integrand[term][samples, j] @ weights)
+        rows[:, nphi + k] = (
+            np.diff(0.5 * qd[at, j] ** 2) if term == "armature" else integrand[term][samples, j] @ weights
+        )
     work = np.sum(qd * data.tau, axis=1)[samples] @ weights
-    noise = np.einsum("i,mij->mj", weights ** 2, qd[samples] ** 2)
+    noise = np.einsum("i,mij->mj", weights**2, qd[samples] ** 2)
     return EnergyEquations(starts, weights, work, rows[:, model.leading], noise, states)
 
 
@@ -210,8 +212,8 @@ class EnergyEstimate(Estimate):
         """A = W_E^T diag(1 / var_k) W_E (p, p) with each coordinate's force noise s sigma_j
         taken at least ``floor`` times its RMS force (as
         :meth:`~drng.identification.estimation.Estimate.information`)."""
-        rms2 = np.mean(self.data.tau ** 2, axis=0)
-        variances = self.equations.noise @ np.maximum(self.sigma ** 2, floor ** 2 * rms2)
+        rms2 = np.mean(self.data.tau**2, axis=0)
+        variances = self.equations.noise @ np.maximum(self.sigma**2, floor**2 * rms2)
         rows = self.equations.rows
         return rows.T @ (rows / variances[:, None])
 
@@ -224,32 +226,53 @@ def energy_estimate(model, data, window: float = WINDOW, rule: str = "simpson") 
     eq = energy_equations(model, data, window, rule)
     m, p = eq.rows.shape
     if m <= p:
-        raise PgaDynError(f"{data.source}: {m} windows of {window:g} s give {m} equations for {p} parameters: "
-                          f"too few (a longer record or shorter windows)")
-    sigma = np.maximum(force_noise(data.tau), NOISE_FLOOR * np.sqrt(np.mean(data.tau ** 2, axis=0)))
-    std = np.sqrt(eq.noise @ sigma ** 2)
+        raise PgaDynError(
+            f"{data.source}: {m} windows of {window:g} s give {m} equations for {p} parameters: "
+            f"too few (a longer record or shorter windows)"
+        )
+    sigma = np.maximum(force_noise(data.tau), NOISE_FLOOR * np.sqrt(np.mean(data.tau**2, axis=0)))
+    std = np.sqrt(eq.noise @ sigma**2)
     if np.any(std == 0):
         still = data.t[eq.starts[np.argmin(std)]]
-        raise PgaDynError(f"{data.source}: the robot stands still over the window from t = {still:g} s: no work to "
-                          "weigh (crop the record to the motion)")
+        raise PgaDynError(
+            f"{data.source}: the robot stands still over the window from t = {still:g} s: no work to "
+            "weigh (crop the record to the motion)"
+        )
     Ww = eq.rows / std[:, None]
     beta, inverse, cond = scaled_least_squares(Ww, eq.work / std)
     if beta is None:
-        raise PgaDynError(f"{data.source}: the windows' work does not excite every parameter (condition number of the "
-                          f"column-scaled regressor {cond:.2e}); {unexcited(model, Ww)}: use an exciting "
-                          "trajectory (pga-dyn excite)")
+        raise PgaDynError(
+            f"{data.source}: the windows' work does not excite every parameter (condition number of the "
+            f"column-scaled regressor {cond:.2e}); {unexcited(model, Ww)}: use an exciting "
+            "trajectory (pga-dyn excite)"
+        )
     residual = eq.work - eq.rows @ beta
     scale = float(np.sum((residual / std) ** 2) / (m - p))
     W = model.regressor(eq.states)
-    return EnergyEstimate(model, data, beta, np.sqrt(np.diag(scale * inverse)), scale * inverse,
-                          (Ww.T @ Ww)[None], np.array([scale]), "energy", np.sqrt(scale) * sigma,
-                          data.tau - W @ beta, cond, scale, float(eq.states.cond.max()),
-                          np.ones(data.tau.shape, dtype=bool), equations=eq, work_residuals=residual,
-                          window=float(window))
+    return EnergyEstimate(
+        model,
+        data,
+        beta,
+        np.sqrt(np.diag(scale * inverse)),
+        scale * inverse,
+        (Ww.T @ Ww)[None],
+        np.array([scale]),
+        "energy",
+        np.sqrt(scale) * sigma,
+        data.tau - W @ beta,
+        cond,
+        scale,
+        float(eq.states.cond.max()),
+        np.ones(data.tau.shape, dtype=bool),
+        equations=eq,
+        work_residuals=residual,
+        window=float(window),
+    )
 
 
-def identify_energy(robot, data, friction=(), armature: bool = False, window: float = WINDOW,
-                    model=None, rule: str = "simpson") -> EnergyEstimate:
+def identify_energy(
+    robot, data, friction=(), armature: bool = False, window: float = WINDOW, model=None, rule: str = "simpson"
+) -> EnergyEstimate:
     """Identify ``robot`` from the work of ``data``'s forces (:func:`energy_estimate`): the
     parameters of :func:`~drng.identification.model.identification_model` (``friction``,
     ``armature``; or give ``model``), without accelerations."""

@@ -57,9 +57,15 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
-
-from .model import (STICTION_ZONE, STRIBECK_TERMS, IdentificationModel, extra_column, identification_model, sliding,
-                    states_of)
+from .model import (
+    STICTION_ZONE,
+    STRIBECK_TERMS,
+    IdentificationModel,
+    extra_column,
+    identification_model,
+    sliding,
+    states_of,
+)
 from .physics import pseudo_inertia_eigenvalues
 from .signals import advance
 
@@ -141,8 +147,8 @@ class Estimate:
     def information(self, floor: float = NOISE_FLOOR) -> np.ndarray:
         """A = sum_j W_j^T W_j / v_j (p, p), the information of beta, with each coordinate's noise
         variance v_j taken at least (``floor`` times the RMS of its forces)^2 (module docstring)."""
-        rms2 = np.mean(self.data.tau ** 2, axis=0)
-        v = np.maximum(self.variances, floor ** 2 * rms2)
+        rms2 = np.mean(self.data.tau**2, axis=0)
+        v = np.maximum(self.variances, floor**2 * rms2)
         return np.einsum("jkl,j->kl", self.gram, 1.0 / v)
 
     @property
@@ -158,7 +164,7 @@ class Estimate:
     def rms(self, data=None) -> np.ndarray:
         """RMS (n_a,) of tau - W beta on ``data`` (default: the identification data)."""
         if data is None:
-            return np.sqrt(np.mean(self.residuals ** 2, axis=0))
+            return np.sqrt(np.mean(self.residuals**2, axis=0))
         if data.tau is None:
             raise PgaDynError(f"{data.source}: no measured tau to compare with")
         return np.sqrt(np.mean((data.tau - self.predict(data)) ** 2, axis=0))
@@ -195,7 +201,7 @@ def autocorrelation(x: np.ndarray, lags: int) -> np.ndarray:
     ns = len(y)
     size = 1 << int(np.ceil(np.log2(2 * ns)))
     F = np.fft.rfft(y, size, axis=0)
-    r = np.fft.irfft(F * np.conj(F), size, axis=0)[:lags + 1]
+    r = np.fft.irfft(F * np.conj(F), size, axis=0)[: lags + 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(r[:1] > 0, r / r[:1], 0.0)
 
@@ -216,13 +222,14 @@ def hac_scores(g: np.ndarray, lags: int) -> np.ndarray:
     zero-padded record (t from -L to ns - 1)."""
     c = np.vstack([np.zeros((lags + 1, g.shape[1])), np.cumsum(g, axis=0)])
     c = np.vstack([c, np.repeat(c[-1:], lags, axis=0)])
-    M = c[lags + 1:] - c[:-lags - 1]
+    M = c[lags + 1 :] - c[: -lags - 1]
     return M.T @ M / (lags + 1)
 
 
 @one_blas_thread
-def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE,
-             lags: int | None = None) -> Estimate:
+def estimate(
+    model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE, lags: int | None = None
+) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
@@ -240,8 +247,10 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
     rows = keep.sum(axis=0)
     if rows.sum() <= p:
         outside = "" if rows.sum() == ns * na else " outside the stiction zones"
-        raise PgaDynError(f"{data.source}: {ns} samples of {na} forces give {rows.sum()} equations{outside} for {p} "
-                          "parameters: too few samples")
+        raise PgaDynError(
+            f"{data.source}: {ns} samples of {na} forces give {rows.sum()} equations{outside} for {p} "
+            "parameters: too few samples"
+        )
     Wt = model.regressor(states)
     Wk, tk, jk = Wt[keep], data.tau[keep], np.nonzero(keep)[1]
 
@@ -249,22 +258,26 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
         w = weights[jk]
         beta, inverse, cond = scaled_least_squares(Wk * w[:, None], tk * w)
         if beta is None:
-            raise PgaDynError(f"{data.source}: the data do not excite every parameter (condition number of the "
-                              f"column-scaled regressor {cond:.2e}); {unexcited(model, Wk * w[:, None])}: use an "
-                              f"exciting trajectory (pga-dyn excite)")
+            raise PgaDynError(
+                f"{data.source}: the data do not excite every parameter (condition number of the "
+                f"column-scaled regressor {cond:.2e}); {unexcited(model, Wk * w[:, None])}: use an "
+                f"exciting trajectory (pga-dyn excite)"
+            )
         return beta, inverse, cond
 
     def deviations(beta):
         e = np.where(keep, data.tau - Wt @ beta, 0.0)
-        return e, np.sqrt(np.sum(e ** 2, axis=0) / np.maximum(rows - p / na, 1.0))
+        return e, np.sqrt(np.sum(e**2, axis=0) / np.maximum(rows - p / na, 1.0))
 
     beta, inverse, cond = solve(np.ones(na))
     residuals, sigma = deviations(beta)
     method, weights = "ols", np.ones(na)
     for _ in range(WLS_ITERATIONS if weighted else 0):
         if np.any(sigma == 0):
-            raise PgaDynError(f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
-                              "are fitted exactly: the noise cannot be weighted (use ordinary least squares)")
+            raise PgaDynError(
+                f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
+                "are fitted exactly: the noise cannot be weighted (use ordinary least squares)"
+            )
         method, weights = "wls", 1.0 / sigma
         beta, inverse, cond = solve(weights)
         previous = sigma
@@ -281,17 +294,37 @@ def estimate(model: IdentificationModel, data, weighted: bool = True, stiction: 
     lags = int(min(lags, ns // MIN_BLOCKS))
     covariance = white
     if lags:
-        g = np.einsum("tjp,tj->tp", Wt, residuals * weights ** 2)  # residuals are 0 on the rows left out
+        g = np.einsum("tjp,tj->tp", Wt, residuals * weights**2)  # residuals are 0 on the rows left out
         covariance = inverse @ hac_scores(g, lags) @ inverse * (rows.sum() / (rows.sum() - p))
         covariance = 0.5 * (covariance + covariance.T)
-    return Estimate(model, data, beta, np.sqrt(np.diag(covariance)), covariance, gram,
-                    scale / weights ** 2, method, sigma, data.tau - Wt @ beta, cond, scale,
-                    float(states.cond.max()), keep, lags=lags, white_std=np.sqrt(np.diag(white)))
+    return Estimate(
+        model,
+        data,
+        beta,
+        np.sqrt(np.diag(covariance)),
+        covariance,
+        gram,
+        scale / weights**2,
+        method,
+        sigma,
+        data.tau - Wt @ beta,
+        cond,
+        scale,
+        float(states.cond.max()),
+        keep,
+        lags=lags,
+        white_std=np.sqrt(np.diag(white)),
+    )
 
 
 @one_blas_thread
-def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, stiction: float = STICTION_ZONE,
-                samples: int = DELAY_SAMPLES):
+def force_delay(
+    model: IdentificationModel,
+    data,
+    max_delay: float = MAX_DELAY,
+    stiction: float = STICTION_ZONE,
+    samples: int = DELAY_SAMPLES,
+):
     """The delay d (s) of the force channel behind the positions, tau_measured(t) = tau(t - d),
     that fits ``data`` best: for d on the grid of the median sample step in [-``max_delay``,
     ``max_delay``], the forces advanced by d (:func:`.signals.advance`) are fitted by least
@@ -306,11 +339,19 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
     lags = np.arange(-int(np.ceil(max_delay / step)), int(np.ceil(max_delay / step)) + 1)
     inner = (data.t - lags[0] * step <= data.t[-1]) & (data.t + lags[0] * step >= data.t[0])
     rows = np.flatnonzero(inner)
-    rows = rows[::int(np.ceil(len(rows) / samples))]
-    sample = replace(data, t=data.t[rows], q=data.q[rows], qd=data.qd[rows], qdd=data.qdd[rows], tau=data.tau[rows],
-                     breaks=(), passive={name: x[rows] for name, x in data.passive.items()})
+    rows = rows[:: int(np.ceil(len(rows) / samples))]
+    sample = replace(
+        data,
+        t=data.t[rows],
+        q=data.q[rows],
+        qd=data.qd[rows],
+        qdd=data.qdd[rows],
+        tau=data.tau[rows],
+        breaks=(),
+        passive={name: x[rows] for name, x in data.passive.items()},
+    )
     states = states_of(model.robot, sample)
-    scale = (1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0))) * sliding(model, states.qd_a, stiction, states.qd)
+    scale = (1.0 / np.sqrt(np.mean(data.tau**2, axis=0))) * sliding(model, states.qd_a, stiction, states.qd)
     A = (model.regressor(states) * scale[:, :, None]).reshape(-1, model.num_parameters)
     Q, _ = np.linalg.qr(A)
     ssr = np.empty(len(lags))
@@ -320,17 +361,20 @@ def force_delay(model: IdentificationModel, data, max_delay: float = MAX_DELAY, 
         ssr[k] = b @ b - np.sum((Q.T @ b) ** 2)
     best = int(np.argmin(ssr))
     if best in (0, len(lags) - 1):
-        raise PgaDynError(f"{data.source}: the forces fit best at a delay of {lags[best] * step:+.4g} s, the end of the "
-                          f"searched range +-{max_delay:g} s: the force and position channels are not aligned "
-                          "within it (widen max_delay, or check the data)")
-    a, b0, c = ssr[best - 1:best + 2]
+        raise PgaDynError(
+            f"{data.source}: the forces fit best at a delay of {lags[best] * step:+.4g} s, the end of the "
+            f"searched range +-{max_delay:g} s: the force and position channels are not aligned "
+            "within it (widen max_delay, or check the data)"
+        )
+    a, b0, c = ssr[best - 1 : best + 2]
     offset = 0.5 * (a - c) / (a - 2 * b0 + c) if a - 2 * b0 + c > 0 else 0.0
     return float((lags[best] + offset) * step), lags * step, ssr
 
 
 @one_blas_thread
-def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
-                      stiction: float = STICTION_ZONE) -> Estimate:
+def stribeck_estimate(
+    model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE
+) -> Estimate:
     """The estimate of beta and of the Stribeck speeds v_s of ``model`` (one per actuated
     coordinate with the Stribeck terms, docs/identification.md "Friction") from ``data``: a
     *nonlinear* least-squares problem, since v_s enters the columns s (1 - e), s e with
@@ -353,8 +397,11 @@ def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
     from scipy.optimize import least_squares
 
     nphi, p = model.base.K.shape[1], model.num_parameters
-    cols = [(c, *model.extras[k - nphi]) for c, k in enumerate(model.leading)
-            if k >= nphi and model.extras[k - nphi][0] in STRIBECK_TERMS]
+    cols = [
+        (c, *model.extras[k - nphi])
+        for c, k in enumerate(model.leading)
+        if k >= nphi and model.extras[k - nphi][0] in STRIBECK_TERMS
+    ]
     if not cols:
         raise PgaDynError(f"{model.robot.name}: the model has no Stribeck term to fit (friction=('stribeck', ...))")
     coords = sorted({j for _, _, j in cols})
@@ -368,14 +415,15 @@ def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
         w = weights[row]
         return w, model.regressor(states)[sample, row] * w[:, None], data.tau[sample, row] * w
 
-    w, W, tau = weighted_rows(model, 1.0 / np.sqrt(np.mean(data.tau ** 2, axis=0)))
+    w, W, tau = weighted_rows(model, 1.0 / np.sqrt(np.mean(data.tau**2, axis=0)))
     Q = np.linalg.qr(W[:, [c for c in range(p) if c not in {c for c, _, _ in cols}]])[0]
     r0 = tau - Q @ (Q.T @ tau)
 
     def residual(x):
         speed = dict(zip(coords, np.exp(x)))
-        B = np.stack([np.where(row == j, extra_column(term, qd[:, j], None, speed[j]), 0.0) * w
-                      for _, term, j in cols], axis=1)
+        B = np.stack(
+            [np.where(row == j, extra_column(term, qd[:, j], None, speed[j]), 0.0) * w for _, term, j in cols], axis=1
+        )
         B -= Q @ (Q.T @ B)
         return r0 - B @ np.linalg.lstsq(B, r0, rcond=None)[0]
 
@@ -383,14 +431,25 @@ def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
     lower, upper = np.log(STRIBECK_RANGE[0] * top), np.log(STRIBECK_RANGE[1] * top)
     grid = np.log(np.geomspace(*STRIBECK_RANGE, STRIBECK_GRID))
     start = np.log(top) + grid[int(np.argmin([np.sum(residual(np.log(top) + g) ** 2) for g in grid]))]
-    fit = least_squares(residual, np.clip(start, lower + 1e-9, upper - 1e-9), bounds=(lower, upper), method="trf",
-                        jac="3-point", xtol=1e-12, ftol=1e-12, gtol=1e-12)
-    ends = [model.robot.actuated_names[j] for j, x, a, b in zip(coords, fit.x, lower, upper)
-            if min(x - a, b - x) < 1e-3]
+    fit = least_squares(
+        residual,
+        np.clip(start, lower + 1e-9, upper - 1e-9),
+        bounds=(lower, upper),
+        method="trf",
+        jac="3-point",
+        xtol=1e-12,
+        ftol=1e-12,
+        gtol=1e-12,
+    )
+    ends = [
+        model.robot.actuated_names[j] for j, x, a, b in zip(coords, fit.x, lower, upper) if min(x - a, b - x) < 1e-3
+    ]
     if ends:
-        raise PgaDynError(f"{data.source}: the Stribeck speed of {ends} fits best at an end of its range "
-                          f"{STRIBECK_RANGE[0]:g}-{STRIBECK_RANGE[1]:g} times the largest speed: the data do not "
-                          "determine it (more samples at low speed, or another friction model)")
+        raise PgaDynError(
+            f"{data.source}: the Stribeck speed of {ends} fits best at an end of its range "
+            f"{STRIBECK_RANGE[0]:g}-{STRIBECK_RANGE[1]:g} times the largest speed: the data do not "
+            "determine it (more samples at low speed, or another friction model)"
+        )
     speeds = np.array(model.stribeck_speed, dtype=float)
     speeds[coords] = np.exp(fit.x)
     speeds.setflags(write=False)
@@ -399,8 +458,8 @@ def stribeck_estimate(model: IdentificationModel, data, weighted: bool = True,
     # d(W beta)/dv_s of coordinate j: the Stribeck columns' derivatives, de/dv_s = 2 qd^2 / v_s^3 e
     J = np.zeros((len(row), len(coords)))
     for c, term, j in cols:
-        v, e = speeds[j], np.exp(-(qd[:, j] / speeds[j]) ** 2)
-        de = np.where(row == j, np.sign(qd[:, j]) * 2 * qd[:, j] ** 2 / v ** 3 * e, 0.0)
+        v, e = speeds[j], np.exp(-((qd[:, j] / speeds[j]) ** 2))
+        de = np.where(row == j, np.sign(qd[:, j]) * 2 * qd[:, j] ** 2 / v**3 * e, 0.0)
         J[:, coords.index(j)] += est.beta[c] * (de if term == "stribeck-static" else -de) * w
     J = np.concatenate([W, J], axis=1)
     e_w = tau - W @ est.beta
@@ -424,8 +483,17 @@ def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     return "least excited: " + " ".join(f"{v[k]:+.2f}*{model.names[k]}" for k in top)
 
 
-def identify(robot, data, friction=(), armature: bool = False, weighted: bool = True, model=None,
-             stiction: float = STICTION_ZONE, passive_friction=(), coulomb_speed=None) -> Estimate:
+def identify(
+    robot,
+    data,
+    friction=(),
+    armature: bool = False,
+    weighted: bool = True,
+    model=None,
+    stiction: float = STICTION_ZONE,
+    passive_friction=(),
+    coulomb_speed=None,
+) -> Estimate:
     """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` models, ``armature`` and ``passive_friction``
@@ -433,8 +501,9 @@ def identify(robot, data, friction=(), armature: bool = False, weighted: bool = 
     (``weighted``, the default) or OLS. With the Stribeck model, :func:`stribeck_estimate` (its
     speeds fitted too). Returns an :class:`Estimate`."""
     if model is None:
-        model = identification_model(robot, friction, armature, passive_friction=passive_friction,
-                                     coulomb_speed=coulomb_speed)
+        model = identification_model(
+            robot, friction, armature, passive_friction=passive_friction, coulomb_speed=coulomb_speed
+        )
     if any(term in STRIBECK_TERMS for term, _ in model.extras):
         return stribeck_estimate(model, data, weighted, stiction)
     return estimate(model, data, weighted, stiction)
@@ -458,7 +527,7 @@ def default_prior(model: IdentificationModel, data=None, relative: float = 0.5):
     if data is not None and data.tau is not None and model.extras:
         states = states_of(robot, data)
         D = model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
-        rms_tau = np.sqrt(np.mean(data.tau ** 2, axis=0))
+        rms_tau = np.sqrt(np.mean(data.tau**2, axis=0))
         for k, (_, j) in enumerate(model.extras):
             rms_col = np.sqrt(np.mean(D[:, j, k] ** 2))
             sigma_x[k] = 10 * rms_tau[j] / rms_col if rms_col > 0 else 1e3
@@ -473,8 +542,10 @@ def check_prior(model: IdentificationModel, prior) -> tuple:
     except (TypeError, ValueError):
         raise PgaDynError("prior must be a pair (theta_0, sigma_0) of arrays") from None
     if theta0.shape != (size,) or sigma0.shape != (size,):
-        raise PgaDynError(f"prior: theta_0 and sigma_0 must have shape ({size},) ({len(model.base.parameter_names)} "
-                          f"link-frame parameters, {len(model.extras)} extra terms), got {theta0.shape}, {sigma0.shape}")
+        raise PgaDynError(
+            f"prior: theta_0 and sigma_0 must have shape ({size},) ({len(model.base.parameter_names)} "
+            f"link-frame parameters, {len(model.extras)} extra terms), got {theta0.shape}, {sigma0.shape}"
+        )
     if not (np.all(np.isfinite(theta0)) and np.all(np.isfinite(sigma0)) and np.all(sigma0 > 0)):
         raise PgaDynError("prior: theta_0 must be finite and sigma_0 finite and positive")
     return theta0, sigma0
@@ -498,11 +569,11 @@ class FullEstimate:
     @property
     def phi(self) -> np.ndarray:
         """The link-frame inertial parameters (n, 10)."""
-        return self.theta[:self.model.base.K.shape[1]].reshape(-1, 10)
+        return self.theta[: self.model.base.K.shape[1]].reshape(-1, 10)
 
     @property
     def extras(self) -> np.ndarray:
-        return self.theta[self.model.base.K.shape[1]:]
+        return self.theta[self.model.base.K.shape[1] :]
 
     def predict(self, data) -> np.ndarray:
         return predict(self.model, self.beta, data)
@@ -515,10 +586,9 @@ def map_estimate(est: Estimate, prior=None) -> FullEstimate:
     model = est.model
     theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
     K, A = model.K, est.information()
-    P = K.T @ A @ K + np.diag(sigma0 ** -2)
+    P = K.T @ A @ K + np.diag(sigma0**-2)
     cov = np.linalg.inv(P)
     cov = 0.5 * (cov + cov.T)
-    theta = np.linalg.solve(P, K.T @ A @ est.beta + theta0 / sigma0 ** 2)
-    phi = theta[:model.base.K.shape[1]]
+    theta = np.linalg.solve(P, K.T @ A @ est.beta + theta0 / sigma0**2)
+    phi = theta[: model.base.K.shape[1]]
     return FullEstimate(model, theta, K @ theta, np.sqrt(np.diag(cov)), "map", pseudo_inertia_eigenvalues(phi))
-

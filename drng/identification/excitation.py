@@ -57,7 +57,6 @@ from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.progress import report
 
 from ..result import one_blas_thread
-
 from .data import Trajectory
 from .model import identification_model, joint_kinds
 
@@ -112,7 +111,7 @@ class Fourier:
         s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))  # (ns, L)
         q = self.offset + s @ self.a.T + c @ self.b.T
         qd = c @ (self.a * w).T - s @ (self.b * w).T
-        qdd = -(s @ (self.a * w ** 2).T + c @ (self.b * w ** 2).T)
+        qdd = -(s @ (self.a * w**2).T + c @ (self.b * w**2).T)
         return q, qd, qdd
 
 
@@ -127,9 +126,11 @@ class Limits:
     def check(self, q, qd, qdd) -> list:
         """The limits that samples (ns, n_a) break, as sentences (empty when none)."""
         out = []
-        for name, x, lo, hi in (("position", q, self.position[:, 0], self.position[:, 1]),
-                                ("velocity", qd, -self.velocity, self.velocity),
-                                ("acceleration", qdd, -self.acceleration, self.acceleration)):
+        for name, x, lo, hi in (
+            ("position", q, self.position[:, 0], self.position[:, 1]),
+            ("velocity", qd, -self.velocity, self.velocity),
+            ("acceleration", qdd, -self.acceleration, self.acceleration),
+        ):
             bad = np.flatnonzero(np.any((x < lo) | (x > hi), axis=0))
             out += [f"{name} of coordinate {j} outside [{lo[j]:.6g}, {hi[j]:.6g}]" for j in bad]
         return out
@@ -142,9 +143,11 @@ def _per_coordinate(robot, name: str, value, default: dict) -> np.ndarray:
     kinds = joint_kinds(robot)
     for name, kind in zip(names, kinds):
         if kind not in ("R", "P", "U"):
-            raise PgaDynError(f"{robot.name}: actuated coordinate '{name}' belongs to a joint of type {kind}; "
-                              "exciting trajectories are made for revolute, prismatic and universal joints (not "
-                              "floating bases or spherical joints)")
+            raise PgaDynError(
+                f"{robot.name}: actuated coordinate '{name}' belongs to a joint of type {kind}; "
+                "exciting trajectories are made for revolute, prismatic and universal joints (not "
+                "floating bases or spherical joints)"
+            )
     out = np.array([default["translation" if kind == "P" else "rotation"] for kind in kinds])
     if isinstance(value, dict):
         for key, v in value.items():
@@ -152,8 +155,11 @@ def _per_coordinate(robot, name: str, value, default: dict) -> np.ndarray:
                 raise PgaDynError(f"{name}: '{key}' is not an actuated coordinate of '{robot.name}' ({names})")
             out[names.index(key)] = v
     elif value is not None:
-        out = np.broadcast_to(np.asarray(value, dtype=float), out.shape).copy() if np.ndim(value) == 0 \
+        out = (
+            np.broadcast_to(np.asarray(value, dtype=float), out.shape).copy()
+            if np.ndim(value) == 0
             else np.asarray(value, dtype=float)
+        )
     if out.shape != (len(names),) or not np.all(np.isfinite(out)) or np.any(out <= 0):
         raise PgaDynError(f"{name} must be positive and finite, one per actuated coordinate {names}, got {value!r}")
     return out
@@ -166,8 +172,11 @@ def limits(robot, bounds=None, velocity=None, acceleration=None) -> Limits:
     :data:`DEFAULT_VELOCITY`, :data:`DEFAULT_ACCELERATION`)."""
     from pga_dyn.sampling import bounds_array
 
-    return Limits(bounds_array(robot, bounds), _per_coordinate(robot, "velocity", velocity, DEFAULT_VELOCITY),
-                  _per_coordinate(robot, "acceleration", acceleration, DEFAULT_ACCELERATION))
+    return Limits(
+        bounds_array(robot, bounds),
+        _per_coordinate(robot, "velocity", velocity, DEFAULT_VELOCITY),
+        _per_coordinate(robot, "acceleration", acceleration, DEFAULT_ACCELERATION),
+    )
 
 
 def fit(x: np.ndarray, box: Limits, frequency: float) -> Fourier:
@@ -210,10 +219,16 @@ class Excitation:
         q_j(t) = q0_j + sum_l a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t), and qd, qdd its
         derivatives (module docstring); t = 0 is the first sample of the trajectory."""
         f = self.fourier
-        return {"formula": "q_j(t) = q0_j + sum_{l=1..L} a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t)",
-                "frequency": float(f.frequency), "period": float(1 / f.frequency), "harmonics": int(f.a.shape[1]),
-                "coordinates": list(self.trajectory.names), "q0": f.offset.tolist(), "a": f.a.tolist(),
-                "b": f.b.tolist()}
+        return {
+            "formula": "q_j(t) = q0_j + sum_{l=1..L} a_jl sin(2 pi l f t) + b_jl cos(2 pi l f t)",
+            "frequency": float(f.frequency),
+            "period": float(1 / f.frequency),
+            "harmonics": int(f.a.shape[1]),
+            "coordinates": list(self.trajectory.names),
+            "q0": f.offset.tolist(),
+            "a": f.a.tolist(),
+            "b": f.b.tolist(),
+        }
 
     def write_coefficients(self, path) -> None:
         """Write :meth:`coefficients` to ``path``: JSON (``.json``) or NPZ (``.npz``: arrays
@@ -229,8 +244,14 @@ class Excitation:
                 handle.write("\n")
         elif ext == ".npz":
             with open(path, "wb") as handle:
-                np.savez(handle, frequency=c["frequency"], q0=self.fourier.offset, a=self.fourier.a,
-                         b=self.fourier.b, coordinates=np.array(c["coordinates"]))
+                np.savez(
+                    handle,
+                    frequency=c["frequency"],
+                    q0=self.fourier.offset,
+                    a=self.fourier.a,
+                    b=self.fourier.b,
+                    coordinates=np.array(c["coordinates"]),
+                )
         else:
             raise PgaDynError(f"{path}: a file of Fourier coefficients must end in .json or .npz")
 
@@ -256,33 +277,55 @@ class Excitation:
         (n_a, 2), velocity and acceleration (n_a,))."""
         box, traj = self.limits, self.trajectory
         rate = 1 / float(traj.t[1] - traj.t[0])
-        return {"robot": self.model.robot.name, "file": None if file is None else os.fspath(file),
-                "samples": len(traj), "duration": len(traj) / rate, "rate": rate,
-                "period": float(1 / self.fourier.frequency), "harmonics": self.fourier.a.shape[1],
-                "coordinates": list(traj.names),
-                "parameters": list(self.model.names), "condition_number": self.cond,
-                "condition_number_start": self.cond_start, "iterations": self.iterations,
-                "max_cond_jp": self.max_cond_jp,
-                "limits": {"position": box.position.tolist(), "velocity": box.velocity.tolist(),
-                           "acceleration": box.acceleration.tolist()}}
+        return {
+            "robot": self.model.robot.name,
+            "file": None if file is None else os.fspath(file),
+            "samples": len(traj),
+            "duration": len(traj) / rate,
+            "rate": rate,
+            "period": float(1 / self.fourier.frequency),
+            "harmonics": self.fourier.a.shape[1],
+            "coordinates": list(traj.names),
+            "parameters": list(self.model.names),
+            "condition_number": self.cond,
+            "condition_number_start": self.cond_start,
+            "iterations": self.iterations,
+            "max_cond_jp": self.max_cond_jp,
+            "limits": {
+                "position": box.position.tolist(),
+                "velocity": box.velocity.tolist(),
+                "acceleration": box.acceleration.tolist(),
+            },
+        }
 
     def report_text(self, file=None) -> list:
         """The lines of text of :meth:`report` (what ``pga-dyn excite`` prints): the trajectory,
         the condition number, for closed loops the largest cond(J_p), and a table of the limits."""
         r = self.report(file)
         where = "" if file is None else f"{file}: "
-        lines = [f"robot:            {r['robot']}",
-                 f"trajectory:       {where}{r['samples']} samples, {r['duration']:g} s at {r['rate']:g} Hz; "
-                 f"Fourier series, period {r['period']:g} s, {r['harmonics']} harmonics",
-                 f"condition number: {r['condition_number']:.4g} (column-scaled regressor of {len(r['parameters'])} "
-                 f"parameters; random start {r['condition_number_start']:.4g}, {r['iterations']} iterations)"]
+        lines = [
+            f"robot:            {r['robot']}",
+            f"trajectory:       {where}{r['samples']} samples, {r['duration']:g} s at {r['rate']:g} Hz; "
+            f"Fourier series, period {r['period']:g} s, {r['harmonics']} harmonics",
+            f"condition number: {r['condition_number']:.4g} (column-scaled regressor of {len(r['parameters'])} "
+            f"parameters; random start {r['condition_number_start']:.4g}, {r['iterations']} iterations)",
+        ]
         if self.model.robot.constrained:
-            lines.append(f"assembly:         every sample assembled, cond(J_p) <= {r['max_cond_jp']:.3g} "
-                         f"(limit {self.max_cond:g})")
-        rows = [(name, f"[{lo:.4g}, {hi:.4g}]", number(v), number(a)) for name, (lo, hi), v, a in
-                zip(r["coordinates"], r["limits"]["position"], r["limits"]["velocity"], r["limits"]["acceleration"])]
-        return lines + ["", "Limits (respected at every sample)"] + text_table(
-            ("coordinate", "position", "velocity", "acceleration"), rows)
+            lines.append(
+                f"assembly:         every sample assembled, cond(J_p) <= {r['max_cond_jp']:.3g} "
+                f"(limit {self.max_cond:g})"
+            )
+        rows = [
+            (name, f"[{lo:.4g}, {hi:.4g}]", number(v), number(a))
+            for name, (lo, hi), v, a in zip(
+                r["coordinates"], r["limits"]["position"], r["limits"]["velocity"], r["limits"]["acceleration"]
+            )
+        ]
+        return (
+            lines
+            + ["", "Limits (respected at every sample)"]
+            + text_table(("coordinate", "position", "velocity", "acceleration"), rows)
+        )
 
 
 def scaled_condition(W: np.ndarray) -> float:
@@ -309,8 +352,9 @@ def _condition(model, fourier: Fourier, t, max_cond: float):
     return scaled_condition(model.regressor(states).reshape(-1, model.num_parameters)), float(states.cond.max())
 
 
-def _setup(robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model,
-           max_cond):
+def _setup(
+    robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model, max_cond
+):
     """(harmonics, sample times (ns,), Limits, model, max_cond) of :func:`excite`, checked."""
     from pga_dyn.sampling import count
 
@@ -337,11 +381,14 @@ def _finish(model, fourier, t, box, max_cond, cond_start, iterations) -> Excitat
         raise RuntimeError(f"the exciting trajectory breaks its limits: {broken}")
     cond, info = _condition(model, fourier, t, max_cond)
     if not np.isfinite(cond):
-        raise PgaDynError(f"{model.robot.name}: the exciting trajectory is not valid at every sample ({info}); "
-                          "narrow the position box (bounds)")
+        raise PgaDynError(
+            f"{model.robot.name}: the exciting trajectory is not valid at every sample ({info}); "
+            "narrow the position box (bounds)"
+        )
     traj = Trajectory(tuple(model.robot.actuated_names), t, q, qd, qdd, None, "excitation", "given")
-    return Excitation(traj, fourier, box, cond, cond if cond_start is None else cond_start, info, iterations, model,
-                      max_cond)
+    return Excitation(
+        traj, fourier, box, cond, cond if cond_start is None else cond_start, info, iterations, model, max_cond
+    )
 
 
 def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t_opt, max_cond):
@@ -361,15 +408,21 @@ def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t
             x = rng.standard_normal((na, 2 * harmonics)) / np.tile(np.arange(1, harmonics + 1), 2)
             if np.isfinite(_condition(model, fit(x, narrowed, frequency), t_opt, max_cond)[0]):
                 if scale < 1.0:
-                    warnings.warn(f"{robot.source or robot.name}: no valid random trajectory in {TRIES} draws in the "
-                                  f"position box (each left the workspace or had cond(J_p) >= {max_cond:.3g}): the "
-                                  f"box was shrunk {1 / scale:g} times around the reference configuration, to "
-                                  f"{np.round(narrowed.position, 4).tolist()}", PgaDynWarning, stacklevel=4)
+                    warnings.warn(
+                        f"{robot.source or robot.name}: no valid random trajectory in {TRIES} draws in the "
+                        f"position box (each left the workspace or had cond(J_p) >= {max_cond:.3g}): the "
+                        f"box was shrunk {1 / scale:g} times around the reference configuration, to "
+                        f"{np.round(narrowed.position, 4).tolist()}",
+                        PgaDynWarning,
+                        stacklevel=4,
+                    )
                 return x, narrowed
         scale /= 2
-    raise PgaDynError(f"{robot.name}: no valid random trajectory in {TRIES} draws, down to a box {1 / MIN_SCALE:g} "
-                      f"times narrower around the reference (every one leaves the workspace or has cond(J_p) >= "
-                      f"{max_cond:.3g}); narrow the position box (bounds) or raise max_cond")
+    raise PgaDynError(
+        f"{robot.name}: no valid random trajectory in {TRIES} draws, down to a box {1 / MIN_SCALE:g} "
+        f"times narrower around the reference (every one leaves the workspace or has cond(J_p) >= "
+        f"{max_cond:.3g}); narrow the position box (bounds) or raise max_cond"
+    )
 
 
 def _opt_times(model, harmonics, frequency, points):
@@ -379,13 +432,26 @@ def _opt_times(model, harmonics, frequency, points):
 
 
 @one_blas_thread
-def random_excitation(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
-                      friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None,
-                      seed=None, max_cond: float | None = None, model=None) -> Excitation:
+def random_excitation(
+    robot,
+    duration: float = 20.0,
+    rate: float = 200.0,
+    period: float = 10.0,
+    harmonics: int = 5,
+    friction=(),
+    armature: bool = False,
+    bounds=None,
+    velocity=None,
+    acceleration=None,
+    seed=None,
+    max_cond: float | None = None,
+    model=None,
+) -> Excitation:
     """A random Fourier trajectory inside the limits (the start of :func:`excite`, not optimised);
     arguments as :func:`excite`."""
-    harmonics, t, box, model, max_cond = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
-                                                velocity, acceleration, model, max_cond)
+    harmonics, t, box, model, max_cond = _setup(
+        robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model, max_cond
+    )
     rng = np.random.default_rng(seed)
     t_opt = _opt_times(model, harmonics, 1 / period, None)
     x, box = _start(rng, len(robot.actuated), harmonics, box, 1 / period, model, t_opt, max_cond)
@@ -398,10 +464,23 @@ STEP = "optimising the excitation"
 
 
 @one_blas_thread
-def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 10.0, harmonics: int = 5,
-           friction=(), armature: bool = False, bounds=None, velocity=None, acceleration=None, seed=None,
-           max_cond: float | None = None, iterations: int = 100, points: int | None = None,
-           model=None) -> Excitation:
+def excite(
+    robot,
+    duration: float = 20.0,
+    rate: float = 200.0,
+    period: float = 10.0,
+    harmonics: int = 5,
+    friction=(),
+    armature: bool = False,
+    bounds=None,
+    velocity=None,
+    acceleration=None,
+    seed=None,
+    max_cond: float | None = None,
+    iterations: int = 100,
+    points: int | None = None,
+    model=None,
+) -> Excitation:
     """An exciting trajectory of ``duration`` s sampled at ``rate`` Hz: a Fourier series of
     ``harmonics`` harmonics of the base frequency 1 / ``period`` per actuated coordinate, inside
     the limits (:func:`limits`: ``bounds``, ``velocity``, ``acceleration``), optimised from a
@@ -411,15 +490,15 @@ def excite(robot, duration: float = 20.0, rate: float = 200.0, period: float = 1
     regressor rows per parameter). For closed loops every sample assembles along the trajectory
     with cond(J_p) < ``max_cond`` (default :func:`default_max_cond`). Each iteration is reported
     to :mod:`pga_dyn.progress` (step "optimising the excitation")."""
-    from pga_dyn.sampling import count
-
     from pga_dyn.errors import optional
+    from pga_dyn.sampling import count
 
     minimize = optional("scipy.optimize", "the optimisation of an exciting trajectory").minimize
 
     iterations = count("iterations", iterations)
-    harmonics, t, box, model, max_cond = _setup(robot, duration, rate, period, harmonics, friction, armature, bounds,
-                                                velocity, acceleration, model, max_cond)
+    harmonics, t, box, model, max_cond = _setup(
+        robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model, max_cond
+    )
     frequency, na = 1 / period, len(robot.actuated)
     t_opt = _opt_times(model, harmonics, frequency, points if points is None else count("points", points))
     x0, box = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)

@@ -33,11 +33,15 @@ from .consistency import identifiability
 from .physics import mass_properties, violations
 
 #: The joint attribute of each identified extra term, per file format.
-ATTRIBUTES = {"urdf": {"viscous": "damping", "coulomb": "friction"},
-              "mjcf": {"viscous": "damping", "coulomb": "frictionloss", "armature": "armature"}}
+ATTRIBUTES = {
+    "urdf": {"viscous": "damping", "coulomb": "friction"},
+    "mjcf": {"viscous": "damping", "coulomb": "frictionloss", "armature": "armature"},
+}
 #: Why a format cannot hold a term (other terms: no joint attribute of the format holds it).
-NOT_HELD = {"armature": "URDF has no rotor inertia (armature) attribute",
-            "offset": "no joint attribute holds a constant force (a sensor offset or an asymmetric friction)"}
+NOT_HELD = {
+    "armature": "URDF has no rotor inertia (armature) attribute",
+    "offset": "no joint attribute holds a constant force (a sensor offset or an asymmetric friction)",
+}
 
 
 class ExportPlan(NamedTuple):
@@ -53,10 +57,14 @@ class ExportPlan(NamedTuple):
 
     def report(self, path, bodies: int) -> dict:
         """A JSON-ready dict of the written file ``path`` with the inertials of ``bodies`` bodies."""
-        return {"file": os.fspath(path), "format": self.format, "inertials": bodies,
-                "written": [{"parameter": p, "attribute": a, "joint": j} for p, a, j in self.written],
-                "not_written": [{"parameters": list(p), "reason": r} for p, r in self.not_written],
-                "notes": list(self.notes)}
+        return {
+            "file": os.fspath(path),
+            "format": self.format,
+            "inertials": bodies,
+            "written": [{"parameter": p, "attribute": a, "joint": j} for p, a, j in self.written],
+            "not_written": [{"parameters": list(p), "reason": r} for p, r in self.not_written],
+            "notes": list(self.notes),
+        }
 
 
 def export_text(report: dict) -> list:
@@ -64,8 +72,10 @@ def export_text(report: dict) -> list:
     by_attribute = {}
     for w in report["written"]:
         by_attribute.setdefault(w["attribute"], []).append(w["parameter"])
-    lines = [f"written:          {report['file']} ({report['format'].upper()}): inertials of {report['inertials']} "
-             "bodies" + "".join(f"; {a}: {', '.join(p)}" for a, p in by_attribute.items())]
+    lines = [
+        f"written:          {report['file']} ({report['format'].upper()}): inertials of {report['inertials']} "
+        "bodies" + "".join(f"; {a}: {', '.join(p)}" for a, p in by_attribute.items())
+    ]
     lines += [f"  not written:    {', '.join(n['parameters'])}: {n['reason']}" for n in report["not_written"]]
     lines += [f"  note:           {note}" for note in report["notes"]]
     return lines
@@ -96,8 +106,11 @@ def export_plan(full, fmt: str) -> ExportPlan:
     nphi = model.base.K.shape[1]
     names = model.parameter_names[nphi:]
     notes = identifiability(model)[nphi:]
-    one_coordinate = {robot.joint_names[i] for i in range(1, robot.n + 1)
-                      if robot.coordinates(i).stop - robot.coordinates(i).start == 1}
+    one_coordinate = {
+        robot.joint_names[i]
+        for i in range(1, robot.n + 1)
+        if robot.coordinates(i).stop - robot.coordinates(i).start == 1
+    }
     attributes, written, missing, regrouped = {}, [], {}, []
     for (term, j), name, value, note in zip(model.extras, names, full.extras, notes):
         joint = robot.actuated_names[j]
@@ -105,18 +118,24 @@ def export_plan(full, fmt: str) -> ExportPlan:
             reason = NOT_HELD.get(term, f"{fmt.upper()} has no joint attribute for the {term} term")
             missing.setdefault(reason, []).append(name)
         elif joint not in one_coordinate:
-            missing.setdefault(f"joint of coordinate '{joint}' has several coordinates and one attribute",
-                               []).append(name)
+            missing.setdefault(f"joint of coordinate '{joint}' has several coordinates and one attribute", []).append(
+                name
+            )
         elif value < 0:
-            raise PgaDynError(f"export: {name} = {value:.6g} < 0 is not a {term} term of a drive: the file would not "
-                              "be a model of the robot (the consistent estimate, --consistent, bounds it at 0)")
+            raise PgaDynError(
+                f"export: {name} = {value:.6g} < 0 is not a {term} term of a drive: the file would not "
+                "be a model of the robot (the consistent estimate, --consistent, bounds it at 0)"
+            )
         else:
             attributes.setdefault(held[term], {})[joint] = float(value)
             written.append((name, held[term], joint))
             if note:
                 regrouped.append(f"{name} {note.split(': ', 1)[1]}")
-    lines = (f"written with the full estimate's split, only the sum is identified: {'; '.join(regrouped)}",) \
-        if regrouped else ()
+    lines = (
+        (f"written with the full estimate's split, only the sum is identified: {'; '.join(regrouped)}",)
+        if regrouped
+        else ()
+    )
     return ExportPlan(fmt, attributes, tuple(written), tuple((tuple(v), k) for k, v in missing.items()), lines)
 
 
@@ -127,8 +146,16 @@ def _inertial_element(phi_b) -> ET.Element:
     element = ET.Element("inertial")
     ET.SubElement(element, "origin", xyz=" ".join(repr(float(v)) for v in c), rpy="0 0 0")
     ET.SubElement(element, "mass", value=repr(m))
-    ET.SubElement(element, "inertia", ixx=repr(float(Ic[0, 0])), ixy=repr(float(Ic[0, 1])), ixz=repr(float(Ic[0, 2])),
-                  iyy=repr(float(Ic[1, 1])), iyz=repr(float(Ic[1, 2])), izz=repr(float(Ic[2, 2])))
+    ET.SubElement(
+        element,
+        "inertia",
+        ixx=repr(float(Ic[0, 0])),
+        ixy=repr(float(Ic[0, 1])),
+        ixz=repr(float(Ic[0, 2])),
+        iyy=repr(float(Ic[1, 1])),
+        iyz=repr(float(Ic[1, 2])),
+        izz=repr(float(Ic[2, 2])),
+    )
     return element
 
 
@@ -151,8 +178,10 @@ def write_urdf(robot, phi, path, extras=None) -> str:
         raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
     bad = violations(robot.body_names, phi)
     if bad:
-        raise PgaDynError("the parameters are not physically consistent, a URDF file would not be a model of a "
-                          "robot: " + "; ".join(str(v) for v in bad))
+        raise PgaDynError(
+            "the parameters are not physically consistent, a URDF file would not be a model of a "
+            "robot: " + "; ".join(str(v) for v in bad)
+        )
     tree = ET.parse(source, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
     links = {link.get("name"): link for link in tree.getroot().iter("link")}
     for name, phi_b in zip(robot.body_names, phi):
@@ -189,9 +218,10 @@ def write_model(full, path, write_mjcf=None) -> dict:
     fmt = file_format(robot)
     bad = violations(robot.body_names, full.phi)
     if bad:
-        raise PgaDynError(f"the {full.method} estimate is not physically consistent, no file written (a robot file "
-                          "of it would not be a model of a robot; --consistent gives one that is): "
-                          + "; ".join(str(v) for v in bad))
+        raise PgaDynError(
+            f"the {full.method} estimate is not physically consistent, no file written (a robot file "
+            "of it would not be a model of a robot; --consistent gives one that is): " + "; ".join(str(v) for v in bad)
+        )
     plan = export_plan(full, fmt)
     if fmt == "mjcf":
         if write_mjcf is None:

@@ -71,13 +71,31 @@ from ..result import one_blas_thread
 #: terms of one actuated coordinate, then those of one passive coordinate (``passive-``). Names
 #: stay distinct: the three Coulomb shapes, which share ``fc``, exclude each other, and a passive
 #: coordinate's name is not an actuated one's.
-EXTRA_TERMS = {"viscous": "fv", "coulomb": "fc", "offset": "f0", "armature": "Ia", "coulomb-tanh": "fc",
-               "stribeck-coulomb": "fc", "stribeck-static": "fs", "viscous+": "fv+", "viscous-": "fv-",
-               "coulomb+": "fc+", "coulomb-": "fc-", "passive-viscous": "fv", "passive-coulomb": "fc"}
+EXTRA_TERMS = {
+    "viscous": "fv",
+    "coulomb": "fc",
+    "offset": "f0",
+    "armature": "Ia",
+    "coulomb-tanh": "fc",
+    "stribeck-coulomb": "fc",
+    "stribeck-static": "fs",
+    "viscous+": "fv+",
+    "viscous-": "fv-",
+    "coulomb+": "fc+",
+    "coulomb-": "fc-",
+    "passive-viscous": "fv",
+    "passive-coulomb": "fc",
+}
 #: The friction models of ``friction=`` (``--friction``) and the terms each one adds.
-FRICTION_MODELS = {"viscous": ("viscous",), "coulomb": ("coulomb",), "offset": ("offset",),
-                   "coulomb-tanh": ("coulomb-tanh",), "stribeck": ("stribeck-coulomb", "stribeck-static"),
-                   "viscous+-": ("viscous+", "viscous-"), "coulomb+-": ("coulomb+", "coulomb-")}
+FRICTION_MODELS = {
+    "viscous": ("viscous",),
+    "coulomb": ("coulomb",),
+    "offset": ("offset",),
+    "coulomb-tanh": ("coulomb-tanh",),
+    "stribeck": ("stribeck-coulomb", "stribeck-static"),
+    "viscous+-": ("viscous+", "viscous-"),
+    "coulomb+-": ("coulomb+", "coulomb-"),
+}
 #: The shapes of the Coulomb force, of which a model takes at most one.
 COULOMB_SHAPES = ("coulomb", "coulomb-tanh", "stribeck")
 #: The friction models of the passive coordinates (``passive_friction=``, ``--passive-friction``).
@@ -102,8 +120,20 @@ JOINTS_WITH_EXTRAS = ("R", "P", "U")
 #: smooth zone of a drive's friction, velocity noise around zero); their rows are left out.
 STICTION_ZONE = 0.05
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
-NONNEGATIVE = ("viscous", "coulomb", "armature", "coulomb-tanh", "stribeck-coulomb", "stribeck-static",
-               "viscous+", "viscous-", "coulomb+", "coulomb-", "passive-viscous", "passive-coulomb")
+NONNEGATIVE = (
+    "viscous",
+    "coulomb",
+    "armature",
+    "coulomb-tanh",
+    "stribeck-coulomb",
+    "stribeck-static",
+    "viscous+",
+    "viscous-",
+    "coulomb+",
+    "coulomb-",
+    "passive-viscous",
+    "passive-coulomb",
+)
 
 
 def coordinate_kinds(robot, coordinates) -> tuple:
@@ -119,8 +149,9 @@ def joint_kinds(robot) -> tuple:
 def passive_coordinates(robot) -> tuple:
     """The tree coordinates (indices into q) of ``robot``'s passive revolute, prismatic and
     universal joints: those that passive friction acts on."""
-    return tuple(int(k) for k, kind in zip(robot.passive, coordinate_kinds(robot, robot.passive))
-                 if kind in JOINTS_WITH_EXTRAS)
+    return tuple(
+        int(k) for k, kind in zip(robot.passive, coordinate_kinds(robot, robot.passive)) if kind in JOINTS_WITH_EXTRAS
+    )
 
 
 def chosen_models(value, default: tuple, table: dict, what: str) -> tuple:
@@ -161,9 +192,10 @@ def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple
     when ``terms`` have no such term. PgaDynError when a speed is missing, not positive, or
     given for a model without its term."""
     out = []
-    for value, needed, what, option in ((coulomb_speed, "coulomb-tanh" in terms, "coulomb-tanh", "coulomb_speed"),
-                                        (stribeck_speed, bool(set(STRIBECK_TERMS) & set(terms)), "stribeck",
-                                         "stribeck_speed")):
+    for value, needed, what, option in (
+        (coulomb_speed, "coulomb-tanh" in terms, "coulomb-tanh", "coulomb_speed"),
+        (stribeck_speed, bool(set(STRIBECK_TERMS) & set(terms)), "stribeck", "stribeck_speed"),
+    ):
         if value is None and needed:
             raise PgaDynError(f"{what}: give its speed scale ({option}, rad/s or m/s)")
         if value is not None and not needed:
@@ -175,8 +207,10 @@ def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple
         v = np.asarray(value, dtype=float)
         v = np.full(na, float(v)) if v.ndim == 0 else v.copy()
         if v.shape != (na,) or not np.all(np.isfinite(v) & (v > 0)):
-            raise PgaDynError(f"{option}: expected a positive number or {na} positive numbers (one per actuated "
-                              f"coordinate {list(robot.actuated_names)}), got {value!r}")
+            raise PgaDynError(
+                f"{option}: expected a positive number or {na} positive numbers (one per actuated "
+                f"coordinate {list(robot.actuated_names)}), got {value!r}"
+            )
         v.setflags(write=False)
         out.append(v)
     return tuple(out)
@@ -194,8 +228,10 @@ def states_of(robot, data):
     from pga_dyn.sampling import record_states
 
     if tuple(data.names) != tuple(robot.actuated_names):
-        raise PgaDynError(f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
-                          f"of '{robot.name}' {list(robot.actuated_names)}")
+        raise PgaDynError(
+            f"{data.source}: its coordinates {list(data.names)} are not the actuated coordinates "
+            f"of '{robot.name}' {list(robot.actuated_names)}"
+        )
     return record_states(robot, data.t, data.q, data.qd, data.qdd, passive=data.passive, source=data.source)
 
 
@@ -229,8 +265,10 @@ class IdentificationModel:
     @cached_property
     def extra_coordinates(self) -> tuple:
         """The name of the coordinate of each extra term (actuated, or passive for passive friction)."""
-        return tuple((self.robot.coordinate_names if term in PASSIVE_TERMS else self.robot.actuated_names)[j]
-                     for term, j in self.extras)
+        return tuple(
+            (self.robot.coordinate_names if term in PASSIVE_TERMS else self.robot.actuated_names)[j]
+            for term, j in self.extras
+        )
 
     @cached_property
     def extra_labels(self) -> tuple:
@@ -241,8 +279,9 @@ class IdentificationModel:
     def parameter_names(self) -> tuple:
         """Names of theta: the link-frame parameters (``m1``, ..., ``Izz6``), then the extras
         (``fv_joint``, ``fc+_joint``, ...)."""
-        return self.base.parameter_names + tuple(f"{EXTRA_TERMS[term]}_{name}"
-                                                 for (term, _), name in zip(self.extras, self.extra_coordinates))
+        return self.base.parameter_names + tuple(
+            f"{EXTRA_TERMS[term]}_{name}" for (term, _), name in zip(self.extras, self.extra_coordinates)
+        )
 
     @cached_property
     def names(self) -> tuple:
@@ -255,8 +294,9 @@ class IdentificationModel:
         """``name = leading + c*other + ...`` for each parameter of beta."""
         from drng.regrouping import expression
 
-        return tuple(expression(name, row, k, self.parameter_names)
-                     for name, row, k in zip(self.names, self.K, self.leading))
+        return tuple(
+            expression(name, row, k, self.parameter_names) for name, row, k in zip(self.names, self.K, self.leading)
+        )
 
     @cached_property
     def is_extra(self) -> np.ndarray:
@@ -284,8 +324,10 @@ class IdentificationModel:
         """beta = K theta (p,) of full parameters ``theta`` (10 n + n_e,)."""
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.K.shape[1],):
-            raise PgaDynError(f"theta must have shape ({self.K.shape[1]},): {len(self.base.parameter_names)} "
-                              f"link-frame parameters and {len(self.extras)} extra terms, got {theta.shape}")
+            raise PgaDynError(
+                f"theta must have shape ({self.K.shape[1]},): {len(self.base.parameter_names)} "
+                f"link-frame parameters and {len(self.extras)} extra terms, got {theta.shape}"
+            )
         return self.K @ theta
 
     def theta(self, phi, extras=None) -> np.ndarray:
@@ -314,7 +356,7 @@ def extra_column(term: str, qd_j, qdd_j, speed: float | None = None) -> np.ndarr
     if term == "coulomb-tanh":
         return np.tanh(qd_j / speed)
     if term in STRIBECK_TERMS:
-        e = np.exp(-(qd_j / speed) ** 2)
+        e = np.exp(-((qd_j / speed) ** 2))
         return np.sign(qd_j) * (e if term == "stribeck-static" else 1.0 - e)
     if term in ("viscous+", "viscous-"):
         return (np.maximum if term == "viscous+" else np.minimum)(qd_j, 0.0)
@@ -349,7 +391,9 @@ def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE, qd_tree
     samples with |qd_k| >= ``zone`` max_s |qd_k| at every passive coordinate k with Coulomb
     friction (``qd_tree`` (ns, nq) needed then); all other rows (``zone`` 0: every row)."""
     if not (isinstance(zone, (int, float)) and 0 <= zone < 1):
-        raise PgaDynError(f"stiction: the zone is a fraction of each coordinate's largest speed in [0, 1), got {zone!r}")
+        raise PgaDynError(
+            f"stiction: the zone is a fraction of each coordinate's largest speed in [0, 1), got {zone!r}"
+        )
     keep = np.ones(qd.shape, dtype=bool)
     for term, j in model.extras:
         if term not in STEP_TERMS or zone == 0:
@@ -378,8 +422,11 @@ def extra_values(robot, extras: dict) -> dict:
             raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
         if term in PASSIVE_TERMS and not passive and np.any(np.asarray(value) != 0):
             raise PgaDynError(f"{term}: '{robot.name}' has no passive revolute, prismatic or universal joint")
-        size, where = ((len(passive), f"passive coordinate {[robot.coordinate_names[k] for k in passive]}")
-                       if term in PASSIVE_TERMS else (na, f"actuated coordinate {list(robot.actuated_names)}"))
+        size, where = (
+            (len(passive), f"passive coordinate {[robot.coordinate_names[k] for k in passive]}")
+            if term in PASSIVE_TERMS
+            else (na, f"actuated coordinate {list(robot.actuated_names)}")
+        )
         v = np.asarray(value, dtype=float)
         v = np.broadcast_to(v, (size,)) if v.ndim == 0 else v
         if v.shape != (size,) or not np.all(np.isfinite(v)):
@@ -392,8 +439,17 @@ def extra_values(robot, extras: dict) -> dict:
 
 
 @one_blas_thread
-def identification_model(robot, friction=(), armature: bool = False, base=None, samples: int | None = None,
-                         seed=0, passive_friction=(), coulomb_speed=None, stribeck_speed=None) -> IdentificationModel:
+def identification_model(
+    robot,
+    friction=(),
+    armature: bool = False,
+    base=None,
+    samples: int | None = None,
+    seed=0,
+    passive_friction=(),
+    coulomb_speed=None,
+    stribeck_speed=None,
+) -> IdentificationModel:
     """The parameters to identify for ``robot``: its base inertial parameters (``base``, default
     ``drng.base_parameters(robot)`` on the certified nullspace), the ``friction`` models of every
     actuated coordinate (:func:`friction_terms`), with ``armature`` its rotor inertia, and the
@@ -414,17 +470,21 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     speeds = speed_scales(robot, terms, coulomb_speed, stribeck_speed)
     coordinates = passive_coordinates(robot)
     if passive and not coordinates:
-        raise PgaDynError(f"{robot.source or robot.name}: passive friction: the robot has no passive revolute, "
-                          "prismatic or universal joint (its passive coordinates: "
-                          f"{[robot.coordinate_names[k] for k in robot.passive]})")
+        raise PgaDynError(
+            f"{robot.source or robot.name}: passive friction: the robot has no passive revolute, "
+            "prismatic or universal joint (its passive coordinates: "
+            f"{[robot.coordinate_names[k] for k in robot.passive]})"
+        )
     if base is None:
         base = drng.base_parameters(robot)
         if not base.trusted:
-            raise PgaDynError(f"{robot.source or robot.name}: the nullspace behind the base parameters is "
-                              f"{base.status} (pga-dyn analyze says why): an identification on it could be wrong; "
-                              "pass base= built from a result you trust")
-    from ..regrouping import regroup
+            raise PgaDynError(
+                f"{robot.source or robot.name}: the nullspace behind the base parameters is "
+                f"{base.status} (pga-dyn analyze says why): an identification on it could be wrong; "
+                "pass base= built from a result you trust"
+            )
     from ..numerical import GAP_MIN, sampled_nullspace
+    from ..regrouping import regroup
 
     na, nphi = len(robot.actuated), base.K.shape[1]
     kinds = joint_kinds(robot)
@@ -437,13 +497,16 @@ def identification_model(robot, friction=(), armature: bool = False, base=None, 
     samples = -(-rows_needed // na) if samples is None else count("samples", samples)
     states = sample_states(robot, samples, seed=seed)
     model = IdentificationModel(robot, base, extras, np.zeros((0, nphi + ne)), np.zeros(0, np.int64), {}, *speeds)
-    S = np.concatenate([base.regressor(states), model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)],
-                       axis=2)
+    S = np.concatenate(
+        [base.regressor(states), model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)], axis=2
+    )
     null, decision, _, _ = sampled_nullspace(S.reshape(-1, r + ne))
     if not decision["clean"]:
-        raise PgaDynError(f"{robot.name}: whether the friction and armature terms are identifiable cannot be "
-                          f"decided: the sampled regressor [Y_b, D] has no clean singular gap (largest gap "
-                          f"{decision['gap']:.1e}, needs {GAP_MIN:.0e})")
+        raise PgaDynError(
+            f"{robot.name}: whether the friction and armature terms are identifiable cannot be "
+            f"decided: the sampled regressor [Y_b, D] has no clean singular gap (largest gap "
+            f"{decision['gap']:.1e}, needs {GAP_MIN:.0e})"
+        )
     # the extras are offered for elimination first, the last coordinate's first; then the base parameters
     order = [r + k for k in range(ne - 1, -1, -1)] + list(range(r - 1, -1, -1))
     Ke, kept, _ = regroup(null, order)

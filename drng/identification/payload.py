@@ -57,7 +57,6 @@ from pga_dyn.conventions import LINK_PARAM_NAMES, link_to_pseudo, pseudo_to_link
 from pga_dyn.errors import PgaDynError, optional
 
 from ..result import one_blas_thread
-
 from .estimation import MIN_RCOND, NOISE_FLOOR
 from .model import sliding, states_of
 from .physics import mass_properties, violations
@@ -70,8 +69,10 @@ def payload_map(robot, link: str):
     try:
         b = robot.body_index(link)
     except PgaDynError:
-        raise PgaDynError(f"payload: '{robot.source or robot.name}' has no link named '{link}' (bodies: "
-                          f"{', '.join(robot.body_names)})") from None
+        raise PgaDynError(
+            f"payload: '{robot.source or robot.name}' has no link named '{link}' (bodies: "
+            f"{', '.join(robot.body_names)})"
+        ) from None
     if b == 0:
         raise PgaDynError(f"payload: link '{link}' is fixed to the base: a payload on it exerts no joint force")
     T = robot.link_pose(link)
@@ -84,7 +85,7 @@ def load_regressor(model, link: str, states) -> np.ndarray:
     ``states`` of ``model``'s robot (module docstring)."""
     b, X = payload_map(model.robot, link)
     Y = states.regressor() @ model.base.link_map
-    return Y[:, :, 10 * b:10 * b + 10] @ X
+    return Y[:, :, 10 * b : 10 * b + 10] @ X
 
 
 def _fit(A, rhs, coordinate, names, where, lower=None):
@@ -103,20 +104,21 @@ def _fit(A, rhs, coordinate, names, where, lower=None):
         U, s, Vt = np.linalg.svd(Aw / norms, full_matrices=False)
         if s[-1] <= MIN_RCOND * s[0]:
             top = np.argsort(-np.abs(Vt[-1]))[:4]
-            raise PgaDynError(f"{where}: the data do not determine every unknown (condition number "
-                              f"{s[0] / s[-1]:.2e}); least excited: "
-                              + " ".join(f"{Vt[-1, k]:+.2f}*{names[k]}" for k in top))
+            raise PgaDynError(
+                f"{where}: the data do not determine every unknown (condition number "
+                f"{s[0] / s[-1]:.2e}); least excited: " + " ".join(f"{Vt[-1, k]:+.2f}*{names[k]}" for k in top)
+            )
         y = Vt.T @ ((U.T @ bw) / s)
         if lower is not None and np.any(y < lower * norms):  # a bound is active: the bounded problem
             scipy_optimize = optional("scipy.optimize", "the drive gains")
             y = scipy_optimize.lsq_linear(Aw / norms, bw, bounds=(lower * norms, np.inf), method="bvls").x
-        cov = (Vt.T / s ** 2) @ Vt / np.outer(norms, norms)
+        cov = (Vt.T / s**2) @ Vt / np.outer(norms, norms)
         return y / norms, cov, float(s[0] / s[-1])
 
     def deviations(x, size):
         e = rhs - A @ x
         dof = np.maximum(count - A.shape[1] / na, 1.0)
-        return e, np.maximum(np.sqrt(np.bincount(coordinate, e ** 2, na) / dof), NOISE_FLOOR * size)
+        return e, np.maximum(np.sqrt(np.bincount(coordinate, e**2, na) / dof), NOISE_FLOOR * size)
 
     x, _, _ = solve(np.ones(na))
     size = np.sqrt(np.bincount(coordinate, np.sum((A * x) ** 2, axis=1), na) / count)  # the terms' RMS
@@ -166,23 +168,37 @@ class Payload:
         """A JSON-ready dict: the link, the method, the parameters with their standard deviations,
         the mass, centre of mass and inertia about it, the residual RMS, whether it is physical."""
         m, c, Ic = mass_properties(self.phi)
-        return {"link": self.link, "body": self.body, "data": self.data, "method": self.method, "cond": self.cond,
-                "parameters": [{"name": n, "value": float(v), "std": float(s)}
-                               for n, v, s in zip(LINK_PARAM_NAMES, self.phi, self.std)],
-                "mass": m, "center_of_mass": c.tolist(), "inertia_about_com": Ic.tolist(),
-                "residual_rms": self.residual_rms.tolist(),
-                "violations": [str(v) for v in violations([self.link], self.phi)]}
+        return {
+            "link": self.link,
+            "body": self.body,
+            "data": self.data,
+            "method": self.method,
+            "cond": self.cond,
+            "parameters": [
+                {"name": n, "value": float(v), "std": float(s)} for n, v, s in zip(LINK_PARAM_NAMES, self.phi, self.std)
+            ],
+            "mass": m,
+            "center_of_mass": c.tolist(),
+            "inertia_about_com": Ic.tolist(),
+            "residual_rms": self.residual_rms.tolist(),
+            "violations": [str(v) for v in violations([self.link], self.phi)],
+        }
 
     def report_text(self) -> list:
         """The lines ``pga-dyn identify --payload`` prints."""
         r = self.report()
-        lines = [f"Payload on {self.link} (body {self.body}) from {self.data}, {self.method} the robot's parameters; "
-                 f"condition number {self.cond:.4g}",
-                 f"  mass {r['mass']:.6g} +- {self.std[0]:.3g} kg, centre of mass "
-                 + " ".join(f"{v:.4g}" for v in r["center_of_mass"]) + " m (link frame)",
-                 "  residual RMS: " + ", ".join(f"{v:.4g}" for v in self.residual_rms)]
-        lines += ["  inertia about the link frame's origin: "
-                  + ", ".join(f"{p['name']} {p['value']:.6g} +- {p['std']:.3g}" for p in r["parameters"][4:])]
+        lines = [
+            f"Payload on {self.link} (body {self.body}) from {self.data}, {self.method} the robot's parameters; "
+            f"condition number {self.cond:.4g}",
+            f"  mass {r['mass']:.6g} +- {self.std[0]:.3g} kg, centre of mass "
+            + " ".join(f"{v:.4g}" for v in r["center_of_mass"])
+            + " m (link frame)",
+            "  residual RMS: " + ", ".join(f"{v:.4g}" for v in self.residual_rms),
+        ]
+        lines += [
+            "  inertia about the link frame's origin: "
+            + ", ".join(f"{p['name']} {p['value']:.6g} +- {p['std']:.3g}" for p in r["parameters"][4:])
+        ]
         if r["violations"]:
             lines.append("  NOT physically consistent: " + "; ".join(r["violations"]))
         return lines
@@ -218,10 +234,21 @@ def identify_payload(est, loaded, link: str, unloaded=None, together: bool = Fal
         A = np.block([[model.regressor(su)[ku], np.zeros((int(ku.sum()), 10))], [model.regressor(states)[keep], Y]])
         rhs = np.concatenate([unloaded.tau[ku], loaded.tau[keep]])
         x, cov, sigma, cond, e = _fit(A, rhs, np.concatenate([ju, j]), list(model.names) + names, where)
-        phi, beta, cov, e = x[p:], x[:p], cov[p:, p:], e[int(ku.sum()):]
-    rms = np.sqrt(np.bincount(j, e ** 2, len(model.robot.actuated)) / np.maximum(np.bincount(j), 1))
-    return Payload(link, model.robot.body_names[b], phi, np.sqrt(np.diag(cov)), cov, beta,
-                   "together with" if together else "given", sigma, rms, cond, loaded.source)
+        phi, beta, cov, e = x[p:], x[:p], cov[p:, p:], e[int(ku.sum()) :]
+    rms = np.sqrt(np.bincount(j, e**2, len(model.robot.actuated)) / np.maximum(np.bincount(j), 1))
+    return Payload(
+        link,
+        model.robot.body_names[b],
+        phi,
+        np.sqrt(np.diag(cov)),
+        cov,
+        beta,
+        "together with" if together else "given",
+        sigma,
+        rms,
+        cond,
+        loaded.source,
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,10 +269,15 @@ class DriveGains:
     sigma: np.ndarray
 
     def report(self) -> dict:
-        return {"gains": [{"coordinate": n, "value": float(g), "std": float(s)}
-                          for n, g, s in zip(self.names, self.gains, self.std)],
-                "payload": dict(zip(LINK_PARAM_NAMES, self.payload.tolist())), "start": self.start.tolist(),
-                "current_noise": self.sigma.tolist()}
+        return {
+            "gains": [
+                {"coordinate": n, "value": float(g), "std": float(s)}
+                for n, g, s in zip(self.names, self.gains, self.std)
+            ],
+            "payload": dict(zip(LINK_PARAM_NAMES, self.payload.tolist())),
+            "start": self.start.tolist(),
+            "current_noise": self.sigma.tolist(),
+        }
 
 
 @one_blas_thread
@@ -268,17 +300,20 @@ def drive_gains(model, unloaded, loaded, link: str, payload_mass: float) -> Driv
     current, j = np.concatenate([unloaded.tau[ku], loaded.tau[kl]]), np.concatenate([ju, jl])
     I = np.zeros((len(j), na))
     I[np.arange(len(j)), j] = current
-    names = (list(model.names) + [f"{n}_payload" for n in LINK_PARAM_NAMES[1:]]
-             + [f"g_{n}" for n in robot.actuated_names])
+    names = (
+        list(model.names) + [f"{n}_payload" for n in LINK_PARAM_NAMES[1:]] + [f"g_{n}" for n in robot.actuated_names]
+    )
     lower = np.concatenate([np.full(p + 9, -np.inf), np.zeros(na)])
     x, _, _, _, _ = _fit(np.hstack([B, -I]), -c, j, names, "drive gains", lower)
-    start = x[p + 9:]
+    start = x[p + 9 :]
     if np.any(start <= 0):
         zero = [n for n, g in zip(robot.actuated_names, start) if g <= 0]
-        raise PgaDynError(f"drive gains: the linear least squares puts the gains of {zero} at their bound 0: the "
-                          "experiments do not determine them (does the payload change their forces?)")
+        raise PgaDynError(
+            f"drive gains: the linear least squares puts the gains of {zero} at their bound 0: the "
+            "experiments do not determine them (does the payload change their forces?)"
+        )
     count = np.bincount(j, None, na)
-    floor = NOISE_FLOOR * np.sqrt(np.bincount(j, current ** 2, na) / count)
+    floor = NOISE_FLOOR * np.sqrt(np.bincount(j, current**2, na) / count)
     norms = np.linalg.norm(B, axis=0)
 
     def inner(log_gains, sigma):
@@ -291,11 +326,12 @@ def drive_gains(model, unloaded, loaded, link: str, payload_mass: float) -> Driv
     def noise(residual, sigma):
         return np.maximum(np.sqrt(np.bincount(j, (residual * sigma[j]) ** 2, na) / count), floor)
 
-    sigma = noise((current - (B @ x[:p + 9] + c) / start[j]) / floor[j], floor)
+    sigma = noise((current - (B @ x[: p + 9] + c) / start[j]) / floor[j], floor)
     log_gains = np.log(start)
     for _ in range(2):  # the currents' noise re-estimated once from the fit's residuals
-        solution = scipy_optimize.least_squares(lambda v: inner(v, sigma)[1], log_gains, method="lm",
-                                                x_scale=1.0, xtol=1e-15, ftol=1e-15, gtol=1e-15)
+        solution = scipy_optimize.least_squares(
+            lambda v: inner(v, sigma)[1], log_gains, method="lm", x_scale=1.0, xtol=1e-15, ftol=1e-15, gtol=1e-15
+        )
         log_gains = solution.x
         x, residual = inner(log_gains, sigma)
         sigma = noise(residual, sigma)
@@ -303,5 +339,13 @@ def drive_gains(model, unloaded, loaded, link: str, payload_mass: float) -> Driv
     scale = float(residual @ residual / max(len(j) - p - 9 - na, 1))
     gains = np.exp(log_gains)
     cov = scale * np.linalg.inv(solution.jac.T @ solution.jac) * np.outer(gains, gains)
-    return DriveGains(tuple(robot.actuated_names), gains, np.sqrt(np.diag(cov)), cov, x[:p],
-                      np.concatenate([[payload_mass], x[p:]]), start, sigma)
+    return DriveGains(
+        tuple(robot.actuated_names),
+        gains,
+        np.sqrt(np.diag(cov)),
+        cov,
+        x[:p],
+        np.concatenate([[payload_mass], x[p:]]),
+        start,
+        sigma,
+    )

@@ -85,7 +85,7 @@ def ellipsoid_matrix(center, axes, rotation=None) -> np.ndarray:
     R = np.eye(3) if rotation is None else np.asarray(rotation, dtype=float)
     if c.shape != (3,) or a.shape != (3,) or R.shape != (3, 3) or not (np.all(np.isfinite(a)) and np.all(a > 0)):
         raise PgaDynError(f"an ellipsoid needs a centre (3,) and three positive semi-axes, got {c}, {a}")
-    P = R @ np.diag(a ** -2.0) @ R.T
+    P = R @ np.diag(a**-2.0) @ R.T
     Q = np.empty((4, 4))
     Q[:3, :3] = -P
     Q[:3, 3] = Q[3, :3] = P @ c
@@ -152,14 +152,25 @@ def violations(body_names, phi) -> list:
             tol = PSD_TOL * max(np.abs(moments).max(), 1e-300)
             a, b, k = moments
             if a + b < k - tol:
-                out.append(Violation(name, "triangle inequality",
-                                     f"principal moments of inertia about the centre of mass {a:.6g}, {b:.6g}, {k:.6g} "
-                                     f"kg m^2 break the triangle inequality: {a:.6g} + {b:.6g} < {k:.6g}"))
+                out.append(
+                    Violation(
+                        name,
+                        "triangle inequality",
+                        f"principal moments of inertia about the centre of mass {a:.6g}, {b:.6g}, {k:.6g} "
+                        f"kg m^2 break the triangle inequality: {a:.6g} + {b:.6g} < {k:.6g}",
+                    )
+                )
         eig = np.linalg.eigvalsh(pseudo_inertia(p))
         if eig[0] < -PSD_TOL * max(np.abs(eig).max(), 1e-300):
-            out.append(Violation(name, "pseudo-inertia", f"pseudo-inertia not positive semidefinite (smallest "
-                                                          f"eigenvalue {eig[0]:.6g}): no mass distribution has "
-                                                          f"these parameters"))
+            out.append(
+                Violation(
+                    name,
+                    "pseudo-inertia",
+                    f"pseudo-inertia not positive semidefinite (smallest "
+                    f"eigenvalue {eig[0]:.6g}): no mass distribution has "
+                    f"these parameters",
+                )
+            )
     return out
 
 

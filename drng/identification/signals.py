@@ -96,11 +96,15 @@ def resample(t: np.ndarray, smooth: dict, noisy: dict, where: str = "arrays"):
         raise PgaDynError(f"{where}: too few samples to resample")
     grid = t[0] + step * np.arange(m)
     out_smooth = {k: interpolate.CubicSpline(t, v, axis=0)(grid) for k, v in smooth.items()}
-    out_noisy = {k: None if v is None else np.column_stack([np.interp(grid, t, c) for c in np.atleast_2d(v.T)])
-                 for k, v in noisy.items()}
-    how = (f"sample times irregular (steps {1e3 * steps.min():.3g} to {1e3 * steps.max():.3g} ms, median "
-           f"{1e3 * step:.3g} ms): {len(t)} samples resampled onto a uniform {1 / step:.6g} Hz grid of {m} "
-           f"(cubic spline for positions and velocities, linear for forces)")
+    out_noisy = {
+        k: None if v is None else np.column_stack([np.interp(grid, t, c) for c in np.atleast_2d(v.T)])
+        for k, v in noisy.items()
+    }
+    how = (
+        f"sample times irregular (steps {1e3 * steps.min():.3g} to {1e3 * steps.max():.3g} ms, median "
+        f"{1e3 * step:.3g} ms): {len(t)} samples resampled onto a uniform {1 / step:.6g} Hz grid of {m} "
+        f"(cubic spline for positions and velocities, linear for forces)"
+    )
     return grid, out_smooth, out_noisy, how
 
 
@@ -133,10 +137,12 @@ def bandwidth(q: np.ndarray, rate: float):
     wanted = max(undistorted, noiseless)
     cutoff = float(np.clip(wanted, lo, hi))
     clipped = "" if lo < wanted < hi else f"; kept within [{lo:.3g}, {hi:.3g}] Hz"
-    how = (f"cutoff {cutoff:.3g} Hz from the spectrum of q: the larger of {MARGIN:g} times the motion's bandwidth "
-           f"({100 * POWER_SHARE:g} % of its power below {np.median(band):.3g} Hz, median over the coordinates) and "
-           f"the frequency up to which q stays {SIGNAL_TO_NOISE:g} times above its noise floor ({noiseless:.3g} Hz)"
-           f"{clipped}")
+    how = (
+        f"cutoff {cutoff:.3g} Hz from the spectrum of q: the larger of {MARGIN:g} times the motion's bandwidth "
+        f"({100 * POWER_SHARE:g} % of its power below {np.median(band):.3g} Hz, median over the coordinates) and "
+        f"the frequency up to which q stays {SIGNAL_TO_NOISE:g} times above its noise floor ({noiseless:.3g} Hz)"
+        f"{clipped}"
+    )
     return cutoff, band, how
 
 
@@ -162,8 +168,9 @@ def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
     signal = optional("scipy.signal", "deriving qd and qdd from q")
     ns = len(t)
     if not is_uniform(t):
-        raise PgaDynError(f"{where}: qd and qdd are derived from q only for uniformly sampled times; "
-                          "resample first (resample)")
+        raise PgaDynError(
+            f"{where}: qd and qdd are derived from q only for uniformly sampled times; resample first (resample)"
+        )
     step = (t[-1] - t[0]) / (ns - 1)
     rate = 1.0 / step
     chosen = ""
@@ -171,13 +178,16 @@ def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
         cutoff, _, chosen = bandwidth(q, rate)
         chosen = f"; {chosen}"
     if not (isinstance(cutoff, (int, float)) and 0 < cutoff < rate / 2):
-        raise PgaDynError(f"{where}: the filter cutoff must be between 0 and half the sample rate "
-                          f"({rate / 2:.6g} Hz), got {cutoff!r}")
+        raise PgaDynError(
+            f"{where}: the filter cutoff must be between 0 and half the sample rate ({rate / 2:.6g} Hz), got {cutoff!r}"
+        )
     half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
     window = 2 * half + 1
     if ns < window:
-        raise PgaDynError(f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
-                          f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff")
+        raise PgaDynError(
+            f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "
+            f"(cutoff {cutoff:.6g} Hz at {rate:.6g} Hz); give qd and qdd, or raise the cutoff"
+        )
 
     def smooth(x, deriv):
         return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
@@ -190,8 +200,10 @@ def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
     else:
         q, qd, qdd = smooth(q, 0), smooth(qd, 0), smooth(qd, 1)
         what = "qdd derived from the measured qd: q and qd smoothed, qd differentiated,"
-    how = (f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
-           f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})")
+    how = (
+        f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
+        f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})"
+    )
     return q, qd, qdd, how
 
 
@@ -229,23 +241,31 @@ def decimate(t: np.ndarray, signals: dict, factor: int, where: str = "arrays"):
     if factor == 1:
         return t, signals, "not decimated"
     if not is_uniform(t):
-        raise PgaDynError(f"{where}: decimation needs uniformly sampled times (give qd and qdd at uniform times, "
-                          "or leave them out so that the samples are resampled first)")
+        raise PgaDynError(
+            f"{where}: decimation needs uniformly sampled times (give qd and qdd at uniform times, "
+            "or leave them out so that the samples are resampled first)"
+        )
     rate = (len(t) - 1) / (t[-1] - t[0])
     nyquist = rate / (2 * factor)
     _, band, _ = bandwidth(signals["q"], rate)
     if band.max() > DECIMATION_PASSBAND * nyquist:
-        raise PgaDynError(f"{where}: decimating by {factor} leaves a Nyquist frequency of {nyquist:.4g} Hz, and the "
-                          f"motion reaches {band.max():.4g} Hz (above {DECIMATION_PASSBAND:g} of it, the "
-                          "anti-aliasing filter's passband): decimate less")
+        raise PgaDynError(
+            f"{where}: decimating by {factor} leaves a Nyquist frequency of {nyquist:.4g} Hz, and the "
+            f"motion reaches {band.max():.4g} Hz (above {DECIMATION_PASSBAND:g} of it, the "
+            "anti-aliasing filter's passband): decimate less"
+        )
     numtaps, beta = signal.kaiserord(DECIMATION_ATTENUATION, (1 - DECIMATION_PASSBAND) / factor)
     numtaps |= 1
     b = signal.firwin(numtaps, (1 + DECIMATION_PASSBAND) / 2 / factor, window=("kaiser", beta))
     if len(t) <= 3 * numtaps:
-        raise PgaDynError(f"{where}: {len(t)} samples are too few to decimate by {factor} (the anti-aliasing "
-                          f"filter has {numtaps} taps and needs more than {3 * numtaps} samples)")
+        raise PgaDynError(
+            f"{where}: {len(t)} samples are too few to decimate by {factor} (the anti-aliasing "
+            f"filter has {numtaps} taps and needs more than {3 * numtaps} samples)"
+        )
     out = {k: None if v is None else signal.filtfilt(b, [1.0], v, axis=0)[::factor] for k, v in signals.items()}
-    how = (f"decimated by {factor} to {rate / factor:.6g} Hz after a zero-phase anti-aliasing FIR ({numtaps} taps, "
-           f"Kaiser, passband to {DECIMATION_PASSBAND * nyquist:.4g} Hz, {DECIMATION_ATTENUATION:g} dB from "
-           f"{nyquist:.4g} Hz) on every signal alike")
+    how = (
+        f"decimated by {factor} to {rate / factor:.6g} Hz after a zero-phase anti-aliasing FIR ({numtaps} taps, "
+        f"Kaiser, passband to {DECIMATION_PASSBAND * nyquist:.4g} Hz, {DECIMATION_ATTENUATION:g} dB from "
+        f"{nyquist:.4g} Hz) on every signal alike"
+    )
     return t[::factor], out, how

@@ -20,13 +20,13 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
-
 from .model import extra_forces, extra_values, speed_scales, states_of
 
 
 @one_blas_thread
-def simulate(robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=None, coulomb_speed=None,
-             stribeck_speed=None):
+def simulate(
+    robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=None, coulomb_speed=None, stribeck_speed=None
+):
     """The ``trajectory`` with the forces tau (module docstring) of ``robot`` with link-frame
     parameters ``phi`` ((n, 10) or (10 n,); default the model file's) and ``extras``
     ({term: value or values}, terms of :data:`~drng.identification.model.EXTRA_TERMS`, as in
@@ -48,7 +48,7 @@ def simulate(robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=
     tau = states.regressor() @ pi
     D = extra_forces(pairs, states.qd_a, states.qdd_a, states.qd, states.G, *speeds)
     tau += D @ np.array([values[term][j] for term, j in pairs])
-    sigma = noise * np.sqrt(np.mean(tau ** 2, axis=0))
+    sigma = noise * np.sqrt(np.mean(tau**2, axis=0))
     if noise:
         tau = tau + sigma * np.random.default_rng(seed).standard_normal(tau.shape)
     return trajectory.with_tau(tau, source=f"simulation of {robot.name}"), sigma

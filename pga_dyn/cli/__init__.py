@@ -69,8 +69,10 @@ COMMANDS = (info, plot, analyze, base, excite, simulate, identify, compile_comma
 def build_parser() -> argparse.ArgumentParser:
     """The parser of ``pga-dyn``: --version and one subparser per module of :data:`COMMANDS`."""
     parser = argparse.ArgumentParser(
-        prog=common.PROG, description="Rigid-body dynamics in projective geometric algebra: robot models "
-                                      "and the identifiability of their inertial parameters.")
+        prog=common.PROG,
+        description="Rigid-body dynamics in projective geometric algebra: robot models "
+        "and the identifiability of their inertial parameters.",
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for command in COMMANDS:

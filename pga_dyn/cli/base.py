@@ -10,12 +10,19 @@ from . import common
 
 def register(sub) -> None:
     parser = sub.add_parser(
-        "base", help="the base parameters: regrouped combinations, expressions, values",
+        "base",
+        help="the base parameters: regrouped combinations, expressions, values",
         description="The base inertial parameters beta = K phi of the certified nullspace, each named after its "
-                    "leading link-frame parameter, with its expression and its value for the model's inertias.")
+        "leading link-frame parameter, with its expression and its value for the model's inertias.",
+    )
     common.robot_arguments(parser)
-    parser.add_argument("--keep", nargs="+", default=[], metavar="NAME",
-                        help="link-frame parameters to keep as leading parameters (e.g. m6 Izz2)")
+    parser.add_argument(
+        "--keep",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="link-frame parameters to keep as leading parameters (e.g. m6 Izz2)",
+    )
     parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
     parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
     parser.set_defaults(func=run)
@@ -34,8 +41,11 @@ def run(args, out) -> int:
     else:
         print(base.text(), file=out)
     if not report["trusted"]:
-        print(f"{common.PROG}: the nullspace behind these base parameters could not be certified (pga-dyn analyze "
-              "says why): they can be wrong", file=sys.stderr)
+        print(
+            f"{common.PROG}: the nullspace behind these base parameters could not be certified (pga-dyn analyze "
+            "says why): they can be wrong",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -48,6 +58,7 @@ def write_csv(report: dict, path: str) -> None:
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(("name", "leading", "body", "value", "expression"))
-        for name, k, value, expression in zip(report["names"], report["leading"], report["values"],
-                                              report["expressions"]):
+        for name, k, value, expression in zip(
+            report["names"], report["leading"], report["values"], report["expressions"]
+        ):
             writer.writerow((name, report["parameter_names"][k], report["bodies"][k // 10], repr(value), expression))

@@ -24,8 +24,7 @@ def load(target: str, floating, gravity, yaml=None):
         return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
         return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
-    raise PgaDynError(f"'{target}' is neither a file nor a built-in robot "
-                      f"(built-in: {', '.join(robots.available())})")
+    raise PgaDynError(f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})")
 
 
 def robot(args, target=None):
@@ -45,20 +44,36 @@ def loader(args):
 
 def robot_arguments(parser, many: bool = False) -> None:
     """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --floating/--fixed, --gravity."""
-    parser.add_argument("robot", metavar="ROBOT_OR_PATH", nargs="+" if many else None,
-                        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF"
-                             + ("; several: one line each, analysed in parallel (--jobs)" if many else ""))
-    parser.add_argument("--quiet", action="store_true",
-                        help="no progress bars (they are drawn on stderr only when it is a terminal)")
-    parser.add_argument("--yaml", metavar="PATH", default=None,
-                        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
-                             "beside the URDF, if there is one)")
+    parser.add_argument(
+        "robot",
+        metavar="ROBOT_OR_PATH",
+        nargs="+" if many else None,
+        help="a built-in robot name or a robot file: URDF, URDF+, Extended URDF (+ YAML), MJCF"
+        + ("; several: one line each, analysed in parallel (--jobs)" if many else ""),
+    )
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bars (they are drawn on stderr only when it is a terminal)"
+    )
+    parser.add_argument(
+        "--yaml",
+        metavar="PATH",
+        default=None,
+        help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
+        "beside the URDF, if there is one)",
+    )
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")
-    parser.add_argument("--gravity", nargs=3, type=float, metavar=("GX", "GY", "GZ"), default=None,
-                        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, "
-                             "else {})".format(" ".join(f"{g:g}" for g in DEFAULT_GRAVITY)))
+    parser.add_argument(
+        "--gravity",
+        nargs=3,
+        type=float,
+        metavar=("GX", "GY", "GZ"),
+        default=None,
+        help="gravity vector in the world frame, m/s^2 (default: an MJCF file's <option gravity>, else {})".format(
+            " ".join(f"{g:g}" for g in DEFAULT_GRAVITY)
+        ),
+    )
 
 
 def identification_terms(parser) -> None:
@@ -66,22 +81,38 @@ def identification_terms(parser) -> None:
     the options of ``drng.identification.identification_model`` (:func:`model_options`)."""
     from drng.identification.model import FRICTION_MODELS, PASSIVE_FRICTION
 
-    parser.add_argument("--friction", nargs="*", choices=tuple(FRICTION_MODELS), metavar="MODEL",
-                        help="friction per actuated coordinate: " + ", ".join(FRICTION_MODELS) +
-                             " (bare --friction: viscous coulomb; at most one of coulomb, coulomb-tanh, stribeck; "
-                             "+-: per direction; stribeck: nonlinear, its speed fitted)")
-    parser.add_argument("--coulomb-speed", type=float, metavar="V",
-                        help="speed scale of coulomb-tanh, fc tanh(qd / V) (rad/s or m/s)")
-    parser.add_argument("--passive-friction", nargs="+", choices=tuple(PASSIVE_FRICTION), metavar="MODEL",
-                        help="friction at the passive joints of closed loops (viscous, coulomb), mapped to the "
-                             "actuated coordinates by G^T")
+    parser.add_argument(
+        "--friction",
+        nargs="*",
+        choices=tuple(FRICTION_MODELS),
+        metavar="MODEL",
+        help="friction per actuated coordinate: "
+        + ", ".join(FRICTION_MODELS)
+        + " (bare --friction: viscous coulomb; at most one of coulomb, coulomb-tanh, stribeck; "
+        "+-: per direction; stribeck: nonlinear, its speed fitted)",
+    )
+    parser.add_argument(
+        "--coulomb-speed", type=float, metavar="V", help="speed scale of coulomb-tanh, fc tanh(qd / V) (rad/s or m/s)"
+    )
+    parser.add_argument(
+        "--passive-friction",
+        nargs="+",
+        choices=tuple(PASSIVE_FRICTION),
+        metavar="MODEL",
+        help="friction at the passive joints of closed loops (viscous, coulomb), mapped to the "
+        "actuated coordinates by G^T",
+    )
     parser.add_argument("--armature", action="store_true", help="a rotor inertia column per actuated coordinate")
 
 
 def model_options(args) -> dict:
     """The keyword arguments of ``identification_model`` from :func:`identification_terms`' options."""
-    return {"friction": friction(args.friction), "armature": args.armature, "coulomb_speed": args.coulomb_speed,
-            "passive_friction": tuple(args.passive_friction or ())}
+    return {
+        "friction": friction(args.friction),
+        "armature": args.armature,
+        "coulomb_speed": args.coulomb_speed,
+        "passive_friction": tuple(args.passive_friction or ()),
+    }
 
 
 def bounds(triples):
@@ -120,8 +151,12 @@ def warn_model(robot) -> None:
 
     bad = model_violations(robot)
     if bad:
-        warnings.warn(f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
-                      + "; ".join(str(v) for v in bad), PgaDynWarning, stacklevel=2)
+        warnings.warn(
+            f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
+            + "; ".join(str(v) for v in bad),
+            PgaDynWarning,
+            stacklevel=2,
+        )
 
 
 def print_json(report, out) -> None:
@@ -158,35 +193,3 @@ def bars(quiet: bool):
             print(file=sys.stderr)
 
     return show
-
-
-def log_options(parser) -> None:
-    """How the files are read: column map, time unit, drive gains, window, trimming, decimation, bag topic."""
-    group = parser.add_argument_group("data as robots log them (every file, DATA and --test)")
-    group.add_argument("--columns", nargs="+", metavar="OURS=YOURS",
-                       help="your column names: q_{name}=pos_{name} for every actuated coordinate NAME ({index}: "
-                            "its number from 1), q_NAME=POS1 for one, t=time; kinds q, qd, qdd, tau, current "
-                            "(NPZ: whole arrays, q=position)")
-    group.add_argument("--time-scale", type=float, default=1.0, metavar="SECONDS",
-                       help="seconds per unit of the time column (1e-9 for nanosecond stamps; default 1)")
-    group.add_argument("--gains", nargs="+", metavar="GAIN",
-                       help="forces from motor currents: tau = gain x current_NAME, one gain per actuated "
-                            "coordinate in order, or NAME=GAIN; gain = the motor's torque constant x the gear ratio "
-                            "(joint torque per ampere, N m/A or N/A)")
-    group.add_argument("--window", nargs=2, type=float, metavar=("T0", "T1"),
-                       help="only the samples from T0 to T1 seconds after each file's first sample")
-    group.add_argument("--trim", type=float, default=0.0, metavar="SECONDS",
-                       help="drop this many seconds at both ends of each file, after the derivatives (default 0)")
-    group.add_argument("--decimate", type=int, default=1, metavar="N",
-                       help="keep every N-th sample after a zero-phase anti-aliasing filter on q, qd, qdd and tau "
-                            "alike, after the derivatives (default 1)")
-    group.add_argument("--topic", help="the sensor_msgs/JointState topic of a ROS bag (default: its only one)")
-
-
-def read_data(robot, paths, args):
-    """The files ``paths`` read with the command's options, combined into one trajectory."""
-    from drng.identification import combine, read_trajectory
-
-    return combine([read_trajectory(robot, path, cutoff=args.cutoff, require_tau=True, columns=args.columns,
-                                    time_scale=args.time_scale, gains=args.gains, window=args.window, trim=args.trim,
-                                    decimate=args.decimate, topic=args.topic) for path in paths])

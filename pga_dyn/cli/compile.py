@@ -7,10 +7,12 @@ import sys
 
 def register(sub) -> None:
     parser = sub.add_parser(
-        "compile", help="compile every kernel into numba's on-disk cache (pip install . does it)",
+        "compile",
+        help="compile every kernel into numba's on-disk cache (pip install . does it)",
         description="Compile every numba kernel of pga-dyn into numba's on-disk cache, so that no later command "
-                    "compiles. `pip install .` runs it; run it after installing a wheel built on another machine, "
-                    "or when building a container image.")
+        "compiles. `pip install .` runs it; run it after installing a wheel built on another machine, "
+        "or when building a container image.",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.set_defaults(func=run)
 
@@ -30,10 +32,10 @@ def compile_kernels() -> list:
     compiled or loaded from the cache (the helpers inside a kernel are named only when compiled).
     """
     import numpy as np
+    from numba.core.registry import CPUDispatcher
 
     import drng
     import robots
-    from numba.core.registry import CPUDispatcher
 
     from .. import regressor
 
@@ -46,8 +48,11 @@ def compile_kernels() -> list:
     names = []
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] in ("pga_dyn", "drng", "robots"):
-            names += [f"{name}.{attr}" for attr, value in vars(module).items()
-                      if isinstance(value, CPUDispatcher) and value.__module__ == name and value.signatures]
+            names += [
+                f"{name}.{attr}"
+                for attr, value in vars(module).items()
+                if isinstance(value, CPUDispatcher) and value.__module__ == name and value.signatures
+            ]
     return sorted(names)
 
 
@@ -56,6 +61,7 @@ def run(args, out) -> int:
 
     start = time.perf_counter()
     names = compile_kernels()
-    print(f"{len(names)} kernels compiled or loaded from numba's cache in {time.perf_counter() - start:.1f} s",
-          file=out)
+    print(
+        f"{len(names)} kernels compiled or loaded from numba's cache in {time.perf_counter() - start:.1f} s", file=out
+    )
     return 0

@@ -7,11 +7,13 @@ from . import common
 
 def register(sub) -> None:
     parser = sub.add_parser(
-        "excite", help="an exciting trajectory (Fourier series, optimised condition number)",
+        "excite",
+        help="an exciting trajectory (Fourier series, optimised condition number)",
         description="A periodic trajectory of the actuated coordinates (finite Fourier series) inside position, "
-                    "velocity and acceleration limits, optimised to minimise the condition number of the "
-                    "column-scaled regressor of the base parameters (and friction/armature columns); for closed "
-                    "loops every sample assembles. Writes t, q_NAME, qd_NAME, qdd_NAME as CSV or NPZ.")
+        "velocity and acceleration limits, optimised to minimise the condition number of the "
+        "column-scaled regressor of the base parameters (and friction/armature columns); for closed "
+        "loops every sample assembles. Writes t, q_NAME, qd_NAME, qdd_NAME as CSV or NPZ.",
+    )
     common.robot_arguments(parser)
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="trajectory file (.csv or .npz)")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds (default 20)")
@@ -20,20 +22,34 @@ def register(sub) -> None:
     parser.add_argument("--harmonics", type=int, default=5, help="harmonics per coordinate (default 5)")
     parser.add_argument("--velocity", type=float, help="velocity limit, rad/s or m/s (default 1 and 0.25)")
     parser.add_argument("--acceleration", type=float, help="acceleration limit, rad/s^2 or m/s^2 (default 5 and 1)")
-    parser.add_argument("--bounds", nargs=3, action="append", metavar=("JOINT", "LOWER", "UPPER"),
-                        help="position range of an actuated coordinate (default: the joint limits)")
+    parser.add_argument(
+        "--bounds",
+        nargs=3,
+        action="append",
+        metavar=("JOINT", "LOWER", "UPPER"),
+        help="position range of an actuated coordinate (default: the joint limits)",
+    )
     parser.add_argument("--iterations", type=int, default=100, help="optimiser iterations (default 100)")
-    parser.add_argument("--max-cond", type=float,
-                        help="cond(J_p) limit of closed loops (default: 2.75, the distal links of a five-bar 40 "
-                             "degrees from collinear, or 1.5 times cond(J_p) at q0 when that is larger)")
+    parser.add_argument(
+        "--max-cond",
+        type=float,
+        help="cond(J_p) limit of closed loops (default: 2.75, the distal links of a five-bar 40 "
+        "degrees from collinear, or 1.5 times cond(J_p) at q0 when that is larger)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="random start (default 0)")
     common.identification_terms(parser)
-    parser.add_argument("--coefficients", metavar="FILE",
-                        help="also write the Fourier series (frequency, q0, a, b per coordinate) that a controller "
-                             "replays, .json or .npz")
-    parser.add_argument("--controller-rate", type=float, metavar="HZ",
-                        help="also write the trajectory sampled at the controller's rate, beside the output "
-                             "(FILE_<HZ>Hz.csv or .npz)")
+    parser.add_argument(
+        "--coefficients",
+        metavar="FILE",
+        help="also write the Fourier series (frequency, q0, a, b per coordinate) that a controller "
+        "replays, .json or .npz",
+    )
+    parser.add_argument(
+        "--controller-rate",
+        type=float,
+        metavar="HZ",
+        help="also write the trajectory sampled at the controller's rate, beside the output (FILE_<HZ>Hz.csv or .npz)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(func=run)
 
@@ -45,10 +61,20 @@ def run(args, out) -> int:
     from drng.identification import excite, identification_model
 
     robot = common.robot(args)
-    excitation = excite(robot, duration=args.duration, rate=args.rate, period=args.period, harmonics=args.harmonics,
-                        model=identification_model(robot, **common.model_options(args)),
-                        bounds=common.bounds(args.bounds), velocity=args.velocity, acceleration=args.acceleration,
-                        seed=args.seed, max_cond=args.max_cond, iterations=args.iterations)
+    excitation = excite(
+        robot,
+        duration=args.duration,
+        rate=args.rate,
+        period=args.period,
+        harmonics=args.harmonics,
+        model=identification_model(robot, **common.model_options(args)),
+        bounds=common.bounds(args.bounds),
+        velocity=args.velocity,
+        acceleration=args.acceleration,
+        seed=args.seed,
+        max_cond=args.max_cond,
+        iterations=args.iterations,
+    )
     excitation.trajectory.write(common.new_file(args.output, robot.source))
     written = []
     if args.coefficients:

@@ -6,9 +6,12 @@ from . import common
 
 
 def register(sub) -> None:
-    parser = sub.add_parser("info", help="show the bodies, joints and parameters of a robot",
-                            description="Show what pga-dyn makes of a robot: bodies (with merged links), "
-                                        "tree and loop joints, coordinates, parameter count.")
+    parser = sub.add_parser(
+        "info",
+        help="show the bodies, joints and parameters of a robot",
+        description="Show what pga-dyn makes of a robot: bodies (with merged links), "
+        "tree and loop joints, coordinates, parameter count.",
+    )
     common.robot_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(func=run)

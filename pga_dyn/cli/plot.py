@@ -8,17 +8,25 @@ from . import common
 
 def register(sub) -> None:
     parser = sub.add_parser(
-        "plot", help="draw the robot, the regressor's singular values and the identifiability of each parameter",
+        "plot",
+        help="draw the robot, the regressor's singular values and the identifiability of each parameter",
         description="One picture in three panels: the robot at q0 with its joint axes, actuated and loop joints, "
-                    "and the joints whose nullspace vectors come from each principle (shared points, fixed points, "
-                    "planar rotations); the singular values of the sampled regressor (the certificate's) with the "
-                    "rank at the largest gap and the threshold; each link-frame parameter of each body: identifiable "
-                    "alone, in combination, or not. Needs matplotlib (pip install 'pga-dyn[plot]').")
+        "and the joints whose nullspace vectors come from each principle (shared points, fixed points, "
+        "planar rotations); the singular values of the sampled regressor (the certificate's) with the "
+        "rank at the largest gap and the threshold; each link-frame parameter of each body: identifiable "
+        "alone, in combination, or not. Needs matplotlib (pip install 'pga-dyn[plot]').",
+    )
     common.robot_arguments(parser)
-    parser.add_argument("-o", "--output", required=True, metavar="FILE",
-                        help="the picture to write (png, pdf, svg: by its extension)")
-    parser.add_argument("--samples", type=int, default=None, metavar="N",
-                        help="valid states of the sampled regressor (default: the certificate's)")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the picture to write (png, pdf, svg: by its extension)"
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="valid states of the sampled regressor (default: the certificate's)",
+    )
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the samples (default 0)")
     parser.set_defaults(func=run)
 

@@ -219,8 +219,14 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                     J[row, k] -= rate
             if with_bias:  # d/dt: (alpha_b - alpha_a) . u_b + (w_b - w_a) . (w_b x u_b)
                 _cross(V[b, :3], ub, t)
-                bias[row] = ((A[b, 0] - A[a, 0]) * ub[0] + (A[b, 1] - A[a, 1]) * ub[1] + (A[b, 2] - A[a, 2]) * ub[2]
-                             - V[a, 0] * t[0] - V[a, 1] * t[1] - V[a, 2] * t[2])
+                bias[row] = (
+                    (A[b, 0] - A[a, 0]) * ub[0]
+                    + (A[b, 1] - A[a, 1]) * ub[1]
+                    + (A[b, 2] - A[a, 2]) * ub[2]
+                    - V[a, 0] * t[0]
+                    - V[a, 1] * t[1]
+                    - V[a, 2] * t[2]
+                )
             row += 1
             continue
         if c != CODE_P:  # R, U, S: the centre is shared
@@ -245,9 +251,15 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
             if with_bias:
                 _direction_motion(V, A, a, ua, va, aa)
                 _direction_motion(V, A, b, ub, vb, ab)
-                bias[row] = (aa[0] * ub[0] + aa[1] * ub[1] + aa[2] * ub[2]
-                             + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
-                             + ua[0] * ab[0] + ua[1] * ab[1] + ua[2] * ab[2])
+                bias[row] = (
+                    aa[0] * ub[0]
+                    + aa[1] * ub[1]
+                    + aa[2] * ub[2]
+                    + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
+                    + ua[0] * ab[0]
+                    + ua[1] * ab[1]
+                    + ua[2] * ab[2]
+                )
             row += 1
         elif c == CODE_P:  # same orientation, offset along the axis
             for e in range(3):
@@ -322,15 +334,20 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
         for k in range(nq):
             if on[b, k]:
                 dX[:, k] = pga.point_coords(pga.commutator(world, lines[k]))[:3]
-        return (pga.point_coords(world)[:3], dX, pga.point_coords(pga.commutator(world, Vb))[:3],
-                pga.point_coords(pga.acceleration(world, Vb, Ab))[:3])
+        return (
+            pga.point_coords(world)[:3],
+            dX,
+            pga.point_coords(pga.commutator(world, Vb))[:3],
+            pga.point_coords(pga.acceleration(world, Vb, Ab))[:3],
+        )
 
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
         if c == CODE_SPIN:  # (w_b - w_a) . u_b: the angular parts of the lines and twists
-            ub, eb, u0, e0 = (pga.point_coords(pga.sandwich(pga.motor_from_matrix(T[body] @ F[l]),
-                                                             pga.direction(*axes[l, j])))[:3]
-                              for body, F, j in ((b, Fc, 0), (b, Fc, 1), (a, Fp, 0), (a, Fp, 1)))
+            ub, eb, u0, e0 = (
+                pga.point_coords(pga.sandwich(pga.motor_from_matrix(T[body] @ F[l]), pga.direction(*axes[l, j])))[:3]
+                for body, F, j in ((b, Fc, 0), (b, Fc, 1), (a, Fp, 0), (a, Fp, 1))
+            )
             k, c = np.cross(u0, ub), u0 @ ub
             et = e0 + np.cross(k, e0) + np.cross(k, np.cross(k, e0)) / (1.0 + c)  # the smallest rotation's
             rows_r.append([np.cross(et, eb) @ ub])
@@ -344,21 +361,27 @@ def loop_pga(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0):
             rows_J.append(dpb - dpa)
             rows_b.append(ppb - ppa)
         if c == CODE_R:  # the axis directions coincide
-            (ua, dua, _, uua), (ub, dub, _, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
-                                                    track(b, Fc[l], pga.direction(*axes[l, 0])))
+            (ua, dua, _, uua), (ub, dub, _, uub) = (
+                track(a, Fp[l], pga.direction(*axes[l, 0])),
+                track(b, Fc[l], pga.direction(*axes[l, 0])),
+            )
             rows_r.append(ub - ua)
             rows_J.append(dub - dua)
             rows_b.append(uub - uua)
         elif c == CODE_U:  # (R_a u1) . (R_b u2) = cos0
-            (ua, dua, vua, uua), (ub, dub, vub, uub) = (track(a, Fp[l], pga.direction(*axes[l, 0])),
-                                                        track(b, Fc[l], pga.direction(*axes[l, 1])))
+            (ua, dua, vua, uua), (ub, dub, vub, uub) = (
+                track(a, Fp[l], pga.direction(*axes[l, 0])),
+                track(b, Fc[l], pga.direction(*axes[l, 1])),
+            )
             rows_r.append([ua @ ub - cos0[l]])
             rows_J.append((ub @ dua + ua @ dub)[None])
             rows_b.append([uua @ ub + 2.0 * vua @ vub + ua @ uub])
         elif c == CODE_P:  # same orientation, offset along the axis
             for e in np.eye(3):
-                (ea, dea, _, eea), (eb, deb, _, eeb) = (track(a, Fp[l], pga.direction(*e)),
-                                                        track(b, Fc[l], pga.direction(*e)))
+                (ea, dea, _, eea), (eb, deb, _, eeb) = (
+                    track(a, Fp[l], pga.direction(*e)),
+                    track(b, Fc[l], pga.direction(*e)),
+                )
                 rows_r.append(eb - ea)
                 rows_J.append(deb - dea)
                 rows_b.append(eeb - eea)
@@ -398,7 +421,6 @@ def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     return r, J, bias
 
 
-
 # -- the arrays the kernels read --------------------------------------------------------------------
 def kernel_arrays(robot: Robot, locks=()) -> tuple:
     """The arguments of :func:`motion_kernel` before (q, qd), all read-only (one compiled signature
@@ -423,7 +445,7 @@ def kernel_arrays(robot: Robot, locks=()) -> tuple:
     Fc = np.array([lp.child_frame for lp in loops], dtype=float).reshape(-1, 4, 4)
     laxes = np.zeros((len(loops), 2, 3))
     for l, lp in enumerate(loops):
-        laxes[l, :len(lp.axes)] = lp.axes
+        laxes[l, : len(lp.axes)] = lp.axes
     parent, code, origin, axes, qidx, _ = robot_arrays(robot)
     cos0 = _angles_at_q0(robot, kind, lpar, lchi, Fp, Fc, laxes)
     if len(locks):

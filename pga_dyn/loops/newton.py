@@ -161,11 +161,11 @@ def _update(z, dx, na, spherical, scale):
         z[na + j] += scale * dx[j]
     for s in range(spherical.shape[0]):
         k = spherical[s]  # its three free coordinates start at z[k]
-        r = z[k:k + 3].copy()
+        r = z[k : k + 3].copy()
         for c in range(3):
             r[c] -= scale * dx[k - na + c]
         Ra = so3_exp(r)
-        Rb = so3_exp(scale * dx[k - na:k - na + 3])
+        Rb = so3_exp(scale * dx[k - na : k - na + 3])
         R = np.empty((3, 3))
         for i in range(3):
             for c in range(3):
@@ -244,7 +244,6 @@ def _same_orientation(Q, Jz, na):
             for c in range(k, nf):
                 B[i, c] -= f * B[k, c]
     return sign > 0.0
-
 
 
 @njit(cache=True)
@@ -342,8 +341,41 @@ def _damped_step(Jz, r, na, mu, M, B, X):
 
 
 @njit(cache=True)
-def _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, E, e0, na, spherical,
-             z, tol, max_iter, final, q, T, S, V, A, r, J, bias, Jz, M, B, X):
+def _correct(
+    parent,
+    code,
+    origin,
+    axes,
+    qidx,
+    on,
+    kind,
+    lpar,
+    lchi,
+    Fp,
+    Fc,
+    laxes,
+    cos0,
+    E,
+    e0,
+    na,
+    spherical,
+    z,
+    tol,
+    max_iter,
+    final,
+    q,
+    T,
+    S,
+    V,
+    A,
+    r,
+    J,
+    bias,
+    Jz,
+    M,
+    B,
+    X,
+):
     """Corrector: Levenberg-Marquardt steps (:func:`_damped_step`) on the free passive part of z
     (nz,) until the residual is below ``tol`` (``final``: the end of the path; or at the round-off
     floor, below FLOOR_TOL and no longer halving) or 1e-8 (a point before the end). Jz holds the
@@ -399,8 +431,31 @@ def _tangent_cosine(start, target, tangent, X):
 
 
 @njit(cache=True)
-def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
-                  E, e0, na, spherical, z, target, tol, max_iter, rcond_ref, min_rcond):
+def newton_kernel(
+    parent,
+    code,
+    origin,
+    axes,
+    qidx,
+    on,
+    kind,
+    lpar,
+    lchi,
+    Fp,
+    Fc,
+    laxes,
+    cos0,
+    E,
+    e0,
+    na,
+    spherical,
+    z,
+    target,
+    tol,
+    max_iter,
+    rcond_ref,
+    min_rcond,
+):
     """Assemble: move the actuated part of z (nz,) to ``target`` (na,) along a straight path,
     solving the loop constraints for the free passive part z[na:] by Newton's method on the
     exact Jacobian J_f = J E[:, na:] at every step, with a tangent predictor dz_f = -J_f^+ J_a
@@ -443,9 +498,41 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     dt_max = _first_step(start, target)
     watch = min_rcond > 0.0 and m >= nf
     t = 0.0
-    converged, norm = _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, E, e0,
-                               na, spherical, z, tol, max_iter, t >= 1.0, q, T, S, V, A, r, J, bias,
-                               Jz, M, B, X)
+    converged, norm = _correct(
+        parent,
+        code,
+        origin,
+        axes,
+        qidx,
+        on,
+        kind,
+        lpar,
+        lchi,
+        Fp,
+        Fc,
+        laxes,
+        cos0,
+        E,
+        e0,
+        na,
+        spherical,
+        z,
+        tol,
+        max_iter,
+        t >= 1.0,
+        q,
+        T,
+        S,
+        V,
+        A,
+        r,
+        J,
+        bias,
+        Jz,
+        M,
+        B,
+        X,
+    )
     if not converged:
         return 1, norm
     rho = _tangent(Jz, na, start, target, M, B, X)  # at the converged point, for the next step
@@ -476,14 +563,48 @@ def newton_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
             for j in range(na):
                 z[j] = start[j] + t_next * (target[j] - start[j])
             z_pred[:] = z
-            converged, norm = _correct(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0,
-                                       E, e0, na, spherical, z, tol, max_iter, t_next >= 1.0, q, T, S, V, A, r, J,
-                                       bias, Jz, M, B, X)
+            converged, norm = _correct(
+                parent,
+                code,
+                origin,
+                axes,
+                qidx,
+                on,
+                kind,
+                lpar,
+                lchi,
+                Fp,
+                Fc,
+                laxes,
+                cos0,
+                E,
+                e0,
+                na,
+                spherical,
+                z,
+                tol,
+                max_iter,
+                t_next >= 1.0,
+                q,
+                T,
+                S,
+                V,
+                A,
+                r,
+                J,
+                bias,
+                Jz,
+                M,
+                B,
+                X,
+            )
             if not converged:
                 return 1, norm
             rho = _tangent(Jz, na, start, target, M, B, X)
-            if not watch or (_correction_ratio(z, z_pred, na, t_next - t, start, target, tangent) <= MAX_CORRECTION
-                             and _tangent_cosine(start, target, tangent, X) >= MIN_TANGENT_COS):
+            if not watch or (
+                _correction_ratio(z, z_pred, na, t_next - t, start, target, tangent) <= MAX_CORRECTION
+                and _tangent_cosine(start, target, tangent, X) >= MIN_TANGENT_COS
+            ):
                 break
             dt *= 0.5
             if dt < MIN_STEP * dt_max:

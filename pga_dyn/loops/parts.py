@@ -97,8 +97,9 @@ class Part:
             e0 = e0 + E[:, self.held] @ z[self.held]
             e0.flags.writeable = False  # as the robot's e0: one compiled signature
         local = z[self.columns]
-        status, norm = newton_kernel(*self.args, self.E, e0, self.na, self.spherical, local, target, tol, max_iter,
-                                     rcond_ref, min_rcond)
+        status, norm = newton_kernel(
+            *self.args, self.E, e0, self.na, self.spherical, local, target, tol, max_iter, rcond_ref, min_rcond
+        )
         if status == 0:
             z[self.columns] = local
         return status, norm
@@ -153,8 +154,19 @@ def _new_part(args, E_all, na_all, spherical_all, loops, columns, rows) -> Part:
     held = np.setdiff1d(np.arange(E_all.shape[1]), columns)
     for array in (*own, loops, columns, rows, E, spherical, held):
         array.flags.writeable = False
-    return Part(loops, rows, columns, na, len(columns) - na, columns[:na], held, E, E[:, na:], spherical,
-                (parent, code, origin, axes, qidx, on, *own))
+    return Part(
+        loops,
+        rows,
+        columns,
+        na,
+        len(columns) - na,
+        columns[:na],
+        held,
+        E,
+        E[:, na:],
+        spherical,
+        (parent, code, origin, axes, qidx, on, *own),
+    )
 
 
 @dataclass(frozen=True)
@@ -185,13 +197,14 @@ def closure_rank(Jf) -> ClosureRank:
     s = np.concatenate([s, np.zeros(max(cols, rows) - len(s))])
     top = max(s[0], 1.0) if len(s) else 1.0
     cut = SINGULAR_S * top
-    rank = int(np.count_nonzero(s[:min(rows, cols)] > cut))
+    rank = int(np.count_nonzero(s[: min(rows, cols)] > cut))
     kept = s[rank - 1] if rank else 0.0
     dropped = s[rank] if rank < len(s) else 0.0
     gap = kept / dropped if dropped > 0 else np.inf
     clean = bool(gap >= RANK_GAP and (rank == 0 or kept >= RANK_MARGIN * cut) and dropped * RANK_MARGIN <= cut)
-    return ClosureRank(rank, rows, cols, rows - rank, cols - rank, float(gap), float(kept / top), float(dropped / top),
-                       clean)
+    return ClosureRank(
+        rank, rows, cols, rows - rank, cols - rank, float(gap), float(kept / top), float(dropped / top), clean
+    )
 
 
 def condition_number(Jf) -> float:

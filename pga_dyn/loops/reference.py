@@ -71,16 +71,21 @@ def close_at_q0(con, z) -> None:
     """Close the loops at the actuated position of q0: the free coordinates z (nz,), zero on
     entry, get each part's passive coordinates solved by Newton from q0. Raise a ModelError
     naming the loop joints when they cannot be closed there."""
-    failed = [part for part in con.parts if part.assemble(con.E, con.e0, z, z[part.actuated].copy(), 1e-12, 200,
-                                                          1e-300, 0.0)[0]]
+    failed = [
+        part
+        for part in con.parts
+        if part.assemble(con.E, con.e0, z, z[part.actuated].copy(), 1e-12, 200, 1e-300, 0.0)[0]
+    ]
     closed = con.residuals(con.E @ z + con.e0)
     if failed or any(res > CLOSURE_TOL for _, res in closed):
         robot = con.robot
         open_ = [(name, res) for name, res in con.residuals(robot.q0) if res > CLOSURE_TOL]
         listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
-        raise ModelError(f"{robot.source or robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
-                         f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
-                         "(all tree coordinates zero): pga-dyn needs a model that can be assembled there")
+        raise ModelError(
+            f"{robot.source or robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
+            f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
+            "(all tree coordinates zero): pga-dyn needs a model that can be assembled there"
+        )
 
 
 def settle_free_motions(con, z, J):
@@ -96,10 +101,11 @@ def settle_free_motions(con, z, J):
     if problem:
         return problem
     near = z.copy()
-    target = z[:con.na] + REFERENCE_STEP
-    if not any(part.assemble(con.E, con.e0, near, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0]
-               for part in con.parts):
-        near[:con.na] = target
+    target = z[: con.na] + REFERENCE_STEP
+    if not any(
+        part.assemble(con.E, con.e0, near, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
+    ):
+        near[: con.na] = target
         if free_directions(con, con.evaluate(con.E @ near + con.e0)[1])[0].shape[1] < len(spins):
             return None  # the motion is free at the reference only: a singular configuration
     con.lock(spins)
@@ -120,20 +126,23 @@ def singular_motion(con, J) -> tuple:
     when that motion moves no loop frame (a pin spinning about the closure point), the loops of
     the clusters of those joints."""
     robot = con.robot
-    Jf = J[:con.m] @ con.E[:, con.na:]
+    Jf = J[: con.m] @ con.E[:, con.na :]
     _, s, vt = np.linalg.svd(Jf)
     free = vt[np.concatenate([s, np.zeros(len(vt) - len(s))]) <= SINGULAR_RCOND * s[0]]
     moving = np.abs(free).max(axis=0) > 0.1 * np.abs(free).max()
     loops, row = [], 0
     for lp in robot.loop_joints:
-        rows = Jf[row:row + LOOP_ROWS[lp.type]]
+        rows = Jf[row : row + LOOP_ROWS[lp.type]]
         if np.abs(rows[:, moving]).max() > 1e-9 * max(np.abs(Jf).max(), 1e-300):
             loops.append(lp.name)
         row += LOOP_ROWS[lp.type]
-    joints = [robot.coordinate_names[k] for k in con.z_index[con.na:][moving]]
+    joints = [robot.coordinate_names[k] for k in con.z_index[con.na :][moving]]
     if not loops:  # the free motion moves no loop frame (a pin spinning about the closure point):
-        bodies = {b for b in range(1, robot.n + 1)  # name the loops of the clusters of its joints
-                  if set(range(*robot.coordinates(b).indices(robot.nq))) & set(con.z_index[con.na:][moving])}
+        bodies = {
+            b
+            for b in range(1, robot.n + 1)  # name the loops of the clusters of its joints
+            if set(range(*robot.coordinates(b).indices(robot.nq))) & set(con.z_index[con.na :][moving])
+        }
         clusters = [set(c) for c in robot.loop_clusters if bodies & set(c)]
         loops = [lp.name for lp in robot.loop_joints if any({lp.parent, lp.child} & c for c in clusters)]
     return loops, joints
@@ -146,11 +155,12 @@ def regular_neighbour(con, z_ref) -> tuple:
     assemble. cond is inf (and z None) when none was assembled."""
     z, best, cond, step = z_ref.copy(), None, np.inf, 0.0
     for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
-        target = z_ref[:con.na] + k * REFERENCE_STEP
-        if any(part.assemble(con.E, con.e0, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0]
-               for part in con.parts):
+        target = z_ref[: con.na] + k * REFERENCE_STEP
+        if any(
+            part.assemble(con.E, con.e0, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
+        ):
             break
-        z[:con.na] = target
+        z[: con.na] = target
         c = con.condition(con.evaluate(con.E @ z + con.e0)[1])
         if c < cond:
             best, cond, step = z.copy(), c, k * REFERENCE_STEP
@@ -169,9 +179,11 @@ def leave_singular_reference(con, z_ref, J, problem=None) -> tuple:
     loops, joints = singular_motion(con, J)
     best, cond, step = regular_neighbour(con, z_ref)
     if cond < 1.0 / SINGULAR_RCOND:
-        used = (f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
-                f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
-                f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch")
+        used = (
+            f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
+            f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+            f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch"
+        )
     else:
         raise ModelError(
             f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration (q0, loops "
@@ -179,14 +191,19 @@ def leave_singular_reference(con, z_ref, J, problem=None) -> tuple:
             f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
             f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
             "coordinates do not determine the configuration"
-            + (f"; {problem}" if problem else "") + ". pga-dyn locks a free spin (a body turning about the line "
+            + (f"; {problem}" if problem else "")
+            + ". pga-dyn locks a free spin (a body turning about the line "
             "through two joint centres, its mass symmetric about that line; docs/drng.md, free spins): "
-            "otherwise actuate one of these joints, or use joints that remove the free motion")
-    warnings.warn(f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
-                  f"loop joint{'s' if len(loops) > 1 else ''} {listing(loops)} (J_p is "
-                  f"rank-deficient along joints {listing(joints)}): assembly modes of "
-                  f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
-                  PgaDynWarning, stacklevel=4)
+            "otherwise actuate one of these joints, or use joints that remove the free motion"
+        )
+    warnings.warn(
+        f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
+        f"loop joint{'s' if len(loops) > 1 else ''} {listing(loops)} (J_p is "
+        f"rank-deficient along joints {listing(joints)}): assembly modes of "
+        f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
+        PgaDynWarning,
+        stacklevel=4,
+    )
     return best, cond
 
 

@@ -77,9 +77,11 @@ class FreeSpin:
     def describe(self) -> str:
         """One line for a report: the body, its line and the rule."""
         p, u = ((np.round(v, 6) + 0.0).tolist() for v in (self.point, self.axis))
-        return (f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
-                f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
-                "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else ""))
+        return (
+            f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
+            f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
+            "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else "")
+        )
 
 
 def spin_vector(robot, spin: FreeSpin) -> np.ndarray:
@@ -107,7 +109,7 @@ def free_directions(con, J) -> tuple:
         if decision.rank < part.nf:
             vt = np.linalg.svd(Jf)[2]
             block = np.zeros((con.E.shape[1], part.nf - decision.rank))
-            block[part.columns[part.na:]] = vt[decision.rank:].T
+            block[part.columns[part.na :]] = vt[decision.rank :].T
             blocks.append(block)
     D = np.hstack(blocks) if blocks else np.zeros((con.E.shape[1], 0))
     return D, ranks
@@ -136,8 +138,11 @@ def find_spins(con, z, J) -> tuple:
     dq = con.E @ D  # (nq, d)
     size = max(1.0, float(np.abs(T[1:, :3, 3]).max(initial=0.0)))
     passive = set(robot.coordinate_names[k] for k in robot.passive)
-    joints = tuple(robot.coordinate_names[k] for k in range(nq)
-                   if np.abs(dq[k]).max() > SPIN_RTOL * np.abs(dq).max() and robot.coordinate_names[k] in passive)
+    joints = tuple(
+        robot.coordinate_names[k]
+        for k in range(nq)
+        if np.abs(dq[k]).max() > SPIN_RTOL * np.abs(dq).max() and robot.coordinate_names[k] in passive
+    )
     motion = f"the free motion of joints {', '.join(repr(j) for j in joints[:6])}"
     W = np.einsum("bk,kr,kd->brd", on[1:].astype(float), S, dq)  # (n, 6, d): twists of the bodies
     scale = np.abs(W).max()
@@ -152,15 +157,20 @@ def find_spins(con, z, J) -> tuple:
         turning = np.linalg.norm(w) > SPIN_RTOL * np.linalg.norm(twist)
         if not turning:
             if massive:
-                return (), f"{motion} moves body '{name}' without turning it (a translation): it changes the actuated dynamics"
+                return (
+                    (),
+                    f"{motion} moves body '{name}' without turning it (a translation): it changes the actuated dynamics",
+                )
             continue
         u = w / np.linalg.norm(w)
         pitch = (u @ v0) / np.linalg.norm(w)
         point = np.cross(w, v0) / (w @ w)
         if massive:
             if (len(s) > 1 and s[1] > SPIN_RTOL * s[0]) or abs(pitch) > SPIN_RTOL * size:
-                return (), (f"{motion} moves body '{name}' along more than a spin about one line (a screw of pitch "
-                            f"{pitch:.3g} m, or several lines): it changes the actuated dynamics")
+                return (), (
+                    f"{motion} moves body '{name}' along more than a spin about one line (a screw of pitch "
+                    f"{pitch:.3g} m, or several lines): it changes the actuated dynamics"
+                )
             R, p0 = T[b, :3, :3], T[b, :3, 3]
             com = R @ inertial.com + p0
             off = np.linalg.norm(np.cross(com - point, u))
@@ -168,14 +178,24 @@ def find_spins(con, z, J) -> tuple:
             big = max(np.abs(Ic).max(), 1e-300)
             P = np.eye(3) - np.outer(u, u)
             transverse = P @ Ic @ P
-            asym = max(np.linalg.norm(Ic @ u - (u @ Ic @ u) * u),
-                       np.linalg.norm(transverse - 0.5 * np.trace(transverse) * P)) / big
+            asym = (
+                max(
+                    np.linalg.norm(Ic @ u - (u @ Ic @ u) * u),
+                    np.linalg.norm(transverse - 0.5 * np.trace(transverse) * P),
+                )
+                / big
+            )
             if off > SPIN_RTOL * size or asym > SPIN_RTOL:
-                why = (f"its centre of mass lies {off:.3g} m off the line" if off > SPIN_RTOL * size else
-                       f"its inertia is not symmetric about the line (relative asymmetry {asym:.2g})")
-                return (), (f"{motion} spins body '{name}' about the line through {np.round(point, 6).tolist()} "
-                            f"along {np.round(u, 6).tolist()}, and its mass is not symmetric about that line: {why}, "
-                            "so its spin couples to the motion (it changes the actuated dynamics)")
+                why = (
+                    f"its centre of mass lies {off:.3g} m off the line"
+                    if off > SPIN_RTOL * size
+                    else f"its inertia is not symmetric about the line (relative asymmetry {asym:.2g})"
+                )
+                return (), (
+                    f"{motion} spins body '{name}' about the line through {np.round(point, 6).tolist()} "
+                    f"along {np.round(u, 6).tolist()}, and its mass is not symmetric about that line: {why}, "
+                    "so its spin couples to the motion (it changes the actuated dynamics)"
+                )
         lines[b] = (u, point, massive)
     order = sorted(lines, key=lambda b: (not lines[b][2], b))
     rows, chosen = np.zeros((0, d)), []
@@ -195,9 +215,14 @@ def find_spins(con, z, J) -> tuple:
         u, point, massive = lines[b]
         R, p0 = T[b, :3, :3], T[b, :3, 3]
         own, turn = dq @ directions[:, j], W @ directions[:, j]
-        bodies = tuple(robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max())
-        names = tuple(robot.coordinate_names[k] for k in range(nq)
-                      if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive)
+        bodies = tuple(
+            robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max()
+        )
+        names = tuple(
+            robot.coordinate_names[k]
+            for k in range(nq)
+            if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive
+        )
         axis, local, rotation = R.T @ u, R.T @ (point - p0), R.copy()
         for array in (axis, local, rotation):
             array.flags.writeable = False  # a frozen model's derived value

@@ -72,7 +72,8 @@ class Constraints:
         self.loop_rows = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
         #: The names of the loop joints and of the spin locks ("spin of '<body>'"), in row order.
         self.names = tuple(lp.name for lp in robot.loop_joints) + tuple(
-            f"spin of '{robot.body_names[lock[0] - 1]}'" for lock in locks)
+            f"spin of '{robot.body_names[lock[0] - 1]}'" for lock in locks
+        )
         #: The independent parts of the loops (:class:`pga_dyn.loops.parts.Part`).
         self.parts = independent_parts(self.args, self.E, self.na, self.spherical, self.loop_rows) if self.nf else ()
 
@@ -88,10 +89,12 @@ class Constraints:
         lines = []
         for part, rank in zip(self.parts, self.ranks):
             loops = listing([self.names[l] for l in part.loops])
-            lines.append(f"loops {loops}: J_f has rank {rank.rank} ({rank.rows} equations, {rank.columns} "
-                         f"passive coordinates; {rank.redundant} redundant equation"
-                         f"{'s' if rank.redundant != 1 else ''} dropped; gap {rank.gap:.2g}, "
-                         f"{'clean' if rank.clean else 'not clean'})")
+            lines.append(
+                f"loops {loops}: J_f has rank {rank.rank} ({rank.rows} equations, {rank.columns} "
+                f"passive coordinates; {rank.redundant} redundant equation"
+                f"{'s' if rank.redundant != 1 else ''} dropped; gap {rank.gap:.2g}, "
+                f"{'clean' if rank.clean else 'not clean'})"
+            )
         lines += [f"free spin: {spin.describe()}" for spin in self.spins]
         return lines
 
@@ -173,11 +176,19 @@ class Constraints:
         for k in parts:
             part, rcond = self.parts[k], self.rcond_ref[k]
             z[part.columns] = begin[part.columns]
-            status, norm = part.assemble(self.E, self.e0, z, q_a[part.actuated], tol, max_iter, max(rcond, 1e-300),
-                                         PATH_LIMIT * rcond if regular else 0.0)
+            status, norm = part.assemble(
+                self.E,
+                self.e0,
+                z,
+                q_a[part.actuated],
+                tol,
+                max_iter,
+                max(rcond, 1e-300),
+                PATH_LIMIT * rcond if regular else 0.0,
+            )
             if status:
                 failed.append((k, status, norm))
-        z[:self.na] = q_a
+        z[: self.na] = q_a
         return failed
 
     def assemble(self, q_a, start=None, tol=ASSEMBLY_TOL, max_iter=30, regular=False):
@@ -203,11 +214,15 @@ class Constraints:
             k, status, norm = failed[0]
             loops = listing([self.names[l] for l in self.parts[k].loops])
             if status == 2:
-                raise PgaDynError(f"{robot.source or robot.name}: the assembly path from the start to q_a = "
-                                  f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}")
-            raise PgaDynError(f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
-                              f"the assembly path from the start leaves the workspace of the loops {loops} "
-                              f"(residual {norm:.2e})")
+                raise PgaDynError(
+                    f"{robot.source or robot.name}: the assembly path from the start to q_a = "
+                    f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}"
+                )
+            raise PgaDynError(
+                f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
+                f"the assembly path from the start leaves the workspace of the loops {loops} "
+                f"(residual {norm:.2e})"
+            )
         q = self.E @ z + self.e0
         r, J = self.loop_jacobian(q)
         self._check_closed(q, q_a, r)
@@ -218,8 +233,10 @@ class Constraints:
         open_ = self.open_loops(q, r)
         if open_:
             robot = self.robot
-            raise PgaDynError(f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
-                              f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})")
+            raise PgaDynError(
+                f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
+                f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})"
+            )
 
     def open_loops(self, q, r=None) -> list:
         """(loop name, residual norm) of the loop joints open at tree configuration q (residual
@@ -238,7 +255,7 @@ class Constraints:
         (eq. 92, part by part), and cond(J_f) of each part (parts,); inf where a part is singular
         (its G columns are then not valid). J: the loops' Jacobian at q (:meth:`loop_jacobian`),
         when it is at hand."""
-        Ea = self.E[:, :self.na]
+        Ea = self.E[:, : self.na]
         if not self.nf:
             return Ea @ qd_a, Ea @ qdd_a, Ea.copy(), np.ones(0)
         J = self.loop_jacobian(q)[1] if J is None else J
@@ -263,7 +280,9 @@ class Constraints:
         qd, qdd, G, conds = self.project(q, qd_a, qdd_a, J)
         cond = float(conds.max()) if len(conds) else 1.0
         if cond == np.inf:
-            raise PgaDynError(f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}")
+            raise PgaDynError(
+                f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}"
+            )
         return q, qd, qdd, G, cond
 
     def complete_all(self, q_a, qd_a, qdd_a, start=None):
