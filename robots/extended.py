@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,13 +33,18 @@ from pga_dyn.model import LoopSpec, Robot
 
 from .urdf import read_text, urdf_specs
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
 __all__ = ["load_extended_urdf", "yaml_beside", "weld_as_loop"]
 
 _KEYS = ("closed_loop", "type", "name_mot", "joint_name", "joint_type")
 _AXIS = {"X": (1.0, 0.0, 0.0), "Y": (0.0, 1.0, 0.0), "Z": (0.0, 0.0, 1.0)}
 
 
-def yaml_beside(urdf_path) -> str | None:
+def yaml_beside(urdf_path: os.PathLike | str) -> str | None:
     """The YAML file that completes the URDF at ``urdf_path``: ``<stem>.yaml`` or ``robot.yaml``
     in the same folder, if one exists (the convention of example-parallel-robots)."""
     urdf_path = os.fspath(urdf_path)
@@ -89,7 +95,8 @@ def _retype(joint, kind: str, where: str):
     )
 
 
-def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False, gravity=DEFAULT_GRAVITY) -> Robot:
+def load_extended_urdf(urdf_path: os.PathLike | str, yaml_path: os.PathLike | str | None = None,
+                       floating_base: bool = False, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
     """Read a tree URDF and the YAML of its closed loops into a :class:`~pga_dyn.model.Robot`.
 
     Parameters
@@ -167,7 +174,7 @@ def load_extended_urdf(urdf_path, yaml_path=None, floating_base: bool = False, g
     )
 
 
-def weld_as_loop(joints: dict, ends, where: str) -> LoopSpec:
+def weld_as_loop(joints: dict, ends: Sequence[str], where: str) -> LoopSpec:
     """A 6D closure (frames A and B welded) as a loop joint, by re-hanging B's rigid group.
 
     From B, up the fixed joints, to the link b of the first moving joint J (p -> b, of type R,

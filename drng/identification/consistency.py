@@ -32,6 +32,7 @@ first joint, regrouped into Izz1R) carry the prior's split and are marked so in 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -49,6 +50,14 @@ from .physics import (
     pseudo_inertia,
     pseudo_inertia_eigenvalues,
 )
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .estimation import Estimate
+    from .model import IdentificationModel
 
 #: The consistent estimate asks N_b - PSD_MARGIN 1 >= 0: a body on the boundary of the cone (a flat
 #: or massless body) then passes :func:`~drng.identification.physics.violations` despite the
@@ -78,7 +87,7 @@ class BodyBounds:
     ellipsoids: tuple
     sources: tuple
 
-    def report(self, phi=None) -> list:
+    def report(self, phi: np.ndarray | None = None) -> list:
         """One JSON-ready dict per body: the mass bounds, the ellipsoid's centre, semi-axes and axes
         (rows), the source; with link-frame parameters ``phi`` (n, 10), the mass, the extent margin
         tr(Q N) (kg, :func:`~drng.identification.physics.ellipsoid_margin`) and which bounds are
@@ -111,7 +120,8 @@ class BodyBounds:
         return out
 
 
-def body_bounds(robot, mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids=None) -> BodyBounds:
+def body_bounds(robot: Robot, mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
+                extent: float | None = EXTENT_FACTOR, ellipsoids: dict | None = None) -> BodyBounds:
     """The :class:`BodyBounds` of ``robot``'s bodies: masses within ``mass_bounds`` (lower, upper)
     times the model file's (None: no mass bound); the ellipsoid of the file's inertia scaled by
     ``extent`` (None: no extent bound), except for the links of ``ellipsoids``, {link: (centre (3,),
@@ -169,7 +179,7 @@ class ConsistentEstimate(FullEstimate):
     bounds: BodyBounds | None = None
 
 
-def identifiability(model) -> tuple:
+def identifiability(model: IdentificationModel) -> tuple:
     """For each full parameter theta_k of ``model`` (an
     :class:`~drng.identification.model.IdentificationModel`), "" when the data determine it on
     its own (e_k in the row space of K), else a note: "not identifiable separately: regrouped into
@@ -190,9 +200,9 @@ def identifiability(model) -> tuple:
 
 
 @one_blas_thread
-def consistent_estimate(
-    est, prior=None, solver: str = "CLARABEL", mass_bounds=MASS_BOUNDS, extent=EXTENT_FACTOR, ellipsoids=None
-):
+def consistent_estimate(est: Estimate, prior: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+                        solver: str = "CLARABEL", mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
+                        extent: float | None = EXTENT_FACTOR, ellipsoids: dict | None = None) -> ConsistentEstimate:
     """The physically consistent estimate (module docstring) from ``est`` (an
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`~drng.identification.estimation.default_prior`), with the bounds of

@@ -57,6 +57,7 @@ import dataclasses
 import difflib
 import os
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -66,6 +67,13 @@ from pga_dyn.sampling import passive_measurements
 
 from .signals import advance, differentiate, is_uniform, resample
 from .signals import decimate as decimated
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
 
 #: Quantities per actuated coordinate, in file column order.
 QUANTITIES = ("q", "qd", "qdd", "tau")
@@ -107,7 +115,7 @@ class Trajectory:
     def __len__(self) -> int:
         return self.t.shape[0]
 
-    def with_tau(self, tau, source: str | None = None) -> Trajectory:
+    def with_tau(self, tau: npt.ArrayLike, source: str | None = None) -> "Trajectory":
         """The same motion with the generalized forces ``tau`` (ns, n_a)."""
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
@@ -176,7 +184,7 @@ class Trajectory:
         out.update({f"q_{name}": x for name, x in self.passive.items()})
         return out
 
-    def write(self, path) -> None:
+    def write(self, path: os.PathLike | str) -> None:
         """Write the trajectory to ``path``: CSV (``.csv``, every float with the digits that read
         back the same number) or NPZ (``.npz``). The samples are written; the boundaries of
         combined experiments are not (the file holds qd and qdd)."""
@@ -227,7 +235,7 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
     )
 
 
-def combine(trajectories, source: str | None = None) -> Trajectory:
+def combine(trajectories: Iterable[Trajectory], source: str | None = None) -> Trajectory:
     """One :class:`Trajectory` of several experiments of the same actuated coordinates (files
     read one by one, each differentiated on its own), for one estimate: their samples one after
     the other, each experiment's times shifted to begin one of its own (median) sample steps
@@ -338,22 +346,10 @@ def _trim(where: str, t: np.ndarray, trim):
     return keep, f"trimmed {trim:g} s at each end: {int(keep.sum())} of {len(t)} samples kept"
 
 
-def trajectory(
-    robot,
-    t,
-    q,
-    qd=None,
-    qdd=None,
-    tau=None,
-    cutoff=None,
-    source: str = "arrays",
-    *,
-    window=None,
-    trim: float = 0.0,
-    decimate: int = 1,
-    notes=(),
-    passive=None,
-) -> Trajectory:
+def trajectory(robot: Robot, t: npt.ArrayLike, q: npt.ArrayLike, qd: npt.ArrayLike | None = None,
+               qdd: npt.ArrayLike | None = None, tau: npt.ArrayLike | None = None, cutoff: float | None = None,
+               source: str = "arrays", *, window: Sequence[float] | None = None, trim: float = 0.0,
+               decimate: int = 1, notes: Iterable[str] = (), passive: dict | None = None) -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
     ``window`` (t0, t1): only the samples between t0 and t1 seconds after the first. A missing
@@ -431,20 +427,11 @@ def trajectory(
     )
 
 
-def read_trajectory(
-    robot,
-    path,
-    cutoff=None,
-    require_tau: bool = False,
-    *,
-    columns=None,
-    time_scale: float = 1.0,
-    gains=None,
-    window=None,
-    trim: float = 0.0,
-    decimate: int = 1,
-    topic: str | None = None,
-) -> Trajectory:
+def read_trajectory(robot: Robot, path: os.PathLike | str, cutoff: float | None = None, require_tau: bool = False,
+                    *, columns: dict | Iterable[str] | None = None, time_scale: float = 1.0,
+                    gains: npt.ArrayLike | dict | Iterable[str] | None = None,
+                    window: Sequence[float] | None = None, trim: float = 0.0, decimate: int = 1,
+                    topic: str | None = None) -> Trajectory:
     """The :class:`Trajectory` in a CSV or NPZ file or a ROS bag (layout and options in the
     module docstring) of ``robot``'s actuated coordinates; ``require_tau``: the file must hold
     tau or currents (measurements). ``columns``: the column map, a dict {our column: the file's}

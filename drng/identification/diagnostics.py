@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import os
 from math import comb
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,6 +52,11 @@ from .consistency import ConsistentEstimate, identifiability
 from .estimation import MAX_DELAY, MIN_BLOCKS, autocorrelation, force_delay
 from .physics import violations
 from .signals import MARGIN, bandwidth
+
+if TYPE_CHECKING:
+    from .data import Trajectory
+    from .estimation import Estimate, FullEstimate
+    from .model import IdentificationModel
 
 #: The order of the difference that takes the forces' high-frequency content (noise floor).
 FLOOR_ORDER = 3
@@ -69,7 +75,7 @@ WHITENESS_LAGS = 20
 WHITE_SHARE = 0.2
 
 
-def hold_out(data, test=None, fraction: float = HOLD_OUT):
+def hold_out(data: Trajectory, test: Trajectory | None = None, fraction: float = HOLD_OUT) -> tuple:
     """(fit, test): ``data`` and ``test`` when a test record is given; else, with ``fraction`` >
     0, the samples of ``data`` before and from t_0 + (1 - ``fraction``) (t_end - t_0), the
     latter the held-out segment (their ``source`` says so); ``fraction`` 0: (data, None)."""
@@ -87,7 +93,8 @@ def hold_out(data, test=None, fraction: float = HOLD_OUT):
     )
 
 
-def compensate(data, test=None, delay="auto", model=None):
+def compensate(data: Trajectory, test: Trajectory | None = None, delay: float | str = "auto",
+               model: IdentificationModel | None = None) -> tuple:
     """(data, test, d): the records with their forces advanced by the delay d (s) of the force
     channel (:meth:`~drng.identification.data.Trajectory.aligned`), ``delay`` seconds or
     ``"auto"``: estimated on ``data`` with ``model`` (:func:`.estimation.force_delay`) and rounded
@@ -107,7 +114,7 @@ def compensate(data, test=None, delay="auto", model=None):
     return data.aligned(delay), None if test is None else test.aligned(delay), float(delay)
 
 
-def noise_floor(data):
+def noise_floor(data: Trajectory) -> tuple:
     """The noise floor of the measured forces of ``data`` (module docstring): (sigma (n_a,), or
     None when the motion's bandwidth is not below f_s / (4 MARGIN); the sample rate f_s (Hz);
     the motion's bandwidth (Hz), the largest over the coordinates)."""
@@ -125,7 +132,7 @@ def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 100 * np.linalg.norm(tau - predicted, axis=0) / np.linalg.norm(tau, axis=0)
 
 
-def diagnose(est, test=None, delay: float = 0.0) -> dict:
+def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) -> dict:
     """The checks of the module docstring on the estimate ``est``, with the held-out record
     ``test`` (None: the identification data, in sample) and the ``delay`` (s) the forces were
     advanced by before the estimate: a JSON-ready dict with the ``verdict``."""
@@ -212,7 +219,8 @@ def diagnose(est, test=None, delay: float = 0.0) -> dict:
     }
 
 
-def report(est, full=None, test=None, delay: float = 0.0) -> dict:
+def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | None = None,
+           delay: float = 0.0) -> dict:
     """A JSON-ready dict of an identification: the ``verdict`` and the checks of
     :func:`diagnose` (``diagnostics``; ``delay`` the seconds the forces were advanced by before
     the estimate), the model, the data, the estimate ``est`` (beta, std, relative std,
@@ -431,7 +439,7 @@ def diagnostics_text(checks: dict) -> list:
     return lines
 
 
-def plot(est, path, data=None) -> str:
+def plot(est: Estimate, path: os.PathLike | str, data: Trajectory | None = None) -> str:
     """Measured and predicted forces of every actuated coordinate against time on ``data``
     (default the identification data), saved to ``path`` (PNG, SVG or PDF by its extension).
     Needs matplotlib (the optional extra ``pga-dyn[plot]``)."""

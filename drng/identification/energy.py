@@ -64,6 +64,7 @@ takes it up. Neighbouring windows share an end sample, whose noise is a small sh
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -72,6 +73,16 @@ from pga_dyn.errors import PgaDynError
 from ..result import one_blas_thread
 from .estimation import NOISE_FLOOR, Estimate, scaled_least_squares, unexcited
 from .model import identification_model, states_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .data import Trajectory
+    from .model import IdentificationModel
 
 #: Default length of the windows (s): long enough that the energy changes over a window stand out
 #: from the position noise at its two ends, short enough for many windows per parameter
@@ -83,7 +94,7 @@ MAD_TO_STD = 1.4826
 RULES = ("simpson", "trapezoid")
 
 
-def energy_regressor(robot, q, qd) -> np.ndarray:
+def energy_regressor(robot: Robot, q: npt.ArrayLike, qd: npt.ArrayLike) -> np.ndarray:
     """h (ns, 10 n) with E = h @ pi the kinetic plus potential energy of ``robot`` (pi of eq. 97,
     :func:`pga_dyn.inertial_parameters`) at tree states ``q``, ``qd`` (ns, nq) (module
     docstring)."""
@@ -109,7 +120,7 @@ def energy_regressor(robot, q, qd) -> np.ndarray:
     return h if batch else h[0]
 
 
-def windows(t: np.ndarray, window: float, rule: str = "simpson", where: str = "arrays"):
+def windows(t: np.ndarray, window: float, rule: str = "simpson", where: str = "arrays") -> tuple:
     """Consecutive windows of ``window`` s over uniformly sampled times ``t`` (ns,), each starting
     where the one before ends, as many as fit in the record: their first samples (m,) and the
     weights (L + 1,) of the samples of a window in the integral int f dt ~ sum_i a_i f_i by
@@ -158,7 +169,8 @@ class EnergyEquations:
     states: object
 
 
-def energy_equations(model, data, window: float = WINDOW, rule: str = "simpson") -> EnergyEquations:
+def energy_equations(model: IdentificationModel, data: Trajectory, window: float = WINDOW,
+                     rule: str = "simpson") -> EnergyEquations:
     """The :class:`EnergyEquations` of ``data`` (a Trajectory with measured tau) for ``model``
     (:class:`~drng.identification.model.IdentificationModel`) on consecutive windows of
     ``window`` s integrated by ``rule`` (:func:`windows`)."""
@@ -219,7 +231,8 @@ class EnergyEstimate(Estimate):
 
 
 @one_blas_thread
-def energy_estimate(model, data, window: float = WINDOW, rule: str = "simpson") -> EnergyEstimate:
+def energy_estimate(model: IdentificationModel, data: Trajectory, window: float = WINDOW,
+                    rule: str = "simpson") -> EnergyEstimate:
     """The WLS estimate of beta from the work of ``data``'s forces over windows of ``window`` s
     (module docstring). PgaDynError when there are fewer windows than parameters or they do not
     excite every parameter (the least excited combination named)."""
@@ -270,9 +283,9 @@ def energy_estimate(model, data, window: float = WINDOW, rule: str = "simpson") 
     )
 
 
-def identify_energy(
-    robot, data, friction=(), armature: bool = False, window: float = WINDOW, model=None, rule: str = "simpson"
-) -> EnergyEstimate:
+def identify_energy(robot: Robot, data: Trajectory, friction: bool | str | Iterable[str] | None = (),
+                    armature: bool = False, window: float = WINDOW, model: IdentificationModel | None = None,
+                    rule: str = "simpson") -> EnergyEstimate:
     """Identify ``robot`` from the work of ``data``'s forces (:func:`energy_estimate`): the
     parameters of :func:`~drng.identification.model.identification_model` (``friction``,
     ``armature``; or give ``model``), without accelerations."""

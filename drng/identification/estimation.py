@@ -51,6 +51,7 @@ force of its coordinate (a weak prior around 0).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -68,6 +69,15 @@ from .model import (
 )
 from .physics import pseudo_inertia_eigenvalues
 from .signals import advance
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .data import Trajectory
 
 #: Reciprocal condition (smallest over largest singular value of the column-scaled stacked
 #: regressor) below which the data do not determine beta.
@@ -157,11 +167,11 @@ class Estimate:
         with np.errstate(divide="ignore"):
             return np.where(self.beta != 0, self.std / np.abs(self.beta), np.inf)
 
-    def predict(self, data) -> np.ndarray:
+    def predict(self, data: Trajectory) -> np.ndarray:
         """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
         return predict(self.model, self.beta, data)
 
-    def rms(self, data=None) -> np.ndarray:
+    def rms(self, data: Trajectory | None = None) -> np.ndarray:
         """RMS (n_a,) of tau - W beta on ``data`` (default: the identification data)."""
         if data is None:
             return np.sqrt(np.mean(self.residuals**2, axis=0))
@@ -170,12 +180,12 @@ class Estimate:
         return np.sqrt(np.mean((data.tau - self.predict(data)) ** 2, axis=0))
 
 
-def predict(model: IdentificationModel, beta, data) -> np.ndarray:
+def predict(model: IdentificationModel, beta: npt.ArrayLike, data: Trajectory) -> np.ndarray:
     """W beta (ns, n_a) along ``data``."""
     return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
 
 
-def scaled_least_squares(W: np.ndarray, tau: np.ndarray):
+def scaled_least_squares(W: np.ndarray, tau: np.ndarray) -> tuple:
     """Least squares on the column-scaled W (rows, p): beta (p,), (W^T W)^-1 (p, p) and the
     condition number of the column-scaled W; (None, None, cond) when it is rank-deficient
     (reciprocal condition below :data:`MIN_RCOND`)."""
@@ -227,9 +237,8 @@ def hac_scores(g: np.ndarray, lags: int) -> np.ndarray:
 
 
 @one_blas_thread
-def estimate(
-    model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE, lags: int | None = None
-) -> Estimate:
+def estimate(model: IdentificationModel, data: Trajectory, weighted: bool = True, stiction: float = STICTION_ZONE,
+             lags: int | None = None) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
@@ -318,13 +327,8 @@ def estimate(
 
 
 @one_blas_thread
-def force_delay(
-    model: IdentificationModel,
-    data,
-    max_delay: float = MAX_DELAY,
-    stiction: float = STICTION_ZONE,
-    samples: int = DELAY_SAMPLES,
-):
+def force_delay(model: IdentificationModel, data: Trajectory, max_delay: float = MAX_DELAY,
+                stiction: float = STICTION_ZONE, samples: int = DELAY_SAMPLES) -> tuple:
     """The delay d (s) of the force channel behind the positions, tau_measured(t) = tau(t - d),
     that fits ``data`` best: for d on the grid of the median sample step in [-``max_delay``,
     ``max_delay``], the forces advanced by d (:func:`.signals.advance`) are fitted by least
@@ -372,9 +376,8 @@ def force_delay(
 
 
 @one_blas_thread
-def stribeck_estimate(
-    model: IdentificationModel, data, weighted: bool = True, stiction: float = STICTION_ZONE
-) -> Estimate:
+def stribeck_estimate(model: IdentificationModel, data: Trajectory, weighted: bool = True,
+                      stiction: float = STICTION_ZONE) -> Estimate:
     """The estimate of beta and of the Stribeck speeds v_s of ``model`` (one per actuated
     coordinate with the Stribeck terms, docs/identification.md "Friction") from ``data``: a
     *nonlinear* least-squares problem, since v_s enters the columns s (1 - e), s e with
@@ -483,17 +486,10 @@ def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     return "least excited: " + " ".join(f"{v[k]:+.2f}*{model.names[k]}" for k in top)
 
 
-def identify(
-    robot,
-    data,
-    friction=(),
-    armature: bool = False,
-    weighted: bool = True,
-    model=None,
-    stiction: float = STICTION_ZONE,
-    passive_friction=(),
-    coulomb_speed=None,
-) -> Estimate:
+def identify(robot: Robot, data: Trajectory, friction: bool | str | Iterable[str] | None = (),
+             armature: bool = False, weighted: bool = True, model: IdentificationModel | None = None,
+             stiction: float = STICTION_ZONE, passive_friction: bool | str | Iterable[str] | None = (),
+             coulomb_speed: npt.ArrayLike | None = None) -> Estimate:
     """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` models, ``armature`` and ``passive_friction``
@@ -510,7 +506,7 @@ def identify(
 
 
 # -- prior and MAP -----------------------------------------------------------------------------------
-def default_prior(model: IdentificationModel, data=None, relative: float = 0.5):
+def default_prior(model: IdentificationModel, data: Trajectory | None = None, relative: float = 0.5) -> tuple:
     """(theta_0, sigma_0) of the default prior (module docstring): the model file's link-frame
     parameters and zero extra terms. ``data`` (with tau) scales the extra terms' deviations;
     without it they are 1e3 (a flat prior in practice)."""
@@ -534,7 +530,7 @@ def default_prior(model: IdentificationModel, data=None, relative: float = 0.5):
     return np.concatenate([phi0, np.zeros(len(model.extras))]), np.concatenate([sigma_phi, sigma_x])
 
 
-def check_prior(model: IdentificationModel, prior) -> tuple:
+def check_prior(model: IdentificationModel, prior: tuple[npt.ArrayLike, npt.ArrayLike]) -> tuple:
     """(theta_0, sigma_0) as finite arrays of the size of theta, sigma_0 > 0."""
     size = model.K.shape[1]
     try:
@@ -575,12 +571,12 @@ class FullEstimate:
     def extras(self) -> np.ndarray:
         return self.theta[self.model.base.K.shape[1] :]
 
-    def predict(self, data) -> np.ndarray:
+    def predict(self, data: Trajectory) -> np.ndarray:
         return predict(self.model, self.beta, data)
 
 
 @one_blas_thread
-def map_estimate(est: Estimate, prior=None) -> FullEstimate:
+def map_estimate(est: Estimate, prior: tuple[npt.ArrayLike, npt.ArrayLike] | None = None) -> FullEstimate:
     """The MAP estimate of theta from ``est`` and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`default_prior` of the identification data); see the module docstring."""
     model = est.model

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -31,6 +31,15 @@ from pga_dyn.errors import PgaDynError
 
 from .consistency import identifiability
 from .physics import mass_properties, violations
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .estimation import FullEstimate
 
 #: The joint attribute of each identified extra term, per file format.
 ATTRIBUTES = {
@@ -55,7 +64,7 @@ class ExportPlan(NamedTuple):
     not_written: tuple
     notes: tuple
 
-    def report(self, path, bodies: int) -> dict:
+    def report(self, path: os.PathLike | str, bodies: int) -> dict:
         """A JSON-ready dict of the written file ``path`` with the inertials of ``bodies`` bodies."""
         return {
             "file": os.fspath(path),
@@ -81,7 +90,7 @@ def export_text(report: dict) -> list:
     return lines
 
 
-def file_format(robot) -> str:
+def file_format(robot: Robot) -> str:
     """``urdf`` or ``mjcf``: the format of ``robot``'s source file (by its root element)."""
     source = robot.source
     if not source or not os.path.isfile(source):
@@ -95,7 +104,7 @@ def file_format(robot) -> str:
     return "urdf" if tag == "robot" else "mjcf"
 
 
-def export_plan(full, fmt: str) -> ExportPlan:
+def export_plan(full: FullEstimate, fmt: str) -> ExportPlan:
     """The joint attributes of the extra terms of the full estimate ``full`` (MAP or consistent)
     in a file of format ``fmt`` (module docstring). PgaDynError when a term to write is negative
     (a damping, friction or armature below zero is not a model of a drive)."""
@@ -159,7 +168,7 @@ def _inertial_element(phi_b) -> ET.Element:
     return element
 
 
-def write_urdf(robot, phi, path, extras=None) -> str:
+def write_urdf(robot: Robot, phi: npt.ArrayLike, path: os.PathLike | str, extras: dict | None = None) -> str:
     """Write ``robot``'s URDF / URDF+ file (``robot.source``) with the link-frame parameters
     ``phi`` ((n, 10) or (10 n,)) as the inertials of its moving bodies to the new file
     ``path`` (module docstring), and the joint attributes ``extras`` {``damping`` or
@@ -207,7 +216,7 @@ def write_urdf(robot, phi, path, extras=None) -> str:
     return path
 
 
-def write_model(full, path, write_mjcf=None) -> dict:
+def write_model(full: FullEstimate, path: os.PathLike | str, write_mjcf: Callable[..., str] | None = None) -> dict:
     """Write the full estimate ``full`` (MAP or consistent) to the new file ``path`` in the format of
     its robot's file (:func:`file_format`): its inertials and every extra term the format holds
     (:func:`export_plan`), by :func:`write_urdf` or, for MJCF, by ``write_mjcf``

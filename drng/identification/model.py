@@ -60,12 +60,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
+
+    from ..regrouping import BaseParameters
+    from .data import Trajectory
 
 #: The extra terms (the columns of D) and the prefixes of their names (module docstring): the
 #: terms of one actuated coordinate, then those of one passive coordinate (``passive-``). Names
@@ -136,17 +148,17 @@ NONNEGATIVE = (
 )
 
 
-def coordinate_kinds(robot, coordinates) -> tuple:
+def coordinate_kinds(robot: Robot, coordinates: Iterable[int]) -> tuple:
     """The type (R, P, U, S, F) of the joint of each tree coordinate in ``coordinates``."""
     return tuple(robot.joint_type[int(np.searchsorted(robot.q_index, k, side="right") - 1)] for k in coordinates)
 
 
-def joint_kinds(robot) -> tuple:
+def joint_kinds(robot: Robot) -> tuple:
     """The type (R, P, U, S, F) of the joint of each actuated coordinate of ``robot``."""
     return coordinate_kinds(robot, robot.actuated)
 
 
-def passive_coordinates(robot) -> tuple:
+def passive_coordinates(robot: Robot) -> tuple:
     """The tree coordinates (indices into q) of ``robot``'s passive revolute, prismatic and
     universal joints: those that passive friction acts on."""
     return tuple(
@@ -154,7 +166,7 @@ def passive_coordinates(robot) -> tuple:
     )
 
 
-def chosen_models(value, default: tuple, table: dict, what: str) -> tuple:
+def chosen_models(value: bool | str | Iterable[str] | None, default: tuple, table: dict, what: str) -> tuple:
     """The model names of ``value``: True (``default``), False or None (none), a name or a
     sequence of distinct names among ``table``'s keys; PgaDynError naming ``what`` otherwise."""
     if value is True:
@@ -167,7 +179,7 @@ def chosen_models(value, default: tuple, table: dict, what: str) -> tuple:
     return models
 
 
-def friction_terms(friction) -> tuple:
+def friction_terms(friction: bool | str | Iterable[str] | None) -> tuple:
     """The extra terms of the friction models ``friction``: True (:data:`DEFAULT_FRICTION`),
     False or None (none), or a sequence of names of :data:`FRICTION_MODELS` with at most one of
     :data:`COULOMB_SHAPES`; in :data:`EXTRA_TERMS` order."""
@@ -179,14 +191,15 @@ def friction_terms(friction) -> tuple:
     return tuple(t for t in EXTRA_TERMS if t in terms)
 
 
-def passive_terms(passive_friction) -> tuple:
+def passive_terms(passive_friction: bool | str | Iterable[str] | None) -> tuple:
     """The extra terms of the passive friction models ``passive_friction``: True (viscous),
     False or None (none), or a sequence of names of :data:`PASSIVE_FRICTION`."""
     models = chosen_models(passive_friction, ("viscous",), PASSIVE_FRICTION, "passive friction")
     return tuple(t for t in EXTRA_TERMS if t in {PASSIVE_FRICTION[m] for m in models})
 
 
-def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple:
+def speed_scales(robot: Robot, terms: tuple, coulomb_speed: npt.ArrayLike | None = None,
+                 stribeck_speed: npt.ArrayLike | None = None) -> tuple:
     """(v_c, v_s): the speed scales (n_a,) of the Coulomb tanh and of the Stribeck curve of
     every actuated coordinate, from a positive number or (n_a,) positive numbers each, or None
     when ``terms`` have no such term. PgaDynError when a speed is missing, not positive, or
@@ -216,7 +229,7 @@ def speed_scales(robot, terms, coulomb_speed=None, stribeck_speed=None) -> tuple
     return tuple(out)
 
 
-def states_of(robot, data):
+def states_of(robot: Robot, data: Trajectory) -> States:
     """pga-dyn states (:class:`pga_dyn.States`) of a :class:`~drng.identification.data.Trajectory`
     ``data`` of ``robot``'s actuated coordinates. Closed loops are assembled along the record
     (:func:`pga_dyn.sampling.record_states`): its first sample from q0 along a regular path, each
@@ -303,24 +316,25 @@ class IdentificationModel:
         """(p,) bool: whether parameter k is led by an extra term (friction, armature)."""
         return self.leading >= self.base.K.shape[1]
 
-    def extra_columns(self, qd, qdd, qd_tree=None, G=None) -> np.ndarray:
+    def extra_columns(self, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.ndarray | None = None,
+                      G: np.ndarray | None = None) -> np.ndarray:
         """D (ns, n_a, n_e): the columns of the extra terms at actuated velocities ``qd`` and
         accelerations ``qdd`` (ns, n_a); passive friction needs the tree velocities ``qd_tree``
         (ns, nq) and G = dq/dq_a (ns, nq, n_a) too (:func:`extra_forces`)."""
         return extra_forces(self.extras, qd, qdd, qd_tree, G, self.coulomb_speed, self.stribeck_speed)
 
-    def full_regressor(self, states) -> np.ndarray:
+    def full_regressor(self, states: States) -> np.ndarray:
         """[Y_link, D] (ns, n_a, 10 n + n_e) at pga-dyn ``states`` (:class:`pga_dyn.States`):
         the regressor of theta."""
         Y = states.regressor() @ self.base.link_map
         D = self.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
         return np.concatenate([Y, D], axis=2)
 
-    def regressor(self, states) -> np.ndarray:
+    def regressor(self, states: States) -> np.ndarray:
         """W (ns, n_a, p), the regressor of beta at ``states``: tau = W beta."""
         return self.full_regressor(states)[..., self.leading]
 
-    def values(self, theta) -> np.ndarray:
+    def values(self, theta: npt.ArrayLike) -> np.ndarray:
         """beta = K theta (p,) of full parameters ``theta`` (10 n + n_e,)."""
         theta = np.asarray(theta, dtype=float)
         if theta.shape != (self.K.shape[1],):
@@ -330,7 +344,7 @@ class IdentificationModel:
             )
         return self.K @ theta
 
-    def theta(self, phi, extras=None) -> np.ndarray:
+    def theta(self, phi: npt.ArrayLike, extras: dict | None = None) -> np.ndarray:
         """theta (10 n + n_e,) from link-frame parameters ``phi`` ((10 n,) or (n, 10)) and the
         extra terms ``extras``: {term: value or values} (:func:`extra_values`; missing terms: 0)."""
         phi = np.asarray(phi, dtype=float).reshape(-1)
@@ -340,7 +354,7 @@ class IdentificationModel:
         return np.concatenate([phi, [x[term][j] for term, j in self.extras]])
 
 
-def extra_column(term: str, qd_j, qdd_j, speed: float | None = None) -> np.ndarray:
+def extra_column(term: str, qd_j: np.ndarray, qdd_j: np.ndarray, speed: float | None = None) -> np.ndarray:
     """The force per unit of the extra ``term`` on coordinate j at its velocities ``qd_j`` and
     accelerations ``qdd_j`` (ns,) (module docstring): qd, s = sign(qd), 1, qdd, tanh(qd / v_c),
     s (1 - e) and s e with e = exp(-(qd / v_s)^2), max(qd, 0), min(qd, 0), max(s, 0), min(s, 0);
@@ -365,7 +379,9 @@ def extra_column(term: str, qd_j, qdd_j, speed: float | None = None) -> np.ndarr
     raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
 
 
-def extra_forces(extras, qd, qdd, qd_tree=None, G=None, coulomb_speed=None, stribeck_speed=None) -> np.ndarray:
+def extra_forces(extras: tuple, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.ndarray | None = None,
+                 G: np.ndarray | None = None, coulomb_speed: np.ndarray | None = None,
+                 stribeck_speed: np.ndarray | None = None) -> np.ndarray:
     """D (ns, n_a, len(extras)): the forces of the actuated coordinates per unit of each extra
     term (term, coordinate) of ``extras`` (:attr:`IdentificationModel.extras`): for a term of
     actuated coordinate j, :func:`extra_column` in row j; for friction at passive coordinate k,
@@ -385,7 +401,8 @@ def extra_forces(extras, qd, qdd, qd_tree=None, G=None, coulomb_speed=None, stri
     return D
 
 
-def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE, qd_tree=None) -> np.ndarray:
+def sliding(model: IdentificationModel, qd: np.ndarray, zone: float = STICTION_ZONE,
+            qd_tree: np.ndarray | None = None) -> np.ndarray:
     """(ns, n_a) bool: the rows outside the stiction zones, |qd_j| >= ``zone`` max_s |qd_j| for
     each actuated coordinate j with a step term (:data:`STEP_TERMS`: sign(qd_j)), and the
     samples with |qd_k| >= ``zone`` max_s |qd_k| at every passive coordinate k with Coulomb
@@ -409,7 +426,7 @@ def sliding(model: IdentificationModel, qd, zone: float = STICTION_ZONE, qd_tree
     return keep
 
 
-def extra_values(robot, extras: dict) -> dict:
+def extra_values(robot: Robot, extras: dict) -> dict:
     """{term: array} from {term: scalar or values}, for every term of :data:`EXTRA_TERMS`
     (terms not given are zero): (n_a,) over the actuated coordinates, from a number or n_a
     numbers; for passive friction (nq,) over the tree coordinates, from a number (every passive
@@ -439,17 +456,11 @@ def extra_values(robot, extras: dict) -> dict:
 
 
 @one_blas_thread
-def identification_model(
-    robot,
-    friction=(),
-    armature: bool = False,
-    base=None,
-    samples: int | None = None,
-    seed=0,
-    passive_friction=(),
-    coulomb_speed=None,
-    stribeck_speed=None,
-) -> IdentificationModel:
+def identification_model(robot: Robot, friction: bool | str | Iterable[str] | None = (),
+                         armature: bool = False, base: BaseParameters | None = None, samples: int | None = None,
+                         seed: int | None = 0, passive_friction: bool | str | Iterable[str] | None = (),
+                         coulomb_speed: npt.ArrayLike | None = None,
+                         stribeck_speed: npt.ArrayLike | None = None) -> IdentificationModel:
     """The parameters to identify for ``robot``: its base inertial parameters (``base``, default
     ``drng.base_parameters(robot)`` on the certified nullspace), the ``friction`` models of every
     actuated coordinate (:func:`friction_terms`), with ``armature`` its rotor inertia, and the

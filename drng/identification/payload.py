@@ -50,6 +50,7 @@ reports Cov = s^2 (A_w^T A_w)^-1 with s^2 the weighted residual variance.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -61,8 +62,16 @@ from .estimation import MIN_RCOND, NOISE_FLOOR
 from .model import sliding, states_of
 from .physics import mass_properties, violations
 
+if TYPE_CHECKING:
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
-def payload_map(robot, link: str):
+    from .data import Trajectory
+    from .estimation import Estimate, FullEstimate
+    from .model import IdentificationModel
+
+
+def payload_map(robot: Robot, link: str) -> tuple:
     """(b, X_L): the index b (0..n-1) of the body carrying ``link`` and X_L (10, 10) with the
     body's link-frame parameters phi_b += X_L phi_P for a payload phi_P in ``link``'s frame
     (module docstring)."""
@@ -80,7 +89,7 @@ def payload_map(robot, link: str):
     return b - 1, X
 
 
-def load_regressor(model, link: str, states) -> np.ndarray:
+def load_regressor(model: IdentificationModel, link: str, states: States) -> np.ndarray:
     """Y_P (ns, n_a, 10): the regressor of a payload's parameters in ``link``'s frame at pga-dyn
     ``states`` of ``model``'s robot (module docstring)."""
     b, X = payload_map(model.robot, link)
@@ -205,7 +214,8 @@ class Payload:
 
 
 @one_blas_thread
-def identify_payload(est, loaded, link: str, unloaded=None, together: bool = False) -> Payload:
+def identify_payload(est: Estimate | FullEstimate, loaded: Trajectory, link: str, unloaded: Trajectory | None = None,
+                     together: bool = False) -> Payload:
     """The parameters (10,) of a payload rigidly attached to ``link`` (module docstring) from the
     ``loaded`` experiment (a Trajectory with measured tau).
 
@@ -281,7 +291,8 @@ class DriveGains:
 
 
 @one_blas_thread
-def drive_gains(model, unloaded, loaded, link: str, payload_mass: float) -> DriveGains:
+def drive_gains(model: IdentificationModel, unloaded: Trajectory, loaded: Trajectory, link: str,
+                payload_mass: float) -> DriveGains:
     """The drive gains g (n_a,) of ``model``'s robot (an
     :class:`~drng.identification.model.IdentificationModel`) from an ``unloaded`` and a
     ``loaded`` experiment whose ``tau`` holds the measured currents (Trajectories), the payload

@@ -32,19 +32,26 @@ its semi-axes raised to at least :data:`AXIS_FLOOR` times the largest and scaled
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from pga_dyn.conventions import link_inertia, link_to_pseudo
 from pga_dyn.errors import PgaDynError
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
 #: Eigenvalues of a pseudo-inertia above -PSD_TOL times its largest |eigenvalue| count as >= 0
 #: in :func:`violations` (round-off of the conversions).
 PSD_TOL = 1e-12
 
 
-def mass_properties(phi_b):
+def mass_properties(phi_b: np.ndarray) -> tuple:
     """(m, c, I_c) of one body's link-frame parameters phi_b (10,): the mass, the centre of mass
     c = h / m and the inertia (3, 3) about it; for m <= 0, c = 0 and the inertia about the origin."""
     m, J = float(phi_b[0]), link_inertia(phi_b)
@@ -52,7 +59,7 @@ def mass_properties(phi_b):
     return m, c, J - m * (c @ c * np.eye(3) - np.outer(c, c))
 
 
-def pseudo_inertia(phi_b) -> np.ndarray:
+def pseudo_inertia(phi_b: npt.ArrayLike) -> np.ndarray:
     """The pseudo-inertia N (4, 4) of one body's link-frame parameters phi_b (10,) (eq. 44)."""
     return link_to_pseudo(np.asarray(phi_b, dtype=float))
 
@@ -77,7 +84,7 @@ class Ellipsoid(NamedTuple):
         return ellipsoid_matrix(self.center, self.axes, self.rotation)
 
 
-def ellipsoid_matrix(center, axes, rotation=None) -> np.ndarray:
+def ellipsoid_matrix(center: npt.ArrayLike, axes: npt.ArrayLike, rotation: npt.ArrayLike | None = None) -> np.ndarray:
     """Q_E (4, 4) of the ellipsoid of ``center`` (3,), semi-axes ``axes`` (3,, > 0) along the
     columns of ``rotation`` (3, 3; default the frame's axes): tr(Q_E N) >= 0 for the
     pseudo-inertia N of a density inside it (module docstring)."""
@@ -93,14 +100,14 @@ def ellipsoid_matrix(center, axes, rotation=None) -> np.ndarray:
     return Q
 
 
-def ellipsoid_margin(phi_b, Q) -> float:
+def ellipsoid_margin(phi_b: npt.ArrayLike, Q: npt.ArrayLike) -> float:
     """tr(Q N(phi_b)) (kg): the mass-weighted margin of a body's density inside the ellipsoid of
     ``Q`` (:func:`ellipsoid_matrix`); >= 0 (with N >= 0) exactly when some density inside has
     these parameters."""
     return float(np.trace(np.asarray(Q) @ pseudo_inertia(phi_b)))
 
 
-def inertia_ellipsoid(phi_b, factor: float):
+def inertia_ellipsoid(phi_b: np.ndarray, factor: float) -> Ellipsoid | None:
     """The :class:`Ellipsoid` of a body's link-frame parameters ``phi_b`` (10,) (module
     docstring): centred on the centre of mass, semi-axes sqrt(5 lambda_i / m) of the second
     moments about it (lambda_i < 0 of a non-physical inertia count as 0), at least
@@ -116,7 +123,7 @@ def inertia_ellipsoid(phi_b, factor: float):
     return Ellipsoid(c, factor * np.maximum(axes, AXIS_FLOOR * axes.max()), R)
 
 
-def pseudo_inertia_eigenvalues(phi) -> np.ndarray:
+def pseudo_inertia_eigenvalues(phi: npt.ArrayLike) -> np.ndarray:
     """The smallest eigenvalue (n,) of each body's pseudo-inertia, phi (10 n,) or (n, 10)."""
     phi = np.asarray(phi, dtype=float).reshape(-1, 10)
     return np.array([np.linalg.eigvalsh(pseudo_inertia(p))[0] for p in phi])
@@ -134,7 +141,7 @@ class Violation(NamedTuple):
         return f"{self.body}: {self.detail}"
 
 
-def violations(body_names, phi) -> list:
+def violations(body_names: Sequence[str], phi: npt.ArrayLike) -> list:
     """The :class:`Violation` of every body (``body_names``) whose link-frame parameters ``phi``
     ((10 n,) or (n, 10)) are not physical: mass not positive, principal moments about the
     centre of mass that break a triangle inequality, a pseudo-inertia with a negative
@@ -174,7 +181,7 @@ def violations(body_names, phi) -> list:
     return out
 
 
-def model_violations(robot) -> list:
+def model_violations(robot: Robot) -> list:
     """:func:`violations` of the inertial parameters in ``robot``'s model file (e.g. the built-in
     ``puma560``: link1 has mass 0 and a rotational inertia, link3 breaks a triangle inequality)."""
     import pga_dyn

@@ -82,7 +82,7 @@ def is_uniform(t: np.ndarray) -> bool:
     return bool(np.max(np.abs(t - grid)) <= UNIFORM_RTOL * step)
 
 
-def resample(t: np.ndarray, smooth: dict, noisy: dict, where: str = "arrays"):
+def resample(t: np.ndarray, smooth: dict, noisy: dict, where: str = "arrays") -> tuple:
     """Signals sampled at irregular times ``t`` (ns,) on the uniform grid of their median step.
 
     ``smooth``: {name: (ns, k) array} interpolated by cubic splines (positions, velocities);
@@ -108,7 +108,7 @@ def resample(t: np.ndarray, smooth: dict, noisy: dict, where: str = "arrays"):
     return grid, out_smooth, out_noisy, how
 
 
-def spectrum(x: np.ndarray, rate: float):
+def spectrum(x: np.ndarray, rate: float) -> tuple:
     """Welch's power spectral density of the detrended columns of ``x`` (ns, n) sampled at
     ``rate`` Hz (Hann window, segments of a quarter of the record, at least 256 samples):
     frequencies (m,), densities (m, n), and the noise floor (n,), the median density above
@@ -120,7 +120,7 @@ def spectrum(x: np.ndarray, rate: float):
     return f, P, np.median(P[f > rate / 4], axis=0)
 
 
-def bandwidth(q: np.ndarray, rate: float):
+def bandwidth(q: np.ndarray, rate: float) -> tuple:
     """The default cutoff (Hz) for differentiating ``q`` (ns, n) sampled at ``rate`` Hz, the
     bandwidth of the motion of each coordinate (n,) and a sentence for the report (module
     docstring)."""
@@ -157,7 +157,8 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
 
 
-def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
+def differentiate(t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays",
+                  qd: np.ndarray | None = None) -> tuple:
     """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
     uniform times ``t`` (ns,) (see the module docstring), and a sentence saying how they were
     obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
@@ -207,7 +208,7 @@ def differentiate(t, q, cutoff=None, where: str = "arrays", qd=None):
     return q, qd, qdd, how
 
 
-def advance(t: np.ndarray, x: np.ndarray, delay: float):
+def advance(t: np.ndarray, x: np.ndarray, delay: float) -> tuple:
     """The samples of ``x`` (ns, n) taken ``delay`` s later, x(t + delay), by linear
     interpolation at the times ``t`` (ns,) where t + delay lies inside the record: the values
     (m, n) and the mask (ns,) of those times. A channel that lags the positions by ``delay``
@@ -224,7 +225,7 @@ DECIMATION_ATTENUATION = 80.0
 DECIMATION_PASSBAND = 0.8
 
 
-def decimate(t: np.ndarray, signals: dict, factor: int, where: str = "arrays"):
+def decimate(t: np.ndarray, signals: dict, factor: int, where: str = "arrays") -> tuple:
     """Every ``factor``-th sample of ``signals`` ({name: (ns, k) array or None}) at uniform times
     ``t`` (ns,), after the same zero-phase anti-aliasing filter on each: the FIR of
     :data:`DECIMATION_ATTENUATION`, :data:`DECIMATION_PASSBAND` run forwards and backwards

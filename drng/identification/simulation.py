@@ -15,6 +15,8 @@ standard deviation ``noise`` times the RMS of each coordinate's noise-free force
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
@@ -22,11 +24,18 @@ from pga_dyn.errors import PgaDynError
 from ..result import one_blas_thread
 from .model import extra_forces, extra_values, speed_scales, states_of
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .data import Trajectory
+
 
 @one_blas_thread
-def simulate(
-    robot, trajectory, phi=None, extras=None, noise: float = 0.0, seed=None, coulomb_speed=None, stribeck_speed=None
-):
+def simulate(robot: Robot, trajectory: Trajectory, phi: npt.ArrayLike | None = None, extras: dict | None = None,
+             noise: float = 0.0, seed: int | None = None, coulomb_speed: npt.ArrayLike | None = None,
+             stribeck_speed: npt.ArrayLike | None = None) -> tuple:
     """The ``trajectory`` with the forces tau (module docstring) of ``robot`` with link-frame
     parameters ``phi`` ((n, 10) or (10 n,); default the model file's) and ``extras``
     ({term: value or values}, terms of :data:`~drng.identification.model.EXTRA_TERMS`, as in
