@@ -95,8 +95,12 @@ def _retype(joint, kind: str, where: str):
     )
 
 
-def load_extended_urdf(urdf_path: os.PathLike | str, yaml_path: os.PathLike | str | None = None,
-                       floating_base: bool = False, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
+def load_extended_urdf(
+    urdf_path: os.PathLike | str,
+    yaml_path: os.PathLike | str | None = None,
+    floating_base: bool = False,
+    gravity: npt.ArrayLike = DEFAULT_GRAVITY,
+) -> Robot:
     """Read a tree URDF and the YAML of its closed loops into a :class:`~pga_dyn.model.Robot`.
 
     Parameters

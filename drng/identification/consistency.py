@@ -120,8 +120,12 @@ class BodyBounds:
         return out
 
 
-def body_bounds(robot: Robot, mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
-                extent: float | None = EXTENT_FACTOR, ellipsoids: dict | None = None) -> BodyBounds:
+def body_bounds(
+    robot: Robot,
+    mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
+    extent: float | None = EXTENT_FACTOR,
+    ellipsoids: dict | None = None,
+) -> BodyBounds:
     """The :class:`BodyBounds` of ``robot``'s bodies: masses within ``mass_bounds`` (lower, upper)
     times the model file's (None: no mass bound); the ellipsoid of the file's inertia scaled by
     ``extent`` (None: no extent bound), except for the links of ``ellipsoids``, {link: (centre (3,),
@@ -200,9 +204,14 @@ def identifiability(model: IdentificationModel) -> tuple:
 
 
 @one_blas_thread
-def consistent_estimate(est: Estimate, prior: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
-                        solver: str = "CLARABEL", mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
-                        extent: float | None = EXTENT_FACTOR, ellipsoids: dict | None = None) -> ConsistentEstimate:
+def consistent_estimate(
+    est: Estimate,
+    prior: tuple[npt.ArrayLike, npt.ArrayLike] | None = None,
+    solver: str = "CLARABEL",
+    mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
+    extent: float | None = EXTENT_FACTOR,
+    ellipsoids: dict | None = None,
+) -> ConsistentEstimate:
     """The physically consistent estimate (module docstring) from ``est`` (an
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`~drng.identification.estimation.default_prior`), with the bounds of

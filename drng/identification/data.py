@@ -115,7 +115,7 @@ class Trajectory:
     def __len__(self) -> int:
         return self.t.shape[0]
 
-    def with_tau(self, tau: npt.ArrayLike, source: str | None = None) -> "Trajectory":
+    def with_tau(self, tau: npt.ArrayLike, source: str | None = None) -> Trajectory:
         """The same motion with the generalized forces ``tau`` (ns, n_a)."""
         tau = _samples(self.source, "tau", tau, len(self), self.names)
         return replace(self, tau=tau, source=self.source if source is None else source)
@@ -346,10 +346,22 @@ def _trim(where: str, t: np.ndarray, trim):
     return keep, f"trimmed {trim:g} s at each end: {int(keep.sum())} of {len(t)} samples kept"
 
 
-def trajectory(robot: Robot, t: npt.ArrayLike, q: npt.ArrayLike, qd: npt.ArrayLike | None = None,
-               qdd: npt.ArrayLike | None = None, tau: npt.ArrayLike | None = None, cutoff: float | None = None,
-               source: str = "arrays", *, window: Sequence[float] | None = None, trim: float = 0.0,
-               decimate: int = 1, notes: Iterable[str] = (), passive: dict | None = None) -> Trajectory:
+def trajectory(
+    robot: Robot,
+    t: npt.ArrayLike,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike | None = None,
+    qdd: npt.ArrayLike | None = None,
+    tau: npt.ArrayLike | None = None,
+    cutoff: float | None = None,
+    source: str = "arrays",
+    *,
+    window: Sequence[float] | None = None,
+    trim: float = 0.0,
+    decimate: int = 1,
+    notes: Iterable[str] = (),
+    passive: dict | None = None,
+) -> Trajectory:
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
     ``window`` (t0, t1): only the samples between t0 and t1 seconds after the first. A missing
@@ -427,11 +439,20 @@ def trajectory(robot: Robot, t: npt.ArrayLike, q: npt.ArrayLike, qd: npt.ArrayLi
     )
 
 
-def read_trajectory(robot: Robot, path: os.PathLike | str, cutoff: float | None = None, require_tau: bool = False,
-                    *, columns: dict | Iterable[str] | None = None, time_scale: float = 1.0,
-                    gains: npt.ArrayLike | dict | Iterable[str] | None = None,
-                    window: Sequence[float] | None = None, trim: float = 0.0, decimate: int = 1,
-                    topic: str | None = None) -> Trajectory:
+def read_trajectory(
+    robot: Robot,
+    path: os.PathLike | str,
+    cutoff: float | None = None,
+    require_tau: bool = False,
+    *,
+    columns: dict | Iterable[str] | None = None,
+    time_scale: float = 1.0,
+    gains: npt.ArrayLike | dict | Iterable[str] | None = None,
+    window: Sequence[float] | None = None,
+    trim: float = 0.0,
+    decimate: int = 1,
+    topic: str | None = None,
+) -> Trajectory:
     """The :class:`Trajectory` in a CSV or NPZ file or a ROS bag (layout and options in the
     module docstring) of ``robot``'s actuated coordinates; ``require_tau``: the file must hold
     tau or currents (measurements). ``columns``: the column map, a dict {our column: the file's}

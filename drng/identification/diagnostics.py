@@ -93,8 +93,12 @@ def hold_out(data: Trajectory, test: Trajectory | None = None, fraction: float =
     )
 
 
-def compensate(data: Trajectory, test: Trajectory | None = None, delay: float | str = "auto",
-               model: IdentificationModel | None = None) -> tuple:
+def compensate(
+    data: Trajectory,
+    test: Trajectory | None = None,
+    delay: float | str = "auto",
+    model: IdentificationModel | None = None,
+) -> tuple:
     """(data, test, d): the records with their forces advanced by the delay d (s) of the force
     channel (:meth:`~drng.identification.data.Trajectory.aligned`), ``delay`` seconds or
     ``"auto"``: estimated on ``data`` with ``model`` (:func:`.estimation.force_delay`) and rounded
@@ -219,8 +223,7 @@ def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) 
     }
 
 
-def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | None = None,
-           delay: float = 0.0) -> dict:
+def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | None = None, delay: float = 0.0) -> dict:
     """A JSON-ready dict of an identification: the ``verdict`` and the checks of
     :func:`diagnose` (``diagnostics``; ``delay`` the seconds the forces were advanced by before
     the estimate), the model, the data, the estimate ``est`` (beta, std, relative std,

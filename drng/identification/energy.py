@@ -169,8 +169,9 @@ class EnergyEquations:
     states: object
 
 
-def energy_equations(model: IdentificationModel, data: Trajectory, window: float = WINDOW,
-                     rule: str = "simpson") -> EnergyEquations:
+def energy_equations(
+    model: IdentificationModel, data: Trajectory, window: float = WINDOW, rule: str = "simpson"
+) -> EnergyEquations:
     """The :class:`EnergyEquations` of ``data`` (a Trajectory with measured tau) for ``model``
     (:class:`~drng.identification.model.IdentificationModel`) on consecutive windows of
     ``window`` s integrated by ``rule`` (:func:`windows`)."""
@@ -231,8 +232,9 @@ class EnergyEstimate(Estimate):
 
 
 @one_blas_thread
-def energy_estimate(model: IdentificationModel, data: Trajectory, window: float = WINDOW,
-                    rule: str = "simpson") -> EnergyEstimate:
+def energy_estimate(
+    model: IdentificationModel, data: Trajectory, window: float = WINDOW, rule: str = "simpson"
+) -> EnergyEstimate:
     """The WLS estimate of beta from the work of ``data``'s forces over windows of ``window`` s
     (module docstring). PgaDynError when there are fewer windows than parameters or they do not
     excite every parameter (the least excited combination named)."""
@@ -283,9 +285,15 @@ def energy_estimate(model: IdentificationModel, data: Trajectory, window: float 
     )
 
 
-def identify_energy(robot: Robot, data: Trajectory, friction: bool | str | Iterable[str] | None = (),
-                    armature: bool = False, window: float = WINDOW, model: IdentificationModel | None = None,
-                    rule: str = "simpson") -> EnergyEstimate:
+def identify_energy(
+    robot: Robot,
+    data: Trajectory,
+    friction: bool | str | Iterable[str] | None = (),
+    armature: bool = False,
+    window: float = WINDOW,
+    model: IdentificationModel | None = None,
+    rule: str = "simpson",
+) -> EnergyEstimate:
     """Identify ``robot`` from the work of ``data``'s forces (:func:`energy_estimate`): the
     parameters of :func:`~drng.identification.model.identification_model` (``friction``,
     ``armature``; or give ``model``), without accelerations."""

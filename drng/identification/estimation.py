@@ -237,8 +237,13 @@ def hac_scores(g: np.ndarray, lags: int) -> np.ndarray:
 
 
 @one_blas_thread
-def estimate(model: IdentificationModel, data: Trajectory, weighted: bool = True, stiction: float = STICTION_ZONE,
-             lags: int | None = None) -> Estimate:
+def estimate(
+    model: IdentificationModel,
+    data: Trajectory,
+    weighted: bool = True,
+    stiction: float = STICTION_ZONE,
+    lags: int | None = None,
+) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
@@ -327,8 +332,13 @@ def estimate(model: IdentificationModel, data: Trajectory, weighted: bool = True
 
 
 @one_blas_thread
-def force_delay(model: IdentificationModel, data: Trajectory, max_delay: float = MAX_DELAY,
-                stiction: float = STICTION_ZONE, samples: int = DELAY_SAMPLES) -> tuple:
+def force_delay(
+    model: IdentificationModel,
+    data: Trajectory,
+    max_delay: float = MAX_DELAY,
+    stiction: float = STICTION_ZONE,
+    samples: int = DELAY_SAMPLES,
+) -> tuple:
     """The delay d (s) of the force channel behind the positions, tau_measured(t) = tau(t - d),
     that fits ``data`` best: for d on the grid of the median sample step in [-``max_delay``,
     ``max_delay``], the forces advanced by d (:func:`.signals.advance`) are fitted by least
@@ -376,8 +386,9 @@ def force_delay(model: IdentificationModel, data: Trajectory, max_delay: float =
 
 
 @one_blas_thread
-def stribeck_estimate(model: IdentificationModel, data: Trajectory, weighted: bool = True,
-                      stiction: float = STICTION_ZONE) -> Estimate:
+def stribeck_estimate(
+    model: IdentificationModel, data: Trajectory, weighted: bool = True, stiction: float = STICTION_ZONE
+) -> Estimate:
     """The estimate of beta and of the Stribeck speeds v_s of ``model`` (one per actuated
     coordinate with the Stribeck terms, docs/identification.md "Friction") from ``data``: a
     *nonlinear* least-squares problem, since v_s enters the columns s (1 - e), s e with
@@ -486,10 +497,17 @@ def unexcited(model: IdentificationModel, W: np.ndarray) -> str:
     return "least excited: " + " ".join(f"{v[k]:+.2f}*{model.names[k]}" for k in top)
 
 
-def identify(robot: Robot, data: Trajectory, friction: bool | str | Iterable[str] | None = (),
-             armature: bool = False, weighted: bool = True, model: IdentificationModel | None = None,
-             stiction: float = STICTION_ZONE, passive_friction: bool | str | Iterable[str] | None = (),
-             coulomb_speed: npt.ArrayLike | None = None) -> Estimate:
+def identify(
+    robot: Robot,
+    data: Trajectory,
+    friction: bool | str | Iterable[str] | None = (),
+    armature: bool = False,
+    weighted: bool = True,
+    model: IdentificationModel | None = None,
+    stiction: float = STICTION_ZONE,
+    passive_friction: bool | str | Iterable[str] | None = (),
+    coulomb_speed: npt.ArrayLike | None = None,
+) -> Estimate:
     """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` models, ``armature`` and ``passive_friction``

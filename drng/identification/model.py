@@ -198,8 +198,9 @@ def passive_terms(passive_friction: bool | str | Iterable[str] | None) -> tuple:
     return tuple(t for t in EXTRA_TERMS if t in {PASSIVE_FRICTION[m] for m in models})
 
 
-def speed_scales(robot: Robot, terms: tuple, coulomb_speed: npt.ArrayLike | None = None,
-                 stribeck_speed: npt.ArrayLike | None = None) -> tuple:
+def speed_scales(
+    robot: Robot, terms: tuple, coulomb_speed: npt.ArrayLike | None = None, stribeck_speed: npt.ArrayLike | None = None
+) -> tuple:
     """(v_c, v_s): the speed scales (n_a,) of the Coulomb tanh and of the Stribeck curve of
     every actuated coordinate, from a positive number or (n_a,) positive numbers each, or None
     when ``terms`` have no such term. PgaDynError when a speed is missing, not positive, or
@@ -316,8 +317,9 @@ class IdentificationModel:
         """(p,) bool: whether parameter k is led by an extra term (friction, armature)."""
         return self.leading >= self.base.K.shape[1]
 
-    def extra_columns(self, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.ndarray | None = None,
-                      G: np.ndarray | None = None) -> np.ndarray:
+    def extra_columns(
+        self, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.ndarray | None = None, G: np.ndarray | None = None
+    ) -> np.ndarray:
         """D (ns, n_a, n_e): the columns of the extra terms at actuated velocities ``qd`` and
         accelerations ``qdd`` (ns, n_a); passive friction needs the tree velocities ``qd_tree``
         (ns, nq) and G = dq/dq_a (ns, nq, n_a) too (:func:`extra_forces`)."""
@@ -379,9 +381,15 @@ def extra_column(term: str, qd_j: np.ndarray, qdd_j: np.ndarray, speed: float | 
     raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
 
 
-def extra_forces(extras: tuple, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.ndarray | None = None,
-                 G: np.ndarray | None = None, coulomb_speed: np.ndarray | None = None,
-                 stribeck_speed: np.ndarray | None = None) -> np.ndarray:
+def extra_forces(
+    extras: tuple,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    qd_tree: np.ndarray | None = None,
+    G: np.ndarray | None = None,
+    coulomb_speed: np.ndarray | None = None,
+    stribeck_speed: np.ndarray | None = None,
+) -> np.ndarray:
     """D (ns, n_a, len(extras)): the forces of the actuated coordinates per unit of each extra
     term (term, coordinate) of ``extras`` (:attr:`IdentificationModel.extras`): for a term of
     actuated coordinate j, :func:`extra_column` in row j; for friction at passive coordinate k,
@@ -401,8 +409,9 @@ def extra_forces(extras: tuple, qd: np.ndarray, qdd: np.ndarray, qd_tree: np.nda
     return D
 
 
-def sliding(model: IdentificationModel, qd: np.ndarray, zone: float = STICTION_ZONE,
-            qd_tree: np.ndarray | None = None) -> np.ndarray:
+def sliding(
+    model: IdentificationModel, qd: np.ndarray, zone: float = STICTION_ZONE, qd_tree: np.ndarray | None = None
+) -> np.ndarray:
     """(ns, n_a) bool: the rows outside the stiction zones, |qd_j| >= ``zone`` max_s |qd_j| for
     each actuated coordinate j with a step term (:data:`STEP_TERMS`: sign(qd_j)), and the
     samples with |qd_k| >= ``zone`` max_s |qd_k| at every passive coordinate k with Coulomb
@@ -456,11 +465,17 @@ def extra_values(robot: Robot, extras: dict) -> dict:
 
 
 @one_blas_thread
-def identification_model(robot: Robot, friction: bool | str | Iterable[str] | None = (),
-                         armature: bool = False, base: BaseParameters | None = None, samples: int | None = None,
-                         seed: int | None = 0, passive_friction: bool | str | Iterable[str] | None = (),
-                         coulomb_speed: npt.ArrayLike | None = None,
-                         stribeck_speed: npt.ArrayLike | None = None) -> IdentificationModel:
+def identification_model(
+    robot: Robot,
+    friction: bool | str | Iterable[str] | None = (),
+    armature: bool = False,
+    base: BaseParameters | None = None,
+    samples: int | None = None,
+    seed: int | None = 0,
+    passive_friction: bool | str | Iterable[str] | None = (),
+    coulomb_speed: npt.ArrayLike | None = None,
+    stribeck_speed: npt.ArrayLike | None = None,
+) -> IdentificationModel:
     """The parameters to identify for ``robot``: its base inertial parameters (``base``, default
     ``drng.base_parameters(robot)`` on the certified nullspace), the ``friction`` models of every
     actuated coordinate (:func:`friction_terms`), with ``armature`` its rotor inertia, and the

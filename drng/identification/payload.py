@@ -214,8 +214,13 @@ class Payload:
 
 
 @one_blas_thread
-def identify_payload(est: Estimate | FullEstimate, loaded: Trajectory, link: str, unloaded: Trajectory | None = None,
-                     together: bool = False) -> Payload:
+def identify_payload(
+    est: Estimate | FullEstimate,
+    loaded: Trajectory,
+    link: str,
+    unloaded: Trajectory | None = None,
+    together: bool = False,
+) -> Payload:
     """The parameters (10,) of a payload rigidly attached to ``link`` (module docstring) from the
     ``loaded`` experiment (a Trajectory with measured tau).
 
@@ -291,8 +296,9 @@ class DriveGains:
 
 
 @one_blas_thread
-def drive_gains(model: IdentificationModel, unloaded: Trajectory, loaded: Trajectory, link: str,
-                payload_mass: float) -> DriveGains:
+def drive_gains(
+    model: IdentificationModel, unloaded: Trajectory, loaded: Trajectory, link: str, payload_mass: float
+) -> DriveGains:
     """The drive gains g (n_a,) of ``model``'s robot (an
     :class:`~drng.identification.model.IdentificationModel`) from an ``unloaded`` and a
     ``loaded`` experiment whose ``tau`` holds the measured currents (Trajectories), the payload

@@ -157,8 +157,9 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
 
 
-def differentiate(t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays",
-                  qd: np.ndarray | None = None) -> tuple:
+def differentiate(
+    t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays", qd: np.ndarray | None = None
+) -> tuple:
     """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
     uniform times ``t`` (ns,) (see the module docstring), and a sentence saying how they were
     obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q

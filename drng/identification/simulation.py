@@ -33,9 +33,16 @@ if TYPE_CHECKING:
 
 
 @one_blas_thread
-def simulate(robot: Robot, trajectory: Trajectory, phi: npt.ArrayLike | None = None, extras: dict | None = None,
-             noise: float = 0.0, seed: int | None = None, coulomb_speed: npt.ArrayLike | None = None,
-             stribeck_speed: npt.ArrayLike | None = None) -> tuple:
+def simulate(
+    robot: Robot,
+    trajectory: Trajectory,
+    phi: npt.ArrayLike | None = None,
+    extras: dict | None = None,
+    noise: float = 0.0,
+    seed: int | None = None,
+    coulomb_speed: npt.ArrayLike | None = None,
+    stribeck_speed: npt.ArrayLike | None = None,
+) -> tuple:
     """The ``trajectory`` with the forces tau (module docstring) of ``robot`` with link-frame
     parameters ``phi`` ((n, 10) or (10 n,); default the model file's) and ``extras``
     ({term: value or values}, terms of :data:`~drng.identification.model.EXTRA_TERMS`, as in
