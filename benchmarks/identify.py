@@ -1,6 +1,17 @@
-"""Identification from data, end to end, on UR5 (example-robot-data) and the 2RRU-1RRS.
+"""Identification from data: its speed against a Pinocchio + numpy pipeline, and the pipeline end to
+end on UR5 (example-robot-data) and the 2RRU-1RRS.
 
-Run: python benchmarks/identify.py
+Run: python benchmarks/identify.py [speed | pipeline]   (both without an argument)
+
+**speed** (targets of issue 22): ``identify`` (the WLS estimate from the data file's arrays:
+assembly, regressor, weighted least squares; the model built before) on 20,000 samples (100 s at
+200 Hz of a random exciting trajectory with viscous and Coulomb friction and 1 % noise) of
+Puma560, UR5 and the 2RRU-1RRS against the peer below in the same run, the best of 3 runs each;
+target: ratio <= 1. ``excite`` with its default options (seed 0) on Puma560, UR5, the
+2RRU-1RRS and the five-bar: time, iterations, the condition number optimised and at the random
+start; target: under 2 s on the 6-axis arms.
+
+**pipeline**:
 
 For each robot: an exciting trajectory of 20 s at 200 Hz (``excite``, 100 iterations at most;
 the 2RRU-1RRS with a 2 s period and limits of 3 rad/s and 30 rad/s^2) and its condition number
@@ -30,17 +41,29 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from oracle import Oracle, TreeOracle, erd_path  # noqa: E402
 
 import robots  # noqa: E402
-from drng.identification import consistent_estimate, default_prior, excite, identification_model, random_excitation  # noqa: E402
+from drng.identification import (  # noqa: E402
+    consistent_estimate,
+    default_prior,
+    excite,
+    identification_model,
+    identify,
+    random_excitation,
+)
 from drng.identification.estimation import estimate  # noqa: E402
 from pga_dyn.sampling import complete_states  # noqa: E402
 
+#: The 2RRU-1RRS trajectory of the pipeline and of the speed of identify: a 2 s period, 3 rad/s, 30 rad/s^2.
+PKM_LIMITS = {"period": 2.0, "velocity": 3.0, "acceleration": 30.0}
 
-def setups():
+
+def setups(puma=False):
+    if puma:
+        yield "Puma560", robots.load("puma560"), Oracle(robots.load("puma560"), robots.data_path("puma560")), {}
     path = erd_path("ur_description/urdf/ur5_robot.urdf")
     ur5 = robots.load_urdf(path)
     yield "UR5", ur5, Oracle(ur5, path), {}
     pkm = robots.load("2rru_1rrs")
-    yield "2RRU-1RRS", pkm, TreeOracle(pkm), {"period": 2.0, "velocity": 3.0, "acceleration": 30.0}
+    yield "2RRU-1RRS", pkm, TreeOracle(pkm), PKM_LIMITS
 
 
 def forces(robot, oracle, traj, seed):
@@ -95,7 +118,55 @@ def lmi_on_rows(est, prior, full):
     return seconds, np.linalg.norm(theta.value - full.theta) / np.linalg.norm(full.theta)
 
 
-def main():
+def speed():
+    """The speed tables (module docstring)."""
+    print(
+        "identify on 20,000 samples (100 s at 200 Hz), WLS, friction viscous + Coulomb; best of 3 runs; "
+        "target: ratio <= 1\n"
+    )
+    print("| robot | parameters | identify | peer (Pinocchio + lstsq) | ratio |")
+    print("|---|---|---|---|---|")
+    for name, robot, oracle, limits in setups(puma=True):
+        model = identification_model(robot, friction=True)
+        traj = random_excitation(robot, model=model, seed=1, duration=100.0, rate=200.0, **limits).trajectory
+        data, _ = forces(robot, oracle, traj, 0)
+        identify(robot, data, model=model)  # warm
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            identify(robot, data, model=model)
+            runs.append(time.perf_counter() - start)
+        t_peer = min(peer(robot, oracle, data, model) for _ in range(3))
+        print(
+            f"| {name} | {model.num_parameters} | {min(runs):.3f} s | {t_peer:.3f} s | {min(runs) / t_peer:.2f} |",
+            flush=True,
+        )
+    print(
+        "\nexcite with its default options (seed 0: 20 s at 200 Hz, period 10 s, 5 harmonics, at most 100 "
+        "iterations, no friction columns); target: under 2 s on the 6-axis arms\n"
+    )
+    print("| robot | parameters | excite | iterations | cond (optimised / random start) | max cond(J_p) / limit |")
+    print("|---|---|---|---|---|---|")
+    path = erd_path("ur_description/urdf/ur5_robot.urdf")
+    for name, robot in (
+        ("Puma560", robots.load("puma560")),
+        ("UR5", robots.load_urdf(path)),
+        ("2RRU-1RRS", robots.load("2rru_1rrs")),
+        ("five-bar", robots.load("five_bar")),
+    ):
+        excite(robot, seed=0, iterations=1)  # warm: the model and the compiled kernels
+        start = time.perf_counter()
+        excitation = excite(robot, seed=0)
+        seconds = time.perf_counter() - start
+        print(
+            f"| {name} | {excitation.model.num_parameters} | {seconds:.2f} s | {excitation.iterations} | "
+            f"{excitation.cond:.2f} / {excitation.cond_start:.2f} | "
+            f"{excitation.max_cond_jp:.3f} / {excitation.max_cond:.3f} |",
+            flush=True,
+        )
+
+
+def pipeline():
     print(
         "| robot | parameters | excite | cond (optimised / random) | WLS | peer (Pinocchio + lstsq) | ratio | "
         "beta error | consistent (Clarabel) | peer: LMI on all rows | ratio | min eig | base error / LS | "
@@ -134,6 +205,15 @@ def main():
             f"{held_rms.min():.3f}-{held_rms.max():.3f} |",
             flush=True,
         )
+
+
+def main():
+    parts = sys.argv[1:] or ["speed", "pipeline"]
+    if any(part not in ("speed", "pipeline") for part in parts):
+        sys.exit("usage: python benchmarks/identify.py [speed | pipeline]")
+    for k, part in enumerate(parts):
+        print("" if k == 0 else "\n", end="")
+        {"speed": speed, "pipeline": pipeline}[part]()
 
 
 if __name__ == "__main__":

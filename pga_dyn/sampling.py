@@ -6,7 +6,8 @@ those that close and have cond(J_p) below a limit. The result holds the full tre
 the projections G = dq/dq_a, so that the regressor of all samples is one compiled call.
 :func:`complete_states` assembles given actuated states, each from the reference;
 :func:`record_states` a time-ordered record, each sample from the one before (continuation),
-refusing with the time where it leaves the model's assembly mode.
+refusing with the time where it leaves the model's assembly mode; :func:`projected_states`
+the states at given tree configurations, without assembling.
 """
 
 from __future__ import annotations
@@ -77,6 +78,29 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
     outside the workspace or at a singularity."""
     Q, QD, QDD, G, cond = constraints(robot).complete_all(q_a, qd_a, qdd_a, start)
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, q_a.shape[0], 0)
+
+
+def projected_states(robot: Robot, q, q_a, qd_a, qdd_a) -> States:
+    """States at given tree configurations ``q`` (samples, nq), without assembling them: the
+    actuated coordinates ``q_a`` and the actuated velocities and accelerations ``qd_a``,
+    ``qdd_a`` (samples, n_a) as given, the tree's velocities and accelerations and G = dq/dq_a
+    projected at each q (eq. 92, :meth:`pga_dyn.loops.system.Constraints.project`), cond(J_p)
+    of each (inf where a part is singular). The loops are not checked: q is an assembled state
+    or one near it (a difference step of an assembled state along G, whose projection
+    differentiates the state along the assembly; a smooth function of q near the assembled
+    configurations)."""
+    con = constraints(robot)
+    ns, na = q_a.shape
+    if not con.nf:
+        Ea = con.E[:, :na]
+        return States(
+            robot, q, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, np.repeat(Ea[None], ns, axis=0), np.ones(ns), ns, 0
+        )
+    QD, QDD, G, cond = np.empty(q.shape), np.empty(q.shape), np.empty((ns, q.shape[1], na)), np.empty(ns)
+    for s in range(ns):
+        QD[s], QDD[s], G[s], conds = con.project(q[s], qd_a[s], qdd_a[s])
+        cond[s] = conds.max() if len(conds) else 1.0
+    return States(robot, q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
 
 
 #: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).

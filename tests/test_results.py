@@ -182,7 +182,7 @@ def test_extent_keeps_a_body_inside(ur5):
     tau += 0.01 * np.sqrt(np.mean(tau**2, axis=0)) * np.random.default_rng(0).standard_normal(tau.shape)
     est = estimate(model, traj.with_tau(tau))
     free = consistent_estimate(est, mass_bounds=None, extent=None)
-    assert free.min_eigenvalues[2] < 1e-8 and margin_pinocchio(free.phi[2], e) < -0.5
+    assert free.min_eigenvalues[2] < 2e-8 and margin_pinocchio(free.phi[2], e) < -0.5
     bounded = consistent_estimate(est)
     assert margin_pinocchio(bounded.phi[2], e) >= -1e-8
     rows = bounded.bounds.report(bounded.phi)

@@ -4,7 +4,12 @@ least-squares and Bayesian estimates of the identifiable parameters beta = K the
 
 Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
 
-* **OLS**: beta = argmin ||W beta - tau||^2, by QR of the column-scaled W.
+* **OLS**: beta = argmin ||W beta - tau||^2, by QR of the column-scaled W. The rows of each
+  actuated coordinate j are first reduced once to the triangular factor of their QR,
+  [W_j, tau_j] = Q_j [R_j, z_j] (:func:`reduced_rows`): ||W_j beta - tau_j||^2 =
+  ||R_j beta - z_j||^2 + const and W_j^T W_j = R_j^T R_j, so every least-squares fit below,
+  with any weight per coordinate, is solved on the n_a (p + 1) rows [w_j R_j] instead of the
+  ns n_a rows of W (the same solution, column norms and singular values).
 * **WLS** (the default; Gautier 1997): the noise variance of each actuated coordinate j from
   the OLS residuals, sigma_j^2 = ||e_j||^2 / (ns - p / n_a); the rows of coordinate j divided
   by sigma_j; least squares again, sigma_j re-estimated from these residuals until it settles
@@ -203,6 +208,14 @@ def scaled_least_squares(W: np.ndarray, tau: np.ndarray) -> tuple:
     return beta, inverse, cond
 
 
+def reduced_rows(W: np.ndarray, tau: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of each coordinate reduced to the triangular factor of their QR (module
+    docstring): W (rows, p) and tau (rows,) of one coordinate in, R (k, p) and z (k,) out, with
+    k = min(rows, p + 1), [W, tau] = Q [R, z], Q^T Q = I: R^T R = W^T W, R^T z = W^T tau."""
+    Rz = np.linalg.qr(np.column_stack([W, tau]), mode="r")
+    return Rz[:, :-1], Rz[:, -1]
+
+
 def autocorrelation(x: np.ndarray, lags: int) -> np.ndarray:
     """The sample autocorrelation r_k = sum_t y_t y_{t+k} / sum_t y_t^2 of each column of ``x``
     (ns, n) about its mean, y = x - mean, for k = 0 .. ``lags`` (by FFT): (lags + 1, n). A
@@ -266,15 +279,18 @@ def estimate(
             "parameters: too few samples"
         )
     Wt = model.regressor(states)
-    Wk, tk, jk = Wt[keep], data.tau[keep], np.nonzero(keep)[1]
+    blocks = [reduced_rows(Wt[keep[:, j], j], data.tau[keep[:, j], j]) for j in range(na)]
+    R = np.concatenate([b[0] for b in blocks])
+    z = np.concatenate([b[1] for b in blocks])
+    jk = np.concatenate([np.full(len(b[1]), j) for j, b in enumerate(blocks)])
 
     def solve(weights):
         w = weights[jk]
-        beta, inverse, cond = scaled_least_squares(Wk * w[:, None], tk * w)
+        beta, inverse, cond = scaled_least_squares(R * w[:, None], z * w)
         if beta is None:
             raise PgaDynError(
                 f"{data.source}: the data do not excite every parameter (condition number of the "
-                f"column-scaled regressor {cond:.2e}); {unexcited(model, Wk * w[:, None])}: use an "
+                f"column-scaled regressor {cond:.2e}); {unexcited(model, R * w[:, None])}: use an "
                 f"exciting trajectory (pga-dyn excite)"
             )
         return beta, inverse, cond
@@ -299,7 +315,7 @@ def estimate(
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
             break
     scale = float(np.sum((residuals * weights) ** 2) / (rows.sum() - p))
-    gram = np.stack([Wk[jk == j].T @ Wk[jk == j] for j in range(na)])
+    gram = np.stack([b[0].T @ b[0] for b in blocks])
     white = scale * inverse
     if lags is None:
         lags = LAG_MULTIPLE * int(correlation_length(residuals * weights).max())

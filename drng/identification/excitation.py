@@ -16,15 +16,18 @@ acceleration limit on a grid of GRID_PER_HARMONIC points per period of the highe
 (a trigonometric polynomial of degree L exceeds its maximum on such a grid by at most a
 factor 1 / cos(pi / GRID_PER_HARMONIC), well inside the margin).
 
-The optimisation (``scipy.optimize.minimize``, L-BFGS-B with finite-difference gradients)
-minimises log cond of the column-scaled stacked regressor W of the identification model
-(:mod:`drng.identification.model`: base inertial parameters, and the friction and armature
-columns asked for) over one period sampled at ``points`` instants. For a robot with closed
-loops the states are assembled along the trajectory as the identification assembles a record
-(:func:`pga_dyn.sampling.record_states`: the first from q0, each next one from the one before,
-in the model's assembly mode); a trajectory with a state that does not assemble or has
-cond(J_p) >= ``max_cond`` costs a penalty, and the final trajectory is checked sample by
-sample. The start is a random x (coefficients ~ N(0, 1/l)): its trajectory is
+The optimisation (``scipy.optimize.minimize``, L-BFGS-B with the gradient of
+:func:`excitation_cost`: analytic through the singular values, the column scaling, the
+scaling into the limits and the Fourier basis, with the regressor's derivatives in q, qd and
+qdd of every sample from one batch of states) minimises log cond of the column-scaled stacked
+regressor W of the identification model (:mod:`drng.identification.model`: base inertial
+parameters, and the friction and armature columns asked for) over one period sampled at
+``points`` instants. For a robot with closed loops the states are assembled along the
+trajectory as the identification assembles a record (:func:`pga_dyn.sampling.record_states`:
+the first from q0, each next one from the one before, in the model's assembly mode); a smooth
+barrier (:func:`barrier`) holds cond(J_p) of the samples away from ``max_cond`` (from
+BARRIER_START of it), a trajectory with a state that does not assemble or has cond(J_p) >=
+``max_cond`` costs a penalty, and the final trajectory is checked sample by sample. The start is a random x (coefficients ~ N(0, 1/l)): its trajectory is
 :func:`random_excitation`, the peer an optimised trajectory is measured against. When
 ``tries`` random starts all fail, the position box is halved around the reference
 configuration (q0 closed), with a warning, down to MIN_SCALE of its size.
@@ -70,6 +73,21 @@ DEFAULT_VELOCITY = {"rotation": 1.0, "translation": 0.25}
 DEFAULT_ACCELERATION = {"rotation": 5.0, "translation": 1.0}
 #: log cond charged for a trajectory that leaves the workspace or nears a singularity.
 PENALTY = 100.0
+#: Optimisation instants per harmonic of the period (the default ``points`` of :func:`excite`).
+#: The optimised trajectory's condition number is that of every sample: on Puma560 and UR5 (20 s
+#: at 200 Hz, 5 harmonics, seeds 0 and 1) 40 instants gave the same as 100 (within 1 %, either
+#: way), at 2 to 2.5 times less cost (docs/performance.md).
+POINTS_PER_HARMONIC = 8
+#: Instants per harmonic at which a random start is checked (each state valid) when ``points`` is
+#: not given.
+CHECK_PER_HARMONIC = 20
+#: The barrier of :func:`barrier` starts at this fraction of the cond(J_p) limit.
+BARRIER_START = 0.9
+#: Difference steps of the regressor's derivatives in :func:`excitation_cost`: fractions of the
+#: half-width of the position box, of the velocity and of the acceleration limit.
+STEP_Q = 1e-5
+STEP_QD = 1e-6
+STEP_QDD = 0.1
 #: The smallest angle (degrees) between a loop's passive links and a dead point (links lined up,
 #: where two assembly modes meet) on a default exciting trajectory, and the cond(J_p) limit it
 #: gives, cot(MIN_TRANSMISSION / 2) (module docstring).
@@ -106,13 +124,18 @@ class Fourier:
 
     def evaluate(self, t):
         """q, qd, qdd (ns, n_a) at times ``t`` (ns,)."""
-        t = np.asarray(t, dtype=float)
-        w = 2 * np.pi * self.frequency * np.arange(1, self.a.shape[1] + 1)  # (L,)
-        s, c = np.sin(np.outer(t, w)), np.cos(np.outer(t, w))  # (ns, L)
-        q = self.offset + s @ self.a.T + c @ self.b.T
-        qd = c @ (self.a * w).T - s @ (self.b * w).T
-        qdd = -(s @ (self.a * w**2).T + c @ (self.b * w**2).T)
-        return q, qd, qdd
+        B, Bd, Bdd = basis(t, self.frequency, self.a.shape[1])
+        c = np.concatenate([self.a, self.b], axis=1)  # (n_a, 2 L)
+        return self.offset + B @ c.T, Bd @ c.T, Bdd @ c.T
+
+
+def basis(t, frequency: float, harmonics: int):
+    """B, Bd, Bdd (ns, 2 L) at times ``t`` (ns,): with the coefficients c_j = (a_j1..a_jL,
+    b_j1..b_jL) of a coordinate, q_j - offset_j = B c_j, qd_j = Bd c_j, qdd_j = Bdd c_j, the
+    columns sin(w_l t), cos(w_l t) (w_l = 2 pi l f) and their first and second derivatives."""
+    w = 2 * np.pi * frequency * np.arange(1, harmonics + 1)  # (L,)
+    s, c = np.sin(np.outer(np.asarray(t, dtype=float), w)), np.cos(np.outer(np.asarray(t, dtype=float), w))
+    return np.hstack([s, c]), np.hstack([c * w, -s * w]), -np.hstack([s, c]) * np.tile(w**2, 2)
 
 
 @dataclass(frozen=True)
@@ -182,15 +205,36 @@ def limits(robot, bounds=None, velocity=None, acceleration=None) -> Limits:
 def fit(x: np.ndarray, box: Limits, frequency: float) -> Fourier:
     """The Fourier series of raw coefficients ``x`` (n_a, 2 L), scaled per coordinate into the
     limits ``box`` (module docstring)."""
+    L = x.shape[1] // 2
+    scale = scales(x, box, frequency)[0]
+    return Fourier(frequency, box.position.mean(axis=1), x[:, :L] * scale[:, None], x[:, L:] * scale[:, None])
+
+
+def scales(x: np.ndarray, box: Limits, frequency: float):
+    """The factors s (n_a,) that :func:`fit` scales each coordinate's raw coefficients ``x``
+    (n_a, 2 L) by, and their gradients ds_j/dx_j (n_a, 2 L). s_j = (1 - MARGIN) min(h_j / m_j,
+    v_j / md_j, a_j / mdd_j), the limits over the largest |q_j - c_j|, |qd_j|, |qdd_j| on the
+    grid, m_j = max_g |B_g x_j| (:func:`basis`); where the maximum is attained at one grid point
+    g and one ratio is the smallest, ds_j/dx_j = -(s_j / m_j) sign(B_g x_j) B_g (everywhere
+    but on a set of measure zero). A zero x_j gives s_j = 0 and a zero gradient."""
     na, L = x.shape[0], x.shape[1] // 2
-    raw = Fourier(frequency, np.zeros(na), x[:, :L], x[:, L:])
     grid = np.arange(GRID_PER_HARMONIC * L) / (GRID_PER_HARMONIC * L * frequency)
-    q, qd, qdd = (np.abs(v).max(axis=0) for v in raw.evaluate(grid))
     half = 0.5 * (box.position[:, 1] - box.position[:, 0])
-    with np.errstate(divide="ignore"):
-        scale = (1 - MARGIN) * np.min([half / q, box.velocity / qd, box.acceleration / qdd], axis=0)
-    scale = np.where(np.isfinite(scale), scale, 0.0)
-    return Fourier(frequency, box.position.mean(axis=1), raw.a * scale[:, None], raw.b * scale[:, None])
+    peaks, rows = [], []
+    for B in basis(grid, frequency, L):
+        v = B @ x.T  # (grid, n_a)
+        g = np.abs(v).argmax(axis=0)
+        peaks.append(np.abs(v[g, np.arange(na)]))
+        rows.append(np.sign(v[g, np.arange(na)])[:, None] * B[g])  # d peak_j / d x_j (n_a, 2 L)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.array([half, box.velocity, box.acceleration]) / np.array(peaks)  # (3, n_a)
+    k = ratios.argmin(axis=0)
+    scale = (1 - MARGIN) * ratios[k, np.arange(na)]
+    valid = np.isfinite(scale)
+    scale = np.where(valid, scale, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        grad = -(scale / np.array(peaks)[k, np.arange(na)])[:, None] * np.array(rows)[k, np.arange(na)]
+    return scale, np.where(valid[:, None], grad, 0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -352,6 +396,102 @@ def _condition(model, fourier: Fourier, t, max_cond: float):
     return scaled_condition(model.regressor(states).reshape(-1, model.num_parameters)), float(states.cond.max())
 
 
+def excitation_cost(model, x: np.ndarray, box: Limits, frequency: float, t, max_cond: float):
+    """The cost that :func:`excite` minimises and its gradient: c = log cond of the column-scaled
+    stacked regressor W (ns n_a, p) along ``fit(x, box, frequency)`` at times ``t`` (ns,), plus
+    the sum of :func:`barrier` over the samples' cond(J_p) / ``max_cond`` (zero for a tree), and
+    dc/dx (n_a, 2 L); (PENALTY, zeros) when a state (or a state within the difference steps
+    below) does not assemble or has cond(J_p) >= ``max_cond``.
+
+    The gradient by the chain rule (module docstring): with A = W N^-1 (N the column norms
+    n_k) = U S V^T, dc/dA = u_1 v_1^T / s_1 - u_p v_p^T / s_p (simple extreme singular values);
+    through the column scaling dc/dW_k = (I - a_k a_k^T) (dc/dA)_k / n_k (a_k the unit column
+    k of A); each block of W depends on the state of its own sample only, so dc/dq_j(t_i) =
+    <dc/dW_i, dW_i/dq_j> (and alike for qd_j, qdd_j), with dW/dq_j, dW/dqd_j, dW/dqdd_j of every
+    sample from one batch of states projected at the assembled configurations q and, for
+    dW/dq_j, at q +- h G_j (:func:`pga_dyn.sampling.projected_states`: dq/dq_a = G, so the
+    central difference along G is the derivative along the assembly up to O(h^2), without
+    assembling again): differences with steps STEP_Q times the half-width of the
+    position box, STEP_QD times the velocity limit and STEP_QDD times the acceleration limit;
+    forward in qdd, exact up to round-off (W is affine in qdd: the regressor is linear in the
+    tree's accelerations, which are affine in qdd, eq. 92), central in qd, exact up to round-off
+    (the inertial columns are quadratic in qd; the extra columns are functions of qd that a
+    difference crosses only where a sample's |qd_j| is below the step) and central in q, with
+    an error O(STEP_Q^2); q_j = c_j + B s_j
+    x_j, qd_j = Bd s_j x_j, qdd_j = Bdd s_j x_j (:func:`basis`) with the scale s_j of
+    :func:`scales`, so dc/dx_j = s_j g_j + (x_j . g_j) ds_j/dx_j, g_j = B^T dc/dq_j +
+    Bd^T dc/dqd_j + Bdd^T dc/dqdd_j."""
+    from pga_dyn.sampling import projected_states, record_states
+
+    na, L, p, ns = x.shape[0], x.shape[1] // 2, model.num_parameters, len(t)
+    scale, dscale = scales(x, box, frequency)
+    B = basis(t, frequency, L)
+    c = x * scale[:, None]
+    none = (PENALTY, np.zeros_like(x))
+    try:
+        states = record_states(
+            model.robot,
+            t,
+            box.position.mean(axis=1) + B[0] @ c.T,
+            B[1] @ c.T,
+            B[2] @ c.T,
+            max_cond=max_cond,
+            source="the exciting trajectory",
+        )
+    except PgaDynError:
+        return none
+    half = 0.5 * (box.position[:, 1] - box.position[:, 0])
+    steps = np.array([STEP_Q * half, STEP_QD * box.velocity, STEP_QDD * box.acceleration])  # (3, n_a)
+    copies = []  # (q, q_a, qd_a, qdd_a): q_j +- h (the tree along G), qd_j +- h, then qdd_j + h, for each j
+    for kind, signs in ((0, (1.0, -1.0)), (1, (1.0, -1.0)), (2, (1.0,))):
+        for j in range(na):
+            for sign in signs:
+                shifted = [states.q, states.q_a.copy(), states.qd_a.copy(), states.qdd_a.copy()]
+                shifted[1 + kind][:, j] += sign * steps[kind, j]
+                if kind == 0:
+                    shifted[0] = states.q + sign * steps[kind, j] * states.G[:, :, j]
+                copies.append(shifted)
+    moved = projected_states(model.robot, *(np.concatenate([copy[k] for copy in copies]) for k in range(4)))
+    if not np.all(moved.cond < max_cond):
+        return none
+    W = np.concatenate([model.regressor(states)[None], model.regressor(moved).reshape(len(copies), ns, na, p)])
+    norms = np.linalg.norm(W[0].reshape(-1, p), axis=0)
+    if np.any(norms == 0):
+        return none
+    A = W[0].reshape(-1, p) / norms
+    U, sv, Vt = np.linalg.svd(A, full_matrices=False)
+    if not sv[-1] > 0:
+        return none
+    GA = np.outer(U[:, 0], Vt[0]) / sv[0] - np.outer(U[:, -1], Vt[-1]) / sv[-1]
+    GW = ((GA - A * np.sum(A * GA, axis=0)) / norms).reshape(ns, na, p)
+    central = W[1 : 1 + 4 * na]
+    D = np.concatenate(
+        [
+            (central[0::2] - central[1::2]) / (2 * steps[:2].reshape(-1))[:, None, None, None],
+            (W[1 + 4 * na :] - W[0]) / steps[2][:, None, None, None],
+        ]
+    )  # (3 n_a, ns, n_a, p)
+    g = np.einsum("kirp,irp->ki", D, GW).reshape(3, na, ns)
+    # the barrier on cond(J_p), a function of q only: its central differences from the q copies
+    cond = moved.cond.reshape(len(copies), ns)
+    value, slope = barrier(states.cond / max_cond)
+    g[0] += slope / max_cond * (cond[0 : 2 * na : 2] - cond[1 : 2 * na : 2]) / (2 * steps[0][:, None])
+    grad = np.einsum("kjn,knm->jm", g, np.stack(B))  # dc/dc_j (n_a, 2 L)
+    cost = float(np.log(sv[0] / sv[-1]) + value.sum())
+    return cost, scale[:, None] * grad + dscale * np.sum(x * grad, axis=1)[:, None]
+
+
+def barrier(r: np.ndarray):
+    """The barrier b(r) (ns,) on the ratios r = cond(J_p) / max_cond (ns,) of the samples, and
+    db/dr: zero up to BARRIER_START = r_0, then ((r - r_0) / (1 - r))^2, continuously
+    differentiable, growing without bound as r -> 1 (the limit), so that the optimiser is held
+    away from the limit smoothly instead of meeting the PENALTY of a trajectory that reaches it:
+    db/dr = 2 (r - r_0) (1 - r_0) / (1 - r)^3."""
+    r0 = BARRIER_START
+    over = np.maximum(r - r0, 0.0)
+    return (over / (1 - r)) ** 2, 2 * over * (1 - r0) / (1 - r) ** 3
+
+
 def _setup(
     robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model, max_cond
 ):
@@ -425,9 +565,11 @@ def _start(rng, na: int, harmonics: int, box: Limits, frequency: float, model, t
     )
 
 
-def _opt_times(model, harmonics, frequency, points):
+def _opt_times(model, harmonics, frequency, points, per_harmonic=CHECK_PER_HARMONIC):
+    """``points`` instants of one period (default: ``per_harmonic`` per harmonic, at least 4 regressor
+    rows per parameter)."""
     if points is None:
-        points = max(20 * harmonics, -(-4 * model.num_parameters // len(model.robot.actuated)))
+        points = max(per_harmonic * harmonics, -(-4 * model.num_parameters // len(model.robot.actuated)))
     return np.arange(points) / (points * frequency)
 
 
@@ -486,7 +628,7 @@ def excite(
     the limits (:func:`limits`: ``bounds``, ``velocity``, ``acceleration``), optimised from a
     random start (``seed``) for at most ``iterations`` L-BFGS-B iterations to minimise the
     condition number of the identification model's regressor (``friction``, ``armature``, or
-    ``model``) over one period at ``points`` instants (default: 20 per harmonic, at least 4
+    ``model``) over one period at ``points`` instants (default: POINTS_PER_HARMONIC per harmonic, at least 4
     regressor rows per parameter). For closed loops every sample assembles along the trajectory
     with cond(J_p) < ``max_cond`` (default :func:`default_max_cond`). Each iteration is reported
     to :mod:`pga_dyn.progress` (step "optimising the excitation")."""
@@ -500,13 +642,15 @@ def excite(
         robot, duration, rate, period, harmonics, friction, armature, bounds, velocity, acceleration, model, max_cond
     )
     frequency, na = 1 / period, len(robot.actuated)
-    t_opt = _opt_times(model, harmonics, frequency, points if points is None else count("points", points))
-    x0, box = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_opt, max_cond)
+    points = points if points is None else count("points", points)
+    t_check = _opt_times(model, harmonics, frequency, points)
+    x0, box = _start(np.random.default_rng(seed), na, harmonics, box, frequency, model, t_check, max_cond)
+    t_opt = _opt_times(model, harmonics, frequency, points, POINTS_PER_HARMONIC)
     cond_start = _condition(model, fit(x0, box, frequency), t, max_cond)[0]
 
     def cost(x):
-        cond, _ = _condition(model, fit(x.reshape(na, -1), box, frequency), t_opt, max_cond)
-        return float(np.log(cond)) if np.isfinite(cond) else PENALTY
+        value, grad = excitation_cost(model, x.reshape(na, -1), box, frequency, t_opt, max_cond)
+        return value, grad.ravel()
 
     done = [0]
 
@@ -514,8 +658,8 @@ def excite(
         done[0] += 1
         report(STEP, done[0], iterations)
 
-    result = minimize(cost, x0.ravel(), method="L-BFGS-B", callback=step, options={"maxiter": iterations})
+    result = minimize(cost, x0.ravel(), jac=True, method="L-BFGS-B", callback=step, options={"maxiter": iterations})
     if done[0] < iterations:  # the optimiser stopped early: the step is finished
         report(STEP, iterations, iterations)
-    best = result.x if result.fun <= cost(x0.ravel()) else x0.ravel()
+    best = result.x if result.fun <= cost(x0.ravel())[0] else x0.ravel()
     return _finish(model, fit(best.reshape(na, -1), box, frequency), t, box, max_cond, cond_start, done[0])

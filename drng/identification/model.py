@@ -333,8 +333,20 @@ class IdentificationModel:
         return np.concatenate([Y, D], axis=2)
 
     def regressor(self, states: States) -> np.ndarray:
-        """W (ns, n_a, p), the regressor of beta at ``states``: tau = W beta."""
-        return self.full_regressor(states)[..., self.leading]
+        """W (ns, n_a, p), the regressor of beta at ``states``: tau = W beta. The columns of
+        :meth:`full_regressor` at ``leading``, computed alone (Y_link of the leading link-frame
+        parameters only)."""
+        nphi = self.base.K.shape[1]
+        inertial, extra = np.flatnonzero(self.leading < nphi), np.flatnonzero(self.leading >= nphi)
+        link = np.zeros((nphi, self.num_parameters))  # zero columns for the extras, filled from D below
+        link[:, inertial] = self.base.link_map[:, self.leading[inertial]]
+        Y = states.regressor()
+        W = (Y.reshape(-1, nphi) @ link).reshape(Y.shape[0], Y.shape[1], -1)
+        if self.extras:
+            W[..., extra] = self.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)[
+                ..., self.leading[extra] - nphi
+            ]
+        return W
 
     def values(self, theta: npt.ArrayLike) -> np.ndarray:
         """beta = K theta (p,) of full parameters ``theta`` (10 n + n_e,)."""

@@ -293,7 +293,7 @@ class Constraints:
         if not self.nf:
             Ea = self.E[:, :na]
             Q = q_a @ Ea.T + self.e0
-            for s in range(ns):  # loops that the actuated joints alone move
+            for s in range(ns if self.robot.loop_joints else 0):  # loops that the actuated joints alone move
                 self._check_closed(Q[s], q_a[s])
             return Q, qd_a @ Ea.T, qdd_a @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns)
         Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
