@@ -99,12 +99,18 @@ def analyze(
     per_parameter: bool = False,
     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
     budget: float | None = None,
+    branch: int | None = None,
 ) -> Analysis:
     """The :class:`Analysis` of ``robot``: :func:`drng.nullspace` with ``certify``, ``bounds`` and
     ``budget`` as there (``certify`` None samples only an answer that is not proven; ``budget``
     None: the library's default time budget), timed, then DRNG alone timed again with its kernels
     loaded; ``per_parameter``: the classification of every link-frame parameter and the base
-    parameters (regrouped parameters -> base parameters) of the same result."""
+    parameters (regrouped parameters -> base parameters) of the same result. ``branch``: the
+    assembly branch at a singular reference (:func:`pga_dyn.loops.on_branch`)."""
+    if branch is not None:
+        from pga_dyn.loops import on_branch
+
+        robot = on_branch(robot, branch)
     start = time.perf_counter()
     kwargs = {} if budget is None else {"budget": budget}
     result = nullspace(robot, certify=certify, bounds=bounds, **kwargs)
@@ -204,6 +210,17 @@ def certificate_lines(report: dict) -> list:
         out.append(
             f"                      the principles give rank {c['rank_drng']} and miss directions "
             f"on bodies {', '.join(c['short_bodies'])}: completed numerically"
+        )
+    if "branches" in c:
+        out.append(
+            "assembly branches:    the reference is singular: nullspace dimension "
+            + ", ".join(
+                f"{b['dimension']} on branch {b['branch']}" + ("" if b["certified"] else " (NOT certified)")
+                if b["dimension"] is not None
+                else f"no answer on branch {b['branch']} ({b['reason']})"
+                for b in c["branches"]
+            )
+            + " (--branch, branch= chooses; docs/drng.md, assembly modes)"
         )
     return out
 

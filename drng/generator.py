@@ -4,12 +4,13 @@ Table 2, proven on trees, certified by sampling on loops and couplings."""
 from __future__ import annotations
 
 import time
+import warnings
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from pga_dyn.conventions import JOINT_CODE
-from pga_dyn.errors import PgaDynError
+from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
@@ -21,6 +22,11 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from pga_dyn.model import Robot
+
+
+#: The most assembly branches at a singular reference whose dimensions :func:`nullspace` reports
+#: (each is certified: independent loops each flat at q0 multiply their branches).
+BRANCHES_REPORTED = 4
 
 
 def kernel_arrays(robot: Robot) -> tuple[np.ndarray, ...]:
@@ -87,6 +93,8 @@ def nullspace(
     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
     budget: float | None = BUDGET,
     memory: float = MEMORY,
+    branch: int | None = None,
+    reference: npt.ArrayLike | None = None,
 ) -> NullspaceResult:
     """The regressor nullspace of ``robot`` by the generalized principles (DRNG, Algorithm 4,
     with the rules of :mod:`drng.principles`).
@@ -111,8 +119,44 @@ def nullspace(
     the certificate's matrices: a PgaDynError says what would not fit
     (:func:`drng.certify.certificate`); the dense ``basis`` is checked against
     ``drng.result.MEMORY`` before it is built.
+
+    ``branch`` and ``reference`` (a tree configuration (nq,)) choose the reference configuration
+    of the loops and, at a singular one, the assembly branch the answer, certificate and sampling
+    follow (:func:`pga_dyn.loops.on_branch`; docs/drng.md, assembly modes). When several branches
+    meet at the reference (at most BRANCHES_REPORTED), a certified answer lists the certified
+    dimension on each in ``certificate['branches']`` ([{"branch", "dimension", "certified"}]; a
+    branch that cannot be answered has dimension None and its ``reason``).
     """
     check_robot(robot)
+    if branch is not None or reference is not None:
+        from pga_dyn.loops import on_branch
+
+        robot = on_branch(robot, branch or 0, reference)
+    result = _answer(robot, certify, samples, seed, bounds, budget, memory)
+    if result.certified is not None and robot.loop_joints:
+        from pga_dyn.loops import constraints, on_branch
+
+        con = constraints(robot)
+        if 1 < con.branches <= BRANCHES_REPORTED:
+            listed = []
+            for k in range(con.branches):
+                if k == con.branch:
+                    other = result
+                else:
+                    try:
+                        with warnings.catch_warnings():  # the warning of the reference was given once
+                            warnings.simplefilter("ignore", PgaDynWarning)
+                            other = _answer(on_branch(robot, k, con.start), True, samples, seed, bounds, budget, memory)
+                    except PgaDynError as error:  # that branch cannot be answered: said, this one stands
+                        listed.append({"branch": k, "dimension": None, "certified": False, "reason": str(error)})
+                        continue
+                listed.append({"branch": k, "dimension": other.dim, "certified": other.certified})
+            result.certificate["branches"] = listed
+    return result
+
+
+def _answer(robot: Robot, certify, samples, seed, bounds, budget, memory) -> NullspaceResult:
+    """:func:`nullspace` on the reference configuration and branch of ``robot``'s constraints."""
     Budget(budget, "the certificate")  # the arguments are checked even when no sampling follows
     check_memory("nothing", 0.0, memory)
     if robot.loop_joints:

@@ -256,8 +256,9 @@ class NullspaceResult:
         ``singular_gap``, the ``threshold`` with the ``smallest_kept`` and ``largest_dropped``
         singular values and whether the gap is clean (``clean_gap``), the ``residual`` of the
         basis in the sampled regressor, the ``samples``, the bodies the principles fall short on
-        (``short_bodies``), the ``structure`` of the sampled regressor and the ``reason`` of a
-        failed certificate (docs/drng.md)."""
+        (``short_bodies``), the ``structure`` of the sampled regressor, the ``reason`` of a
+        failed certificate and, at a singular reference, the dimension on each assembly branch
+        that meets there (``branches``; :func:`drng.nullspace`) (docs/drng.md)."""
         per_joint = {}
         for (joint, principle), count in self.counts(("joint", "principle")).items():
             per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
@@ -288,6 +289,8 @@ class NullspaceResult:
                 "structure": c["structure"],
                 "reason": c["reason"],
             }
+            if "branches" in c:
+                out["certificate"]["branches"] = c["branches"]
         return out
 
     def __repr__(self) -> str:

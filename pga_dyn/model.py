@@ -476,16 +476,18 @@ class Robot:
     def __delattr__(self, name):
         raise AttributeError(f"a Robot is frozen: '{name}' cannot be deleted")
 
-    def derived(self, build: Callable[[Robot], _T]) -> _T:
+    def derived(self, build: Callable[[Robot], _T], value: _T | None = None) -> _T:
         """``build(self)``, computed on the first call and kept: the one cache of everything
         derived from the model (kernel arrays, poses at q0, constraints, DRNG arrays, the
         link-parameter map), keyed by the function that computes it. The robot is frozen, so a
         derived value cannot go stale; its arrays (the value, in tuples, or attributes of the
-        object returned) are made read-only, so no caller can change it either."""
+        object returned) are made read-only, so no caller can change it either. ``value``, on a
+        first call: kept instead of ``build(self)`` (a choice the model leaves open, such as the
+        assembly branch of :func:`pga_dyn.loops.on_branch`)."""
         try:
             return self._derived[build]
         except KeyError:
-            value = build(self)
+            value = build(self) if value is None else value
             _read_only(value)
             for attribute in getattr(value, "__dict__", {}).values():
                 _read_only(attribute)

@@ -380,6 +380,7 @@ def file_nullity(
     locks=(),
     free=None,
     hops: int = 0,
+    start=None,
 ):
     """(nullspace dimension, singular gap, stacked rows, draws) by Pinocchio for any robot read from
     ``urdf`` (its text): rest states closed as :func:`closed_state` says (cond(J_p) below
@@ -391,7 +392,9 @@ def file_nullity(
     position form (the spin angle is wherever Newton leaves it: at rest the acceleration
     constraint is J qdd = 0 for them too). ``free``: the passive velocity indices, when the file
     does not mark them (Extended URDF: the test reads them off the YAML's name_mot); ``hops``:
-    random waypoints of each path (:func:`closed_state`)."""
+    random waypoints of each path (:func:`closed_state`). ``start``: {joint name: angle} of a closed
+    configuration of the branch to sample (the test's own solution of the loops), instead of
+    :func:`reference` (mode "q0")."""
     oracle = TreeOracle(robot, urdf)
     oracle.locks = tuple(locks)  # with locks, moving states (qd, and qdd with the bias J-dot qd)
     free = passive_velocities(oracle, urdf) if free is None else np.asarray(free, dtype=int)
@@ -400,7 +403,14 @@ def file_nullity(
     rng = np.random.default_rng(seed)
     rows, draws = [], 0
     zero = np.zeros(oracle.model.nv)
-    start, limit = reference(oracle, free) if len(free) and mode == "q0" else (None, 100.0)
+    if start is not None:  # the branch the test solved for: closed again by Newton, the samples' limit 30
+        v = np.zeros(oracle.model.nv)
+        for name, angle in start.items():
+            v[oracle.model.joints[oracle.model.getJointId(name)].idx_v] = angle
+        start, limit = newton(oracle, pin.integrate(oracle.model, pin.neutral(oracle.model), v), free), 30.0
+        assert start is not None, "the given start does not close"
+    else:
+        start, limit = reference(oracle, free) if len(free) and mode == "q0" else (None, 100.0)
     max_cond = limit if max_cond is None else max_cond
     while len(rows) < samples:
         draws += 1

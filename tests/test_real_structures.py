@@ -8,7 +8,8 @@ text, nothing of pga-dyn's loops, couplings or regressor).
   the knee; a coupling across two branches of the tree): generalized_rbda's URDF+ semantics;
 - a loop of three bodies whose q0 is a regular configuration of one of two assembly modes (a
   parallel chain on a parallelogram) and a parallelogram flat at q0 (singular): the answer is
-  the assembly mode of the reference configuration (docs/drng.md, assembly modes);
+  the assembly mode of the reference configuration, at a singular one the branch chosen (both
+  reported) (docs/drng.md, assembly modes);
 - a differential that no element of the file states: refused, every passive joint named;
 - joint limits of 0/0 (example-robot-data's double pendulum) from the command line.
 """
@@ -105,17 +106,49 @@ def test_parallel_chain_is_answered_in_the_assembly_mode_of_q0():
     assert both == mode - 1
 
 
-def test_flat_parallelogram_warns_and_answers_one_branch():
+def flat_parallelogram_branch(t, crossed):
+    """{joint: angle} of the flat parallelogram (crank 0.3 at the origin, coupler 0.8, rocker 0.3
+    pivoted at (0.8, 0): tests/fixtures/flat_parallelogram.urdf) closed at crank angle t, solved
+    here: the rocker tip P = (0.8, 0) + 0.3 u(phi) is at 0.8 from the crank tip A = 0.3 u(t), so
+    with d = (0.8, 0) - A, |d|^2 + 0.09 + 0.6 d.u(phi) = 0.64: phi = angle(d) +- acos(c / |d|),
+    c = (0.55 - |d|^2) / 0.6. One root is t (the parallelogram, the coupler keeps its
+    orientation), the other the crossed branch; the coupler's joint angle is angle(P - A) - t."""
+    A = 0.3 * np.array([np.cos(t), np.sin(t)])
+    d = np.array([0.8, 0.0]) - A
+    roots = np.arctan2(d[1], d[0]) + np.array([1.0, -1.0]) * np.arccos((0.55 - d @ d) / (0.6 * np.linalg.norm(d)))
+    phi = roots[np.argmax(np.abs(np.angle(np.exp(1j * (roots - t)))))] if crossed else t
+    P = np.array([0.8 + 0.3 * np.cos(phi), 0.3 * np.sin(phi)])
+    return {"crank_joint": t, "coupler_joint": np.arctan2(P[1] - A[1], P[0] - A[0]) - t, "rocker_joint": phi}
+
+
+@pytest.fixture(scope="module")
+def flat_parallelogram_oracle():
+    """Pinocchio's dimension on each branch of the flat parallelogram (gravity along -z, normal to
+    its plane), sampled from a configuration of that branch at crank angle 0.5 solved by the
+    test (:func:`flat_parallelogram_branch`): 29 on the parallelogram, 26 on the crossed one."""
+    path, text = read("flat_parallelogram")
+    robot = robots.load_urdf(path)
+    dims = []
+    for crossed in (False, True):
+        dim, gap, _, _ = file_nullity(robot, text, start=flat_parallelogram_branch(0.5, crossed))
+        assert gap > 1e8
+        dims.append(dim)
+    return dims
+
+
+def test_flat_parallelogram_warns_and_reports_both_branches(flat_parallelogram_oracle):
     """q0 is flat: both modes meet there. pga-dyn says so, naming the loop and the joints, and
-    answers the branch of the best-conditioned configuration on q_a = q0 + t: the parallelogram
-    (29 of 30, constant inertia with gravity normal to the plane), as the oracle started there
-    does; over both modes the oracle gives 26."""
+    answers branch 0, the branch of the best-conditioned configuration on q_a = q0 + t: the
+    parallelogram (29 of 30, constant inertia with gravity normal to the plane), as the oracle
+    sampled on that branch; the report lists the certified dimension on both branches, the
+    oracle's on each (the crossed one 26); over both modes the oracle also gives 26."""
     path, text = read("flat_parallelogram")
     robot = robots.load_urdf(path)
     with pytest.warns(
         PgaDynWarning,
         match=r"flat_parallelogram.urdf: the reference configuration .* singular at "
-        r"loop joint 'coupler_rocker' .*'coupler_joint', 'rocker_joint'",
+        r"loop joint 'coupler_rocker' .*'coupler_joint', 'rocker_joint'.*"
+        r"on branch 0 of the 2 that meet there",
     ):
         result = drng.nullspace(robot)
     states = sample_states(robot, 200, seed=2)
@@ -123,8 +156,64 @@ def test_flat_parallelogram_warns_and_answers_one_branch():
     mode, gap, _, _ = file_nullity(robot, text, mode="q0")
     both, gap_both, _, _ = file_nullity(robot, text, mode="any")
     assert min(gap, gap_both) > 1e8
+    assert flat_parallelogram_oracle == [29, 26]
     assert result.certified and result.dim == mode == 29
     assert both == 26
+    assert result.certificate["branches"] == [
+        {"branch": k, "dimension": dim, "certified": True} for k, dim in enumerate(flat_parallelogram_oracle)
+    ]
+
+
+@pytest.mark.parametrize("branch", [0, 1])
+def test_flat_parallelogram_branch_is_selectable(branch, flat_parallelogram_oracle):
+    """branch= chooses the branch: the answer, its certificate and the samples follow it (on the
+    crossed branch the coupler turns), and the dimension is the oracle's on that branch."""
+    from pga_dyn.loops import on_branch
+
+    path, _ = read("flat_parallelogram")
+    robot = robots.load_urdf(path)
+    with pytest.warns(PgaDynWarning, match=rf"on branch {branch} of the 2"):
+        result = drng.nullspace(robot, branch=branch)
+        chosen = on_branch(robot, branch)
+    assert result.certified and result.dim == flat_parallelogram_oracle[branch]
+    assert [b["dimension"] for b in result.certificate["branches"]] == flat_parallelogram_oracle
+    on = parallelogram_states(chosen, sample_states(chosen, 100, seed=5), "crank_joint", "coupler_joint")
+    assert on.all() if branch == 0 else not on.any()
+
+
+def test_flat_parallelogram_reference_chooses_the_branch(flat_parallelogram_oracle):
+    """reference= (a tree configuration): a regular configuration of the crossed branch, solved by
+    the test, is a reference on that branch alone: no warning, one branch, the oracle's 26; a
+    branch number other than 0 there is refused, naming the robot."""
+    path, _ = read("flat_parallelogram")
+    robot = robots.load_urdf(path)
+    angles = flat_parallelogram_branch(0.5, crossed=True)
+    q = np.array([angles[name] for name in robot.coordinate_names])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PgaDynWarning)
+        result = drng.nullspace(robot, reference=q)
+    assert result.certified and result.dim == flat_parallelogram_oracle[1] == 26
+    assert "branches" not in result.certificate
+    with pytest.raises(
+        PgaDynError,
+        match=r"flat_parallelogram.urdf: branch=1: the reference configuration is "
+        r"regular",
+    ):
+        drng.nullspace(robot, branch=1, reference=q)
+
+
+def test_flat_parallelogram_branch_from_the_command_line(capsys, flat_parallelogram_oracle):
+    """pga-dyn analyze --branch 1: the crossed branch's dimension, and both branches listed."""
+    path, _ = read("flat_parallelogram")
+    code = main(["analyze", path, "--branch", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert int(re.search(r"^nullspace dimension:\s+(\d+)", out, flags=re.M).group(1)) == flat_parallelogram_oracle[1]
+    assert re.search(r"^assembly branches: .* dimension 29 on branch 0, 26 on branch 1 ", out, flags=re.M), out
+    assert "on branch 1 of the 2" in err
+    code = main(["analyze", path, "--branch", "2"])
+    assert code != 0
+    assert re.search(r"branch=2: 2 assembly branches meet at the singular reference", capsys.readouterr().err)
 
 
 def test_differential_that_the_file_does_not_state_is_refused():

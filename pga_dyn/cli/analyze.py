@@ -60,6 +60,13 @@ def register(sub) -> None:
         help="classify each link-frame parameter [m, mc, I] of each body: "
         "identifiable alone, in combination, or unidentifiable",
     )
+    parser.add_argument(
+        "--branch",
+        type=int,
+        metavar="K",
+        help="at a singular reference configuration, answer for assembly branch K (0: the default; "
+        "the report lists the dimension on each branch that meets there)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.set_defaults(func=run)
 
@@ -73,9 +80,16 @@ def run(args, out) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise PgaDynError(f"--jobs must be a positive number of worker processes, got {args.jobs}")
     if len(args.robot) > 1:
+        if args.branch is not None:
+            raise PgaDynError("--branch takes one robot")
         return run_many(args, certify, out)
     analysis = drng.analyze(
-        common.robot(args, args.robot[0]), certify, args.per_parameter, common.bounds(args.bounds), args.budget
+        common.robot(args, args.robot[0]),
+        certify,
+        args.per_parameter,
+        common.bounds(args.bounds),
+        args.budget,
+        args.branch,
     )
     report = analysis.report()
     if args.json:

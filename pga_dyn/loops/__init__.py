@@ -64,6 +64,7 @@ from .parts import (
 from .reference import (
     REFERENCE_STEP,
     REFERENCE_STEPS,
+    branches,
     close_at_q0,
     leave_singular_reference,
     listing,
@@ -74,7 +75,7 @@ from .reference import (
     singular_motion,
 )
 from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
-from .system import Constraints, constraints
+from .system import Constraints, constraints, on_branch
 
 __all__ = [
     "ASSEMBLY_TOL",
@@ -103,6 +104,7 @@ __all__ = [
     "SINGULAR_S",
     "Constraints",
     "Part",
+    "branches",
     "close_at_q0",
     "condition_number",
     "constraints",
@@ -115,6 +117,7 @@ __all__ = [
     "loop_pga",
     "motion_kernel",
     "newton_kernel",
+    "on_branch",
     "qr_solve",
     "rcond_estimate",
     "reference_configuration",

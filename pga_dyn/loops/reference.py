@@ -20,8 +20,10 @@ meet there) is left for the best-conditioned of q_a = q0 + t (1, ..., 1), t = RE
 ..., REFERENCE_STEPS REFERENCE_STEP, with a warning naming the loops and the passive joints the
 loops leave free to first order (:func:`leave_singular_reference`, :func:`singular_motion`);
 when all of these are singular, the loops leave a passive motion no actuator drives that is not
-a free spin, and a ModelError names it and why it changes the actuated dynamics. Choosing
-another branch than the reference's belongs here.
+a free spin, and a ModelError names it and why it changes the actuated dynamics. The branches
+that meet at a singular reference are told apart at its first neighbour (:func:`branches`) and
+numbered, 0 the one taken by default; ``branch`` chooses another, ``start`` (q (nq,)) another
+reference configuration (:func:`pga_dyn.loops.system.on_branch`).
 
 The functions take ``con``, the :class:`pga_dyn.loops.system.Constraints` being built, and read
 its public attributes (robot, E (nq, nz), e0 (nq,), na, nf, m, z_index, parts) and methods
@@ -46,31 +48,38 @@ REFERENCE_STEP = 0.1
 REFERENCE_STEPS = 10
 
 
-def reference_configuration(con) -> tuple:
-    """(z_ref (nz,), cond_ref, moved, rcond_ref (parts,)): the free coordinates of the reference
-    configuration (:func:`close_at_q0`; a singular one left for a regular neighbour, ``moved``,
-    with a warning: :func:`leave_singular_reference`), cond(J_p) there (the largest over the
-    parts; 1 without passive coordinates) and the reciprocal condition estimate of each part's
-    J_f there (:func:`pga_dyn.loops.parts.rcond_estimate`), which its assembly paths watch."""
-    z = np.zeros(con.E.shape[1])
+def reference_configuration(con, branch=0, start=None) -> tuple:
+    """(z_ref (nz,), cond_ref, moved, rcond_ref (parts,), count): the free coordinates of the
+    reference configuration (:func:`close_at_q0`, from ``start`` (nq,) when given, else q0; a
+    singular one left for a regular neighbour on assembly branch ``branch``, ``moved``, with a
+    warning: :func:`leave_singular_reference`), cond(J_p) there (the largest over the parts; 1
+    without passive coordinates), the reciprocal condition estimate of each part's J_f there
+    (:func:`pga_dyn.loops.parts.rcond_estimate`), which its assembly paths watch, and the number
+    of branches that meet at the reference (1 at a regular one)."""
+    z = np.zeros(con.E.shape[1]) if start is None else con.free(start)
     if not con.nf:
-        return z, 1.0, False, np.ones(len(con.parts))
+        return z, 1.0, False, np.ones(len(con.parts)), 1
     close_at_q0(con, z)
     J = con.evaluate(con.E @ z + con.e0)[1]
     problem = settle_free_motions(con, z, J)
     J = con.evaluate(con.E @ z + con.e0)[1]
-    cond, moved = con.condition(J), False
+    cond, moved, count = con.condition(J), False, 1
     if cond >= 1.0 / SINGULAR_RCOND:
-        z, cond = leave_singular_reference(con, z, J, problem)
+        z, cond, count = leave_singular_reference(con, z, J, problem, branch)
         moved = True
         J = con.evaluate(con.E @ z + con.e0)[1]
-    return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts])
+    elif branch:
+        raise ModelError(
+            f"{con.robot.source or con.robot.name}: branch={branch}: the reference configuration is "
+            "regular, one assembly branch passes there (branch 0)"
+        )
+    return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts]), count
 
 
 def close_at_q0(con, z) -> None:
     """Close the loops at the actuated position of q0: the free coordinates z (nz,), zero on
-    entry, get each part's passive coordinates solved by Newton from q0. Raise a ModelError
-    naming the loop joints when they cannot be closed there."""
+    entry (or those of a chosen start), get each part's passive coordinates solved by Newton
+    from there. Raise a ModelError naming the loop joints when they cannot be closed there."""
     failed = [
         part
         for part in con.parts
@@ -120,9 +129,10 @@ def reference_ranks(con) -> tuple:
 
 
 def singular_motion(con, J) -> tuple:
-    """(loops, joints): the names of the loop joints and of the passive joints that move with the
-    motions J_f (J: the constraint Jacobian (m + couplings, nq) at a singular configuration)
-    leaves free to first order (singular values at or below SINGULAR_RCOND times the largest);
+    """(loops, joints, free): the names of the loop joints and of the passive joints that move with
+    the motions J_f (J: the constraint Jacobian (m + couplings, nq) at a singular configuration)
+    leaves free to first order (singular values at or below SINGULAR_RCOND times the largest),
+    and these motions (nf, k), orthonormal columns;
     when that motion moves no loop frame (a pin spinning about the closure point), the loops of
     the clusters of those joints."""
     robot = con.robot
@@ -145,18 +155,19 @@ def singular_motion(con, J) -> tuple:
         }
         clusters = [set(c) for c in robot.loop_clusters if bodies & set(c)]
         loops = [lp.name for lp in robot.loop_joints if any({lp.parent, lp.child} & c for c in clusters)]
-    return loops, joints
+    return loops, joints, free.T
 
 
-def regular_neighbour(con, z_ref) -> tuple:
+def regular_neighbour(con, z_ref, first=None) -> tuple:
     """(z (nz,) or None, cond, t): the best-conditioned of the configurations q_a = q0 + t (1, ...,
     1), t = REFERENCE_STEP, ..., REFERENCE_STEPS REFERENCE_STEP, each assembled from the previous
-    one, starting at the free coordinates z_ref (nz,); the search stops where a part does not
+    one, starting at the free coordinates z_ref (nz,) (or at ``first``, the closed configuration
+    at t = REFERENCE_STEP of a branch: :func:`branches`); the search stops where a part does not
     assemble. cond is inf (and z None) when none was assembled."""
-    z, best, cond, step = z_ref.copy(), None, np.inf, 0.0
+    z, best, cond, step = (z_ref if first is None else first).copy(), None, np.inf, 0.0
     for k in range(1, REFERENCE_STEPS + 1):  # along q_a = q0 + t (1, ..., 1): the best-conditioned point
         target = z_ref[: con.na] + k * REFERENCE_STEP
-        if any(
+        if (first is None or k > 1) and any(
             part.assemble(con.E, con.e0, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
         ):
             break
@@ -167,22 +178,51 @@ def regular_neighbour(con, z_ref) -> tuple:
     return best, cond, step
 
 
-def leave_singular_reference(con, z_ref, J, problem=None) -> tuple:
+def branches(con, z_ref, free) -> list:
+    """The assembly branches that meet at a singular reference z_ref (nz,), told apart at its
+    neighbour q_a = q0 + REFERENCE_STEP (1, ..., 1): the distinct closed configurations (nz,
+    each) the assembly path reaches there from z_ref (as :func:`regular_neighbour`), and from
+    z_ref with its passive coordinates moved by +-2 REFERENCE_STEP along each motion J_f leaves
+    free (``free`` (nf, k), orthonormal columns). The first is the branch followed by default."""
+    found = []
+    for kick in [np.zeros(con.nf)] + [sign * 2 * REFERENCE_STEP * v for v in free.T for sign in (1, -1)]:
+        z, target = z_ref.copy(), z_ref[: con.na] + REFERENCE_STEP
+        z[con.na :] += kick
+        if any(
+            part.assemble(con.E, con.e0, z, target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
+        ):
+            continue
+        z[: con.na] = target
+        if all(np.abs(z - other).max() > 1e3 * CLOSURE_TOL for other in found):
+            found.append(z)
+    return found
+
+
+def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
     """At a singular reference z_ref (nz,) (J: its constraint Jacobian; J_f rank-deficient:
-    several assembly modes, branches of C(q) = 0, can meet there) move the reference to its
-    regular neighbour (:func:`regular_neighbour`): the samples then follow the one branch of
-    that configuration. Returns (z, cond(J_p)) there. A PgaDynWarning names the loops, the
-    passive joints the loops leave free to first order (:func:`singular_motion`), and the
-    reference used; a ModelError when no neighbour is regular (a free motion that is not a free
-    spin: ``problem``, from :func:`settle_free_motions`, says why)."""
+    several assembly modes, branches of C(q) = 0, can meet there; :func:`branches` numbers them)
+    move the reference to the regular neighbour (:func:`regular_neighbour`) on branch ``branch``:
+    the samples then follow that branch. Returns (z, cond(J_p), number of branches). A
+    PgaDynWarning names the loops, the passive joints the loops leave free to first order
+    (:func:`singular_motion`), the branches and the reference used; a ModelError when no
+    neighbour is regular (a free motion that is not a free spin: ``problem``, from
+    :func:`settle_free_motions`, says why) or when there is no branch number ``branch``."""
     robot = con.robot
-    loops, joints = singular_motion(con, J)
-    best, cond, step = regular_neighbour(con, z_ref)
+    loops, joints, free = singular_motion(con, J)
+    found = branches(con, z_ref, free)
+    if not 0 <= branch < max(len(found), 1):
+        raise ModelError(
+            f"{robot.source or robot.name}: branch={branch}: {len(found)} assembly branch"
+            f"{'es meet' if len(found) != 1 else ' meets'} at the singular reference configuration "
+            f"(numbered 0 to {len(found) - 1})"
+        )
+    best, cond, step = regular_neighbour(con, z_ref, found[branch] if found else None)
     if cond < 1.0 / SINGULAR_RCOND:
         used = (
             f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
             f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
-            f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on one branch"
+            f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on branch {branch} of the "
+            f"{len(found)} that meet there (branch= chooses)"
         )
     else:
         raise ModelError(
@@ -204,7 +244,7 @@ def leave_singular_reference(con, z_ref, J, problem=None) -> tuple:
         PgaDynWarning,
         stacklevel=4,
     )
-    return best, cond
+    return best, cond, len(found)
 
 
 def listing(names, most=6) -> str:

@@ -131,7 +131,7 @@ class Constraints:
         norms = np.sqrt(np.add.reduceat(r * r, self.loop_rows[:-1]))
         return [(lp.name, float(norm)) for lp, norm in zip(self.robot.loop_joints, norms)]
 
-    def close_reference(self) -> None:
+    def close_reference(self, branch=0, start=None) -> None:
         """Assemble the reference configuration (:mod:`pga_dyn.loops.reference`): q0 with its
         passive coordinates solved by Newton (q0 itself when its loops close, as DRNG's Table 2
         assumes); every assembly path starts there. Raise a ModelError naming the loop joints when
@@ -142,8 +142,14 @@ class Constraints:
         (``spins``, :mod:`pga_dyn.loops.spins`), and ``ranks`` holds the rank decision of each
         part's J_f (:func:`pga_dyn.loops.parts.closure_rank`). ``rcond_ref`` (parts,) holds
         the reciprocal condition estimate of each part's J_f there, which its assembly paths
-        watch."""
-        self.z_ref, self.cond_ref, self.moved, self.rcond_ref = reference_configuration(self)
+        watch. ``branch`` and ``start`` (q (nq,), its passive coordinates closed from there: another
+        reference configuration) as in :func:`on_branch`; ``branches`` holds the number of
+        assembly branches that meet at the reference (1 at a regular one), ``branch`` the one followed,
+        ``start`` the reference given (None: q0)."""
+        self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches = reference_configuration(
+            self, branch, start
+        )
+        self.branch, self.start = branch, start
         self.ranks = reference_ranks(self)
 
     def conditions(self, J, parts=None) -> np.ndarray:
@@ -308,6 +314,26 @@ def _closed_constraints(robot: Robot) -> Constraints:
     con = Constraints(robot)
     con.close_reference()
     return con
+
+
+def on_branch(robot: Robot, branch: int = 0, reference=None) -> Robot:
+    """A copy of ``robot`` whose constraints (:func:`constraints`) start at ``reference`` (a tree
+    configuration (nq,), its passive coordinates closed by Newton from there; default q0) and,
+    when that reference is singular, follow its assembly branch number ``branch`` (0: the one
+    taken by default; :func:`pga_dyn.loops.reference.branches`): the answer, the certificate and
+    the sampling of the copy follow that branch (docs/drng.md, assembly modes)."""
+    variant = robot.description.build()
+    if reference is not None:
+        reference = np.asarray(reference, dtype=float)
+        if reference.shape != (robot.nq,) or not np.all(np.isfinite(reference)):
+            raise PgaDynError(
+                f"{robot.source or robot.name}: reference must be {robot.nq} finite tree coordinates, "
+                f"got shape {reference.shape}"
+            )
+    con = Constraints(variant)
+    con.close_reference(int(branch), reference)
+    variant.derived(_closed_constraints, con)
+    return variant
 
 
 def constraints(robot: Robot) -> Constraints:
