@@ -16,6 +16,7 @@ import time
 import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from .loops import constraints
 from .model import Robot, check_robot
 from .progress import report
 from .tp_regressor import actuated_regressor
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 @dataclass
@@ -66,13 +70,15 @@ class States:
     def __len__(self) -> int:
         return self.q.shape[0]
 
-    def regressor(self, out=None) -> np.ndarray:
+    def regressor(self, out: np.ndarray | None = None) -> np.ndarray:
         """The regressor of every sample, (samples, n_a, 10 n), without assembling again
         (:func:`pga_dyn.tp_regressor.actuated_regressor`); ``out`` as in :func:`pga_dyn.regressor`."""
         return actuated_regressor(self.robot, self.q, self.qd, self.qdd, self.G, out=out)
 
 
-def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
+def complete_states(
+    robot: Robot, q_a: np.ndarray, qd_a: np.ndarray, qdd_a: np.ndarray, start: np.ndarray | None = None
+) -> States:
     """Assemble each actuated state (rows of 2-D arrays) into a full tree state, each along a
     path from ``start`` (default q0; see :mod:`pga_dyn.loops`). Raises PgaDynError for a state
     outside the workspace or at a singularity."""
@@ -80,7 +86,7 @@ def complete_states(robot: Robot, q_a, qd_a, qdd_a, start=None) -> States:
     return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, q_a.shape[0], 0)
 
 
-def projected_states(robot: Robot, q, q_a, qd_a, qdd_a) -> States:
+def projected_states(robot: Robot, q: np.ndarray, q_a: np.ndarray, qd_a: np.ndarray, qdd_a: np.ndarray) -> States:
     """States at given tree configurations ``q`` (samples, nq), without assembling them: the
     actuated coordinates ``q_a`` and the actuated velocities and accelerations ``qd_a``,
     ``qdd_a`` (samples, n_a) as given, the tree's velocities and accelerations and G = dq/dq_a
@@ -128,11 +134,11 @@ def state_limit(robot: Robot, max_cond: float) -> float:
 
 def record_states(
     robot: Robot,
-    t,
-    q_a,
-    qd_a,
-    qdd_a,
-    passive=None,
+    t: npt.ArrayLike,
+    q_a: npt.ArrayLike,
+    qd_a: npt.ArrayLike,
+    qdd_a: npt.ArrayLike,
+    passive: dict[str, npt.ArrayLike] | None = None,
     max_cond: float | None = None,
     passive_tol: float = PASSIVE_TOL,
     source: str | None = None,
@@ -185,7 +191,9 @@ def record_states(
     return states
 
 
-def passive_measurements(robot: Robot, passive, ns: int, where: str = "arrays") -> dict:
+def passive_measurements(
+    robot: Robot, passive: dict[str, npt.ArrayLike] | None, ns: int, where: str = "arrays"
+) -> dict:
     """{name: (ns,) finite values} of measured passive coordinates ``passive`` ({name: values},
     None: none), each a passive tree coordinate of ``robot`` (``robot.passive``); PgaDynError
     naming ``where`` and the coordinate otherwise."""
@@ -324,7 +332,7 @@ def default_bounds(robot: Robot) -> np.ndarray:
     return bounds[robot.actuated]
 
 
-def bounds_array(robot: Robot, bounds) -> np.ndarray:
+def bounds_array(robot: Robot, bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None) -> np.ndarray:
     """The sampling box (n_a, 2) from ``bounds``: None (:func:`default_bounds`), an array (n_a, 2),
     or a dict {actuated coordinate name: (lower, upper)} that overrides the default box."""
     na = len(robot.actuated)
@@ -352,7 +360,7 @@ def bounds_array(robot: Robot, bounds) -> np.ndarray:
     return box
 
 
-def count(name: str, value) -> int:
+def count(name: str, value: object) -> int:
     """A positive whole number, or a PgaDynError naming the argument."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise PgaDynError(f"{name} must be a positive whole number, got {value!r}")
@@ -362,8 +370,8 @@ def count(name: str, value) -> int:
 def sample_states(
     robot: Robot,
     n: int,
-    seed=None,
-    bounds=None,
+    seed: int | np.random.Generator | None = None,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
     max_cond: float = 30.0,
     max_draws: int | None = None,
     seconds: float | None = None,

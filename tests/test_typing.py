@@ -26,7 +26,7 @@ NUMBA_DECORATORS = {"njit", "jit", "vectorize", "guvectorize", "cfunc", "stencil
 #: lack annotations because other branches were rewriting them when the hints were added.
 #: Empty it, annotating them, once those branches are merged;
 #: ``test_the_allowance_is_still_needed`` fails for an entry that no longer needs it.
-NOT_YET_ANNOTATED = ("pga_dyn.loops", "pga_dyn.sampling", "drng.identification.excitation")
+NOT_YET_ANNOTATED = ("pga_dyn.loops",)
 
 
 def module_name(path: pathlib.Path) -> str:

@@ -51,7 +51,9 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -62,6 +64,13 @@ from pga_dyn.progress import report
 from ..result import one_blas_thread
 from .data import Trajectory
 from .model import identification_model, joint_kinds
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from pga_dyn.model import Robot
+
+    from .model import IdentificationModel
 
 #: Limits are kept within this fraction.
 MARGIN = 0.01
@@ -102,7 +111,7 @@ TRIES = 50
 MIN_SCALE = 1.0 / 16
 
 
-def default_max_cond(robot) -> float:
+def default_max_cond(robot: Robot) -> float:
     """The default cond(J_p) limit of an exciting trajectory of ``robot``: TRANSMISSION_COND, or
     REFERENCE_MARGIN times cond(J_p) at the reference configuration when that is larger (module
     docstring)."""
@@ -122,14 +131,14 @@ class Fourier:
     a: np.ndarray
     b: np.ndarray
 
-    def evaluate(self, t):
+    def evaluate(self, t: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q, qd, qdd (ns, n_a) at times ``t`` (ns,)."""
         B, Bd, Bdd = basis(t, self.frequency, self.a.shape[1])
         c = np.concatenate([self.a, self.b], axis=1)  # (n_a, 2 L)
         return self.offset + B @ c.T, Bd @ c.T, Bdd @ c.T
 
 
-def basis(t, frequency: float, harmonics: int):
+def basis(t: npt.ArrayLike, frequency: float, harmonics: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """B, Bd, Bdd (ns, 2 L) at times ``t`` (ns,): with the coefficients c_j = (a_j1..a_jL,
     b_j1..b_jL) of a coordinate, q_j - offset_j = B c_j, qd_j = Bd c_j, qdd_j = Bdd c_j, the
     columns sin(w_l t), cos(w_l t) (w_l = 2 pi l f) and their first and second derivatives."""
@@ -146,7 +155,7 @@ class Limits:
     velocity: np.ndarray
     acceleration: np.ndarray
 
-    def check(self, q, qd, qdd) -> list:
+    def check(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> list:
         """The limits that samples (ns, n_a) break, as sentences (empty when none)."""
         out = []
         for name, x, lo, hi in (
@@ -188,7 +197,12 @@ def _per_coordinate(robot, name: str, value, default: dict) -> np.ndarray:
     return out
 
 
-def limits(robot, bounds=None, velocity=None, acceleration=None) -> Limits:
+def limits(
+    robot: Robot,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    velocity: float | npt.ArrayLike | dict[str, float] | None = None,
+    acceleration: float | npt.ArrayLike | dict[str, float] | None = None,
+) -> Limits:
     """The :class:`Limits` of ``robot``'s actuated coordinates: the position box of
     :func:`pga_dyn.sampling.bounds_array` (``bounds``; default the joint limits), velocity and
     acceleration limits (a number, one per coordinate, or a dict by coordinate name; default
@@ -210,7 +224,7 @@ def fit(x: np.ndarray, box: Limits, frequency: float) -> Fourier:
     return Fourier(frequency, box.position.mean(axis=1), x[:, :L] * scale[:, None], x[:, L:] * scale[:, None])
 
 
-def scales(x: np.ndarray, box: Limits, frequency: float):
+def scales(x: np.ndarray, box: Limits, frequency: float) -> tuple[np.ndarray, np.ndarray]:
     """The factors s (n_a,) that :func:`fit` scales each coordinate's raw coefficients ``x``
     (n_a, 2 L) by, and their gradients ds_j/dx_j (n_a, 2 L). s_j = (1 - MARGIN) min(h_j / m_j,
     v_j / md_j, a_j / mdd_j), the limits over the largest |q_j - c_j|, |qd_j|, |qdd_j| on the
@@ -274,7 +288,7 @@ class Excitation:
             "b": f.b.tolist(),
         }
 
-    def write_coefficients(self, path) -> None:
+    def write_coefficients(self, path: os.PathLike | str) -> None:
         """Write :meth:`coefficients` to ``path``: JSON (``.json``) or NPZ (``.npz``: arrays
         frequency, q0 (n_a,), a, b (n_a, L) and coordinates)."""
         import json
@@ -313,7 +327,7 @@ class Excitation:
         q, qd, qdd = self.fourier.evaluate(t)
         return Trajectory(traj.names, t, q, qd, qdd, None, f"excitation at {rate:g} Hz", "given")
 
-    def report(self, file=None) -> dict:
+    def report(self, file: os.PathLike | str | None = None) -> dict:
         """A JSON-ready dict of the excitation (what ``pga-dyn excite --json`` writes): robot,
         ``file`` (where the trajectory was written; None: not written), samples, duration (s),
         rate (Hz), period (s), harmonics, coordinates, the model's parameters, condition number
@@ -342,7 +356,7 @@ class Excitation:
             },
         }
 
-    def report_text(self, file=None) -> list:
+    def report_text(self, file: os.PathLike | str | None = None) -> list:
         """The lines of text of :meth:`report` (what ``pga-dyn excite`` prints): the trajectory,
         the condition number, for closed loops the largest cond(J_p), and a table of the limits."""
         r = self.report(file)
@@ -396,7 +410,9 @@ def _condition(model, fourier: Fourier, t, max_cond: float):
     return scaled_condition(model.regressor(states).reshape(-1, model.num_parameters)), float(states.cond.max())
 
 
-def excitation_cost(model, x: np.ndarray, box: Limits, frequency: float, t, max_cond: float):
+def excitation_cost(
+    model: IdentificationModel, x: np.ndarray, box: Limits, frequency: float, t: np.ndarray, max_cond: float
+) -> tuple[float, np.ndarray]:
     """The cost that :func:`excite` minimises and its gradient: c = log cond of the column-scaled
     stacked regressor W (ns n_a, p) along ``fit(x, box, frequency)`` at times ``t`` (ns,), plus
     the sum of :func:`barrier` over the samples' cond(J_p) / ``max_cond`` (zero for a tree), and
@@ -481,7 +497,7 @@ def excitation_cost(model, x: np.ndarray, box: Limits, frequency: float, t, max_
     return cost, scale[:, None] * grad + dscale * np.sum(x * grad, axis=1)[:, None]
 
 
-def barrier(r: np.ndarray):
+def barrier(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The barrier b(r) (ns,) on the ratios r = cond(J_p) / max_cond (ns,) of the samples, and
     db/dr: zero up to BARRIER_START = r_0, then ((r - r_0) / (1 - r))^2, continuously
     differentiable, growing without bound as r -> 1 (the limit), so that the optimiser is held
@@ -575,19 +591,19 @@ def _opt_times(model, harmonics, frequency, points, per_harmonic=CHECK_PER_HARMO
 
 @one_blas_thread
 def random_excitation(
-    robot,
+    robot: Robot,
     duration: float = 20.0,
     rate: float = 200.0,
     period: float = 10.0,
     harmonics: int = 5,
-    friction=(),
+    friction: bool | str | Iterable[str] | None = (),
     armature: bool = False,
-    bounds=None,
-    velocity=None,
-    acceleration=None,
-    seed=None,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    velocity: float | npt.ArrayLike | dict[str, float] | None = None,
+    acceleration: float | npt.ArrayLike | dict[str, float] | None = None,
+    seed: int | None = None,
     max_cond: float | None = None,
-    model=None,
+    model: IdentificationModel | None = None,
 ) -> Excitation:
     """A random Fourier trajectory inside the limits (the start of :func:`excite`, not optimised);
     arguments as :func:`excite`."""
@@ -607,21 +623,21 @@ STEP = "optimising the excitation"
 
 @one_blas_thread
 def excite(
-    robot,
+    robot: Robot,
     duration: float = 20.0,
     rate: float = 200.0,
     period: float = 10.0,
     harmonics: int = 5,
-    friction=(),
+    friction: bool | str | Iterable[str] | None = (),
     armature: bool = False,
-    bounds=None,
-    velocity=None,
-    acceleration=None,
-    seed=None,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+    velocity: float | npt.ArrayLike | dict[str, float] | None = None,
+    acceleration: float | npt.ArrayLike | dict[str, float] | None = None,
+    seed: int | None = None,
     max_cond: float | None = None,
     iterations: int = 100,
     points: int | None = None,
-    model=None,
+    model: IdentificationModel | None = None,
 ) -> Excitation:
     """An exciting trajectory of ``duration`` s sampled at ``rate`` Hz: a Fourier series of
     ``harmonics`` harmonics of the base frequency 1 / ``period`` per actuated coordinate, inside
@@ -648,13 +664,13 @@ def excite(
     t_opt = _opt_times(model, harmonics, frequency, points, POINTS_PER_HARMONIC)
     cond_start = _condition(model, fit(x0, box, frequency), t, max_cond)[0]
 
-    def cost(x):
+    def cost(x: np.ndarray) -> tuple[float, np.ndarray]:
         value, grad = excitation_cost(model, x.reshape(na, -1), box, frequency, t_opt, max_cond)
         return value, grad.ravel()
 
     done = [0]
 
-    def step(intermediate_result):
+    def step(intermediate_result: object) -> None:
         done[0] += 1
         report(STEP, done[0], iterations)
 
