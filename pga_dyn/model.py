@@ -44,6 +44,7 @@ everywhere in pga-dyn ``qd`` and ``qdd`` mean the velocity and acceleration coor
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -59,7 +60,7 @@ from .conventions import (
     inertia_of_pseudo,
     pseudo_inertia,
 )
-from .errors import ModelError
+from .errors import ModelError, PgaDynError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -951,6 +952,25 @@ class Robot:
         from .display import data_frame
 
         return data_frame(*self._table())
+
+
+def rewritten_source(robot: Robot, phi: npt.ArrayLike, path: os.PathLike | str, kind: str = "source") -> tuple:
+    """(source file, output path, phi (n, 10)) for writing ``robot``'s model file with the
+    link-frame parameters ``phi`` ((n, 10) or (10 n,)) into the new file ``path``: PgaDynError
+    when the robot has no ``kind`` file, ``path`` is that file (a user's input is never written
+    to), or ``phi`` has parameters of another number of bodies."""
+    import os
+
+    source = robot.source
+    if not source or not os.path.isfile(source):
+        raise PgaDynError(f"{robot.name}: the robot has no {kind} file to write identified inertials into")
+    path = os.fspath(path)
+    if os.path.abspath(path) == os.path.abspath(source) or (os.path.exists(path) and os.path.samefile(path, source)):
+        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
+    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
+    if phi.shape[0] != robot.n:
+        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
+    return source, path, phi
 
 
 def check_robot(robot: object) -> Robot:

@@ -51,7 +51,7 @@ import numpy as np
 
 from pga_dyn.conventions import inertia_of_pseudo, link_to_pseudo, pseudo_to_link
 from pga_dyn.errors import PgaDynError, PgaDynWarning, optional
-from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot, rewritten_source
 
 from .extended import weld_as_loop
 from .urdf import read_text
@@ -434,15 +434,7 @@ def write_mjcf(
     body, an inertia off the triangle inequality, an ``<include>`` that sets the compiler)
     raises :class:`~pga_dyn.errors.PgaDynError` naming it, and the file is removed."""
     robot = source if isinstance(source, Robot) else load_mjcf(source)
-    file = robot.source
-    if not file or not os.path.isfile(file):
-        raise PgaDynError(f"{robot.name}: the robot has no MJCF file to write identified inertials into")
-    path = os.fspath(path)
-    if os.path.abspath(path) == os.path.abspath(file) or (os.path.exists(path) and os.path.samefile(path, file)):
-        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
-    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
-    if phi.shape[0] != robot.n:
-        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
+    file, path, phi = rewritten_source(robot, phi, path, "MJCF")
     mj = _mujoco()
     compiled = _Compiled(_compile(lambda: mj.MjModel.from_xml_path(file), file), file)
     tree = ET.parse(file, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pga_dyn.errors import PgaDynError
+from pga_dyn.model import rewritten_source
 
 from .consistency import identifiability
 from .physics import mass_properties, violations
@@ -176,15 +177,7 @@ def write_urdf(robot: Robot, phi: npt.ArrayLike, path: os.PathLike | str, extras
     ``<dynamics>``. Raises PgaDynError when ``phi`` is not physically consistent
     (:func:`~drng.identification.physics.violations`), the robot has no source file, ``path``
     is that file, or an attribute or joint is unknown. Returns ``path``."""
-    source = robot.source
-    if not source or not os.path.isfile(source):
-        raise PgaDynError(f"{robot.name}: the robot has no source file to write identified inertials into")
-    path = os.fspath(path)
-    if os.path.abspath(path) == os.path.abspath(source) or (os.path.exists(path) and os.path.samefile(path, source)):
-        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
-    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
-    if phi.shape[0] != robot.n:
-        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
+    source, path, phi = rewritten_source(robot, phi, path)
     bad = violations(robot.body_names, phi)
     if bad:
         raise PgaDynError(
