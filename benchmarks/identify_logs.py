@@ -61,6 +61,7 @@ CASES = {
     "noise1e-4": ("ur5", False, {"q_noise": 1e-4}),
     "delay5ms": ("ur5", False, {"delay": 5}),
     "100Hz-jitter": ("ur5", True, {"every": 10, "jitter": 2.5e-3, "velocity": True}),
+    "jitter-delay": ("ur5", True, {"every": 10, "jitter": 2.5e-3, "velocity": True, "delay": 5}),
     "currents": ("ur5", True, {"gains": (9.0, 9.0, 9.0, 2.2, 2.2, 2.2), "velocity": True}),
     "five-bar": ("five_bar", False, {}),
     "passive-damping": ("five_bar", False, {}),
@@ -189,6 +190,7 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         "parameters": len(beta),
         "rre_%": np.round(rre, 1).tolist(),
         "variance_factor": report.get("variance_factor"),
+        "verdict": report["verdict"],
     }
 
 
@@ -210,6 +212,7 @@ def main(argv=None) -> None:
                 f"{result['median_err/std']:6.2f}  >3 std: {result['beyond_3std']:2d}/{result['parameters']}  "
                 f"RRE % {result['rre_%']}  variance factor {result['variance_factor']:.3g}"
             )
+            print(f"{'':14s} verdict: {result['verdict'][:160]}")
 
 
 if __name__ == "__main__":
