@@ -98,7 +98,9 @@ class Trajectory:
     and ``notes`` how the samples were read and selected (column map, ignored columns, forces
     from currents, window, decimation, trimming); ``passive``: measured passive tree
     coordinates {name: (ns,) values} (passive encoders of a closed-loop machine; empty when
-    none)."""
+    none); ``qd_noise`` (n_a,): the standard deviation of the noise the velocities keep, when
+    pga-dyn derived or smoothed them (:func:`~drng.identification.signals.differentiate`; None for
+    velocities given as they are)."""
 
     names: tuple
     t: np.ndarray
@@ -111,6 +113,7 @@ class Trajectory:
     breaks: tuple = ()
     notes: tuple = ()
     passive: dict = dataclasses.field(default_factory=dict)
+    qd_noise: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.t.shape[0]
@@ -136,6 +139,7 @@ class Trajectory:
             tuple(b - start for b in self.breaks if start < b < stop),
             self.notes,
             {name: x[start:stop] for name, x in self.passive.items()},
+            self.qd_noise,
         )
 
     def segments(self) -> list:
@@ -172,7 +176,8 @@ class Trajectory:
                     passive={name: x[inside] for name, x in p.passive.items()},
                 )
             )
-        return _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
+        joined = _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
+        return replace(joined, qd_noise=self.qd_noise)
 
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
@@ -220,6 +225,7 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
         breaks += [breaks[-1] + b for b in p.breaks] + [breaks[-1] + len(p)]
     measured = set.intersection(*(set(p.passive) for p in parts))
     passive = {name: np.concatenate([p.passive[name] for p in parts]) for name in sorted(measured)}
+    noises = [p.qd_noise for p in parts]
     return Trajectory(
         parts[0].names,
         cat("t"),
@@ -232,6 +238,7 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
         tuple(int(b) for b in breaks[1:-1]),
         tuple(notes),
         passive,
+        None if any(n is None for n in noises) else np.max(noises, axis=0),
     )
 
 
@@ -400,7 +407,7 @@ def trajectory(
         t, q, qd, qdd, tau = (None if x is None else x[keep] for x in (t, q, qd, qdd, tau))
         passive = {name: x[keep] for name, x in passive.items()}
         notes.append(how)
-    steps = []
+    steps, noise = [], None
     if qdd is None or qd is None:
         if not is_uniform(t):
             smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
@@ -410,7 +417,7 @@ def trajectory(
             passive = {name: smooth[f"q_{name}"][:, 0] for name in passive}
             steps.append(how)
         given = qdd
-        q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
+        q, qd, qdd, noise, how = differentiate(t, q, cutoff, source, qd)
         if given is not None:
             qdd, how = given, f"qdd given, {how}"
         steps.append(how)
@@ -436,6 +443,7 @@ def trajectory(
         (),
         tuple(notes),
         passive,
+        noise,
     )
 
 

@@ -40,7 +40,6 @@ and no delay is found; otherwise it names what fails.
 from __future__ import annotations
 
 import os
-from math import comb
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,17 +50,13 @@ from pga_dyn.errors import PgaDynError
 from .consistency import ConsistentEstimate, identifiability
 from .estimation import MAX_DELAY, MIN_BLOCKS, autocorrelation, force_delay
 from .physics import violations
-from .signals import MARGIN, bandwidth
+from .signals import FLOOR_ORDER, MARGIN, bandwidth, white_noise
 
 if TYPE_CHECKING:
     from .data import Trajectory
     from .estimation import Estimate, FullEstimate
     from .model import IdentificationModel
 
-#: The order of the difference that takes the forces' high-frequency content (noise floor).
-FLOOR_ORDER = 3
-#: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
-MAD_TO_STD = 1.482602218505602
 #: The share of a single record held out, at its end, to test the estimate on.
 HOLD_OUT = 0.2
 #: A coordinate's forces are explained when its residual RMS is at most EXPLAINED times its
@@ -124,11 +119,7 @@ def noise_floor(data: Trajectory) -> tuple:
     the motion's bandwidth (Hz), the largest over the coordinates)."""
     rate = 1.0 / float(np.median(np.diff(data.t)))
     motion = float(np.max(bandwidth(data.q, rate)[1]))
-    high = np.diff(data.tau, FLOOR_ORDER, axis=0)
-    mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
-    measurable = MARGIN * motion < rate / 4
-    sigma = MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER)) if measurable else None
-    return sigma, rate, motion
+    return (white_noise(data.tau) if MARGIN * motion < rate / 4 else None), rate, motion
 
 
 def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:

@@ -69,6 +69,7 @@ from .model import (
     IdentificationModel,
     extra_column,
     identification_model,
+    sign_speeds,
     sliding,
     states_of,
 )
@@ -269,6 +270,7 @@ def estimate(
         raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
     robot, p = model.robot, model.num_parameters
     ns, na = data.tau.shape
+    model = sign_speeds(model, data)
     states = states_of(robot, data)
     keep = sliding(model, states.qd_a, stiction, states.qd)
     rows = keep.sum(axis=0)

@@ -67,6 +67,10 @@ SIGNAL_TO_NOISE = 100.0
 #: distorts it (Gautier's rule for the position filter of identification: at least 5 times the
 #: bandwidth of the motion).
 MARGIN = 5.0
+#: The order of the difference that takes a signal's white noise (:func:`white_noise`).
+FLOOR_ORDER = 3
+#: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
+MAD_TO_STD = 1.482602218505602
 #: The chosen cutoff is at least this fraction of the sample rate ...
 MIN_CUTOFF = 0.002
 #: ... and at most this fraction (the Savitzky-Golay window needs a few samples per period).
@@ -129,9 +133,11 @@ def bandwidth(q: np.ndarray, rate: float) -> tuple:
     total = motion.sum(axis=0)
     band, clear = np.zeros(q.shape[1]), np.zeros(q.shape[1])
     for j in range(q.shape[1]):
+        above = np.flatnonzero(P[:, j] > SIGNAL_TO_NOISE * floor[j])
         if total[j] > 0:
             band[j] = f[np.searchsorted(np.cumsum(motion[:, j]), POWER_SHARE * total[j])]
-            clear[j] = f[np.flatnonzero(P[:, j] > SIGNAL_TO_NOISE * floor[j])[-1]]
+        if above.size:  # none: a coordinate that stands still (its spectrum is all noise)
+            clear[j] = f[above[-1]]
     lo, hi = MIN_CUTOFF * rate, MAX_CUTOFF * rate
     undistorted, noiseless = MARGIN * float(np.median(band)), float(np.median(clear))
     wanted = max(undistorted, noiseless)
@@ -157,12 +163,30 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
 
 
+def white_noise(x: np.ndarray) -> np.ndarray:
+    """The standard deviation (n,) of the white noise in each column of ``x`` (ns, n), read off
+    its content above the motion: the k-th difference (k = :data:`FLOOR_ORDER`), a high-pass
+    filter of gain |2 sin(pi f / f_s)|^k (white noise of variance sigma^2 comes out with variance
+    C(2k, k) sigma^2; a motion at f_s / 20 is damped to 3 %), and its robust RMS, 1.4826 times its
+    median absolute deviation: sigma = 1.4826 MAD / sqrt(C(2k, k)) (von Neumann's and Rice's
+    difference-based variance, made robust). The filter is 4 samples long: the steps of Coulomb
+    friction at the sign changes of qd fill a few samples each and the median ignores them."""
+    from math import comb
+
+    high = np.diff(x, FLOOR_ORDER, axis=0)
+    mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
+    return MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER))
+
+
 def differentiate(
     t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays", qd: np.ndarray | None = None
 ) -> tuple:
     """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
-    uniform times ``t`` (ns,) (see the module docstring), and a sentence saying how they were
-    obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
+    uniform times ``t`` (ns,) (see the module docstring), the standard deviation (n_a,) of the
+    noise the velocities keep, and a sentence saying how they were obtained. The noise: white
+    noise of density N (the floor of :func:`spectrum`, variance sigma^2 = N f_s / 2) through the
+    filter of taps c has standard deviation sigma ||c||; the taps of the first derivative for
+    derived velocities, of the smoother for measured ones. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
     (:func:`bandwidth`). With measured velocities ``qd`` (ns, n_a), qd is smoothed and qdd is
     its derivative, instead of q's second, when they are the quieter signal
     (:func:`velocity_is_quieter`). PgaDynError naming ``where`` for times that are not
@@ -196,6 +220,9 @@ def differentiate(
 
     if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
         qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
+    measured = q if qd is None else qd
+    taps = signal.savgol_coeffs(window, POLYORDER, deriv=int(qd is None), delta=step)
+    noise = np.sqrt(spectrum(measured, rate)[2] * rate / 2) * np.linalg.norm(taps)
     if qd is None:
         q, qd, qdd = (smooth(q, d) for d in range(3))
         what = "qd and qdd derived: q smoothed and differentiated"
@@ -206,7 +233,7 @@ def differentiate(
         f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
         f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})"
     )
-    return q, qd, qdd, how
+    return q, qd, qdd, noise, how
 
 
 def advance(t: np.ndarray, x: np.ndarray, delay: float) -> tuple:
