@@ -17,7 +17,7 @@ from drng.identification import (
     default_prior,
     excite,
     identification_model,
-    identify,
+    identify_log,
     map_estimate,
     model_violations,
     random_excitation,
@@ -578,6 +578,7 @@ def test_cli_whole_job(tmp_path, capsys):
             "puma560",
             data,
             "--friction",
+            "--no-armature",
             "--consistent",
             "--test",
             test,
@@ -603,9 +604,11 @@ def test_cli_whole_job(tmp_path, capsys):
     assert pin.buildModelFromUrdf(str(urdf)).nv == 6
     code, out, _ = run(["identify", "puma560", data, "--friction"], capsys)
     assert code == 0 and "Identified parameters" in out and "fv_joint1" in out
-    code, out, _ = run(["identify", "puma560", test, "--friction", "--ols", "--map", "--json"], capsys)
+    code, out, _ = run(["identify", "puma560", test, "--friction", "--map", "--json"], capsys)
     result = json.loads(out)
-    assert code == 0 and result["method"] == "ols" and result["full"]["method"] == "map"
+    assert code == 0 and result["chosen"] == "map" and result["full"]["method"] == "map"
+    code, _, err = run(["identify", "puma560", test, "--ols", "--map"], capsys)
+    assert code == 2 and "choose one" in err
     assert all(p["std"] > 0 for p in result["full"]["parameters"])
 
 
@@ -647,9 +650,14 @@ def test_cli_reports_are_the_library_reports(tmp_path, capsys):
     simulate(robot, held, extras={"viscous": 0.5}, noise=0.01, seed=1)[0].write(test)
     argv = ["identify", "puma560", data, "--friction", "viscous", "--consistent", "--prior-std", 0.3, "--test", test]
     measured = read_trajectory(robot, data, require_tau=True)
-    est = identify(robot, measured, friction=("viscous",))
-    full = consistent_estimate(est, default_prior(est.model, measured, relative=0.3))
-    expected = report(est, full, read_trajectory(robot, test, require_tau=True))
+    expected = identify_log(
+        robot,
+        measured,
+        read_trajectory(robot, test, require_tau=True),
+        friction=("viscous",),
+        estimate_kind="consistent",
+        prior_std=0.3,
+    ).report()
     code, out, _ = run(argv + ["--json"], capsys)
     assert code == 0 and json.loads(out) == json.loads(json.dumps(expected))
     assert json.loads(out)["full"]["method"] == "consistent" and "held_out" in json.loads(out)
@@ -688,8 +696,8 @@ def test_cli_errors(tmp_path, capsys):
     assert code == 2 and "no measured forces" in err and "Traceback" not in err
     code, _, err = run(["simulate", "puma560", traj, "-o", traj], capsys)
     assert code == 2 and "this is an input file" in err
-    code, _, err = run(["identify", "puma560", traj, "-o", tmp_path / "x.urdf"], capsys)
-    assert code == 2 and "needs full parameters" in err
+    code, _, err = run(["identify", "puma560", traj, "--armature", "--no-armature"], capsys)
+    assert code == 2 and "choose one" in err
     code, _, err = run(["excite", "go2", "-o", tmp_path / "x.csv", "--iterations", 1], capsys)
     assert code == 2 and "floating" in err
 

@@ -441,7 +441,20 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
         "--trim",
         0.1,
     ]
-    code, out, err = run(["identify", "puma560", *files, *options, "--json", "--quiet", "--no-hold-out"], capsys)
+    code, out, err = run(
+        [
+            "identify",
+            "puma560",
+            *files,
+            *options,
+            "--no-friction",
+            "--no-armature",
+            "--json",
+            "--quiet",
+            "--no-hold-out",
+        ],
+        capsys,
+    )
     assert code == 0, err
     result = json.loads(out)
     beta = np.array([p["value"] for p in result["base"]])

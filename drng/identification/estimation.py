@@ -560,9 +560,10 @@ def default_prior(model: IdentificationModel, data: Trajectory | None = None, re
         states = states_of(robot, data)
         D = model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
         rms_tau = np.sqrt(np.mean(data.tau**2, axis=0))
-        for k, (_, j) in enumerate(model.extras):
-            rms_col = np.sqrt(np.mean(D[:, j, k] ** 2))
-            sigma_x[k] = 10 * rms_tau[j] / rms_col if rms_col > 0 else 1e3
+        for k in range(len(model.extras)):  # the coordinate the term moves most (passive terms: through G)
+            rms_cols = np.sqrt(np.mean(D[:, :, k] ** 2, axis=0))
+            j = int(np.argmax(rms_cols))
+            sigma_x[k] = 10 * rms_tau[j] / rms_cols[j] if rms_cols[j] > 0 else 1e3
     return np.concatenate([phi0, np.zeros(len(model.extras))]), np.concatenate([sigma_phi, sigma_x])
 
 
