@@ -66,7 +66,7 @@ from .consistency import ConsistentEstimate, identifiability
 from .estimation import MIN_BLOCKS, autocorrelation, force_delay
 from .physics import violations
 from .selection import Selection
-from .signals import FLOOR_ORDER, MARGIN, bandwidth, white_noise
+from .signals import FLOOR_ORDER, MARGIN, PREFILTER, bandwidth, prefiltered, white_noise
 
 if TYPE_CHECKING:
     from .data import Trajectory
@@ -143,11 +143,30 @@ def compensate(
 
 def noise_floor(data: Trajectory) -> tuple:
     """The noise floor of the measured forces of ``data`` (module docstring): (sigma (n_a,), or
-    None when the motion's bandwidth is not below f_s / (4 MARGIN); the sample rate f_s (Hz);
-    the motion's bandwidth (Hz), the largest over the coordinates)."""
+    None when it cannot be measured; the sample rate f_s (Hz); the motion's bandwidth (Hz), the
+    largest over the coordinates; why it is not measured, or ""). Not measured: when the motion's
+    bandwidth is not below f_s / (4 MARGIN), or when the forces were low-passed before they were
+    logged (:func:`.signals.prefiltered`: their spectrum falls by more than 20 dB from above the
+    motion to the top quarter of the band), which takes the noise the floor is read from: a floor
+    of such forces would be the filter's leftovers (1e-5 N m for a 7-axis arm's torques)."""
     rate = 1.0 / float(np.median(np.diff(data.t)))
     motion = float(np.max(bandwidth(data.q, rate)[1]))
-    return (white_noise(data.tau) if MARGIN * motion < rate / 4 else None), rate, motion
+    if MARGIN * motion >= rate / 4:
+        why = (
+            f"the motion reaches {motion:.3g} Hz: more than {rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the "
+            "sample rate"
+        )
+        return None, rate, motion, why
+    drop = prefiltered(data.tau, rate, motion)
+    if np.any(drop > PREFILTER):
+        names = [n for n, d in zip(data.names, drop) if d > PREFILTER]
+        why = (
+            f"the forces of {', '.join(names)} were low-passed before they were logged (their spectrum falls by up to "
+            f"{10 * np.log10(drop.max()):.3g} dB from above the motion to the top quarter of the band): their noise "
+            "is unknown"
+        )
+        return None, rate, motion, why
+    return white_noise(data.tau), rate, motion, ""
 
 
 def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
@@ -212,7 +231,7 @@ def diagnose(
     check = data if test is None else test
     predicted = predictor.predict(check)
     fitted = predictor.predict(data)
-    floor, rate, motion = noise_floor(check)
+    floor, rate, motion, unmeasured = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
     explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
     r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0), WHITENESS_LAGS)[
@@ -266,7 +285,7 @@ def diagnose(
         + ", no coordinate predicted worse than by zero"
     )
     fits = (
-        "the noise floor is not measured: whether the model explains the forces is not checked"
+        f"the noise floor is not measured ({unmeasured}): whether the model explains the forces is not checked"
         if explained is None
         else f"the model explains every coordinate (residual at most {EXPLAINED:g}x the noise floor)"
         if not misfit
@@ -305,6 +324,7 @@ def diagnose(
         "rule": f"explained when the residual RMS is at most {EXPLAINED:g} times the noise floor (robust RMS of the "
         f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
         f"{rate:.4g} Hz)",
+        "noise_floor_unmeasured": unmeasured,
         "whiteness": {
             "lags": WHITENESS_LAGS,
             "outside_share": outside.tolist(),
@@ -561,7 +581,7 @@ def diagnostics_text(checks: dict) -> list:
         + ")",
     ]
     if checks["noise_floor"] is None:
-        lines.append(f"  noise floor:    not measured; {checks['rule']}")
+        lines.append(f"  noise floor:    not measured: {checks['noise_floor_unmeasured']}")
     else:
         lines += [
             "  noise floor:    " + values(checks["noise_floor"], "{:.4g}"),

@@ -368,7 +368,8 @@ def force_delay(
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau: no delay to estimate")
     step = float(np.median(np.diff(data.t)))
-    lags = np.arange(-int(np.ceil(max_delay / step)), int(np.ceil(max_delay / step)) + 1)
+    most = max(int(np.floor(max_delay / step + 1e-9)), 1)  # never beyond the range: a reported delay lies inside it
+    lags = np.arange(-most, most + 1)
     inner = (data.t - lags[0] * step <= data.t[-1]) & (data.t + lags[0] * step >= data.t[0])
     rows = np.flatnonzero(inner)
     rows = rows[:: int(np.ceil(len(rows) / samples))]

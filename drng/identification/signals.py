@@ -67,6 +67,15 @@ SIGNAL_TO_NOISE = 100.0
 #: distorts it (Gautier's rule for the position filter of identification: at least 5 times the
 #: bandwidth of the motion).
 MARGIN = 5.0
+#: Measured velocities are used only where they agree with q's derivative (:func:`velocity_lag`):
+#: a lag of at most AGREE_LAG samples and a gain within AGREE_GAIN of 1, searched over
+#: +-AGREE_SEARCH s.
+AGREE_LAG = 0.5
+AGREE_GAIN = 0.05
+AGREE_SEARCH = 0.2
+#: A signal whose power density above its motion exceeds that of the top quarter of the band by
+#: this factor (20 dB) was low-passed before it was logged (:func:`prefiltered`).
+PREFILTER = 100.0
 #: The order of the difference that takes a signal's white noise (:func:`white_noise`).
 FLOOR_ORDER = 3
 #: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
@@ -152,6 +161,53 @@ def bandwidth(q: np.ndarray, rate: float) -> tuple:
     return cutoff, band, how
 
 
+def velocity_lag(q: np.ndarray, qd: np.ndarray, rate: float, window: int) -> tuple:
+    """How measured velocities ``qd`` (ns, n) compare with the derivative of the positions ``q``
+    over the motion's band: both through the same Savitzky-Golay filter of ``window`` samples
+    (the smoother for qd, its first derivative for q), the lag d (n,) (s) that maximises their
+    cross-correlation (within +-:data:`AGREE_SEARCH` s, refined by the parabola through the peak)
+    and the gain a (n,) = <qd(t + d), q'(t)> / <q'(t), q'(t)>. A logger's low-pass on qd shows as
+    a lag (a first-order 2 Hz filter delays a 0.5 Hz motion by 80 ms) and a gain below 1."""
+    signal = optional("scipy.signal", "comparing measured velocities with q's derivative")
+    step = 1.0 / rate
+    x = signal.savgol_filter(qd, window, POLYORDER, axis=0, mode="interp")
+    y = signal.savgol_filter(q, window, POLYORDER, deriv=1, delta=step, axis=0, mode="interp")
+    x, y = x - x.mean(axis=0), y - y.mean(axis=0)
+    most = max(1, min(int(AGREE_SEARCH * rate), len(x) // 4))
+    lags, gains = np.zeros(q.shape[1]), np.ones(q.shape[1])
+    for j in range(q.shape[1]):
+        r = np.array(
+            [
+                x[max(k, 0) : len(x) + min(k, 0), j] @ y[max(-k, 0) : len(y) - max(k, 0), j]
+                for k in range(-most, most + 1)
+            ]
+        )
+        best = int(np.argmax(r))
+        shift = float(best - most)
+        if 0 < best < len(r) - 1 and r[best - 1] - 2 * r[best] + r[best + 1] < 0:
+            shift += 0.5 * (r[best - 1] - r[best + 1]) / (r[best - 1] - 2 * r[best] + r[best + 1])
+        k = best - most
+        power = y[:, j] @ y[:, j]
+        lags[j] = shift * step
+        gains[j] = (
+            (x[max(k, 0) : len(x) + min(k, 0), j] @ y[max(-k, 0) : len(y) - max(k, 0), j]) / power if power > 0 else 1.0
+        )
+    return lags, gains
+
+
+def prefiltered(x: np.ndarray, rate: float, band: float) -> np.ndarray:
+    """Per column of ``x`` (ns, n) sampled at ``rate`` Hz, how many times the median power
+    density between twice the motion's ``band`` (Hz) and rate / 8 exceeds that above rate / 4
+    (:func:`spectrum`): about 1 for white noise over the motion, above :data:`PREFILTER` for a
+    signal low-passed before it was logged (a logger's filter); (n,) ones when the band leaves no
+    room to tell."""
+    f, P, _ = spectrum(x, rate)
+    middle, top = (f > 2 * band) & (f < rate / 8), f > rate / 4
+    if middle.sum() < 2 or top.sum() < 2:
+        return np.ones(x.shape[1])
+    return np.median(P[middle], axis=0) / np.maximum(np.median(P[top], axis=0), np.finfo(float).tiny)
+
+
 def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: float) -> bool:
     """Whether measured velocities ``qd`` (ns, n) are less noisy than the derivative of the
     positions ``q`` up to ``cutoff`` Hz: the noise floor of qd below (2 pi cutoff)^2 times that
@@ -220,6 +276,19 @@ def differentiate(
 
     if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
         qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
+    if qd is not None:
+        lag, gain = velocity_lag(q, qd, rate, window)
+        off = (np.abs(lag) > AGREE_LAG / rate) | (np.abs(gain - 1) > AGREE_GAIN)
+        if off.any():
+            j = int(np.argmax(np.abs(lag) * rate + np.abs(gain - 1) / AGREE_GAIN))
+            qd, chosen = (
+                None,
+                (
+                    f"{chosen}; the measured qd left out: it disagrees with q's derivative over the motion "
+                    f"({int(off.sum())} of {len(off)} coordinates; the worst lags it by {1e3 * lag[j]:.3g} ms with a gain "
+                    f"of {gain[j]:.3g}: a logger's low-pass?)"
+                ),
+            )
     measured = q if qd is None else qd
     taps = signal.savgol_coeffs(window, POLYORDER, deriv=int(qd is None), delta=step)
     noise = np.sqrt(spectrum(measured, rate)[2] * rate / 2) * np.linalg.norm(taps)
