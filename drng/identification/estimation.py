@@ -10,10 +10,11 @@ Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
   ||R_j beta - z_j||^2 + const and W_j^T W_j = R_j^T R_j, so every least-squares fit below,
   with any weight per coordinate, is solved on the n_a (p + 1) rows [w_j R_j] instead of the
   ns n_a rows of W (the same solution, column norms and singular values).
-* **WLS** (the default; Gautier 1997): the noise variance of each actuated coordinate j from
+* **WLS** (Gautier 1997): the noise variance of each actuated coordinate j from
   the OLS residuals, sigma_j^2 = ||e_j||^2 / (ns - p / n_a); the rows of coordinate j divided
-  by sigma_j; least squares again, sigma_j re-estimated from these residuals until it settles
-  (:data:`WLS_RTOL`).
+  by sigma_j, taken at most :data:`WEIGHT_CEILING` times the coordinate's RMS force (a
+  coordinate the model misfits is not traded away, :func:`wls_weights`); least squares again,
+  sigma_j re-estimated from these residuals until it settles (:data:`WLS_RTOL`).
 * **Standard deviations**: with W_w the weighted regressor and s^2 = ||e_w||^2 / (ns n_a - p)
   (the variance factor, about 1 when the weights are right), Cov(beta) = s^2 (W_w^T W_w)^-1 if
   the residuals are white and independent. They are not when qd, qdd come from filtered
@@ -93,6 +94,8 @@ MIN_RCOND = 1e-10
 #: carry some of the noise of the others.
 WLS_ITERATIONS = 10
 WLS_RTOL = 1e-3
+#: The WLS weight of a coordinate is at least 1 / (WEIGHT_CEILING x its RMS force) (:func:`wls_weights`).
+WEIGHT_CEILING = 0.5
 #: The MAP and consistent estimates weigh the data with noise standard deviations of at least
 #: NOISE_FLOOR times the RMS force of each coordinate: a closer fit (noise-free simulated data)
 #: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
@@ -189,6 +192,14 @@ class Estimate:
 def predict(model: IdentificationModel, beta: npt.ArrayLike, data: Trajectory) -> np.ndarray:
     """W beta (ns, n_a) along ``data``."""
     return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
+
+
+def wls_weights(sigma: np.ndarray, rms: np.ndarray) -> np.ndarray:
+    """The WLS weights 1 / sigma_j (n_a,) of the coordinates' residual standard deviations
+    ``sigma``, each sigma_j at most :data:`WEIGHT_CEILING` times the RMS force ``rms`` of its
+    coordinate: a coordinate the model fits badly keeps a weight that stops the fit from trading
+    it away (its RRE past 100 %, worse than predicting zero)."""
+    return 1.0 / np.minimum(sigma, WEIGHT_CEILING * rms)
 
 
 def scaled_least_squares(W: np.ndarray, tau: np.ndarray) -> tuple:
@@ -301,6 +312,7 @@ def estimate(
         e = np.where(keep, data.tau - Wt @ beta, 0.0)
         return e, np.sqrt(np.sum(e**2, axis=0) / np.maximum(rows - p / na, 1.0))
 
+    rms = np.sqrt(np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0) / np.maximum(rows, 1))
     beta, inverse, cond = solve(np.ones(na))
     residuals, sigma = deviations(beta)
     method, weights = "ols", np.ones(na)
@@ -310,7 +322,7 @@ def estimate(
                 f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
                 "are fitted exactly: the noise cannot be weighted (use ordinary least squares)"
             )
-        method, weights = "wls", 1.0 / sigma
+        method, weights = "wls", wls_weights(sigma, rms)
         beta, inverse, cond = solve(weights)
         previous = sigma
         residuals, sigma = deviations(beta)

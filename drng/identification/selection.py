@@ -43,7 +43,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
-from .estimation import WLS_ITERATIONS, WLS_RTOL, map_estimate
+from .estimation import WLS_ITERATIONS, WLS_RTOL, map_estimate, wls_weights
 from .model import identification_model, sign_speeds, sliding, states_of
 
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def fold_fits(fit: tuple, columns: np.ndarray, weighted: bool, p_per: float) -> 
             sigma = np.sqrt(np.maximum(st - 2 * gt @ beta + quad(Gt, beta), 0.0) / np.maximum(nt - p_per, 1.0))
             if np.any(sigma <= 0):
                 break
-            previous, weights = weights, 1.0 / sigma
+            previous, weights = weights, wls_weights(sigma, np.sqrt(st / np.maximum(nt, 1.0)))
             beta = solve(Gt, gt, weights)
             if np.max(np.abs(weights - previous) / previous) < WLS_RTOL:
                 break
