@@ -63,7 +63,7 @@ from pga_dyn.display import number, save_figure, text_table
 from pga_dyn.errors import PgaDynError
 
 from .consistency import ConsistentEstimate, identifiability
-from .estimation import MIN_BLOCKS, autocorrelation, force_delay
+from .estimation import MIN_BLOCKS, WEIGHT_CEILING, autocorrelation, force_delay
 from .physics import violations
 from .selection import Selection
 from .signals import FLOOR_ORDER, MARGIN, PREFILTER, bandwidth, prefiltered, white_noise
@@ -390,6 +390,7 @@ def report(
         "max_cond_jp": est.max_cond_jp,
         "variance_factor": est.scale,
         "noise_std": est.sigma.tolist(),
+        "weights": weights_report(est),
         "residual_rms": est.rms().tolist(),
         "base": [
             {
@@ -454,6 +455,26 @@ def report(
     return out
 
 
+def weights_report(est: Estimate) -> dict:
+    """How the estimate weighed its coordinates: the relative weights (n_a,) (the largest 1) and a
+    sentence naming the coordinates whose weight the cap of :func:`.estimation.wls_weights` or the
+    no-worse-than-zero rule raised."""
+    w = 1.0 / np.sqrt(est.variances)
+    relative = w / w.max()
+    if est.method != "wls":
+        return {"relative": relative.tolist(), "note": f"{est.method.upper()}: the coordinates weigh alike"}
+    used = np.ones(est.data.tau.shape, dtype=bool) if est.used is None else est.used
+    rms = np.sqrt(np.sum(np.where(used, est.data.tau, 0.0) ** 2, axis=0) / np.maximum(used.sum(axis=0), 1))
+    raised = [n for n, s, r in zip(est.data.names, est.sigma, rms) if s > WEIGHT_CEILING * r]
+    note = "1 / sigma of each coordinate's residual, iterated" + (
+        f"; raised above it (sigma capped at {WEIGHT_CEILING:g}x the RMS force, or the fit worse than zero): "
+        + ", ".join(raised)
+        if raised
+        else ""
+    )
+    return {"relative": relative.tolist(), "note": note}
+
+
 def report_text(report: dict) -> list:
     """The lines of text of a :func:`report` (what ``pga-dyn identify`` prints): the data, the
     estimate, noise and residual RMS per coordinate, a table of the identified parameters and,
@@ -470,6 +491,9 @@ def report_text(report: dict) -> list:
         f"chosen:           {report['chosen'].upper()}"
         + (f": {report['selection']['why']}" if "selection" in report else " (as asked)"),
         "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+        "weights:          "
+        + ", ".join(f"{s:.3g}" for s in report["weights"]["relative"])
+        + f" (relative; {report['weights']['note']})",
         "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"]),
     ]
     if "sign_speed" in report:

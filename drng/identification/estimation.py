@@ -96,6 +96,8 @@ WLS_ITERATIONS = 10
 WLS_RTOL = 1e-3
 #: The WLS weight of a coordinate is at least 1 / (WEIGHT_CEILING x its RMS force) (:func:`wls_weights`).
 WEIGHT_CEILING = 0.5
+#: At most RAISES doublings of the weight of a coordinate that WLS fits worse than zero.
+RAISES = 20
 #: The MAP and consistent estimates weigh the data with noise standard deviations of at least
 #: NOISE_FLOOR times the RMS force of each coordinate: a closer fit (noise-free simulated data)
 #: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
@@ -328,6 +330,15 @@ def estimate(
         residuals, sigma = deviations(beta)
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
             break
+    # a coordinate fitted worse than by zero gets its weight doubled until it is not: with its
+    # weight dominant the fit tends to its own least squares, whose residual is below ||tau_j||
+    for _ in range(RAISES if weighted else 0):
+        worse = np.sum(residuals**2, axis=0) >= np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0)
+        if not worse.any():
+            break
+        weights = np.where(worse, 2 * weights, weights)
+        beta, inverse, cond = solve(weights)
+        residuals, sigma = deviations(beta)
     scale = float(np.sum((residuals * weights) ** 2) / (rows.sum() - p))
     gram = np.stack([b[0].T @ b[0] for b in blocks])
     white = scale * inverse
