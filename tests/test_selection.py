@@ -149,14 +149,22 @@ def test_the_test_record_does_not_choose(puma):
 
 
 def test_a_coordinate_predicted_worse_than_zero_fails(puma):
-    """Forces whose joint 6 is another robot's (noise): the verdict FAILS naming it."""
+    """A test record whose joint 6 was logged with the wrong sign (a drive gain of -1): predicted
+    worse than by zero there, the verdict FAILS naming it. A training record whose joint 6 is
+    another motion's forces: the estimate is trusted, and the model MISFITs joint 6."""
     robot, traj = puma
     data = measured(robot, traj, FRICTION, seed=6)
+    test = measured(robot, random_excitation(robot, duration=4, rate=100, seed=9).trajectory, FRICTION, seed=7)
+    flipped = test.tau.copy()
+    flipped[:, 5] *= -1
+    job = identify_log(robot, data, test.with_tau(flipped), friction=("viscous", "coulomb"), armature=False)
+    verdict = job.report()["verdict"]
+    assert verdict.startswith("FAILS: the estimate predicted worse than by zero") and "joint6" in verdict
     tau = data.tau.copy()
-    tau[:, 5] = 0.01 * np.random.default_rng(0).standard_normal(len(tau)) + 0.2 * np.roll(tau[:, 5], 300)
+    tau[:, 5] = np.roll(tau[:, 5], 300)
     job = identify_log(robot, data.with_tau(tau), friction=("viscous", "coulomb"), armature=False)
     verdict = job.report()["verdict"]
-    assert verdict.startswith("FAILS") and "joint6" in verdict
+    assert verdict.startswith("MISFIT") and "the model does not explain joint6" in verdict
 
 
 def test_weights_keep_a_misfit_coordinate(puma):
@@ -181,3 +189,41 @@ def test_selection_errors(puma):
         select(robot, traj)
     with pytest.raises(PgaDynError, match="estimate: one of"):
         identify_log(robot, measured(robot, traj, {}), estimate_kind="lasso")
+
+
+def test_a_written_model_predicts_with_the_figures_of_identify(tmp_path, puma, capsys):
+    """identify -o writes the robot file and its sidecar; predict reads them alone and gives the
+    held-out RRE that identify --test printed (same beta, same delay, same gains); without the
+    sidecar, the file's own parameters; a sidecar of another robot is refused by name."""
+    import json
+
+    from pga_dyn.cli import main
+
+    robot, traj = puma
+    data, test = tmp_path / "data.csv", tmp_path / "test.csv"
+    gains = np.array([2.0, 2.0, 2.0, 1.0, 1.0, 1.0])
+    for path, trajectory_, seed in (
+        (data, traj, 0),
+        (test, random_excitation(robot, duration=4, seed=8).trajectory, 1),
+    ):
+        m = measured(robot, trajectory_, FRICTION, seed=seed)
+        columns = {"t": m.t, **{f"q_{n}": m.q[:, j] for j, n in enumerate(m.names)}}
+        columns.update({f"current_{n}": m.tau[:, j] / gains[j] for j, n in enumerate(m.names)})
+        np.savetxt(path, np.column_stack(list(columns.values())), delimiter=",", header=",".join(columns), comments="")
+    out = tmp_path / "puma_identified.urdf"
+    argv = ["identify", "puma560", data, "--test", test, "--gains", *gains, "-o", out, "--json", "--quiet"]
+    assert main([str(a) for a in argv]) == 0
+    identified = json.loads(capsys.readouterr().out)
+    sidecar = json.loads((tmp_path / "puma_identified.urdf.pga-dyn.json").read_text())
+    assert sidecar["gains"] == gains.tolist() and sidecar["estimate"] == identified["chosen"]
+    assert main(["predict", str(out), str(test), "--json", "--quiet"]) == 0
+    predicted = json.loads(capsys.readouterr().out)
+    assert predicted["rre_%"] == pytest.approx(identified["held_out"]["rre_%"], rel=1e-9)
+    assert predicted["estimate"] == identified["chosen"]
+    (tmp_path / "puma_identified.urdf.pga-dyn.json").rename(tmp_path / "kept.json")
+    assert main(["predict", str(out), str(test), "--gains", *map(str, gains), "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["estimate"] == "file"
+    sidecar["coordinates"] = ["a", "b"]
+    (tmp_path / "puma_identified.urdf.pga-dyn.json").write_text(json.dumps(sidecar))
+    assert main(["predict", str(out), str(test), "--quiet"]) == 2
+    assert "its coordinates ['a', 'b'] are not those of" in capsys.readouterr().err

@@ -36,7 +36,8 @@ above it in this list (tests/test_architecture.py checks it).
     predicted forces;
 13. :mod:`.export` - :func:`write_model`, :func:`write_urdf`, :func:`export_plan`: the identified
     model written to a new robot file (inertials, joint friction and armature where the format
-    holds them);
+    holds them), :func:`write_sidecar` and :func:`saved_model`: what the file cannot hold beside
+    it, and both read back for predictions;
 14. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
     model selection, delay, estimate, report), an :class:`Identification`.
 """
@@ -71,6 +72,8 @@ _LAZY = {
     "export_text": "export",
     "file_format": "export",
     "write_model": "export",
+    "write_sidecar": "export",
+    "saved_model": "export",
     "select": "selection",
     "identify_log": "job",
     "Identification": "job",

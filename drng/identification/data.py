@@ -517,7 +517,7 @@ def read_trajectory(
                 f"{path}: drive gains given, but no motor currents (columns current_NAME for "
                 f"{list(names)}, or a column map for yours)"
             )
-        g = _gains(path, gains, names)
+        g = gain_values(path, gains, names)
         if "tau" in arrays:
             notes.append("tau columns not used: the forces are the currents times the gains")
         arrays["tau"] = arrays.pop(CURRENT) * g
@@ -583,7 +583,7 @@ def _pairs(where: str, what: str, items) -> dict:
     return out
 
 
-def _gains(where: str, gains, names: tuple) -> np.ndarray:
+def gain_values(where: str, gains: npt.ArrayLike | dict | Iterable[str], names: tuple) -> np.ndarray:
     """The drive gains (n_a,) from numbers in coordinate order, {name: gain} or "NAME=GAIN"
     strings; PgaDynError naming the gain at fault."""
     if isinstance(gains, (str, dict)) or (

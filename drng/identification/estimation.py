@@ -104,7 +104,7 @@ RAISES = 20
 #: decide in floating point (and the convex solver nothing it can solve).
 NOISE_FLOOR = 1e-6
 #: The force channel's delay behind the positions is searched within +-MAX_DELAY s.
-MAX_DELAY = 0.02
+MAX_DELAY = 0.05
 #: The Stribeck speed of a coordinate is searched within these fractions of its largest speed in
 #: the data (:func:`stribeck_estimate`), first on a log grid of STRIBECK_GRID common fractions.
 STRIBECK_RANGE = (1e-3, 1.0)

@@ -14,7 +14,8 @@ The steps, each reported:
    when it exceeds a sample step, compensated only if that lowers the chosen candidate's
    cross-validated error by more than :data:`.selection.TIE`; the report says which and why.
 4. **Estimate**: the chosen model fitted on the whole record (:func:`.estimation.estimate`),
-   and the full parameters when chosen or needed for a model file (MAP, consistent).
+   and the full parameters when chosen (MAP, consistent) or needed for a model file (the
+   consistent estimate: a robot file's parameters must be physical).
 5. **Report** (:func:`.diagnostics.report`): the verdict on the chosen estimate, the candidates
    side by side.
 """
@@ -31,10 +32,13 @@ from pga_dyn.errors import PgaDynError
 from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
+from .export import write_model, write_sidecar
 from .model import STRIBECK_TERMS, friction_terms
 from .selection import ESTIMATES, FOLDS, TIE, select
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pga_dyn.model import Robot
 
     from .data import Trajectory
@@ -81,6 +85,21 @@ class Identification:
         out["diagnostics"]["delay"]["decision"] = self.delay_note
         return out
 
+    def write(self, path: str, write_mjcf: Callable[..., str] | None = None, gains: np.ndarray | None = None) -> dict:
+        """Write the identified model to the new robot file ``path`` (:func:`.export.write_model`:
+        the full parameters, MAP or consistent) and its sidecar (:func:`.export.write_sidecar`:
+        the terms, the chosen estimate's beta, the delay, the drive ``gains``). Returns the
+        export's report with the sidecar's path."""
+        if self.full is None:
+            raise PgaDynError(
+                "a model file needs full parameters: identify with full=True (or a MAP or consistent estimate)"
+            )
+        written = write_model(self.full, path, write_mjcf=write_mjcf)
+        written["sidecar"] = write_sidecar(
+            self.model, self.beta, self.chosen, path, theta=self.full.theta, delay=self.delay, gains=gains
+        )
+        return written
+
     def text(self) -> list:
         """The report as lines of text (what ``pga-dyn identify`` prints)."""
         return report_text(self.report())
@@ -110,8 +129,8 @@ def identify_log(
     ``estimate_kind`` one of wls, ols, map, consistent, or None (chosen); ``delay`` seconds,
     ``"auto"`` or None (checked, compensated when it helps); ``prior_std`` the default prior's
     relative deviation and ``bounds`` the consistent estimate's keyword arguments;
-    ``full``: compute full parameters (MAP) even when a least-squares estimate is chosen (for
-    a model file). Stribeck friction (nonlinear) is fitted as given, without selection."""
+    ``full``: compute full parameters even when a least-squares estimate is chosen (for a model
+    file: the consistent estimate, whose parameters are physical). Stribeck friction (nonlinear) is fitted as given, without selection."""
     if estimate_kind is not None and estimate_kind not in ESTIMATES:
         raise PgaDynError(f"estimate: one of {', '.join(ESTIMATES)}, got {estimate_kind!r}")
     data, test = hold_out(data, test, hold_out_share)
@@ -139,10 +158,10 @@ def identify_log(
         est = identify(robot, data, friction, bool(armature), weighted=estimate_kind != "ols", **common)
         chosen = "ols" if estimate_kind == "ols" else "wls" if estimate_kind in (None, "wls") else estimate_kind
     solution = None
-    if chosen in ("map", "consistent") or full:
+    if chosen in ("map", "consistent") or full:  # a model file's parameters must be physical: consistent
         prior = default_prior(est.model, data, relative=prior_std)
         solution = (
-            consistent_estimate(est, prior, **(bounds or {})) if chosen == "consistent" else map_estimate(est, prior)
+            map_estimate(est, prior) if chosen == "map" else consistent_estimate(est, prior, **(bounds or {}))
         )
     return Identification(est, solution, chosen, selection, test, shift, note)
 

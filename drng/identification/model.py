@@ -72,6 +72,7 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
+from .signals import white_noise
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -140,10 +141,13 @@ STICTION_ZONE = 0.05
 #: SIGN_NOISE times the standard deviation of the noise of qd_j (a standing joint's velocity
 #: noise moves the Coulomb force by at most tanh(1 / SIGN_NOISE) = 10 % of fc) ...
 SIGN_NOISE = 10.0
-#: ... and at least SIGN_FLOOR times its largest speed in the data (noise-free data); both far
-#: below the stiction zone (STICTION_ZONE = 50 SIGN_FLOOR: tanh(50) = 1 - 7e-44), so the fit sees
-#: the sign function.
-SIGN_FLOOR = 1e-3
+#: ... at least SIGN_FLOOR times its largest speed in the data (noise-free data) ...
+SIGN_FLOOR = 1e-5
+#: ... and, for velocities given as they are (their noise read off them), at most SIGN_CEILING
+#: times it, far inside the stiction zone (STICTION_ZONE = 25 SIGN_CEILING: tanh(25) = 1 - 4e-22),
+#: so that where the fit looks it sees the sign function (random states are no signal to read a
+#: noise off).
+SIGN_CEILING = 2e-3
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
 NONNEGATIVE = (
     "viscous",
@@ -460,14 +464,18 @@ def extra_forces(
 def sign_speeds(model: IdentificationModel, data: Trajectory) -> IdentificationModel:
     """``model`` with v_0 (n_a,) of the smooth sign of its step terms set from ``data``: per
     actuated coordinate, :data:`SIGN_NOISE` times the standard deviation of the noise of its
-    velocity where pga-dyn derived or smoothed the velocities (``data.qd_noise``), and at least
-    :data:`SIGN_FLOOR` times its largest speed in ``data`` (1 for a coordinate that does not
-    move); velocities given as they are (qd and qdd given) are taken as exact, v_0 the floor. A
-    model without step terms, or whose v_0 is set, is returned as it is."""
+    velocity, at least :data:`SIGN_FLOOR` times its largest speed in ``data`` (1 for a coordinate
+    that does not move). The noise: ``data.qd_noise`` where pga-dyn derived or smoothed the
+    velocities; else the white noise of the velocities as given (:func:`~.signals.white_noise`),
+    and v_0 at most :data:`SIGN_CEILING` times the largest speed. A model without step terms, or
+    whose v_0 is set, is returned as it is."""
     if not model.has_steps or model.sign_speed is not None:
         return model
-    noise = 0.0 if data.qd_noise is None else data.qd_noise
-    speed = np.maximum(SIGN_NOISE * noise, SIGN_FLOOR * np.abs(data.qd).max(axis=0))
+    top = np.abs(data.qd).max(axis=0)
+    if data.qd_noise is None:
+        speed = np.clip(SIGN_NOISE * white_noise(data.qd), SIGN_FLOOR * top, SIGN_CEILING * top)
+    else:
+        speed = np.maximum(SIGN_NOISE * data.qd_noise, SIGN_FLOOR * top)
     speed = np.where(speed > 0, speed, 1.0)
     speed.setflags(write=False)
     return replace(model, sign_speed=speed)

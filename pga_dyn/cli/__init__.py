@@ -56,14 +56,14 @@ import warnings
 from .. import __version__
 from ..errors import PgaDynError, PgaDynWarning
 from ..progress import reporting
-from . import analyze, base, common, excite, identify, info, plot, simulate
+from . import analyze, base, common, excite, identify, info, plot, predict, simulate
 from . import compile as compile_command
 from .compile import compile_kernels
 
 __all__ = ["main", "build_parser", "compile_kernels", "COMMANDS"]
 
 #: The commands, in the order of ``pga-dyn --help``.
-COMMANDS = (info, plot, analyze, base, excite, simulate, identify, compile_command)
+COMMANDS = (info, plot, analyze, base, excite, simulate, identify, predict, compile_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

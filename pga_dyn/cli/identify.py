@@ -150,7 +150,6 @@ def run(args, out) -> int:
         read_trajectory,
         report,
         report_text,
-        write_model,
     )
     from drng.identification.diagnostics import hold_out, plot
     from drng.identification.energy import WINDOW
@@ -202,8 +201,10 @@ def run(args, out) -> int:
         try:
             if full is None:
                 raise PgaDynError("--energy gives base parameters only: a model file needs full parameters")
-            result["written"] = write_model(
-                full, common.new_file(args.output, robot.source, *args.data), write_mjcf=robots.write_mjcf
+            result["written"] = job.write(
+                common.new_file(args.output, robot.source, *args.data),
+                write_mjcf=robots.write_mjcf,
+                gains=reading.gains_of(robot, args.gains),
             )
         except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
             failure = PgaDynError(f"-o {args.output}: {exc}")
