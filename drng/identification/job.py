@@ -160,9 +160,7 @@ def identify_log(
     solution = None
     if chosen in ("map", "consistent") or full:  # a model file's parameters must be physical: consistent
         prior = default_prior(est.model, data, relative=prior_std)
-        solution = (
-            map_estimate(est, prior) if chosen == "map" else consistent_estimate(est, prior, **(bounds or {}))
-        )
+        solution = map_estimate(est, prior) if chosen == "map" else consistent_estimate(est, prior, **(bounds or {}))
     return Identification(est, solution, chosen, selection, test, shift, note)
 
 
