@@ -2,7 +2,7 @@
 
 Stack the regressors of valid random samples (``pga_dyn.sampling.sample_states``), scale each
 column to unit norm, and read the rank from the singular values at their largest gap
-(:func:`sampled_rank`). Scaling matters: the inertial parameters mix kg, kg m and kg m^2, and
+(:func:`rank_at_gap`). Scaling matters: the inertial parameters mix kg, kg m and kg m^2, and
 an unscaled stacked regressor of a PKM spreads its nonzero singular values over many decades,
 so that a fixed threshold (or the R-diagonal of an unpivoted QR) cuts in the wrong place; see
 docs/drng.md. The base parameters (a maximal independent set of parameter columns) are chosen

@@ -6,7 +6,7 @@ Every other module imports what it needs from here; none restates an order, a co
   F floating (6 DoF), and ``fixed`` (merged away by the model). Their number of coordinates
   (:data:`JOINT_DOF`), of axes (:data:`JOINT_AXES`), the names of their coordinates
   (:func:`coordinate_names`) and their integer codes in the compiled kernels (:data:`JOINT_CODE`,
-  and the constants :data:`CODE_R` ... :data:`CODE_F` that the kernels compare with).
+  and the constants ``CODE_R`` ... ``CODE_F`` that the kernels compare with).
 * **Gravity**: a vector in the world frame, default :data:`DEFAULT_GRAVITY`; it enters the
   dynamics as the seed G = (0; -g) of the spatial accelerations (eq. 70, :func:`gravity_seed`):
   the base accelerates *upwards*.

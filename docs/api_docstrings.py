@@ -1,0 +1,194 @@
+"""The griffe extension that prepares the docstrings of pga_dyn, drng and robots for the site's
+API reference (mkdocs.yml: ``mkdocstrings`` -> ``extensions``); the docstrings stay as they are.
+
+The docstrings are written for Sphinx and numpydoc: roles such as ``:func:`nullspace``` name
+other objects, constants carry a ``#:`` comment above them, and classes document their fields
+in a numpydoc ``Attributes`` section. mkdocstrings knows none of the three, so this extension,
+once a package is loaded (griffe's ``on_package``):
+
+1. gives each attribute without a docstring the ``#:`` comment above it (Sphinx's convention),
+   and each field of a class without a docstring its entry of the class's ``Attributes``
+   section, so that they are shown;
+2. rewrites each role ``:func:`name``` (``func``, ``class``, ``meth``, ``attr``, ``data``,
+   ``mod``, ``exc``, ``obj``, ``const``) into a Markdown cross-reference ``[`name()`][path]``
+   that mkdocs-autorefs turns into a link. ``name`` is resolved as Sphinx does: relative to the
+   docstring's object (its members, its module's names and imports, then its parents), or as a
+   full dotted path; the lazy names of a package (its ``_LAZY`` table, ``pga_dyn.lazy``) resolve
+   to the modules they come from. ``~name`` shows only the last component, ``func`` and ``meth``
+   get ``()``. A name that resolves to an object not shown on the site (private, outside the
+   three packages such as ``networkx.MultiDiGraph``) becomes plain code; a name of the three
+   packages that resolves to nothing is logged as a warning, which fails ``mkdocs build
+   --strict``.
+
+``tests/test_site.py`` builds the site and checks that no role is left in its HTML.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from typing import Any
+
+import griffe
+
+#: The packages of the API reference (docs/api/*.md); names of other packages are not linked.
+PACKAGES = ("pga_dyn", "drng", "robots")
+#: A Sphinx role with its target: ``:func:`~drng.nullspace```.
+ROLE = re.compile(r":(?:py:)?(func|class|meth|attr|data|mod|exc|obj|const):`(~?)([\w.]+)`")
+
+logger = griffe.get_logger("api_docstrings")
+
+
+def comment_above(attr: griffe.Attribute) -> str | None:
+    """The ``#:`` comment lines right above an attribute's assignment, joined, or None."""
+    lines = attr.module.lines
+    if not lines or not attr.lineno:
+        return None
+    found = []
+    k = attr.lineno - 2
+    while k >= 0 and lines[k].strip().startswith("#:"):
+        found.append(lines[k].strip()[2:].strip())
+        k -= 1
+    return " ".join(reversed(found)) or None
+
+
+def field_docs(cls: griffe.Class) -> dict[str, str]:
+    """Field name -> description, from the ``Attributes`` section of a class's docstring
+    (an entry ``a, b : type`` documents both)."""
+    if cls.docstring is None:
+        return {}
+    docs = {}
+    for section in griffe.parse_numpy(cls.docstring, warnings=False):
+        if section.kind is griffe.DocstringSectionKind.attributes:
+            for entry in section.value:
+                annotation = f" ({entry.annotation})" if entry.annotation else ""
+                for name in entry.name.split(","):
+                    if entry.description or annotation:
+                        docs[name.strip()] = (entry.description or "") + annotation
+    return docs
+
+
+def walk(obj: griffe.Object):
+    """The object and all its members (not aliases), depth first."""
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from walk(member)
+
+
+def lazy_table(module: griffe.Module) -> dict[str, str]:
+    """A package's ``_LAZY`` table (public name -> submodule), empty when it has none."""
+    table = module.members.get("_LAZY")
+    if table is None or table.is_alias or not getattr(table, "value", None):
+        return {}
+    try:
+        return ast.literal_eval(str(table.value))
+    except (ValueError, SyntaxError):
+        return {}
+
+
+class Resolver:
+    """Finds the object a role names, and whether the site shows it."""
+
+    def __init__(self, loader: griffe.GriffeLoader):
+        self.loader = loader
+
+    def lookup(self, path: str) -> griffe.Object | None:
+        """The object at a full dotted path, through aliases and lazy names; None if none."""
+        parts = path.split(".")
+        if parts[0] not in PACKAGES:
+            return None
+        if parts[0] not in self.loader.modules_collection.members:
+            self.loader.load(parts[0])
+        obj = self.loader.modules_collection.members[parts[0]]
+        for part in parts[1:]:
+            obj = self.final(obj)
+            if part in obj.members:
+                obj = obj.members[part]
+            elif obj.is_module and part in lazy_table(obj):
+                obj = self.lookup(f"{obj.path}.{lazy_table(obj)[part]}.{part}")
+                if obj is None:
+                    return None
+            else:
+                return None
+        return self.final(obj)
+
+    @staticmethod
+    def final(obj):
+        """An alias's target (the object itself for a non-alias)."""
+        if obj.is_alias:
+            try:
+                return obj.final_target
+            except (griffe.AliasResolutionError, griffe.CyclicAliasError):
+                return obj
+        return obj
+
+    def resolve(self, scope: griffe.Object, name: str) -> griffe.Object | None:
+        """The object ``name`` names in the docstring of ``scope`` (Sphinx's search order)."""
+        first, _, rest = name.partition(".")
+        where = scope
+        while where is not None:
+            path = None
+            if first in where.members:
+                path = f"{where.path}.{first}"
+            elif where.is_module and first in lazy_table(where):
+                path = f"{where.path}.{first}"
+            elif where.is_module and first in where.imports:
+                path = where.imports[first]
+            if path is not None:
+                obj = self.lookup(f"{path}.{rest}" if rest else path)
+                if obj is not None:
+                    return obj
+            where = where.parent
+        return self.lookup(name)
+
+    @staticmethod
+    def shown(obj: griffe.Object) -> bool:
+        """Whether the site renders the object (mkdocs.yml: public members with a docstring)."""
+        if obj.is_alias or obj.package.name not in PACKAGES:
+            return False
+        if any(part.startswith("_") for part in obj.path.split(".")):
+            return False
+        if obj.path.startswith("pga_dyn.cli"):
+            return False
+        return obj.has_docstrings if (obj.is_class or obj.is_module) else obj.has_docstring
+
+
+class ApiDocstrings(griffe.Extension):
+    """The extension: ``#:`` comments and Attributes entries as docstrings, roles as links."""
+
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
+        if pkg.name not in PACKAGES:
+            return
+        for obj in walk(pkg):
+            if obj.is_attribute and obj.docstring is None and (text := comment_above(obj)):
+                obj.docstring = griffe.Docstring(text, parent=obj)
+            if obj.is_class:
+                for name, text in field_docs(obj).items():
+                    member = obj.members.get(name)
+                    if member is not None and not member.is_alias and member.docstring is None:
+                        member.docstring = griffe.Docstring(text, parent=member)
+        resolver = Resolver(loader)
+        for obj in walk(pkg):
+            if obj.docstring is not None and ":" in obj.docstring.value and Resolver.shown(obj):
+                obj.docstring.value = ROLE.sub(lambda m, obj=obj: self.link(resolver, obj, m), obj.docstring.value)
+
+    @staticmethod
+    def link(resolver: Resolver, scope: griffe.Object, match: re.Match) -> str:
+        """The Markdown of one role."""
+        role, short, name = match.groups()
+        text = name.rsplit(".", 1)[-1] if short else name
+        if role in ("func", "meth"):
+            text += "()"
+        target = resolver.resolve(scope, name)
+        if target is None and name in dir(builtins):
+            return f"`{text}`"
+        if target is None:
+            if "." not in name or name.split(".")[0] in PACKAGES:
+                # a relative name, or a name of ours, that names nothing: a broken reference
+                logger.warning("%s: %s names no object", scope.path, match.group(0))
+            return f"`{text}`"
+        if not resolver.shown(target):
+            return f"`{text}`"
+        return f"[`{text}`][{target.path}]"
