@@ -18,7 +18,11 @@ once a package is loaded (griffe's ``on_package``):
    get ``()``. A name that resolves to an object not shown on the site (private, outside the
    three packages such as ``networkx.MultiDiGraph``) becomes plain code; a name of the three
    packages that resolves to nothing is logged as a warning, which fails ``mkdocs build
-   --strict``.
+   --strict``;
+3. parses the docstrings (numpydoc, as mkdocs.yml says) for mkdocstrings, keeping each type
+   of a Parameters, Attributes or Returns entry as written where griffe would show it
+   otherwise: ``ndarray (n + 1,)`` is not the call ``ndarray(n + 1)``, and ``None, array_like
+   (n_a, 2) or dict`` is not a tuple.
 
 ``tests/test_site.py`` builds the site and checks that no role is left in its HTML.
 """
@@ -67,6 +71,51 @@ def field_docs(cls: griffe.Class) -> dict[str, str]:
                     if entry.description or annotation:
                         docs[name.strip()] = (entry.description or "") + annotation
     return docs
+
+
+def written_types(text: str) -> tuple[dict[str, str], list[str]]:
+    """The types of the entries of a docstring's numpydoc sections, as written: name -> type of
+    the ``names : type`` entries (an entry ``a, b : type`` under ``a, b``, ``a`` and ``b``), and
+    the types of the entries without a name (``type`` alone, in Returns), in order. An entry is
+    a line at the indentation of its section's title."""
+    lines = text.splitlines()
+    named: dict[str, str] = {}
+    unnamed: list[str] = []
+    inside = False
+    for k, line in enumerate(lines):
+        if not line.strip() or line[:1].isspace() or set(line.strip()) == {"-"}:
+            continue
+        if k + 1 < len(lines) and set(lines[k + 1].strip()) == {"-"}:
+            inside = True  # a section's title
+        elif inside:
+            names, colon, kind = line.partition(" : ")
+            if colon:
+                for name in [names, *names.split(",")]:
+                    named[name.strip()] = kind.strip()
+            else:
+                unnamed.append(line.strip())
+    return named, unnamed
+
+
+def parse_keeping_types(docstring: griffe.Docstring) -> list:
+    """The docstring's numpydoc sections (griffe's parser) with each type that griffe would show
+    other than written (``ndarray (n,)`` read as a call ``ndarray(n)``) kept as written; types
+    griffe shows as written (``Robot``, ``int or None``) stay expressions, linked."""
+    sections = griffe.parse_numpy(docstring)
+    named, unnamed = written_types(docstring.value)
+    unnamed = iter(unnamed)
+    for section in sections:
+        if not isinstance(section.value, list):
+            continue
+        for entry in section.value:
+            annotation = getattr(entry, "annotation", None)
+            if not isinstance(annotation, griffe.Expr):
+                continue
+            name = getattr(entry, "name", "")
+            text = named.get(name) if name else next(unnamed, None)
+            if text and str(annotation) != text:
+                entry.annotation = text
+    return sections
 
 
 def walk(obj: griffe.Object):
@@ -173,6 +222,10 @@ class ApiDocstrings(griffe.Extension):
         for obj in walk(pkg):
             if obj.docstring is not None and ":" in obj.docstring.value and Resolver.shown(obj):
                 obj.docstring.value = ROLE.sub(lambda m, obj=obj: self.link(resolver, obj, m), obj.docstring.value)
+        for obj in walk(pkg):
+            if obj.docstring is not None and Resolver.shown(obj):
+                # what mkdocstrings renders (Docstring.parsed is computed once, here)
+                obj.docstring.parsed = parse_keeping_types(obj.docstring)
 
     @staticmethod
     def link(resolver: Resolver, scope: griffe.Object, match: re.Match) -> str:

@@ -277,6 +277,10 @@ def numerical_nullspace(
     """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
     (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
 
+    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
+    (bytes) the dense matrices: PgaDynError saying what could not be done when they would not fit
+    (:class:`Budget`, :func:`check_memory`).
+
     Returns
     -------
     NullspaceResult
@@ -284,10 +288,6 @@ def numerical_nullspace(
         whether it is clean (gap >= GAP_MIN with ``rtol`` inside it), the threshold, the smallest
         kept and largest dropped singular values (relative to the largest), the singular values,
         the sample and row counts and the base-parameter columns (pivoted QR of R).
-
-    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
-    (bytes) the dense matrices: PgaDynError saying what could not be done when they would not fit
-    (:class:`Budget`, :func:`check_memory`).
     """
     from pga_dyn.model import check_robot
     from pga_dyn.sampling import count
