@@ -45,7 +45,8 @@ logger = griffe.get_logger("api_docstrings")
 
 
 def comment_above(attr: griffe.Attribute) -> str | None:
-    """The ``#:`` comment lines right above an attribute's assignment, joined, or None."""
+    """The ``#:`` comment lines right above an attribute's assignment, joined; else the comment
+    at the end of a one-line assignment (``CENTRE = 28  # 72a-c: ...``); else None."""
     lines = attr.module.lines
     if not lines or not attr.lineno:
         return None
@@ -54,7 +55,32 @@ def comment_above(attr: griffe.Attribute) -> str | None:
     while k >= 0 and lines[k].strip().startswith("#:"):
         found.append(lines[k].strip()[2:].strip())
         k -= 1
-    return " ".join(reversed(found)) or None
+    if found:
+        return " ".join(reversed(found))
+    line = lines[attr.lineno - 1]
+    if attr.endlineno == attr.lineno and "  # " in line and line.count('"') % 2 == 0 and "'" not in line:
+        return line.split("  # ", 1)[1].strip() or None
+    return None
+
+
+def comment_docs(obj: griffe.Object) -> None:
+    """Docstrings from comments for the attributes of a module or class that have none: the
+    comment of :func:`comment_above`, or the one of a group of assignments (no blank line
+    between them) whose first carries it (``#: ...`` above ``STAGE_DRAWS``, ``MIN_YIELD``,
+    ``MIN_SCALE``)."""
+    attributes = sorted(
+        (m for m in obj.members.values() if not m.is_alias and m.is_attribute and m.lineno),
+        key=lambda m: m.lineno,
+    )
+    previous = None
+    for attr in attributes:
+        if attr.docstring is None:
+            text = comment_above(attr)
+            if text is None and previous is not None and previous.endlineno == attr.lineno - 1:
+                text = previous.docstring.value if previous.docstring is not None else None
+            if text is not None:
+                attr.docstring = griffe.Docstring(text, parent=attr)
+        previous = attr
 
 
 def field_docs(cls: griffe.Class) -> dict[str, str]:
@@ -211,8 +237,8 @@ class ApiDocstrings(griffe.Extension):
         if pkg.name not in PACKAGES:
             return
         for obj in walk(pkg):
-            if obj.is_attribute and obj.docstring is None and (text := comment_above(obj)):
-                obj.docstring = griffe.Docstring(text, parent=obj)
+            if obj.is_module or obj.is_class:
+                comment_docs(obj)
             if obj.is_class:
                 for name, text in field_docs(obj).items():
                     member = obj.members.get(name)

@@ -41,6 +41,7 @@ JOINT_AXES = {"R": 1, "P": 1, "U": 2, "S": 0, "F": 0, "fixed": 0}
 LOOP_JOINT_TYPES = ("R", "P", "U", "S")
 #: Integer codes of the joint types in the compiled kernels (tree and loop joints alike).
 CODE_R, CODE_P, CODE_U, CODE_S, CODE_F = 0, 1, 2, 3, 4
+#: Joint type -> its code in the compiled kernels (``CODE_R`` ... ``CODE_F``).
 JOINT_CODE = {"R": CODE_R, "P": CODE_P, "U": CODE_U, "S": CODE_S, "F": CODE_F}
 #: Code of a spin lock in the loop kernels: not a joint but one constraint row, the spin rate of
 #: a body about a line fixed in it held at zero (:mod:`pga_dyn.loops.spins`).
