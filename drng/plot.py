@@ -53,8 +53,10 @@ PRINCIPLE_STYLE = {
 CLASS_COLOURS = ("tab:green", "gold", "lightgray")
 #: Width (inches) of the figure of :func:`plot`: a page's width, so that it is shown near its size.
 WIDTH = 8.0
-#: Font sizes (points) of the labels, ticks and legends, and of the titles.
-FONT, TITLE = 9, 10.5
+#: Font size (points) of the labels, ticks and legends.
+FONT = 9
+#: Font size (points) of the titles.
+TITLE = 10.5
 #: Resolution (dots per inch) of the files :func:`plot` saves.
 DPI = 130
 
