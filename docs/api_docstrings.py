@@ -19,7 +19,8 @@ once a package is loaded (griffe's ``on_package``):
    three packages such as ``networkx.MultiDiGraph``) becomes plain code; a name of the three
    packages that resolves to nothing is logged as a warning, which fails ``mkdocs build
    --strict``;
-3. parses the docstrings (numpydoc, as mkdocs.yml says) for mkdocstrings, keeping each type
+3. writes each ``<`` outside code as ``&lt;`` (Markdown would read ``<dc/dW_i, ...>`` as HTML);
+4. parses the docstrings (numpydoc, as mkdocs.yml says) for mkdocstrings, keeping each type
    of a Parameters, Attributes or Returns entry as written where griffe would show it
    otherwise: ``ndarray (n + 1,)`` is not the call ``ndarray(n + 1)``, and ``None, array_like
    (n_a, 2) or dict`` is not a tuple.
@@ -42,6 +43,14 @@ PACKAGES = ("pga_dyn", "drng", "robots")
 ROLE = re.compile(r":(?:py:)?(func|class|meth|attr|data|mod|exc|obj|const):`(~?)([\w.]+)`")
 
 logger = griffe.get_logger("api_docstrings")
+
+
+def escape_angles(text: str) -> str:
+    """``<`` that would open a tag (``<`` then a letter or ``/``), outside code spans, as ``&lt;``:
+    the docstrings hold no HTML, and Markdown would take the math ``<dc/dW_i, dW_i/dq_j>`` for
+    a tag and drop it (``<=`` and ``a < b`` Markdown shows as they are)."""
+    parts = re.split(r"(``.*?``|`[^`]*`)", text, flags=re.S)
+    return "".join(part if k % 2 else re.sub(r"<(?=[A-Za-z/!?])", "&lt;", part) for k, part in enumerate(parts))
 
 
 def comment_above(attr: griffe.Attribute) -> str | None:
@@ -246,8 +255,9 @@ class ApiDocstrings(griffe.Extension):
                         member.docstring = griffe.Docstring(text, parent=member)
         resolver = Resolver(loader)
         for obj in walk(pkg):
-            if obj.docstring is not None and ":" in obj.docstring.value and Resolver.shown(obj):
-                obj.docstring.value = ROLE.sub(lambda m, obj=obj: self.link(resolver, obj, m), obj.docstring.value)
+            if obj.docstring is not None and Resolver.shown(obj):
+                text = ROLE.sub(lambda m, obj=obj: self.link(resolver, obj, m), obj.docstring.value)
+                obj.docstring.value = escape_angles(text)
         for obj in walk(pkg):
             if obj.docstring is not None and Resolver.shown(obj):
                 # what mkdocstrings renders (Docstring.parsed is computed once, here)
