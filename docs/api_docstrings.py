@@ -20,7 +20,9 @@ once a package is loaded (griffe's ``on_package``):
    packages that resolves to nothing is logged as a warning, which fails ``mkdocs build
    --strict``;
 3. writes each ``<`` outside code as ``&lt;`` (Markdown would read ``<dc/dW_i, ...>`` as HTML);
-4. parses the docstrings (numpydoc, as mkdocs.yml says) for mkdocstrings, keeping each type
+4. puts the first sentence of each docstring alone on its first line (the summary tables of
+   mkdocstrings show that line; the rendered paragraph is the same);
+5. parses the docstrings (numpydoc, as mkdocs.yml says) for mkdocstrings, keeping each type
    of a Parameters, Attributes or Returns entry as written where griffe would show it
    otherwise: ``ndarray (n + 1,)`` is not the call ``ndarray(n + 1)``, and ``None, array_like
    (n_a, 2) or dict`` is not a tuple.
@@ -51,6 +53,22 @@ def escape_angles(text: str) -> str:
     a tag and drop it (``<=`` and ``a < b`` Markdown shows as they are)."""
     parts = re.split(r"(``.*?``|`[^`]*`)", text, flags=re.S)
     return "".join(part if k % 2 else re.sub(r"<(?=[A-Za-z/!?])", "&lt;", part) for k, part in enumerate(parts))
+
+
+def summary_first(text: str) -> str:
+    """The docstring with its first sentence alone on its first line: the lines of its first
+    paragraph joined, then broken after the first sentence. Markdown renders the paragraph as
+    before; the summary tables (mkdocs.yml: ``summary``) show the first line, which is now the
+    first sentence, not its first 90 characters. A first paragraph that is a list is kept."""
+    head, sep, rest = text.partition("\n\n")
+    lines = head.splitlines()
+    if len(lines) < 2 or any(line[:1].isspace() or line.startswith(("* ", "- ", ">>>")) for line in lines):
+        return text
+    joined = " ".join(line.strip() for line in lines)
+    end = re.search(r"(?<!e\.g)(?<!i\.e)(?<!\bcf)\.\s+(?=[A-Z`\[])", joined)
+    if end is not None:
+        joined = joined[: end.start() + 1] + "\n" + joined[end.end() :]
+    return joined + sep + rest
 
 
 def comment_above(attr: griffe.Attribute) -> str | None:
@@ -257,7 +275,7 @@ class ApiDocstrings(griffe.Extension):
         for obj in walk(pkg):
             if obj.docstring is not None and Resolver.shown(obj):
                 text = ROLE.sub(lambda m, obj=obj: self.link(resolver, obj, m), obj.docstring.value)
-                obj.docstring.value = escape_angles(text)
+                obj.docstring.value = summary_first(escape_angles(text))
         for obj in walk(pkg):
             if obj.docstring is not None and Resolver.shown(obj):
                 # what mkdocstrings renders (Docstring.parsed is computed once, here)
