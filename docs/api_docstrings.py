@@ -112,17 +112,17 @@ def comment_docs(obj: griffe.Object) -> None:
 
 def field_docs(cls: griffe.Class) -> dict[str, str]:
     """Field name -> description, from the ``Attributes`` section of a class's docstring
-    (an entry ``a, b : type`` documents both)."""
+    (an entry ``a, b : type`` documents both; an entry without a description gives its type)."""
     if cls.docstring is None:
         return {}
     docs = {}
     for section in griffe.parse_numpy(cls.docstring, warnings=False):
         if section.kind is griffe.DocstringSectionKind.attributes:
             for entry in section.value:
-                annotation = f" ({entry.annotation})" if entry.annotation else ""
+                text = entry.description or (str(entry.annotation) if entry.annotation else "")
                 for name in entry.name.split(","):
-                    if entry.description or annotation:
-                        docs[name.strip()] = (entry.description or "") + annotation
+                    if text:
+                        docs[name.strip()] = text
     return docs
 
 
@@ -246,6 +246,18 @@ class Resolver:
         return self.lookup(name)
 
     @staticmethod
+    def imported_from_outside(scope: griffe.Object, name: str) -> bool:
+        """Whether ``name``'s first component is imported, in ``scope``'s module or a parent,
+        from outside the three packages (``Generator`` from numpy.random)."""
+        first = name.split(".")[0]
+        where = scope
+        while where is not None:
+            if where.is_module and first in where.imports:
+                return where.imports[first].split(".")[0] not in PACKAGES
+            where = where.parent
+        return False
+
+    @staticmethod
     def shown(obj: griffe.Object) -> bool:
         """Whether the site renders the object (mkdocs.yml: public members with a docstring)."""
         if obj.is_alias or obj.package.name not in PACKAGES:
@@ -289,7 +301,7 @@ class ApiDocstrings(griffe.Extension):
         if role in ("func", "meth"):
             text += "()"
         target = resolver.resolve(scope, name)
-        if target is None and name in dir(builtins):
+        if target is None and (name in dir(builtins) or resolver.imported_from_outside(scope, name)):
             return f"`{text}`"
         if target is None:
             if "." not in name or name.split(".")[0] in PACKAGES:

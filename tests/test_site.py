@@ -102,3 +102,32 @@ def test_public_names_have_a_summary():
             if obj.docstring is None or not obj.docstring.value.strip().splitlines()[0].strip():
                 missing.append(obj.path)
     assert missing == []
+
+
+def test_roles_become_links():
+    """docs/api_docstrings.py resolves roles like Sphinx: a package's lazy name, a name relative
+    to the module, ``~`` (last component only), another package's class; a private target is
+    code, not a link; a docstring's type stays as written."""
+    griffe = pytest.importorskip("griffe")
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        from api_docstrings import ApiDocstrings
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    loader = griffe.GriffeLoader(extensions=griffe.load_extensions(ApiDocstrings()), search_paths=[str(ROOT)])
+    drng = loader.load("drng")
+    assert "[`nullspace()`][drng.generator.nullspace]" in drng.docstring.value
+    assert "[`Analysis`][drng.analysis.Analysis]" in drng.docstring.value
+    robots = loader.load("robots")
+    text = robots["extended.load_extended_urdf"].docstring.value
+    assert "[`Robot`][pga_dyn.model.Robot]" in text and "[`yaml_beside()`][robots.extended.yaml_beside]" in text
+    certificate = drng["certify.certificate"].docstring.value
+    assert (
+        "(`_remainder()`)" in certificate
+        and "[`pga_dyn.sampling.bounds_array()`][pga_dyn.sampling.bounds_array]" in certificate
+    )
+    pga_dyn = loader.load("pga_dyn")
+    assert not re.search(r":(func|class|meth|attr|data|mod):`", pga_dyn["sampling.sample_states"].docstring.value)
+    sections = pga_dyn["sampling.sample_states"].docstring.parsed
+    bounds = next(p for s in sections if s.kind.value == "parameters" for p in s.value if p.name == "bounds")
+    assert bounds.annotation == "None, array_like (n_a, 2) or dict"
