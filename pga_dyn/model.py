@@ -98,6 +98,7 @@ class Inertial:
 
     @staticmethod
     def zero() -> Inertial:
+        """No mass: m = 0, c = 0, I = 0 (a massless link)."""
         return Inertial(0.0, frozen_array(np.zeros(3)), frozen_array(np.zeros((3, 3))))
 
     def pseudo_inertia(self) -> np.ndarray:
@@ -321,22 +322,27 @@ class ModelGraph(nx.MultiDiGraph):
             return super().__ior__(other)
 
         def update(self, *args: Any, **kwargs: Any) -> None:
+            """``dict.update``; a TypeError once the graph is locked."""
             self._check()
             super().update(*args, **kwargs)
 
         def setdefault(self, key: Any, default: Any = None) -> Any:
+            """``dict.setdefault``; a TypeError once the graph is locked."""
             self._check()
             return super().setdefault(key, default)
 
         def pop(self, *args: Any) -> Any:
+            """``dict.pop``; a TypeError once the graph is locked."""
             self._check()
             return super().pop(*args)
 
         def popitem(self) -> tuple[Any, Any]:
+            """``dict.popitem``; a TypeError once the graph is locked."""
             self._check()
             return super().popitem()
 
         def clear(self) -> None:
+            """``dict.clear``; a TypeError once the graph is locked."""
             self._check()
             super().clear()
 

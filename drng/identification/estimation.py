@@ -633,6 +633,7 @@ class FullEstimate:
         return self.theta[self.model.base.K.shape[1] :]
 
     def predict(self, data: Trajectory) -> np.ndarray:
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
         return predict(self.model, self.beta, data)
 
 
