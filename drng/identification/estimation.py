@@ -83,6 +83,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
     from .data import Trajectory
 
@@ -270,13 +271,18 @@ def estimate(
     weighted: bool = True,
     stiction: float = STICTION_ZONE,
     lags: int | None = None,
+    *,
+    states: States | None = None,
+    regressor: np.ndarray | None = None,
 ) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
     :func:`~drng.identification.model.sliding`) are left out. The covariance is the HAC one with
     bandwidth ``lags`` (None: from the residuals' correlation length; 0: white residuals, s^2
-    (W_w^T W_w)^-1). PgaDynError when the data have fewer rows than parameters, or do not excite
+    (W_w^T W_w)^-1). ``states`` (:class:`pga_dyn.States` of ``data``) and ``regressor`` (W
+    (ns, n_a, p) at them), when the caller has them. PgaDynError when the data have fewer rows
+    than parameters, or do not excite
     every parameter (the column-scaled stacked regressor is rank-deficient: the parameters it
     cannot tell apart are named)."""
     if data.tau is None:
@@ -284,7 +290,7 @@ def estimate(
     robot, p = model.robot, model.num_parameters
     ns, na = data.tau.shape
     model = sign_speeds(model, data)
-    states = states_of(robot, data)
+    states = states_of(robot, data) if states is None else states
     keep = sliding(model, states.qd_a, stiction, states.qd)
     rows = keep.sum(axis=0)
     if rows.sum() <= p:
@@ -293,7 +299,7 @@ def estimate(
             f"{data.source}: {ns} samples of {na} forces give {rows.sum()} equations{outside} for {p} "
             "parameters: too few samples"
         )
-    Wt = model.regressor(states)
+    Wt = model.regressor(states) if regressor is None else regressor
     blocks = [reduced_rows(Wt[keep[:, j], j], data.tau[keep[:, j], j]) for j in range(na)]
     R = np.concatenate([b[0] for b in blocks])
     z = np.concatenate([b[1] for b in blocks])

@@ -147,12 +147,12 @@ def identify_log(
     selection, model = (None, None)
     if not nonlinear:
         options = {"friction": friction, "armature": armature, "folds": folds, "bounds": bounds, **common}
-        selection, model = select(robot, data, estimates=estimates, **options)
+        selection, model, W = select(robot, data, estimates=estimates, **options)
         if delay is None:
-            data, test, shift, note, selection, model = checked_delay(
-                robot, data, test, selection, model, estimates, options
+            data, test, shift, note, selection, model, W = checked_delay(
+                robot, data, test, selection, model, W, estimates, options
             )
-        est = estimate(model, data, weighted=selection.chosen.estimate != "ols")
+        est = estimate(model, data, weighted=selection.chosen.estimate != "ols", regressor=W)
         chosen = selection.chosen.estimate
     else:
         est = identify(robot, data, friction, bool(armature), weighted=estimate_kind != "ols", **common)
@@ -170,33 +170,34 @@ def checked_delay(
     test: Trajectory | None,
     selection: Selection,
     model: IdentificationModel,
+    W: np.ndarray,
     estimates: tuple,
     options: dict,
 ) -> tuple:
     """The force delay found with the chosen ``model`` on ``data``, compensated when it exceeds a
     sample step and lowers the chosen candidate's cross-validated error by more than
-    :data:`.selection.TIE`: (data, test, delay, note, selection, model)."""
+    :data:`.selection.TIE`: (data, test, delay, note, selection, model, its regressor W)."""
     step = float(np.median(np.diff(data.t)))
     try:
         found = force_delay(model, data)[0]
     except PgaDynError as exc:
-        return data, test, 0.0, f"not compensated: {exc}", selection, model
+        return data, test, 0.0, f"not compensated: {exc}", selection, model, W
     if abs(found) <= step:
-        return data, test, 0.0, f"{1e3 * found:+.3g} ms found, within a sample step: none", selection, model
+        return data, test, 0.0, f"{1e3 * found:+.3g} ms found, within a sample step: none", selection, model, W
     rounded = step * round(found / step)
     moved, moved_test, shift = compensate(data, test, rounded)
     chosen = selection.chosen
     fixed = {**options, "friction": chosen.friction, "armature": chosen.armature}
-    trial, trial_model = select(robot, moved, estimates=(chosen.estimate,), **fixed)
+    trial, trial_model, trial_W = select(robot, moved, estimates=(chosen.estimate,), **fixed)
     before, after = chosen.score, trial.chosen.score
     if after < before * (1 - TIE):
         trial = type(selection)(
             selection.terms, selection.estimates, trial.chosen, trial.folds, trial.by, selection.why
         )
         note = f"{1e3 * shift:+.3g} ms found and compensated: cross-validated RRE {before:.3g} % -> {after:.3g} %"
-        return moved, moved_test, shift, note, trial, trial_model
+        return moved, moved_test, shift, note, trial, trial_model, trial_W
     note = (
         f"{1e3 * shift:+.3g} ms found, not compensated: it does not lower the cross-validated RRE "
         f"({before:.3g} % -> {after:.3g} %)"
     )
-    return data, test, 0.0, note, selection, model
+    return data, test, 0.0, note, selection, model, W

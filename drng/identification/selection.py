@@ -48,6 +48,7 @@ from .model import identification_model, sign_speeds, sliding, states_of
 
 if TYPE_CHECKING:
     from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
     from .data import Trajectory
     from .model import IdentificationModel
@@ -136,17 +137,19 @@ def blocks(data: Trajectory, folds: int = FOLDS) -> tuple:
     return tuple(zip(edges[:-1], edges[1:])), "time"
 
 
-def statistics(W: np.ndarray, tau: np.ndarray, rows: np.ndarray, folds: tuple) -> tuple:
-    """Per fold k and coordinate j the sums over the rows ``rows`` (ns, n_a) bool of the fold:
-    G (F, n_a, P, P) = W^T W, g (F, n_a, P) = W^T tau, s (F, n_a) = tau^T tau, n (F, n_a) the row
-    count; ``W`` (ns, n_a, P), ``tau`` (ns, n_a)."""
+def statistics(W: np.ndarray, tau: np.ndarray, rows: np.ndarray | None, folds: tuple) -> tuple:
+    """Per fold k and coordinate j the sums over the rows ``rows`` (ns, n_a) bool of the fold
+    (None: every row): G (F, n_a, P, P) = W^T W, g (F, n_a, P) = W^T tau, s (F, n_a) = tau^T tau,
+    n (F, n_a) the row count; ``W`` (ns, n_a, P), ``tau`` (ns, n_a)."""
     F, na, P = len(folds), W.shape[1], W.shape[2]
     G, g, s, n = np.zeros((F, na, P, P)), np.zeros((F, na, P)), np.zeros((F, na)), np.zeros((F, na))
-    for k, (a, b) in enumerate(folds):
-        for j in range(na):
-            keep = rows[a:b, j]
-            Wk, tk = W[a:b, j][keep], tau[a:b, j][keep]
-            G[k, j], g[k, j], s[k, j], n[k, j] = Wk.T @ Wk, Wk.T @ tk, tk @ tk, keep.sum()
+    for j in range(na):
+        Wj, tj = np.ascontiguousarray(W[:, j]), tau[:, j]
+        for k, (a, b) in enumerate(folds):
+            Wk, tk = Wj[a:b], tj[a:b]
+            if rows is not None:
+                Wk, tk = Wk[rows[a:b, j]], tk[rows[a:b, j]]
+            G[k, j], g[k, j], s[k, j], n[k, j] = Wk.T @ Wk, Wk.T @ tk, tk @ tk, len(tk)
     return G, g, s, n
 
 
@@ -240,6 +243,7 @@ def select(
     base: object | None = None,
     prior: tuple | None = None,
     bounds: dict | None = None,
+    states: States | None = None,
 ) -> tuple:
     """The model terms and the estimate of ``robot`` that predict the forces of ``data`` best in
     cross-validation (module docstring): ``friction`` (models of
@@ -247,10 +251,10 @@ def select(
     None; ``estimates`` the estimates compared (:data:`ESTIMATES`); ``prior`` (theta_0, sigma_0)
     and ``bounds`` (keyword arguments of
     :func:`~drng.identification.consistency.consistent_estimate`) for MAP and the consistent
-    estimate. Returns (:class:`Selection`, the chosen
-    :class:`~drng.identification.model.IdentificationModel` with its smooth sign's speeds set
-    from ``data``)."""
-    from .consistency import consistent_estimate
+    estimate; ``states`` the pga-dyn states of ``data`` when the caller has them. Returns
+    (:class:`Selection`, the chosen :class:`~drng.identification.model.IdentificationModel` with
+    its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``)."""
+    from .consistency import ConsistentProblem
     from .estimation import default_prior, estimate
 
     if data.tau is None:
@@ -272,16 +276,21 @@ def select(
     folds_, by = blocks(data, folds)
     if len(folds_) < 2:
         raise PgaDynError(f"{data.source}: model selection needs at least 2 blocks of the record")
-    states = states_of(robot, data)
-    W = union.full_regressor(states)
-    every = statistics(W, data.tau, np.ones(data.tau.shape, dtype=bool), folds_)
-    sliding_rows = sliding(union, states.qd_a, qd_tree=states.qd)
-    stepped = statistics(W, data.tau, sliding_rows, folds_) if union.has_steps else every
+    states = states_of(robot, data) if states is None else states
+    # the columns of [Y_link, D] some candidate uses, once
+    used = np.unique(np.concatenate([columns_in(m, union) for m in models.values()]))
+    W = union.full_regressor(states)[:, :, used]
+    position = {int(c): k for k, c in enumerate(used)}
+    every = statistics(W, data.tau, None, folds_)
+    stepped = every
+    if union.has_steps:  # the stiction zones' rows left out of the fit: every row's sums less theirs
+        zone = statistics(W, data.tau, ~sliding(union, states.qd_a, qd_tree=states.qd), folds_)
+        stepped = tuple(a - b for a, b in zip(every, zone))
     na = data.tau.shape[1]
 
     def linear(pair, weighted):
         model = models[pair]
-        cols = columns_in(model, union)
+        cols = np.array([position[int(c)] for c in columns_in(model, union)], dtype=np.int64)
         fits = fold_fits(stepped if model.has_steps else every, cols, weighted, model.num_parameters / na)
         cv, per_fold = cv_rre(every, cols, [b for b, _ in fits])
         return cv, per_fold, fits, cols
@@ -303,24 +312,27 @@ def select(
             estimate_candidates.append(Candidate(tag, *pair, name, model.num_parameters, cv, per_fold))
             continue
         if full is None:
-            full = estimate(model, data)
+            full = estimate(model, data, states=states, regressor=W[:, :, cols])
             theta_prior = default_prior(full.model, data) if prior is None else prior
         G, *_ = stepped if model.has_steps else every
         betas, note = [], ""
-        for k, (beta, weights) in enumerate(wls_fits):
-            train = np.arange(len(folds_)) != k
-            gram = G[train].sum(0)[:, cols][:, :, cols]
-            fold = replace(full, beta=beta, gram=gram, variances=1.0 / weights**2)
-            try:
-                solution = (
-                    map_estimate(fold, theta_prior)
-                    if name == "map"
-                    else consistent_estimate(fold, theta_prior, **(bounds or {}))
+        try:
+            problem = (
+                ConsistentProblem(model, theta_prior, **(bounds or {}), parametric=True)
+                if name == "consistent"
+                else None
+            )
+            for k, (beta, weights) in enumerate(wls_fits):
+                train = np.arange(len(folds_)) != k
+                gram = G[train].sum(0)[:, cols][:, :, cols]
+                fold = replace(full, beta=beta, gram=gram, variances=1.0 / weights**2)
+                betas.append(
+                    map_estimate(fold, theta_prior).beta
+                    if problem is None
+                    else model.K @ problem.solve(beta, fold.information())
                 )
-            except PgaDynError as exc:
-                note = f"not evaluated: {exc}"
-                break
-            betas.append(solution.beta)
+        except PgaDynError as exc:
+            note = f"not evaluated: {exc}"
         if note:
             estimate_candidates.append(Candidate(tag, *pair, name, model.num_parameters, None, None, note))
             continue
@@ -342,4 +354,5 @@ def select(
             tuple(term_candidates) if len(pairs) > 1 else (), tuple(estimate_candidates), chosen, folds_, by, why
         ),
         model,
+        W[:, :, cols],
     )
