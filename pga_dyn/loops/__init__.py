@@ -14,6 +14,9 @@ modules, lowest first (each imports only those above it):
 * :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
   and projected on its own; the rank decision of a part's J_f (redundant closures: its rank
   below its rows).
+* :mod:`pga_dyn.loops.closest`: the closed configuration nearest to a given one with every
+  coordinate free (Levenberg-Marquardt, continuation and restarts): the reference of a model
+  whose q0 does not close at its actuated position.
 * :mod:`pga_dyn.loops.spins`: free motions (J_f's rank below its columns), recognised as free
   spins of bodies symmetric about their lines and locked at zero spin rate.
 * :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
@@ -50,6 +53,7 @@ from .newton import (
     qr_solve,
     so3_log,
 )
+from .closest import CLOSEST_TOL, Closest, closest_closed
 from .parts import (
     RANK_GAP,
     RANK_MARGIN,
@@ -79,7 +83,10 @@ from .system import Constraints, constraints, on_branch
 
 __all__ = [
     "ASSEMBLY_TOL",
+    "CLOSEST_TOL",
     "CLOSURE_TOL",
+    "Closest",
+    "closest_closed",
     "FLOOR_TOL",
     "LOCK_ROWS",
     "LOOP_ROWS",

@@ -57,6 +57,8 @@ class Constraints:
         self.spins = ()
         #: The rank decision of each part's J_f at the reference (:func:`pga_dyn.loops.parts.closure_rank`).
         self.ranks = ()
+        #: How far the reference moved from q0 to close (:class:`pga_dyn.loops.closest.Closest`), or None.
+        self.closest = None
         self._constrain(())
 
     def _constrain(self, locks) -> None:
@@ -85,8 +87,9 @@ class Constraints:
 
     def report(self) -> list:
         """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
-        redundant equations it drops, the passive motions it leaves free) and the locked spins."""
-        lines = []
+        redundant equations it drops, the passive motions it leaves free) and the locked spins,
+        after how far the reference moved from q0 when q0 does not close (``closest``)."""
+        lines = self.closest.describe() if self.closest is not None else []
         for part, rank in zip(self.parts, self.ranks):
             loops = listing([self.names[l] for l in part.loops])
             lines.append(
@@ -134,8 +137,11 @@ class Constraints:
     def close_reference(self, branch=0, start=None) -> None:
         """Assemble the reference configuration (:mod:`pga_dyn.loops.reference`): q0 with its
         passive coordinates solved by Newton (q0 itself when its loops close, as DRNG's Table 2
-        assumes); every assembly path starts there. Raise a ModelError naming the loop joints when
-        they cannot be closed at the actuated position of q0. ``z_ref`` (nz,) holds its free
+        assumes); every assembly path starts there. When they cannot be closed at the actuated
+        position of q0, the reference is the closed configuration nearest to q0 found with all
+        coordinates free (``closest``, a :class:`pga_dyn.loops.closest.Closest` saying how far each
+        coordinate moved; None when q0 closed), and a ModelError names the loops and the smallest
+        residual reached when none is found. ``z_ref`` (nz,) holds its free
         coordinates, ``cond_ref`` cond(J_p) there (the largest over the parts); a singular q0 is
         left for a regular neighbour (``moved``), with a warning
         (:func:`pga_dyn.loops.reference.leave_singular_reference`); free spins are locked there
@@ -146,7 +152,7 @@ class Constraints:
         reference configuration) as in :func:`on_branch`; ``branches`` holds the number of
         assembly branches that meet at the reference (1 at a regular one), ``branch`` the one followed,
         ``start`` the reference given (None: q0)."""
-        self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches = reference_configuration(
+        self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches, self.closest = reference_configuration(
             self, branch, start
         )
         self.branch, self.start = branch, start
