@@ -121,13 +121,19 @@ def closure_at_q0(robot: Robot) -> dict:
     """Whether the loops close at q0 (all tree coordinates 0): ``open``, the loop joints whose
     residual norm is above ``CLOSURE_TOL`` (``joint``, ``residual``), and ``cond_jp``,
     cond(J_p) = the largest cond(J_f) of the constraint's parts at q0
-    (``Constraints.condition``) when none is open and it is finite, else None."""
-    from .loops import Constraints
+    (``Constraints.condition``), with the free spins locked at the reference (their spin-rate
+    rows: :mod:`pga_dyn.loops.spins`), when none is open and it is finite, else None."""
+    from .errors import PgaDynError
+    from .loops import Constraints, constraints
 
     con = Constraints(robot)
     open_ = [{"joint": name, "residual": residual} for name, residual in con.open_loops(robot.q0)]
     cond = None
     if not open_:
+        try:  # with the free spins locked at the reference (their rows make J_f square again)
+            con = constraints(robot)
+        except PgaDynError:
+            pass  # the reference cannot be settled (said by reference_report): J_p as the loops give it
         _, J, _ = con.evaluate(robot.q0)
         cond = con.condition(J)
     return {"open": open_, "cond_jp": cond if cond is not None and math.isfinite(cond) else None}

@@ -30,6 +30,7 @@ modules, lowest first (each imports only those above it):
 Every public name of these modules is importable from ``pga_dyn.loops``.
 """
 
+from .closest import CLOSEST_TOL, Closest, closest_closed
 from .closure import (
     CLOSURE_TOL,
     LOCK_ROWS,
@@ -53,7 +54,6 @@ from .newton import (
     qr_solve,
     so3_log,
 )
-from .closest import CLOSEST_TOL, Closest, closest_closed
 from .parts import (
     RANK_GAP,
     RANK_MARGIN,
@@ -79,7 +79,7 @@ from .reference import (
     singular_motion,
 )
 from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
-from .system import Constraints, constraints, on_branch
+from .system import Constraints, constraints, named_configuration, on_branch
 
 __all__ = [
     "ASSEMBLY_TOL",
@@ -124,6 +124,7 @@ __all__ = [
     "loop_pga",
     "motion_kernel",
     "newton_kernel",
+    "named_configuration",
     "on_branch",
     "qr_solve",
     "rcond_estimate",

@@ -23,6 +23,8 @@ Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..errors import PgaDynError
@@ -57,6 +59,8 @@ class Constraints:
         self.spins = ()
         #: The rank decision of each part's J_f at the reference (:func:`pga_dyn.loops.parts.closure_rank`).
         self.ranks = ()
+        #: The reference given (tree configuration (nq,); None: q0), set by :meth:`close_reference`.
+        self.start = None
         #: How far the reference moved from q0 to close (:class:`pga_dyn.loops.closest.Closest`), or None.
         self.closest = None
         self._constrain(())
@@ -89,7 +93,13 @@ class Constraints:
         """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
         redundant equations it drops, the passive motions it leaves free) and the locked spins,
         after how far the reference moved from q0 when q0 does not close (``closest``)."""
-        lines = self.closest.describe() if self.closest is not None else []
+        lines = []
+        if self.start is not None:
+            named = [
+                f"{self.robot.coordinate_names[k]}={value:g}" for k, value in enumerate(self.start) if value != 0.0
+            ]
+            lines.append(f"closed from the reference given: {', '.join(named) or 'all coordinates zero'}")
+        lines += self.closest.describe() if self.closest is not None else []
         for part, rank in zip(self.parts, self.ranks):
             loops = listing([self.names[l] for l in part.loops])
             lines.append(
@@ -322,13 +332,40 @@ def _closed_constraints(robot: Robot) -> Constraints:
     return con
 
 
+def named_configuration(robot: Robot, values: Mapping) -> np.ndarray:
+    """The tree configuration (nq,) with the coordinates named in ``values`` ({coordinate name:
+    value}, rad or m; ``robot.coordinate_names``) set and the others zero (as in q0). A
+    PgaDynError names an unknown coordinate or a value that is not a finite number."""
+    q = np.zeros(robot.nq)
+    index = {name: k for k, name in enumerate(robot.coordinate_names)}
+    for name, value in values.items():
+        if name not in index:
+            raise PgaDynError(
+                f"{robot.source or robot.name}: reference: no coordinate named '{name}' "
+                f"(coordinates: {', '.join(robot.coordinate_names)})"
+            )
+        try:
+            q[index[name]] = float(value)
+        except (TypeError, ValueError):
+            raise PgaDynError(
+                f"{robot.source or robot.name}: reference: '{name}' = {value!r} is not a number"
+            ) from None
+        if not np.isfinite(q[index[name]]):
+            raise PgaDynError(f"{robot.source or robot.name}: reference: '{name}' = {value!r} is not finite")
+    return q
+
+
 def on_branch(robot: Robot, branch: int = 0, reference=None) -> Robot:
     """A copy of ``robot`` whose constraints (:func:`constraints`) start at ``reference`` (a tree
-    configuration (nq,), its passive coordinates closed by Newton from there; default q0) and,
+    configuration (nq,), or {coordinate name: value} with the others zero: :func:`named_configuration`;
+    its passive coordinates closed by Newton from there, or the closed configuration nearest to it
+    when they cannot be: :mod:`pga_dyn.loops.closest`; default q0) and,
     when that reference is singular, follow its assembly branch number ``branch`` (0: the one
     taken by default; :func:`pga_dyn.loops.reference.branches`): the answer, the certificate and
     the sampling of the copy follow that branch (docs/drng.md, assembly modes)."""
     variant = robot.description.build()
+    if isinstance(reference, Mapping):
+        reference = named_configuration(robot, reference)
     if reference is not None:
         reference = np.asarray(reference, dtype=float)
         if reference.shape != (robot.nq,) or not np.all(np.isfinite(reference)):
