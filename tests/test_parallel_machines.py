@@ -179,3 +179,31 @@ def test_identified_from_actuator_forces(name):
     truth = model.values(model.theta(oracle.link_parameters().reshape(-1)))
     assert len(truth) == 10 * robot.n - MACHINES[name][4]
     assert np.linalg.norm(est.beta - truth) <= 1e-6 * np.linalg.norm(truth), est.cond
+
+
+@pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")  # the singular reference, said once
+def test_the_built_in_parallelogram_has_two_branches(capsys):
+    """robots/data/parallelogram.urdf (the geometry of tests/fixtures/flat_parallelogram.urdf, with
+    the inertials of tests/make_pkms.py) is singular at q0: both branches are answered and each
+    equals Pinocchio's sampled rank from a configuration of that branch solved by the test
+    (test_real_structures.flat_parallelogram_branch); ``pga-dyn analyze parallelogram --branch 1``
+    answers the crossed one."""
+    from test_real_structures import flat_parallelogram_branch
+
+    from pga_dyn.cli import main
+
+    robot = robots.load("parallelogram")
+    result = drng.nullspace(robot)
+    with open(robots.data_path("parallelogram"), encoding="utf-8") as handle:
+        text = handle.read()
+    oracle = []
+    for crossed in (False, True):
+        dim, gap, _, _ = file_nullity(robot, text, start=flat_parallelogram_branch(0.5, crossed))
+        assert gap > 1e8
+        oracle.append(dim)
+    assert oracle == [29, 26] and result.certified and result.dim == 29
+    assert [b["dimension"] for b in result.certificate["branches"]] == oracle
+    assert drng.nullspace(robot, branch=1).dim == 26
+    capsys.readouterr()
+    assert main(["analyze", "parallelogram", "--branch", "1", "--quiet"]) == 0
+    assert "nullspace dimension:  26" in capsys.readouterr().out
