@@ -91,8 +91,9 @@ class Constraints:
 
     def report(self) -> list:
         """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
-        redundant equations it drops, the passive motions it leaves free) and the locked spins,
-        after how far the reference moved from q0 when q0 does not close (``closest``)."""
+        redundant equations it drops, the passive motions it leaves free), the locked spins and the
+        number of assembly branches at a singular reference, after the reference given (``start``)
+        and how far the reference moved when its loops do not close there (``closest``)."""
         lines = []
         if self.start is not None:
             named = [
@@ -109,6 +110,13 @@ class Constraints:
                 f"{'clean' if rank.clean else 'not clean'})"
             )
         lines += [f"free spin: {spin.describe()}" for spin in self.spins]
+        if self.branches > 1:
+            where = self.robot.source or self.robot.name
+            lines.append(
+                f"the reference is singular: {self.branches} assembly branches meet there, branch {self.branch} "
+                f"followed (from the regular configuration cond(J_p) = {self.cond_ref:.3g} beside it); "
+                f"pga-dyn analyze {where} --branch K answers for branch K (docs/drng.md, assembly modes)"
+            )
         return lines
 
     # -- geometry of one state ----------------------------------------------------------------
