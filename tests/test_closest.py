@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from fixture_oracle import file_nullity
-from test_loops import SHORT_FOUR_BAR, joint, link, loop, robot_xml
+from test_loops import RSUR, SHORT_FOUR_BAR, joint, link, loop, robot_xml
 
 import drng
 import robots
@@ -94,3 +94,34 @@ def test_a_loop_that_never_closes_names_the_smallest_residual():
     robot = robots.parse_urdf(SHORT_FOUR_BAR, where="short_four_bar")
     with pytest.raises(PgaDynError, match=r"short_four_bar: the loop joint 'close' cannot be closed .* 'close' \(0\.2"):
         constraints(robot)
+
+
+# The spatial R-S-U-R four-bar with a crank 1.5 m long pointing away from the rocker: at q0 the
+# crank's tip is 2.5 m from the rocker's pivot, more than the coupler (1.06 m) and the rocker
+# (0.6 m) reach, so the crank must turn; the coupler hangs on a spherical tree joint (its
+# rotation composed, not added, by the search).
+OPEN_RSUR = RSUR.replace('name="rsur"', 'name="open_rsur"').replace(
+    '"coupler_joint" type="spherical" independent="false"><parent link="crank"/><child link="coupler"/>'
+    '<origin xyz="0.3 0 0"',
+    '"coupler_joint" type="spherical" independent="false"><parent link="crank"/><child link="coupler"/>'
+    '<origin xyz="-1.5 0 0"',
+)
+
+
+def test_a_spatial_loop_with_a_ball_joint_closes_near_q0():
+    """The reference of OPEN_RSUR closes by Pinocchio's kinematics (its own residual, not
+    pga-dyn's), and the nullspace there is Pinocchio's sampled rank on that branch."""
+    from oracle import TreeOracle
+
+    assert OPEN_RSUR != RSUR.replace('name="rsur"', 'name="open_rsur"')
+    robot = robots.parse_urdf(OPEN_RSUR, where="open_rsur")
+    con = constraints(robot)
+    assert con.closest is not None and con.closest.residual <= 1e-9 and con.closest.open[0][1] > 0.1
+    q = con.E @ con.z_ref + con.e0
+    oracle = TreeOracle(robot)
+    assert np.abs(oracle.residual(oracle.configuration(q))).max() < 1e-9
+    assert abs(q[0]) > 1.0  # the crank turned
+    result = drng.nullspace(robot)
+    start = {name: value for name, value in zip(robot.coordinate_names, q) if "coupler_joint" not in name}
+    dim, gap, _, _ = file_nullity(robot, OPEN_RSUR, spread=0.3, start=start)  # the oracle closes the ball joint
+    assert result.certified and result.dim == dim and gap > 1e6
