@@ -37,7 +37,8 @@ def report(robot: Robot) -> dict:
     ``open`` (the loop joints open at q0, each ``joint`` and ``residual`` norm above
     ``pga_dyn.loops.CLOSURE_TOL``) and ``cond_jp``, cond(J_p) at q0 when the loops close (None
     when they are open, or when J_p is singular there); with loop joints, ``reference``
-    (:func:`reference_report`)."""
+    (:func:`reference_report`) and, when q0's loops do not close at its actuated position,
+    ``closest`` (:func:`reference_closest`: how far the reference moved)."""
     robot = check_robot(robot)
     graph = robot.graph
     names = [robot.graph_name(i) for i in range(robot.n + 1)]
@@ -101,7 +102,25 @@ def report(robot: Robot) -> dict:
         out["closure"] = closure_at_q0(robot)
     if robot.loop_joints:
         out["reference"] = reference_report(robot)
+        closest = reference_closest(robot)
+        if closest is not None:
+            out["closest"] = closest
     return out
+
+
+def reference_closest(robot: Robot) -> dict | None:
+    """When the loops do not close at the actuated position of q0 (or of the reference given):
+    how far the reference moved, ``given``, ``open``, ``moved`` ({coordinate: change}),
+    ``distance`` and ``residual`` (:meth:`pga_dyn.loops.closest.Closest.report`); else None (also
+    when the reference cannot be settled: :func:`reference_report` says why)."""
+    from .errors import PgaDynError
+    from .loops import constraints
+
+    try:
+        closest = constraints(robot).closest
+    except PgaDynError:
+        return None
+    return None if closest is None else closest.report()
 
 
 def reference_report(robot: Robot) -> list:

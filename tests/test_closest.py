@@ -72,6 +72,8 @@ def test_reference_is_the_nearest_closed_configuration():
     report = info.report(robot)
     assert report["reference"][0].startswith("the loops do not close at the actuated position of q0")
     assert "  ja: " in "\n".join(report["reference"])
+    assert report["closest"]["moved"]["ja"] == pytest.approx(q[0], abs=1e-12)
+    assert report["closest"]["residual"] <= 1e-9 and report["closest"]["open"] == [["close", pytest.approx(0.8)]]
 
 
 def test_nullspace_at_the_nearest_closed_configuration_matches_pinocchio():
