@@ -257,16 +257,17 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
             f"(numbered 0 to {len(found) - 1})"
         )
     best, cond, step = regular_neighbour(con, z_ref, found[branch] if found else None)
+    base = "q0" if con.closest is None and con.start is None else "its q_a"
     if cond < 1.0 / SINGULAR_RCOND:
         used = (
-            f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
-            f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+            f"the samples start from the regular configuration q_a = {base} + {step:g} on every actuated "
+            f"coordinate (the best-conditioned of {base} + {REFERENCE_STEP:g}, ..., "
             f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on branch {branch} of the "
             f"{len(found)} that meet there (branch= chooses)"
         )
     else:
         raise ModelError(
-            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration ({closed_where(con)}) and at q0 + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
+            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration ({closed_where(con)}) and at {base} + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
             f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
             f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
             "coordinates do not determine the configuration"

@@ -170,10 +170,10 @@ class Constraints:
         reference configuration) as in :func:`on_branch`; ``branches`` holds the number of
         assembly branches that meet at the reference (1 at a regular one), ``branch`` the one followed,
         ``start`` the reference given (None: q0)."""
+        self.branch, self.start = branch, start
         self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches, self.closest = reference_configuration(
             self, branch, start
         )
-        self.branch, self.start = branch, start
         self.ranks = reference_ranks(self)
 
     def conditions(self, J, parts=None) -> np.ndarray:
