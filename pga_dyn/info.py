@@ -126,14 +126,22 @@ def reference_closest(robot: Robot) -> dict | None:
 def reference_report(robot: Robot) -> list:
     """Lines on the reference configuration (the loops closed): the rank decision of each part
     (the redundant equations dropped, the passive motions left free) and the free spins locked
-    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled."""
+    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled
+    (followed by how far the reference moved, when q0 does not close and a closed configuration
+    was found before the refusal)."""
     from .errors import PgaDynError
-    from .loops import constraints
+    from .loops import Constraints, close_at_q0, constraints
 
     try:
         return constraints(robot).report()
     except PgaDynError as exc:
-        return [str(exc)]
+        lines = [str(exc)]
+    try:  # the closure that came before the refusal, when the reference had to move to close
+        con = Constraints(robot)
+        closest = close_at_q0(con, con.free(robot.q0)) if con.nf else None
+    except PgaDynError:
+        closest = None
+    return lines + (closest.describe() if closest is not None else [])
 
 
 def closure_at_q0(robot: Robot) -> dict:

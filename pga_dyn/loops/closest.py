@@ -93,7 +93,7 @@ class Closest:
         }
 
 
-def compose(x, dx, spherical) -> np.ndarray:
+def compose(x: np.ndarray, dx: np.ndarray, spherical: np.ndarray) -> np.ndarray:
     """x + dx, a spherical joint's rotation vector composed: exp(r'^) = exp(r^) exp(dr^)
     (``spherical``: positions in x of the first coordinate of each)."""
     out = x + dx
@@ -108,17 +108,18 @@ class PartProblem:
     """The residual r(x) and Jacobian J_x of one part in its free coordinates x = z[columns],
     the other free coordinates held at z."""
 
-    def __init__(self, con, part, z):
+    def __init__(self, con, part, z: np.ndarray) -> None:
         self.con, self.part, self.z = con, part, z.copy()
         self.E = con.E[:, part.columns]
         self.spherical = np.array([i for i, k in enumerate(part.columns) if k in set(con.spherical.tolist())], int)
 
-    def q(self, x) -> np.ndarray:
+    def q(self, x: np.ndarray) -> np.ndarray:
+        """The tree configuration (nq,) with the part's free coordinates x."""
         z = self.z.copy()
         z[self.part.columns] = x
         return self.con.E @ z + self.con.e0
 
-    def __call__(self, x):
+    def __call__(self, x: np.ndarray) -> tuple:
         r, J = self.con.loop_jacobian(self.q(x))
         return r[self.part.rows], J[self.part.rows] @ self.E
 
@@ -127,16 +128,16 @@ class Penalized:
     """The residual of ``problem`` stacked on sqrt(weight) (x - x0): its least squares are
     min |r(x)|^2 + weight |x - x0|^2, a closed configuration pulled towards x0."""
 
-    def __init__(self, problem, x0, weight):
+    def __init__(self, problem, x0: np.ndarray, weight: float) -> None:
         self.problem, self.x0, self.root = problem, x0, np.sqrt(weight)
         self.spherical = problem.spherical
 
-    def __call__(self, x):
+    def __call__(self, x: np.ndarray) -> tuple:
         r, J = self.problem(x)
         return np.concatenate([r, self.root * (x - self.x0)]), np.vstack([J, self.root * np.eye(len(x))])
 
 
-def levenberg_marquardt(problem, x, steps=LM_STEPS, tol=CLOSEST_TOL) -> tuple:
+def levenberg_marquardt(problem, x: np.ndarray, steps: int = LM_STEPS, tol: float = CLOSEST_TOL) -> tuple:
     """(x, |r|): Levenberg-Marquardt from x on min |r(x)|^2 (Nielsen's damping rule), until
     |r| <= tol, a stationary point or ``steps`` iterations."""
     r, J = problem(x)
@@ -165,7 +166,7 @@ def levenberg_marquardt(problem, x, steps=LM_STEPS, tol=CLOSEST_TOL) -> tuple:
     return x, float(np.sqrt(f))
 
 
-def gauss_newton(problem, x, steps=30) -> tuple:
+def gauss_newton(problem, x: np.ndarray, steps: int = 30) -> tuple:
     """(x, |r|): minimum-norm Gauss-Newton steps dx = -J_x^+ r back onto C = 0."""
     r, J = problem(x)
     for _ in range(steps):
@@ -177,7 +178,7 @@ def gauss_newton(problem, x, steps=30) -> tuple:
     return x, float(np.linalg.norm(r))
 
 
-def project_towards(problem, x, x0) -> np.ndarray:
+def project_towards(problem, x: np.ndarray, x0: np.ndarray) -> np.ndarray:
     """Closed x moved along C = 0 towards x0 (step 2 of the module's method)."""
     for _ in range(PROJECTION_STEPS):
         _, J = problem(x)
@@ -200,7 +201,7 @@ def project_towards(problem, x, x0) -> np.ndarray:
     return x
 
 
-def closest_closed(problem, x0, seed=0) -> tuple:
+def closest_closed(problem, x0: np.ndarray, seed: int = 0) -> tuple:
     """(x, residual): a closed configuration of one part near x0 (the module's method), or
     (the best x found, its residual norm above CLOSEST_TOL) when no start closed it."""
     rng = np.random.default_rng(seed)
