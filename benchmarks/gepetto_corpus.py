@@ -1,6 +1,7 @@
 """Gepetto's example-parallel-robots (Extended URDF + YAML), read directly: per robot folder, whether
 pga-dyn loads it (and how far its reference moved when q0's loops do not close), certifies it, and
-gives the nullspace dimension of Pinocchio's sampled rank on the reference's branch (tests/fixture_oracle.py, ``file_nullity``), or the message that refuses it.
+gives the nullspace dimension of Pinocchio's sampled rank on the reference's branch
+(tests/fixture_oracle.py, ``file_nullity``), or the message that refuses it.
 
 Usage (from the repository root; ``pip install -e ".[test]"`` for Pinocchio and PyYAML)::
 
