@@ -234,7 +234,8 @@ def certificate_lines(report: dict) -> list:
     if "branch_count" in c:
         out.append(
             f"assembly branches:    the reference is singular: {c['branch_count']} branches meet there; this is "
-            f"branch {c['branch']}: pga-dyn analyze {report.get('source') or report['robot']} --branch K answers for branch K, 0 <= K < "
+            f"branch {c['branch']}: pga-dyn analyze {report.get('source') or report['robot']} --branch K "
+            f"answers for branch K, 0 <= K < "
             f"{c['branch_count']} (branch= in Python; docs/drng.md, assembly modes)"
         )
     return out

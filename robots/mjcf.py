@@ -384,8 +384,10 @@ def _tendon_coupling(c: _Compiled, eq, joints) -> list:
     terms = {j: t for j, t in terms.items() if t != 0.0}
     if len(terms) < 2:
         c.fail(
-            f"{what}: the tendon equality holds {'no joint' if not terms else 'joint ' + repr(c.joints[next(iter(terms))])}"
-            " alone (a locked joint is not supported)"
+            f"{what}: the tendon equality's joint terms cancel: it constrains no joint"
+            if not terms
+            else f"{what}: the tendon equality holds joint '{c.joints[next(iter(terms))]}' alone (a locked joint is "
+            "not supported)"
         )
     driven = {
         int(m.actuator_trnid[a, 0])

@@ -267,7 +267,9 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
         )
     else:
         raise ModelError(
-            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration ({closed_where(con)}) and at {base} + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
+            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration "
+            f"({closed_where(con)}) and at {base} + {REFERENCE_STEP:g}, ..., "
+            f"{REFERENCE_STEPS * REFERENCE_STEP:g} on every "
             f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
             f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
             "coordinates do not determine the configuration"
