@@ -24,10 +24,10 @@ inertia from geoms and meshes, ``inertiafromgeom``, ``fusestatic``, ...) into a
   too: MuJoCo holds L1 - L1_0 = a0 (one tendon) or L1 - L1_0 = a0 + a1 (L2 - L2_0) (two), i.e.
   sum_j t_j q_j = a0 with t = coef1 - a1 coef2 on pga-dyn's coordinates, solved for the last
   joint with t_j != 0 that no joint actuator drives (the constant a0 is the coupling's offset);
-* actuators on joints (or on fixed tendons: they drive the tendon's joints): a joint that no
-  actuator drives is passive when a loop moves it (it lies on the cycle of a connect or weld),
-  otherwise it stays an independent coordinate (an unactuated joint of a tree: its generalized
-  force is zero). Without actuators every joint is
+* actuators on joints: a joint that no actuator drives is passive when a loop moves it (it lies
+  on the cycle of a connect or weld), otherwise it stays an independent coordinate (an
+  unactuated joint of a tree: its generalized force is zero). An actuator on a fixed tendon
+  drives a combination of its joints: read when no loop moves them, refused otherwise; Without actuators every joint is
   independent (a warning says so when the model has equalities);
 * gravity: ``opt.gravity`` (zero under ``<flag gravity="disable"/>``).
 
@@ -41,7 +41,8 @@ tendon equalities on spatial tendons (sites, geoms), an inactive or disabled equ
 nonlinear polycoef (a joint equality's, or a two-tendon equality's a2, a3, a4: pga-dyn's
 couplings are linear), a locked joint (a joint equality without joint2, or a tendon equality
 that leaves one joint), flexes, gravity compensation, an actuator neither on a joint nor on a
-fixed tendon in a model with equalities (then the actuated joints decide the passive ones).
+fixed tendon in a model with equalities (then the actuated joints decide the passive ones), an
+actuator on a fixed tendon whose joints a loop moves.
 
 :func:`write_mjcf` writes identified parameters into a copy of the file.
 """
@@ -350,21 +351,6 @@ def _fixed_tendon(c: _Compiled, t: int, what: str = "") -> dict:
     return terms
 
 
-def _tendon_actuated(c: _Compiled) -> set:
-    """Joints of the fixed tendons that actuators drive (``<actuator tendon=...>``)."""
-    m, mj = c.model, c.mj
-    out = set()
-    for a in range(m.nu):
-        if int(m.actuator_trntype[a]) == int(mj.mjtTrn.mjTRN_TENDON):
-            t = int(m.actuator_trnid[a, 0])
-            if all(
-                int(m.wrap_type[k]) == int(mj.mjtWrap.mjWRAP_JOINT)
-                for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])
-            ):
-                out |= {j for j, coef in _fixed_tendon(c, t).items() if coef != 0.0}
-    return out
-
-
 def _tendon_coupling(c: _Compiled, eq, joints) -> list:
     """A tendon equality on fixed tendons, L1 - L1_0 = a0 + a1 (L2 - L2_0) (MuJoCo's rule; a0
     alone without tendon2), as a coupling: sum_j t_j q_j = a0 with t = coef1 - a1 coef2 over
@@ -417,7 +403,10 @@ def _loop_bodies(c: _Compiled, eq) -> tuple:
 def _independence(c: _Compiled):
     """independent(j) of joint j: None without actuators, else whether an actuator drives it or
     no loop moves it (its body is not on the tree path between the two bodies of a connect or
-    weld, below their nearest common ancestor)."""
+    weld, below their nearest common ancestor). An actuator on a fixed tendon drives a
+    combination of its joints: it changes nothing when no loop moves them (they are independent
+    anyway, and a tendon equality's coupling decides its own follower), and fails when one is on
+    a loop's cycle (which of them is actuated is then not stated)."""
     m, mj = c.model, c.mj
     loops = [eq for eq in range(m.neq) if int(m.eq_type[eq]) in (int(mj.mjtEq.mjEQ_CONNECT), int(mj.mjtEq.mjEQ_WELD))]
     if m.nu == 0:
@@ -426,30 +415,39 @@ def _independence(c: _Compiled):
                 f"{c.where}: no <actuator>: every joint is taken as actuated (independent)", PgaDynWarning, stacklevel=4
             )
         return lambda j: None
-    on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
-    driven = _tendon_actuated(c)
-    for a in range(m.nu):
-        if int(m.actuator_trntype[a]) in on_joints:
-            driven.add(int(m.actuator_trnid[a, 0]))
-        elif int(m.actuator_trntype[a]) == int(mj.mjtTrn.mjTRN_TENDON) and not any(
-            int(m.wrap_type[k]) != int(mj.mjtWrap.mjWRAP_JOINT)
-            for k in range(
-                m.tendon_adr[m.actuator_trnid[a, 0]],
-                m.tendon_adr[m.actuator_trnid[a, 0]] + m.tendon_num[m.actuator_trnid[a, 0]],
-            )
-        ):
-            continue  # a fixed tendon's actuator drives its joints
-        elif m.neq:
-            name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
-            c.fail(
-                f"actuator '{name}' is not on a joint (joint=...): with equalities, the actuated joints decide "
-                "which are passive, and pga-dyn reads actuators on joints only"
-            )
     moved = set()
     for eq in loops:
         up1, up2 = (_ancestors(m, b) for b in _loop_bodies(c, eq))
         moved |= set(up1).symmetric_difference(up2)
+    on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
+    driven = set()
+    for a in range(m.nu):
+        name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
+        kind, target = int(m.actuator_trntype[a]), int(m.actuator_trnid[a, 0])
+        if kind in on_joints:
+            driven.add(target)
+        elif kind == int(mj.mjtTrn.mjTRN_TENDON) and _is_fixed(c, target):
+            looped = [c.joints[j] for j in _fixed_tendon(c, target) if int(m.jnt_bodyid[j]) in moved]
+            if looped:
+                c.fail(
+                    f"actuator '{name}' drives a fixed tendon whose joints {looped} a loop moves: which of "
+                    "them is actuated is not stated (put the actuators on joints)"
+                )
+        elif m.neq:
+            c.fail(
+                f"actuator '{name}' is neither on a joint (joint=...) nor on a fixed tendon: with equalities, the "
+                "actuated joints decide which are passive, and pga-dyn reads actuators on joints and fixed tendons"
+            )
     return lambda j: j in driven or int(m.jnt_bodyid[j]) not in moved
+
+
+def _is_fixed(c: _Compiled, t: int) -> bool:
+    """Whether tendon ``t`` is fixed (every wrap a joint)."""
+    m = c.model
+    return all(
+        int(m.wrap_type[k]) == int(c.mj.mjtWrap.mjWRAP_JOINT)
+        for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])
+    )
 
 
 def _ancestors(model, b) -> list:

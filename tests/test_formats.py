@@ -163,7 +163,7 @@ TENDON = '<tendon><fixed name="t"><joint joint="ja" coef="1"/><joint joint="jb" 
         (
             '<tendon><spatial name="s"><site site="sa"/><site site="sb"/></spatial></tendon>'
             '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="s"/></actuator>',
-            "actuator 'm' is not on a joint",
+            "actuator 'm' is neither on a joint .* nor on a fixed tendon",
         ),
         ('<include file="no_such_file.xml"/>', "m.xml: MuJoCo's compiler: .*no_such_file.xml"),
     ],
@@ -177,6 +177,21 @@ def test_mjcf_unsupported_elements_are_refused_by_name(tail, match):
     )
     with pytest.raises(PgaDynError, match=match):
         robots.parse_mjcf(text, "m.xml")
+
+
+def test_mjcf_tendon_actuator_on_a_loop_is_refused():
+    """An actuator on a fixed tendon of joints that a loop moves: which of them is actuated is not
+    stated, refused by name; on a fixed tendon of joints that no loop moves, it changes nothing."""
+    text = files()["four_bar.xml"]
+    looped = text.replace(
+        "<actuator>",
+        '<tendon><fixed name="t"><joint joint="crank_joint" coef="1"/><joint joint="rocker_joint" coef="1"/>'
+        '</fixed></tendon><actuator><motor name="m" tendon="t"/>',
+    )
+    with pytest.raises(
+        PgaDynError, match=r"four_bar.xml: actuator 'm' drives a fixed tendon whose joints \['crank_joint', 'rocker_joint'\] a loop moves"
+    ):
+        robots.parse_mjcf(looped, "four_bar.xml")
 
 
 @pytest.mark.parametrize(
