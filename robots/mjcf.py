@@ -27,8 +27,8 @@ inertia from geoms and meshes, ``inertiafromgeom``, ``fusestatic``, ...) into a
 * actuators on joints: a joint that no actuator drives is passive when a loop moves it (it lies
   on the cycle of a connect or weld), otherwise it stays an independent coordinate (an
   unactuated joint of a tree: its generalized force is zero). An actuator on a fixed tendon
-  drives a combination of its joints: read when no loop moves them, refused otherwise; Without actuators every joint is
-  independent (a warning says so when the model has equalities);
+  drives a combination of its joints: read when no loop moves them, refused otherwise. Without
+  actuators every joint is independent (a warning says so when the model has equalities);
 * gravity: ``opt.gravity`` (zero under ``<flag gravity="disable"/>``).
 
 A body's link frame is its body frame moved to its (last) joint's ``pos`` (URDF's convention:
