@@ -109,8 +109,9 @@ def close_at_q0(con, z, given="q0") -> Closest | None:
     if unclosed:
         raise ModelError(
             f"{robot.source or robot.name}: the loop joint{'s' if len(unclosed) > 1 else ''} "
-            f"{listing([name for name, _ in unclosed])} cannot be closed at the actuated position of {given} "
-            "(q0: all tree coordinates zero), and no closed configuration was found with every coordinate "
+            f"{listing([name for name, _ in unclosed])} cannot be closed at the actuated position of {given}"
+            + (" (q0: all tree coordinates zero)" if given == "q0" else "")
+            + ", and no closed configuration was found with every coordinate "
             f"free either (Levenberg-Marquardt from there and from {len(RESTART_SCALES) * RESTARTS} random "
             "starts around it; docs/parallel_machines.md, assembly from the file's configuration); the smallest "
             "residual reached on each loop: " + ", ".join(f"'{name}' ({value:.3g})" for name, value in unclosed)
@@ -294,7 +295,10 @@ def closed_where(con) -> str:
     configuration nearest to q0 (or to the reference given) when its loops did not close there."""
     if con.closest is None:
         return "q0, loops closed"
-    return f"the closed configuration found nearest to {con.closest.given}, where the loops do not close"
+    given = con.closest.given
+    return (
+        f"the closed configuration found nearest to {given}: the loops do not close at the actuated position of {given}"
+    )
 
 
 def listing(names, most=6) -> str:
