@@ -122,6 +122,8 @@ class JointSpec:
     (= the child link frame at q = 0) in the parent link frame. ``axes`` (k, 3) holds the unit
     axes in the joint frame: one row for R and P, two for U, none otherwise. ``independent`` is
     the URDF+ attribute (None when absent). ``mimic`` is ``(leader joint, multiplier, offset)``
+    (q = multiplier q_leader + offset), ``(leader joint, multiplier, offset, others)`` with
+    ``others`` ((joint, weight), ...) adding weight q_joint each (MJCF's fixed-tendon equalities),
     or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None; a side
     may be -inf / +inf (unbounded: Gazebo's -1e16 / 1e16 in a URDF).
     """
@@ -618,9 +620,15 @@ class Robot:
         for joint in joints:
             if joint.mimic is not None and joint.type != "fixed":  # a fixed joint has nothing to follow with
                 at = f"{where}: joint '{joint.name}' <mimic>"
-                leader, ratio, offset = joint.mimic
+                leader, ratio, offset, *rest = joint.mimic
+                others = tuple((coordinate(name, at), float(weight)) for name, weight in (rest[0] if rest else ()))
                 yield Coupling(
-                    joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset)
+                    joint.name,
+                    coordinate(joint.name, at),
+                    coordinate(leader, at),
+                    float(ratio),
+                    float(offset),
+                    others,
                 )
         for c in couplings:
             at = f"{where}: coupling '{c.name}'"

@@ -78,6 +78,7 @@ _BUILTIN = {
     "3ups_1up": ("3ups_1up.urdf", False),
     "delta": ("delta.urdf", False),
     "6sps": ("6sps.urdf", False),
+    "parallelogram": ("parallelogram.urdf", False),
 }
 
 
