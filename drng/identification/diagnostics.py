@@ -220,17 +220,22 @@ def diagnose(
     delay: float = 0.0,
     predictor: Estimate | FullEstimate | None = None,
     cv_rre: np.ndarray | None = None,
+    *,
+    fitted: np.ndarray | None = None,
+    found: float | str | None = None,
 ) -> dict:
     """The checks of the module docstring on the estimate ``predictor`` (default ``est``, the
     least-squares estimate whose residuals and covariance are checked), with the held-out record
     ``test`` (None: the identification data, in sample), the ``delay`` (s) the forces were
     advanced by before the estimate, and the cross-validated RRE ``cv_rre`` (n_a,) (%) of the
-    model selection (None: not cross-validated): a JSON-ready dict with the ``verdict``."""
+    model selection (None: not cross-validated): a JSON-ready dict with the ``verdict``. When the
+    caller has them: ``fitted`` (ns, n_a) the predictor's forces along the identification data,
+    ``found`` the force delay (s) found on them, or why none was (the search's message)."""
     predictor = est if predictor is None else predictor
     data, names = est.data, list(est.data.names)
     check = data if test is None else test
     predicted = predictor.predict(check)
-    fitted = predictor.predict(data)
+    fitted = predictor.predict(data) if fitted is None else fitted
     floor, rate, motion, unmeasured = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
     explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
@@ -241,7 +246,9 @@ def diagnose(
     white = (outside <= WHITE_SHARE).tolist()
     step = float(np.median(np.diff(data.t)))
     try:
-        found = force_delay(est.model, data)[0]
+        if isinstance(found, str):
+            raise PgaDynError(found)
+        found = force_delay(est.model, data)[0] if found is None else found
         delay_out = {"seconds": found, "step": step, "found": bool(abs(found) > step), "note": ""}
     except PgaDynError as exc:
         delay_out = {"seconds": None, "step": step, "found": True, "note": str(exc)}
@@ -351,13 +358,16 @@ def report(
     *,
     chosen: str | None = None,
     selection: Selection | None = None,
+    fitted: np.ndarray | None = None,
+    found: float | str | None = None,
 ) -> dict:
     """A JSON-ready dict of an identification: the ``verdict`` and the checks of
     :func:`diagnose` on the estimate ``chosen`` (``est``'s method, or ``full``'s: the one that
     heads the report and that a model file gets; default ``full``'s when given, else ``est``'s),
     with the cross-validated RRE of the model ``selection`` (:class:`.selection.Selection`, its
     tables under ``selection``), ``delay`` the seconds the forces were advanced by before the
-    estimate; the model, the data, the estimate ``est`` (beta, std, relative std,
+    estimate (``fitted`` and ``found`` as in :func:`diagnose`); the model, the data, the
+    estimate ``est`` (beta, std, relative std,
     expressions, the model file's values), the noise and residuals per coordinate, the held-out
     ``test`` data's residual RMS and RRE, and the full parameters of ``full`` (a MAP or
     consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on each
@@ -374,7 +384,7 @@ def report(
         raise PgaDynError(f"report: the chosen estimate '{chosen}' is neither {est.method} nor the full estimate")
     predictor = est if chosen == est.method else full
     cv = None if selection is None else selection.chosen.cv_rre
-    diagnostics = diagnose(est, test, delay, predictor, cv)
+    diagnostics = diagnose(est, test, delay, predictor, cv, fitted=fitted, found=found)
     out = {
         "verdict": diagnostics.pop("verdict"),
         "chosen": chosen,

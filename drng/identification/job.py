@@ -53,8 +53,10 @@ class Identification:
     :class:`~.estimation.Estimate` of the chosen model), ``full`` (its MAP or consistent full
     parameters, or None), ``chosen`` (the estimate the report stands behind: wls, ols, map,
     consistent), ``selection`` (:class:`~.selection.Selection`, None when nothing was chosen),
-    ``test`` (the held-out record, or None), ``delay`` (s, the forces were advanced by it) and
-    ``delay_note`` (how the delay was decided)."""
+    ``test`` (the held-out record, or None), ``delay`` (s, the forces were advanced by it),
+    ``delay_note`` (how the delay was decided), and for the report ``fitted`` (ns, n_a) the
+    chosen estimate's forces along the identification data and ``found`` the delay (s) left in
+    them, or why none was found (None: not searched)."""
 
     estimate: Estimate
     full: FullEstimate | None
@@ -63,6 +65,8 @@ class Identification:
     test: Trajectory | None
     delay: float
     delay_note: str
+    fitted: np.ndarray | None = None
+    found: float | str | None = None
 
     @property
     def model(self) -> IdentificationModel:
@@ -81,7 +85,16 @@ class Identification:
     def report(self) -> dict:
         """The JSON-ready report (:func:`.diagnostics.report`) of the chosen estimate, with the
         selection and the delay's decision."""
-        out = report(self.estimate, self.full, self.test, self.delay, chosen=self.chosen, selection=self.selection)
+        out = report(
+            self.estimate,
+            self.full,
+            self.test,
+            self.delay,
+            chosen=self.chosen,
+            selection=self.selection,
+            fitted=self.fitted,
+            found=self.found,
+        )
         out["diagnostics"]["delay"]["decision"] = self.delay_note
         return out
 
@@ -137,7 +150,7 @@ def identify_log(
     common = {"passive_friction": passive_friction, "coulomb_speed": coulomb_speed}
     estimates = ESTIMATES if estimate_kind is None else (estimate_kind,)
     nonlinear = friction is not None and bool(set(friction_terms(friction)) & set(STRIBECK_TERMS))
-    shift, note = 0.0, "not checked"
+    shift, note, found, W = 0.0, "not checked", None, None
     if delay is not None:
         from .model import identification_model
 
@@ -149,7 +162,7 @@ def identify_log(
         options = {"friction": friction, "armature": armature, "folds": folds, "bounds": bounds, **common}
         selection, model, W = select(robot, data, estimates=estimates, **options)
         if delay is None:
-            data, test, shift, note, selection, model, W = checked_delay(
+            data, test, shift, note, selection, model, W, found = checked_delay(
                 robot, data, test, selection, model, W, estimates, options
             )
         est = estimate(model, data, weighted=selection.chosen.estimate != "ols", regressor=W)
@@ -161,7 +174,8 @@ def identify_log(
     if chosen in ("map", "consistent") or full:  # a model file's parameters must be physical: consistent
         prior = default_prior(est.model, data, relative=prior_std)
         solution = map_estimate(est, prior) if chosen == "map" else consistent_estimate(est, prior, **(bounds or {}))
-    return Identification(est, solution, chosen, selection, test, shift, note)
+    fitted = None if W is None else W @ (est.beta if solution is None or chosen == est.method else solution.beta)
+    return Identification(est, solution, chosen, selection, test, shift, note, fitted, found)
 
 
 def checked_delay(
@@ -176,14 +190,15 @@ def checked_delay(
 ) -> tuple:
     """The force delay found with the chosen ``model`` on ``data``, compensated when it exceeds a
     sample step and lowers the chosen candidate's cross-validated error by more than
-    :data:`.selection.TIE`: (data, test, delay, note, selection, model, its regressor W)."""
+    :data:`.selection.TIE`: (data, test, delay, note, selection, model, its regressor W, the delay
+    left in the returned data, or why none was found)."""
     step = float(np.median(np.diff(data.t)))
     try:
         found = force_delay(model, data)[0]
     except PgaDynError as exc:
-        return data, test, 0.0, f"not compensated: {exc}", selection, model, W
+        return data, test, 0.0, f"not compensated: {exc}", selection, model, W, str(exc)
     if abs(found) <= step:
-        return data, test, 0.0, f"{1e3 * found:+.3g} ms found, within a sample step: none", selection, model, W
+        return data, test, 0.0, f"{1e3 * found:+.3g} ms found, within a sample step: none", selection, model, W, found
     rounded = step * round(found / step)
     moved, moved_test, shift = compensate(data, test, rounded)
     chosen = selection.chosen
@@ -195,9 +210,9 @@ def checked_delay(
             selection.terms, selection.estimates, trial.chosen, trial.folds, trial.by, selection.why
         )
         note = f"{1e3 * shift:+.3g} ms found and compensated: cross-validated RRE {before:.3g} % -> {after:.3g} %"
-        return moved, moved_test, shift, note, trial, trial_model, trial_W
+        return moved, moved_test, shift, note, trial, trial_model, trial_W, found - shift
     note = (
         f"{1e3 * shift:+.3g} ms found, not compensated: it does not lower the cross-validated RRE "
         f"({before:.3g} % -> {after:.3g} %)"
     )
-    return data, test, 0.0, note, selection, model, W
+    return data, test, 0.0, note, selection, model, W, found
