@@ -14,11 +14,12 @@ motor currents), and runs
     pga-dyn identify ur5.xml data.csv --friction viscous coulomb --armature --test test.csv --json
 
 (the options a user states about the model, and for "currents" the drive gains, ``--gains 9 9 9
-2.2 2.2 2.2``; no tuning option). The five-bar cases write a
+2.2 2.2 2.2``; no tuning option), and the same without the model options (the defaults: terms
+and estimate chosen by cross-validation). The five-bar cases write a
 planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
 its two base joints, no joint friction), excite it with the machine's limits (``--period 2
 --velocity 3 --acceleration 30``), log its elbow encoders too (columns q_p1, q_p2) and run
-``pga-dyn identify five_bar.xml data.csv --test test.csv --json``; "passive-damping" adds
+``pga-dyn identify five_bar.xml data.csv --no-friction --no-armature --test test.csv --json``; "passive-damping" adds
 unmodelled damping at the passive elbows, "passive-friction" the same damping modelled
 (``--passive-friction viscous``), "other-mode" runs the machine in the assembly mode the
 model does not describe (refused, naming the time), "other-mode-unlogged" too, without the elbow
@@ -165,9 +166,9 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     friction = (
         ["--friction", "viscous", "coulomb", "--armature"]
         if arm
-        else ["--passive-friction", "viscous"]
+        else ["--no-friction", "--no-armature", "--passive-friction", "viscous"]
         if name == "passive-friction"
-        else []
+        else ["--no-friction", "--no-armature"]
     )
     drives = ["--gains", *options["gains"]] if "gains" in options else []  # currents: the gains, as a user gives them
     runs = {"stated": friction, "defaults": []} if arm else {"stated": friction}

@@ -146,8 +146,8 @@ def noise_floor(data: Trajectory) -> tuple:
     None when it cannot be measured; the sample rate f_s (Hz); the motion's bandwidth (Hz), the
     largest over the coordinates; why it is not measured, or ""). Not measured: when the motion's
     bandwidth is not below f_s / (4 MARGIN), or when the forces were low-passed before they were
-    logged (:func:`.signals.prefiltered`: their spectrum falls by more than 20 dB from above the
-    motion to the top quarter of the band), which takes the noise the floor is read from: a floor
+    logged (:func:`.signals.prefiltered`: their spectrum keeps falling over the top quarter of the
+    band, where white noise is flat), which takes the noise the floor is read from: a floor
     of such forces would be the filter's leftovers (1e-5 N m for a 7-axis arm's torques)."""
     rate = 1.0 / float(np.median(np.diff(data.t)))
     motion = float(np.max(bandwidth(data.q, rate)[1]))
@@ -157,13 +157,13 @@ def noise_floor(data: Trajectory) -> tuple:
             "sample rate"
         )
         return None, rate, motion, why
-    drop = prefiltered(data.tau, rate, motion)
-    if np.any(drop > PREFILTER):
-        names = [n for n, d in zip(data.names, drop) if d > PREFILTER]
+    slope = prefiltered(data.tau, rate)
+    if np.any(slope < PREFILTER):
+        names = [n for n, d in zip(data.names, slope) if d < PREFILTER]
         why = (
-            f"the forces of {', '.join(names)} were low-passed before they were logged (their spectrum falls by up to "
-            f"{10 * np.log10(drop.max()):.3g} dB from above the motion to the top quarter of the band): their noise "
-            "is unknown"
+            f"the forces of {', '.join(names)} were low-passed before they were logged (their spectrum falls with "
+            f"a log-log slope down to {slope.min():.3g} over the top quarter of the band, white noise: 0): their "
+            "noise is unknown"
         )
         return None, rate, motion, why
     return white_noise(data.tau), rate, motion, ""

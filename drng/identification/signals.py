@@ -73,9 +73,9 @@ MARGIN = 5.0
 AGREE_LAG = 0.5
 AGREE_GAIN = 0.05
 AGREE_SEARCH = 0.2
-#: A signal whose power density above its motion exceeds that of the top quarter of the band by
-#: this factor (20 dB) was low-passed before it was logged (:func:`prefiltered`).
-PREFILTER = 100.0
+#: A signal whose log power density falls faster than this slope against log frequency over the
+#: top quarter of the band was low-passed before it was logged (:func:`prefiltered`).
+PREFILTER = -5.0
 #: The order of the difference that takes a signal's white noise (:func:`white_noise`).
 FLOOR_ORDER = 3
 #: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
@@ -195,17 +195,18 @@ def velocity_lag(q: np.ndarray, qd: np.ndarray, rate: float, window: int) -> tup
     return lags, gains
 
 
-def prefiltered(x: np.ndarray, rate: float, band: float) -> np.ndarray:
-    """Per column of ``x`` (ns, n) sampled at ``rate`` Hz, how many times the median power
-    density between twice the motion's ``band`` (Hz) and rate / 8 exceeds that above rate / 4
-    (:func:`spectrum`): about 1 for white noise over the motion, above :data:`PREFILTER` for a
-    signal low-passed before it was logged (a logger's filter); (n,) ones when the band leaves no
-    room to tell."""
+def prefiltered(x: np.ndarray, rate: float) -> np.ndarray:
+    """Per column of ``x`` (ns, n) sampled at ``rate`` Hz, the slope of its log power density
+    against log frequency over the top quarter of the band, rate / 4 to rate / 2 (:func:`spectrum`,
+    a least-squares line): about 0 for white noise, -1.5 to -3 after the linear interpolation of
+    a jittered log's resampling, and below :data:`PREFILTER` for a signal low-passed before it
+    was logged (a first-order filter at 2 Hz of a 200 Hz log: -9; a fourth-order one: below -10)."""
     f, P, _ = spectrum(x, rate)
-    middle, top = (f > 2 * band) & (f < rate / 8), f > rate / 4
-    if middle.sum() < 2 or top.sum() < 2:
-        return np.ones(x.shape[1])
-    return np.median(P[middle], axis=0) / np.maximum(np.median(P[top], axis=0), np.finfo(float).tiny)
+    top = f > rate / 4
+    logf = np.log(f[top])
+    logP = np.log(np.maximum(P[top], np.finfo(float).tiny))
+    centred = logf - logf.mean()
+    return centred @ (logP - logP.mean(axis=0)) / (centred @ centred)
 
 
 def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: float) -> bool:
