@@ -1,6 +1,7 @@
 """pga-dyn's defaults against a standard pipeline on a real arm's public logs (issue: real arms).
 
 Run: python benchmarks/real_logs.py PATH [--estimate NAME ...] [--validate NAME ...]
+     python benchmarks/real_logs.py --panda PATH
 
 PATH is a checkout of the dynamic_calibration repository (Mamedov et al.: a UR10e's logs; it has
 no licence, so pga-dyn ships none of its files: fetch it yourself). Its CSV logs have no header:
@@ -23,6 +24,12 @@ Both are scored at the logged samples against the logged forces (pga-dyn's predi
 uniform grid interpolated back to the logged times): RRE_j = 100 ||tau_j - tau_hat_j|| /
 ||tau_j|| per joint, and the mean over the joints; printed per validation log (p1-p10 as one
 record of ten held poses), with pga-dyn's mean over the standard pipeline's mean (the ratio).
+
+``--panda PATH``: a checkout of the FrankaEmikaPandaDynModel repository (Gaz et al. 2019), whose
+matlab/data/Exciting_Traj/Trajectory_1/rbt_log holds a Franka Emika Panda's log (about 1 kHz
+with 0.7-8.8 ms steps, joint torque sensors, 21 s): its first 70 % identify the Panda of
+example-robot-data (the fingers fixed: a 7-joint arm), its last 30 % are predicted, the same
+two ways (the standard pipeline with Pinocchio's model of the same file).
 """
 
 from __future__ import annotations
@@ -90,7 +97,7 @@ class Standard:
         rows = []
         for qk, vk, ak in zip(*self.states(t, q)):
             Y = self.pin.computeJointTorqueRegressor(self.model, self.data, qk, vk, ak)
-            rows.append(np.hstack([Y, np.diag(vk), np.diag(np.sign(vk)), np.eye(6), np.diag(ak)]))
+            rows.append(np.hstack([Y, np.diag(vk), np.diag(np.sign(vk)), np.eye(len(vk)), np.diag(ak)]))
         return np.array(rows)
 
     def fit(self, t: np.ndarray, q: np.ndarray, tau: np.ndarray) -> Standard:
@@ -106,12 +113,61 @@ def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 100 * np.linalg.norm(tau - predicted, axis=0) / np.linalg.norm(tau, axis=0)
 
 
+def panda(checkout: str) -> None:
+    """The Panda's log (module docstring): pga-dyn's defaults against the standard pipeline."""
+    import re
+
+    import robots
+    from drng.identification import identify_log, read_trajectory
+
+    folder = tempfile.mkdtemp()
+    source = os.path.join(
+        os.path.dirname(__import__("pinocchio").__file__), *[".."] * 4, "share", "example-robot-data", "robots"
+    )
+    with open(os.path.join(source, "panda_description", "urdf", "panda.urdf")) as f:
+        text = re.sub(r'(<joint name="panda_finger_joint[12]" type=")prismatic', r"\1fixed", f.read())
+    urdf = os.path.join(folder, "panda7.urdf")
+    with open(urdf, "w") as f:
+        f.write(re.sub(r"<mimic[^>]*/>", "", text))
+    log = os.path.join(checkout, "matlab", "data", "Exciting_Traj", "Trajectory_1", "rbt_log")
+    t = np.loadtxt(os.path.join(log, "exciting_traj_time.txt"))
+    q, qd, tau = (
+        np.loadtxt(os.path.join(log, f"exciting_traj_{k}.txt")).reshape(-1, 7)
+        for k in ("positions", "velocity", "torques")
+    )
+    names = [f"panda_joint{k}" for k in range(1, 8)]
+    header = ["t", *(f"{kind}_{n}" for kind in ("q", "qd", "tau") for n in names)]
+    cut = int(0.7 * len(t))
+    paths = []
+    for label, rows in (("est", slice(0, cut)), ("val", slice(cut, None))):
+        paths.append(os.path.join(folder, f"{label}.csv"))
+        table = np.column_stack([t[rows], q[rows], qd[rows], tau[rows]])
+        np.savetxt(paths[-1], table, delimiter=",", header=",".join(header), comments="", fmt="%.9g")
+    robot = robots.load_file(urdf)
+    data, test = (read_trajectory(robot, p, require_tau=True) for p in paths)
+    job = identify_log(robot, data, test)
+    ours = rre(tau[cut:], np.column_stack([np.interp(t[cut:], test.t, p) for p in job.predict(test).T]))
+    standard = Standard(urdf)
+    standard.fit(t[:cut], q[:cut], tau[:cut])
+    base = rre(tau[cut:], standard.predict(t[cut:], q[cut:]))
+    print(f"Panda, last 30 % held out; pga-dyn chose {job.selection.chosen.label}; delay: {job.delay_note}")
+    print(f"  standard  {'  '.join(f'{x:6.1f}' for x in base)}   mean {base.mean():6.1f}")
+    print(
+        f"  defaults  {'  '.join(f'{x:6.1f}' for x in ours)}   mean {ours.mean():6.1f}   ratio {ours.mean() / base.mean():.2f}"
+    )
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkout", help="a checkout of the dynamic_calibration repository")
+    parser.add_argument("checkout", nargs="?", help="a checkout of the dynamic_calibration repository")
     parser.add_argument("--estimate", nargs="+", default=ESTIMATION)
     parser.add_argument("--validate", nargs="+", default=VALIDATION)
+    parser.add_argument("--panda", metavar="PATH", help="a checkout of FrankaEmikaPandaDynModel instead")
     args = parser.parse_args(argv)
+    if args.panda:
+        return panda(args.panda)
+    if not args.checkout:
+        parser.error("give a checkout of the dynamic_calibration repository (or --panda PATH)")
     import robots
     from drng.identification import identify_log, read_trajectory
 
