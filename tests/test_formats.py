@@ -189,7 +189,8 @@ def test_mjcf_tendon_actuator_on_a_loop_is_refused():
         '</fixed></tendon><actuator><motor name="m" tendon="t"/>',
     )
     with pytest.raises(
-        PgaDynError, match=r"four_bar.xml: actuator 'm' drives a fixed tendon whose joints \['crank_joint', 'rocker_joint'\] a loop moves"
+        PgaDynError,
+        match=r"four_bar.xml: actuator 'm' drives a fixed tendon whose joints \['crank_joint', 'rocker_joint'\] a loop moves",
     ):
         robots.parse_mjcf(looped, "four_bar.xml")
 

@@ -33,7 +33,7 @@ from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
 from .export import write_model, write_sidecar
-from .model import STRIBECK_TERMS, friction_terms
+from .model import DEFAULT_FRICTION, STRIBECK_TERMS, friction_terms
 from .selection import ESTIMATES, FOLDS, TIE, select
 
 if TYPE_CHECKING:
@@ -146,6 +146,8 @@ def identify_log(
     file: the consistent estimate, whose parameters are physical). Stribeck friction (nonlinear) is fitted as given, without selection."""
     if estimate_kind is not None and estimate_kind not in ESTIMATES:
         raise PgaDynError(f"estimate: one of {', '.join(ESTIMATES)}, got {estimate_kind!r}")
+    if friction is True or friction is False:  # as identification_model takes them
+        friction = DEFAULT_FRICTION if friction else ()
     data, test = hold_out(data, test, hold_out_share)
     common = {"passive_friction": passive_friction, "coulomb_speed": coulomb_speed}
     estimates = ESTIMATES if estimate_kind is None else (estimate_kind,)
