@@ -57,32 +57,40 @@ HEAVY = (
     "kingdon",
 )
 
-#: The child of the stage timers: wraps the library functions the command calls (looked up at
-#: call time, so that the imports they trigger are timed inside them) and the import machinery.
+#: The stages timed in the child: (module, function or Class.method, stage). Each is wrapped as its
+#: module is first loaded, before any other module imports it by name.
+STAGE_FUNCTIONS = (
+    ("pga_dyn.cli", "build_parser", "argument parser built"),
+    ("pga_dyn.cli.common", "robot", "robot loaded"),
+    ("drng.identification.physics", "model_violations", "model file check"),
+    ("drng.identification.data", "_read_csv", "CSV parsed"),
+    ("drng.identification.data", "_table_arrays", "CSV parsed"),
+    ("drng.identification.data", "read_trajectory", "rest of the reading (checks)"),
+    ("drng.identification.signals", "differentiate", "qd, qdd derived"),
+    ("drng.identification.model", "identification_model", "identification model"),
+    ("drng.identification.model", "IdentificationModel.regressor", "regressor (wherever called)"),
+    ("drng.identification.selection", "select", "model selection (without the regressor)"),
+    ("drng.identification.estimation", "identify", "estimate (without the regressor)"),
+    ("drng.identification.estimation", "estimate", "estimate (without the regressor)"),
+    ("drng.identification.diagnostics", "hold_out", "hold-out"),
+    ("drng.identification.diagnostics", "report", "diagnostics (without the regressor)"),
+    ("drng.identification.diagnostics", "report_text", "report text"),
+)
+
+#: The child of the stage timers: the import machinery timed (the outermost imports), and the
+#: functions of STAGE_FUNCTIONS wrapped by timers that keep each stage's own time (the time of
+#: stages nested in it taken out) and the imports that happened in it.
 STAGES = r"""
 import _frozen_importlib as bootstrap
-import importlib, io, json, sys, time, contextlib
+import contextlib, io, json, sys, time
 
 start = time.perf_counter()
-totals, active, imports = {}, [], [0.0]
+STAGE_FUNCTIONS = json.loads(sys.argv.pop(1))
+totals, active, imports = {}, [], [0.0, 0]
 find_and_load = bootstrap._find_and_load
 
 
-def timed_import(*args):
-    if imports[1:]:
-        return find_and_load(*args)
-    imports.append(time.perf_counter())
-    try:
-        return find_and_load(*args)
-    finally:
-        imports[0] += time.perf_counter() - imports.pop()
-
-
-bootstrap._find_and_load = timed_import
-
-
 def timer(name, function):
-    # Each stage's own time: nested stages' wall and import times are taken out of their parent's.
     def wrapped(*args, **kwargs):
         frame = [time.perf_counter(), imports[0], 0.0, 0.0]
         active.append(frame)
@@ -100,46 +108,27 @@ def timer(name, function):
     return wrapped
 
 
-def lazy(module, name, stage):
-    # A stand-in for ``module.name`` that imports the module inside the stage's timer.
-    def call(*args, **kwargs):
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-    return timer(stage, call)
-
-
-import pga_dyn.cli as cli
-import pga_dyn.cli.common as common
-import drng.identification as ident
-totals["import of pga_dyn.cli"] = [time.perf_counter() - start, imports[0]]
-
-data_stages = {"_read_csv": "CSV parsed", "_table_arrays": "CSV parsed", "differentiate": "qd, qdd derived"}
-real_import = importlib.import_module
-
-
-def patched_module(name, package=None):
-    module = real_import(name, package)
-    if module.__name__ == "drng.identification.data" and not getattr(module, "_timed", False):
-        for attr, stage in data_stages.items():
-            setattr(module, attr, timer(stage, getattr(module, attr)))
-        module._timed = True
-    if module.__name__ == "drng.identification.model" and not getattr(module, "_timed", False):
-        cls = module.IdentificationModel
-        cls.regressor = timer("regressor (in the estimate and the diagnostics)", cls.regressor)
-        module._timed = True
+def timed_import(name, *args):
+    imports[1] += 1
+    t0 = time.perf_counter()
+    try:
+        module = find_and_load(name, *args)
+    finally:
+        imports[1] -= 1
+        if not imports[1]:
+            imports[0] += time.perf_counter() - t0
+    for where, attribute, stage in STAGE_FUNCTIONS:
+        if where == name:
+            owner, _, function = attribute.rpartition(".")
+            holder = getattr(module, owner) if owner else module
+            setattr(holder, function, timer(stage, getattr(holder, function)))
     return module
 
 
-importlib.import_module = patched_module
-common.warn_model = timer("model file check", common.warn_model)
-for name, module, stage in (
-    ("read_trajectory", "drng.identification.data", "rest of the reading (checks)"),
-    ("identification_model", "drng.identification.model", "identification model"),
-    ("identify", "drng.identification.estimation", "estimate (without the regressor)"),
-    ("report", "drng.identification.diagnostics", "diagnostics (without the regressor)"),
-    ("report_text", "drng.identification.diagnostics", "report text"),
-):
-    setattr(ident, name, lazy(module, name, stage))
+bootstrap._find_and_load = timed_import
+import pga_dyn.cli as cli
 
+totals["import of pga_dyn.cli"] = [time.perf_counter() - start, imports[0]]
 run = time.perf_counter()
 with contextlib.redirect_stdout(io.StringIO()):
     code = cli.main(sys.argv[1:])
@@ -148,11 +137,19 @@ print(json.dumps({"code": code, "run": end - run, "total": end - start, "stages"
 """
 
 
-def environment() -> dict:
-    """The children's environment: this checkout first on the path (BLAS threads as the user's)."""
+def run(argv: list, checkout: str = ROOT) -> subprocess.CompletedProcess:
+    """``argv`` run with the code of ``checkout`` (first on the path, and the working folder, which
+    ``python -c`` and ``-m`` put first), its output captured (BLAS threads as the user's)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
-    return env
+    env["PYTHONPATH"] = checkout + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run(argv, env=env, cwd=checkout, capture_output=True, text=True)
+
+
+def export(revision: str, folder: str) -> str:
+    """The files of ``revision`` of this repository exported into ``folder`` (``git archive``)."""
+    archive = subprocess.run(["git", "-C", ROOT, "archive", revision], capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+    return folder
 
 
 def make_log(folder: str) -> str:
@@ -180,49 +177,51 @@ def make_log(folder: str) -> str:
     return path
 
 
-def wall(argv: list, env: dict) -> float:
+def wall(argv: list, checkout: str) -> float:
     """Wall time (s) of the command ``argv`` in a fresh process; raises on a failure."""
     t0 = time.perf_counter()
-    done = subprocess.run(argv, env=env, capture_output=True, text=True)
+    done = run(argv, checkout)
     elapsed = time.perf_counter() - t0
     if done.returncode not in (0,):
         raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr}")
     return elapsed
 
 
-def timings(data: str, repeat: int, env: dict) -> dict:
-    """{label: [seconds per repetition]} of the job and its peers, interleaved."""
+def timings(data: str, repeat: int, checkouts: dict) -> dict:
+    """{label: [seconds per repetition]} of the job and ``identify --help`` with each of
+    ``checkouts`` ({name: folder}) and of the peers, interleaved, after one run of each
+    (numba's cache filled)."""
     py = sys.executable
     job = [data if a == "DATA" else a for a in JOB]
-    commands = {
-        "job: pga-dyn " + " ".join(job): [py, "-m", "pga_dyn.cli", *job],
-        "help: pga-dyn identify --help": [py, "-m", "pga_dyn.cli", "identify", "--help"],
-        "peer: python -c pass": [py, "-c", "pass"],
-        "peer: import numpy": [py, "-c", "import numpy"],
-        "peer: import numpy, pandas; pandas.read_csv": [
-            py,
-            "-c",
-            f"import numpy, pandas; pandas.read_csv({data!r})",
-        ],
-        "peer: import numpy; numpy.loadtxt": [
-            py,
-            "-c",
-            f"import numpy; numpy.loadtxt({data!r}, delimiter=',', skiprows=1)",
-        ],
+    commands = {}
+    for name, checkout in checkouts.items():
+        commands[f"job ({name}): pga-dyn " + " ".join(job)] = ([py, "-m", "pga_dyn.cli", *job], checkout)
+        commands[f"help ({name}): pga-dyn identify --help"] = (
+            [py, "-m", "pga_dyn.cli", "identify", "--help"],
+            checkout,
+        )
+    peers = {
+        "python -c pass": "pass",
+        "import numpy": "import numpy",
+        "import numpy, pandas; pandas.read_csv": f"import numpy, pandas; pandas.read_csv({data!r})",
+        "import numpy; numpy.loadtxt": f"import numpy; numpy.loadtxt({data!r}, delimiter=',', skiprows=1)",
     }
+    commands.update({f"peer: {label}": ([py, "-c", code], ROOT) for label, code in peers.items()})
+    for argv, checkout in commands.values():
+        wall(argv, checkout)
     out = {label: [] for label in commands}
     for _ in range(repeat):
-        for label, argv in commands.items():
-            out[label].append(wall(argv, env))
+        for label, (argv, checkout) in commands.items():
+            out[label].append(wall(argv, checkout))
     return out
 
 
-def import_times(argv: list, env: dict) -> tuple:
+def import_times(argv: list, checkout: str) -> tuple:
     """(total import time of the top-level imports, {module: cumulative seconds} of the top-level
     imports, {module: cumulative seconds} of :data:`HEAVY` and its submodules wherever they were
     imported, not counting a submodule inside its package's import) of ``argv`` run under
     ``python -X importtime``."""
-    done = subprocess.run([sys.executable, "-X", "importtime", *argv], env=env, capture_output=True, text=True)
+    done = run([sys.executable, "-X", "importtime", *argv], checkout)
     entries = []
     for line in done.stderr.splitlines():
         if line.startswith("import time:") and "cumulative" not in line:
@@ -241,27 +240,22 @@ def import_times(argv: list, env: dict) -> tuple:
     return sum(top.values()), top, heavy
 
 
-def child(script: str, argv: list, env: dict) -> dict:
-    """The JSON line a child script prints after running ``pga-dyn ARGV``."""
-    done = subprocess.run([sys.executable, "-c", script, *argv], env=env, capture_output=True, text=True)
+def stage_times(job: list, checkout: str) -> dict:
+    """{"total": seconds after the interpreter's start, "stages": {stage: [own seconds, of which
+    imports]}} of one ``pga-dyn JOB`` in the child :data:`STAGES`."""
+    done = run([sys.executable, "-c", STAGES, json.dumps(STAGE_FUNCTIONS), *job], checkout)
     if done.returncode:
         raise SystemExit(f"the timed child failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def profile(argv: list, env: dict, count: int) -> str:
+def profile(argv: list, count: int) -> str:
     """The ``count`` costliest functions of ``pga-dyn ARGV`` by cumulative time (cProfile)."""
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "job.prof")
-        subprocess.run(
-            [sys.executable, "-m", "cProfile", "-o", out, "-m", "pga_dyn.cli", *argv],
-            env=env,
-            capture_output=True,
-        )
+        run([sys.executable, "-m", "cProfile", "-o", out, "-m", "pga_dyn.cli", *argv])
         code = "import pstats, sys; pstats.Stats(sys.argv[1]).sort_stats('cumulative').print_stats(int(sys.argv[2]))"
-        return subprocess.run(
-            [sys.executable, "-c", code, out, str(count)], env=env, capture_output=True, text=True
-        ).stdout
+        return run([sys.executable, "-c", code, out, str(count)]).stdout
 
 
 def main() -> None:
@@ -269,43 +263,42 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5, help="repetitions of each timed command (default 5)")
     parser.add_argument("--keep", help="folder for the log (made there once, then reused)")
     parser.add_argument("--data", help="time this CSV log instead of the benchmark's")
+    parser.add_argument("--before", metavar="REVISION", help="time this revision of the code too (git archive)")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the N costliest functions")
     args = parser.parse_args()
-    env = environment()
     with tempfile.TemporaryDirectory() as scratch:
+        checkouts = {"this checkout": ROOT}
+        if args.before:
+            checkouts[args.before] = export(args.before, tempfile.mkdtemp(dir=scratch))
         folder = args.keep or scratch
         os.makedirs(folder, exist_ok=True)
-        data = args.data or make_log(folder)
+        data = os.path.abspath(args.data) if args.data else make_log(folder)
         job = [data if a == "DATA" else a for a in JOB]
         print(f"log: {data} ({os.path.getsize(data) / 1e6:.1f} MB); load average {os.getloadavg()[0]:.2f}")
         print(f"\nwall time, fresh processes, {args.repeat} runs interleaved: best / median")
-        for label, seconds in timings(data, args.repeat, env).items():
+        for label, seconds in timings(data, args.repeat, checkouts).items():
             print(f"  {min(seconds):6.3f} / {statistics.median(seconds):6.3f} s  {label}")
-
-        total, top, heavy = import_times(["-m", "pga_dyn.cli", *job], env)
-        print(f"\nimports of the job (python -X importtime): {total:.3f} s in all; heaviest top-level imports:")
-        for name, seconds in sorted(top.items(), key=lambda kv: -kv[1])[:8]:
-            print(f"  {seconds:6.3f} s  {name}")
-        print(
-            "  heavy modules, wherever imported: " + (", ".join(f"{k} {v:.3f} s" for k, v in heavy.items()) or "none")
-        )
-        help_total, _, help_heavy = import_times(["-m", "pga_dyn.cli", "identify", "--help"], env)
-        print(
-            f"imports of identify --help: {help_total:.3f} s; heavy: "
-            + (", ".join(f"{k} {v:.3f} s" for k, v in help_heavy.items()) or "none")
-        )
-
-        stages = child(STAGES, job, env)
-        print(f"\nstages of one job (timers; wall {stages['total']:.3f} s after the interpreter's start):")
-        print("  wall     of which imports  stage")
-        for name, (seconds, imported) in stages["stages"].items():
-            print(f"  {seconds:6.3f} s  {imported:6.3f} s          {name}")
-        timed = sum(s for s, _ in stages["stages"].values())
-        print(
-            f"  {stages['total'] - timed:6.3f} s                   the rest (argument parsing, combine, hold-out, ...)"
-        )
+        for name, checkout in checkouts.items():
+            print(f"\n== {name}")
+            total, top, heavy = import_times(["-m", "pga_dyn.cli", *job], checkout)
+            print(f"imports of the job (python -X importtime): {total:.3f} s in all; heaviest top-level imports:")
+            for module, seconds in sorted(top.items(), key=lambda kv: -kv[1])[:6]:
+                print(f"  {seconds:6.3f} s  {module}")
+            print("  heavy modules, wherever imported: " + ", ".join(f"{k} {v:.3f} s" for k, v in heavy.items()))
+            help_total, _, help_heavy = import_times(["-m", "pga_dyn.cli", "identify", "--help"], checkout)
+            print(
+                f"imports of identify --help: {help_total:.3f} s; heavy modules: "
+                + (", ".join(f"{k} {v:.3f} s" for k, v in help_heavy.items()) or "none")
+            )
+            stages = stage_times(job, checkout)
+            print(f"stages of one job (timers; {stages['total']:.3f} s after the interpreter's start):")
+            print("  own time  of which imports  stage")
+            for stage, (seconds, imported) in stages["stages"].items():
+                print(f"  {seconds:6.3f} s  {imported:6.3f} s          {stage}")
+            timed = sum(seconds for seconds, _ in stages["stages"].values())
+            print(f"  {stages['total'] - timed:6.3f} s                   the rest")
         if args.profile:
-            print(profile(job, env, args.profile))
+            print(profile(job, args.profile))
 
 
 if __name__ == "__main__":
