@@ -30,7 +30,7 @@ from drng.identification import (
     violations,
     write_urdf,
 )
-from drng.identification.estimation import estimate
+from drng.identification.estimation import estimate, predict
 from drng.identification.excitation import fit, limits
 from drng.identification.model import STICTION_ZONE
 from pga_dyn.cli import main
@@ -202,6 +202,9 @@ def test_ur5_noise_and_friction(ur5, ur5_model, ur5_estimate):
     assert friction.sum() == 12
     assert np.all(np.abs(est.beta[friction] - truth[friction]) < 0.05 * np.abs(truth[friction]))
     assert est.scale == pytest.approx(1.0, abs=0.05)
+    # along its own data, the prediction is tau - residuals: the regressor's, without computing it again
+    again = predict(est.model, est.beta, est.data)
+    assert np.abs(est.predict(est.data) - again).max() <= 1e-12 * np.abs(again).max()
 
 
 def test_pkm_from_actuator_forces(pkm, pkm_model, pkm_excitation):
