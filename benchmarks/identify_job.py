@@ -2,6 +2,7 @@
 3 s, model selection included), with a breakdown, against peers that only read the file.
 
 Run: PYTHONPATH=. python benchmarks/identify_job.py [--repeat 5] [--keep DIR] [--data FILE]
+                                                    [--before REVISION] [--profile N]
 
 The log: Puma560 (built in), ``excite`` with viscous and Coulomb friction and armature (seed 0,
 20 s at 1 kHz: 20,000 samples), its forces from ``simulate`` (viscous 0.5, Coulomb 0.3, armature
@@ -10,24 +11,26 @@ the columns t, q_NAME, tau_NAME only (as a robot logs them: the job derives qd a
 once into ``--keep DIR`` (default a temporary folder) and reused from there; ``--data FILE``
 times a log of your own instead.
 
-Timed, each in a fresh Python process (as a user types the command), interleaved and repeated
-``--repeat`` times (best and median printed; the machine may be shared, so compare figures of
-one run):
+Timed, each in a fresh Python process (as a user types the command) after one untimed run (the
+numba cache filled), interleaved and repeated ``--repeat`` times (best and median printed; the
+machine may be shared, so compare figures of one run):
 
 - ``job``: ``python -m pga_dyn.cli identify puma560 data.csv --friction viscous coulomb
-  --armature --quiet`` end to end;
+  --armature --quiet`` end to end, with the code of this checkout and, with ``--before
+  REVISION``, with that revision's (``git archive`` into a temporary folder);
 - ``help``: ``python -m pga_dyn.cli identify --help`` (the command line's fixed cost);
 - peers: ``python -c pass``; ``import numpy``; ``import numpy, pandas; pandas.read_csv(data)``;
   ``import numpy; numpy.loadtxt(data, delimiter=",", skiprows=1)``.
 
-Then the breakdown of one job: the modules it imports (``python -X importtime``: the
-cumulative import time of the heaviest top-level imports and of a few heavy modules wherever
-they were imported), and the wall time of its stages measured by timers around the library
-functions the command calls (reading the file, deriving qd and qdd, checking the model file's
-inertias, the identification model, the estimate with its regressor, the held-out diagnostics
-and report, the report's text), each split into its own work and the imports that happened
-during it. ``--profile N`` also prints the N costliest functions of the job by cumulative time
-(cProfile).
+Then, per checkout, the breakdown of one job: the modules it imports (``python -X importtime``:
+the cumulative import time of the heaviest top-level imports and of a few heavy packages
+wherever they were imported) and the wall time of its stages (:data:`STAGE_FUNCTIONS`: timers
+around the library functions the command calls, wrapped as their modules load: the argument
+parser, the robot, the check of the model file's inertias, the CSV parsing, the derivatives,
+the identification model, the regressor wherever it is called, the model selection where there
+is one, the estimate, the hold-out, the diagnostics, the report's text), each stage's own time
+(the stages nested in it taken out) and the imports that happened in it. ``--profile N`` also
+prints the N costliest functions of the job by cumulative time (cProfile).
 """
 
 from __future__ import annotations
@@ -296,7 +299,8 @@ def main() -> None:
             for stage, (seconds, imported) in stages["stages"].items():
                 print(f"  {seconds:6.3f} s  {imported:6.3f} s          {stage}")
             timed = sum(seconds for seconds, _ in stages["stages"].values())
-            print(f"  {stages['total'] - timed:6.3f} s                   the rest")
+            imported = stages["imports"] - sum(imported for _, imported in stages["stages"].values())
+            print(f"  {stages['total'] - timed:6.3f} s  {imported:6.3f} s          the rest")
         if args.profile:
             print(profile(job, args.profile))
 
