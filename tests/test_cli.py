@@ -307,3 +307,18 @@ def test_analyze_several_robots_bad_arguments(capsys):
     assert "--per-parameter takes one robot" in capsys.readouterr().err
     assert main(["analyze", "puma560", "--jobs", "0", "--quiet"]) == 2
     assert "--jobs must be a positive number" in capsys.readouterr().err
+
+
+def test_the_program_freezes_its_objects_before_it_exits(monkeypatch, capsys):
+    """Run as the program (no argv: the process's own command line, which ends next), main freezes
+    the objects left, so that the interpreter's last garbage collection does not walk them; called
+    with arguments (a library call, as here), it leaves the collector alone."""
+    import gc
+
+    assert main(["info", "puma560"]) == 0 and gc.get_freeze_count() == 0
+    monkeypatch.setattr(sys, "argv", ["pga-dyn", "info", "puma560"])
+    try:
+        assert main() == 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "puma560" in capsys.readouterr().out
