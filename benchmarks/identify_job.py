@@ -28,7 +28,8 @@ wherever they were imported) and the wall time of its stages (:data:`STAGE_FUNCT
 around the library functions the command calls, wrapped as their modules load: the argument
 parser, the robot, the check of the model file's inertias, the CSV parsing, the derivatives,
 the identification model, the regressor wherever it is called, the model selection where there
-is one, the estimate, the hold-out, the diagnostics, the report's text), each stage's own time
+is one, the estimate, the force delay's search, the hold-out, the diagnostics, the report's
+text), each stage's own time
 (the stages nested in it taken out) and the imports that happened in it. ``--profile N`` also
 prints the N costliest functions of the job by cumulative time (cProfile).
 """
@@ -72,9 +73,11 @@ STAGE_FUNCTIONS = (
     ("drng.identification.signals", "differentiate", "qd, qdd derived"),
     ("drng.identification.model", "identification_model", "identification model"),
     ("drng.identification.model", "IdentificationModel.regressor", "regressor (wherever called)"),
+    ("drng.identification.job", "identify_log", "rest of identify_log"),
     ("drng.identification.selection", "select", "model selection (without the regressor)"),
     ("drng.identification.estimation", "identify", "estimate (without the regressor)"),
     ("drng.identification.estimation", "estimate", "estimate (without the regressor)"),
+    ("drng.identification.estimation", "force_delay", "force delay (without the regressor)"),
     ("drng.identification.diagnostics", "hold_out", "hold-out"),
     ("drng.identification.diagnostics", "report", "diagnostics (without the regressor)"),
     ("drng.identification.diagnostics", "report_text", "report text"),

@@ -183,10 +183,8 @@ def velocity_lag(q: np.ndarray, qd: np.ndarray, rate: float, window: int) -> tup
     cross-correlation (within +-:data:`AGREE_SEARCH` s, refined by the parabola through the peak)
     and the gain a (n,) = <qd(t + d), q'(t)> / <q'(t), q'(t)>. A logger's low-pass on qd shows as
     a lag (a first-order 2 Hz filter delays a 0.5 Hz motion by 80 ms) and a gain below 1."""
-    signal = optional("scipy.signal", "comparing measured velocities with q's derivative")
     step = 1.0 / rate
-    x = signal.savgol_filter(qd, window, POLYORDER, axis=0, mode="interp")
-    y = signal.savgol_filter(q, window, POLYORDER, deriv=1, delta=step, axis=0, mode="interp")
+    x, y = savgol(qd, window, 0, step), savgol(q, window, 1, step)
     x, y = x - x.mean(axis=0), y - y.mean(axis=0)
     most = max(1, min(int(AGREE_SEARCH * rate), len(x) // 4))
     lags, gains = np.zeros(q.shape[1]), np.ones(q.shape[1])
