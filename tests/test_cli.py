@@ -335,3 +335,18 @@ def test_reference_option(capsys, tmp_path):
     assert code == 0 and re.search(r"^reference: +the loops do not close at q0: .* moves ja by", out, flags=re.M)
     code, out, _ = run_main(["analyze", str(path), "--reference", "ja=2.5", "--quiet", "--json"], capsys)
     assert code == 0 and "reference" not in json.loads(out)  # it closes there
+
+
+def test_the_program_freezes_its_objects_before_it_exits(monkeypatch, capsys):
+    """Run as the program (no argv: the process's own command line, which ends next), main freezes
+    the objects left, so that the interpreter's last garbage collection does not walk them; called
+    with arguments (a library call, as here), it leaves the collector alone."""
+    import gc
+
+    assert main(["info", "puma560"]) == 0 and gc.get_freeze_count() == 0
+    monkeypatch.setattr(sys, "argv", ["pga-dyn", "info", "puma560"])
+    try:
+        assert main() == 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "puma560" in capsys.readouterr().out

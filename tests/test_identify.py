@@ -5,6 +5,7 @@ that pga-dyn did not compute."""
 
 import json
 import os
+from math import perm
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ from drng.identification import (
     violations,
     write_urdf,
 )
-from drng.identification.estimation import estimate
+from drng.identification.estimation import estimate, predict
 from drng.identification.excitation import fit, limits
 from drng.identification.model import STICTION_ZONE
 from pga_dyn.cli import main
@@ -201,6 +202,9 @@ def test_ur5_noise_and_friction(ur5, ur5_model, ur5_estimate):
     assert friction.sum() == 12
     assert np.all(np.abs(est.beta[friction] - truth[friction]) < 0.05 * np.abs(truth[friction]))
     assert est.scale == pytest.approx(1.0, abs=0.05)
+    # along its own data, the prediction is tau - residuals: the regressor's, without computing it again
+    again = predict(est.model, est.beta, est.data)
+    assert np.abs(est.predict(est.data) - again).max() <= 1e-12 * np.abs(again).max()
 
 
 def test_pkm_from_actuator_forces(pkm, pkm_model, pkm_excitation):
@@ -421,6 +425,49 @@ def test_derivatives_from_q():
     est = estimate(model, trajectory(robot, traj.t, traj.q, tau=tau))
     truth = model.values(model.theta(oracle.link_parameters()))
     assert np.linalg.norm(est.beta - truth) < 1e-4 * np.linalg.norm(truth)
+
+
+@pytest.mark.parametrize("ns", [255, 300, 4096, 20001])
+def test_filter_and_spectrum_are_scipys(ns):
+    """The Savitzky-Golay filter and Welch's spectrum, computed with numpy (scipy.signal is slow
+    to import): the filter gives the exact derivatives of a polynomial of its order at every
+    sample, ends included, for windows of 7 to 785 samples (up to the rounding of the samples
+    that the filter amplifies); it is scipy.signal's savgol_filter
+    with mode="interp" (and its taps savgol_coeffs) to 1e-9 of the largest value for windows up
+    to 21 samples (scipy fits the polynomial in the samples' unscaled positions, whose powers
+    lose digits on longer windows: its taps are 8e-11 off the exact rational ones at 101
+    samples, 1.7e-8 at 401, where ours stay within 1e-14); the spectrum is scipy.signal's welch of the detrended signal, to 1e-9."""
+    signal = pytest.importorskip("scipy.signal")
+    from drng.identification.signals import POLYORDER, savgol, savgol_matrix, spectrum
+
+    rng = np.random.default_rng(ns)
+    step = 1e-3
+    t = np.arange(ns) * step
+    c = rng.standard_normal((POLYORDER + 1, 2))
+    s = (t - t.mean()) / (t[-1] - t[0])
+    poly = np.stack([s**j for j in range(POLYORDER + 1)], axis=1) @ c
+    x = np.column_stack([np.sin(7 * t), (t / t[-1]) ** 2, np.cos(40 * t)]) + 1e-3 * rng.standard_normal((ns, 3))
+    for window in (7, 21, 101, 401, 785):
+        if window > ns:
+            continue
+        for deriv in range(3):
+            exact = np.stack([perm(j, deriv) * s ** max(j - deriv, 0) for j in range(POLYORDER + 1)], axis=1) @ c
+            exact /= (t[-1] - t[0]) ** deriv
+            rounding = 1e-13 * np.abs(savgol_matrix(window, deriv, step)).sum(axis=1).max() * np.abs(poly).max()
+            assert np.abs(savgol(poly, window, deriv, step) - exact).max() <= rounding + 1e-13 * np.abs(exact).max()
+            if window > 21:
+                continue
+            mine = savgol(x, window, deriv, step)
+            theirs = signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
+            assert np.abs(mine - theirs).max() <= 1e-9 * np.abs(theirs).max(), (window, deriv)
+            taps = signal.savgol_coeffs(window, POLYORDER, deriv=deriv, delta=step, use="dot")
+            assert np.abs(savgol_matrix(window, deriv, step)[window // 2] - taps).max() <= 1e-9 * np.abs(taps).max()
+    f, P, floor = spectrum(x, 1000.0)
+    nperseg = min(ns, max(256, 2 ** int(np.log2(ns // 4))))
+    f_scipy, P_scipy = signal.welch(signal.detrend(x, axis=0), fs=1000.0, nperseg=nperseg, axis=0)
+    assert np.array_equal(f, f_scipy) and P.shape == P_scipy.shape
+    assert np.abs(P - P_scipy).max() <= 1e-9 * np.abs(P_scipy).max()
+    assert np.allclose(floor, np.median(P_scipy[f > 250], axis=0), rtol=1e-9)
 
 
 @pytest.mark.parametrize("noise", [1e-2, 1e-3])

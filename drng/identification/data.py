@@ -55,6 +55,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
+import io
 import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -654,19 +655,63 @@ def _npz_arrays(path: str, names: tuple, mapping: dict, robot_name: str, passive
 
 
 def _read_csv(path: str):
-    """The header (stripped names) and the rows of a CSV file."""
+    """The header (stripped names) and the samples of a CSV file: its lines after the header (a
+    str) when the file is plain (no quoted field, lines ending in LF or CRLF), so that the columns
+    used are parsed in one pass (:func:`_csv_numbers`), else its rows (lists of fields, read by
+    the csv module: quoted fields may hold commas and line breaks). PgaDynError for an empty file,
+    no samples or a row whose number of fields is not the header's, naming the line."""
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    if not rows:
+        text = handle.read()
+    if not text:
         raise PgaDynError(f"{path}: the file is empty (expected a header row t, q_NAME, ...)")
-    header = [cell.strip() for cell in rows[0]]
-    body = rows[1:]
-    if not body:
+    plain = text.replace("\r\n", "\n")
+    if '"' not in plain and "\r" not in plain:
+        lines = plain.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        header, body = [cell.strip() for cell in lines[0].split(",")], "\n".join(lines[1:])
+        widths = [line.count(",") + 1 if line else 0 for line in lines[1:]]
+    else:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            rows = list(reader)
+        except csv.Error as exc:
+            raise PgaDynError(f"{path}: line {reader.line_num}: {exc}") from None
+        header, body = [cell.strip() for cell in rows[0]], rows[1:]
+        widths = [len(row) for row in body]
+    if not widths:
         raise PgaDynError(f"{path}: no samples after the header row")
-    for k, row in enumerate(body):
-        if len(row) != len(header):
-            raise PgaDynError(f"{path}: line {k + 2} has {len(row)} fields, the header has {len(header)}")
+    for k, width in enumerate(widths):
+        if width != len(header):
+            raise PgaDynError(f"{path}: line {k + 2} has {width} fields, the header has {len(header)}")
     return header, body
+
+
+def _csv_numbers(path: str, header: list, body, used: list) -> dict:
+    """{column index: (ns,) values} of the columns ``used`` of a CSV file's samples ``body``
+    (:func:`_read_csv`): a plain file's in one pass (numpy's parser), the others, and a plain
+    file with a value that is not a finite number, value by value, which raises a PgaDynError
+    naming the line, the column and the value (the first in the order of ``used``, then of the
+    lines). The other columns are not parsed (they may hold text)."""
+    if isinstance(body, str):
+        try:
+            table = np.loadtxt(io.StringIO(body), delimiter=",", usecols=used, comments=None, ndmin=2)
+        except ValueError:
+            table = None
+        if table is not None and np.all(np.isfinite(table)):
+            return {c: table[:, k] for k, c in enumerate(used)}
+        body = [line.split(",") for line in body.split("\n")]
+    out = {}
+    for c in used:
+        x = out[c] = np.empty(len(body))
+        for k, row in enumerate(body):
+            try:
+                x[k] = float(row[c])
+            except ValueError:
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}': '{row[c]}' is not a number") from None
+            if not np.isfinite(x[k]):
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}' is {row[c].strip()}")
+    return out
 
 
 def _read_bag(path: str, topic):
@@ -804,37 +849,32 @@ def _resolve(where: str, header: list, names: tuple, mapping: dict):
 
 def _table_arrays(path: str, header: list, rows, names: tuple, mapping: dict, passive: tuple = ()):
     """({t: (ns,), kind: (ns, n_a), "passive": {name: (ns,)}}, ignored column names) of a table:
-    CSV rows of text (parsed cell by cell, only in the columns used) or a bag's values (ns, k);
-    the columns q_NAME of the ``passive`` coordinates are measured passive coordinates."""
+    a CSV file's samples (:func:`_read_csv`; only the columns used are parsed, :func:`_csv_numbers`)
+    or a bag's values (ns, k); the columns q_NAME of the ``passive`` coordinates are measured
+    passive coordinates."""
     chosen, wanted, ignored = _resolve(path, header, names, mapping)
-
-    def column(c):
-        if isinstance(rows, np.ndarray):
-            x = rows[:, c]
-            bad = np.flatnonzero(~np.isfinite(x))
-            if bad.size:
-                raise PgaDynError(f"{path}: message {bad[0]}, column '{header[c]}' is {x[bad[0]]}")
-            return x
-        x = np.empty(len(rows))
-        for k, row in enumerate(rows):
-            try:
-                x[k] = float(row[c])
-            except ValueError:
-                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}': '{row[c]}' is not a number") from None
-            if not np.isfinite(x[k]):
-                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}' is {row[c].strip()}")
-        return x
-
-    arrays = {"t": column(chosen["t"])} if "t" in chosen else {}
+    kinds = []
     for kind in KINDS:
         present = [n for n in names if f"{kind}_{n}" in chosen]
-        if not present:
-            continue
-        if len(present) < len(names):
+        if present and len(present) < len(names):
             missing = [wanted[f"{kind}_{n}"] for n in names if n not in present]
             raise PgaDynError(
                 f"{path}: missing columns {missing} (the other {kind}_ columns are there){_near(ignored, missing)}"
             )
-        arrays[kind] = np.column_stack([column(chosen[f"{kind}_{n}"]) for n in names])
-    arrays["passive"] = {name: column(header.index(f"q_{name}")) for name in passive if f"q_{name}" in ignored}
+        kinds += [kind] if present else []
+    measured = {name: header.index(f"q_{name}") for name in passive if f"q_{name}" in ignored}
+    used = ([chosen["t"]] if "t" in chosen else []) + [chosen[f"{kind}_{n}"] for kind in kinds for n in names]
+    used += list(measured.values())
+    if isinstance(rows, np.ndarray):
+        for c in used:
+            bad = np.flatnonzero(~np.isfinite(rows[:, c]))
+            if bad.size:
+                raise PgaDynError(f"{path}: message {bad[0]}, column '{header[c]}' is {rows[bad[0], c]}")
+        column = {c: rows[:, c] for c in used}
+    else:
+        column = _csv_numbers(path, header, rows, used)
+    arrays = {"t": column[chosen["t"]]} if "t" in chosen else {}
+    for kind in kinds:
+        arrays[kind] = np.column_stack([column[chosen[f"{kind}_{n}"]] for n in names])
+    arrays["passive"] = {name: column[c] for name, c in measured.items()}
     return arrays, [c for c in ignored if c[2:] not in arrays["passive"] or not c.startswith("q_")]

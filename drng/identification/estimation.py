@@ -180,7 +180,10 @@ class Estimate:
             return np.where(self.beta != 0, self.std / np.abs(self.beta), np.inf)
 
     def predict(self, data: Trajectory) -> np.ndarray:
-        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot);
+        along the identification data, tau - residuals (their regressor is not computed again)."""
+        if data is self.data:
+            return data.tau - self.residuals
         return predict(self.model, self.beta, data)
 
     def rms(self, data: Trajectory | None = None) -> np.ndarray:

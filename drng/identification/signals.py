@@ -4,9 +4,12 @@ the spectrum of q, zero-phase smoothing and differentiation, the alignment of a 
 channel. Arrays in, arrays out: no robot, no file.
 
 Derivatives. q (ns, n_a) is smoothed and differentiated by a Savitzky-Golay filter
-(``scipy.signal.savgol_filter``: the derivatives at each sample of the least-squares polynomial
-of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on it; a symmetric FIR
-filter, so zero phase; near the ends, the polynomial of the first or last window). The window
+(:func:`savgol`: the derivatives at each sample of the least-squares polynomial of order
+:data:`POLYORDER` over a window of 2 M + 1 samples centred on it; a symmetric FIR filter, so
+zero phase; near the ends, the polynomial of the first or last window: what
+``scipy.signal.savgol_filter`` computes with ``mode="interp"``, here in numpy, as is Welch's
+spectrum, :func:`spectrum`, because importing ``scipy.signal`` takes longer, 0.4 s, than the
+whole reading of a 20,000-sample log). The window
 follows from the cutoff (Hz) by Schafer's rule for the -3 dB frequency of the smoother
 (R. W. Schafer, "What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
 
@@ -45,6 +48,8 @@ parameters at 1e-5 rad of noise, 70 % at 1e-4 rad).
 """
 
 from __future__ import annotations
+
+from math import perm
 
 import numpy as np
 
@@ -125,11 +130,21 @@ def spectrum(x: np.ndarray, rate: float) -> tuple:
     """Welch's power spectral density of the detrended columns of ``x`` (ns, n) sampled at
     ``rate`` Hz (Hann window, segments of a quarter of the record, at least 256 samples):
     frequencies (m,), densities (m, n), and the noise floor (n,), the median density above
-    rate / 4."""
-    signal = optional("scipy.signal", "the spectrum of the data")
+    rate / 4. As ``scipy.signal.welch(scipy.signal.detrend(x, axis=0), rate, nperseg=...,
+    axis=0)``: the least-squares line of each column taken out, segments overlapping by half,
+    each with its mean taken out, a periodic Hann window, one-sided densities averaged over the
+    segments."""
     ns = x.shape[0]
     nperseg = int(min(ns, max(256, 2 ** int(np.floor(np.log2(max(ns // 4, 1)))))))
-    f, P = signal.welch(signal.detrend(x, axis=0), fs=rate, nperseg=nperseg, axis=0)
+    line = np.column_stack([np.arange(ns), np.ones(ns)])
+    x = x - line @ np.linalg.lstsq(line, x, rcond=None)[0]
+    segments = np.lib.stride_tricks.sliding_window_view(x, nperseg, axis=0)[:: nperseg - nperseg // 2]
+    segments = segments - segments.mean(axis=-1, keepdims=True)
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(nperseg) / nperseg)
+    P = np.abs(np.fft.rfft(segments * window, axis=-1)) ** 2 / (rate * np.sum(window**2))
+    P[..., 1 : (nperseg + 1) // 2] *= 2  # one-sided: the negative frequencies, not 0 nor Nyquist's
+    f = np.fft.rfftfreq(nperseg, 1 / rate)
+    P = P.mean(axis=0).T
     return f, P, np.median(P[f > rate / 4], axis=0)
 
 
@@ -168,10 +183,8 @@ def velocity_lag(q: np.ndarray, qd: np.ndarray, rate: float, window: int) -> tup
     cross-correlation (within +-:data:`AGREE_SEARCH` s, refined by the parabola through the peak)
     and the gain a (n,) = <qd(t + d), q'(t)> / <q'(t), q'(t)>. A logger's low-pass on qd shows as
     a lag (a first-order 2 Hz filter delays a 0.5 Hz motion by 80 ms) and a gain below 1."""
-    signal = optional("scipy.signal", "comparing measured velocities with q's derivative")
     step = 1.0 / rate
-    x = signal.savgol_filter(qd, window, POLYORDER, axis=0, mode="interp")
-    y = signal.savgol_filter(q, window, POLYORDER, deriv=1, delta=step, axis=0, mode="interp")
+    x, y = savgol(qd, window, 0, step), savgol(q, window, 1, step)
     x, y = x - x.mean(axis=0), y - y.mean(axis=0)
     most = max(1, min(int(AGREE_SEARCH * rate), len(x) // 4))
     lags, gains = np.zeros(q.shape[1]), np.ones(q.shape[1])
@@ -235,6 +248,36 @@ def white_noise(x: np.ndarray) -> np.ndarray:
     return MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER))
 
 
+def savgol_matrix(window: int, deriv: int, step: float) -> np.ndarray:
+    """The Savitzky-Golay filter of order :data:`POLYORDER` over ``window`` (odd, at least
+    POLYORDER + 1) samples ``step`` s apart as a (window, window) matrix: row i times the samples
+    of a window is the ``deriv``-th time derivative, at the window's i-th sample, of the
+    least-squares polynomial through them. The middle row holds the filter's taps
+    (``scipy.signal.savgol_coeffs(window, POLYORDER, deriv, step, use="dot")``), the others the
+    derivatives in the first and last half windows of a record. The polynomial is fitted in the
+    window's positions scaled to [-1, 1], so that long windows stay well conditioned."""
+    half = window // 2
+    u = np.arange(-half, half + 1) / half
+    powers = np.arange(POLYORDER + 1)
+    fit = np.linalg.pinv(u[:, None] ** powers)
+    falling = np.array([perm(int(j), deriv) for j in powers], dtype=float)  # d^k u^j / du^k = j!/(j-k)! u^(j-k)
+    return (falling * u[:, None] ** np.maximum(powers - deriv, 0)) @ fit / (half * step) ** deriv
+
+
+def savgol(x: np.ndarray, window: int, deriv: int, step: float) -> np.ndarray:
+    """The ``deriv``-th derivative of the columns of ``x`` (ns, n), ns >= ``window``, samples
+    ``step`` s apart, by the Savitzky-Golay filter of :func:`savgol_matrix`: inside, the filter's
+    taps; in the first and last half windows, the polynomial of the first and last window
+    (``scipy.signal.savgol_filter(x, window, POLYORDER, deriv, step, axis=0, mode="interp")``)."""
+    matrix, half = savgol_matrix(window, deriv, step), window // 2
+    out = np.empty(x.shape)
+    for j in range(x.shape[1]):
+        out[half:-half, j] = np.convolve(x[:, j], matrix[half, ::-1], mode="valid")
+    out[:half] = matrix[:half] @ x[:window]
+    out[-half:] = matrix[half + 1 :] @ x[-window:]
+    return out
+
+
 def differentiate(
     t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays", qd: np.ndarray | None = None
 ) -> tuple:
@@ -248,7 +291,6 @@ def differentiate(
     its derivative, instead of q's second, when they are the quieter signal
     (:func:`velocity_is_quieter`). PgaDynError naming ``where`` for times that are not
     uniform, a cutoff outside (0, rate / 2) or fewer samples than the filter's window."""
-    signal = optional("scipy.signal", "deriving qd and qdd from q")
     ns = len(t)
     if not is_uniform(t):
         raise PgaDynError(
@@ -273,7 +315,7 @@ def differentiate(
         )
 
     def smooth(x, deriv):
-        return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
+        return savgol(x, window, deriv, step)
 
     if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
         qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
@@ -291,7 +333,7 @@ def differentiate(
                 ),
             )
     measured = q if qd is None else qd
-    taps = signal.savgol_coeffs(window, POLYORDER, deriv=int(qd is None), delta=step)
+    taps = savgol_matrix(window, int(qd is None), step)[half]
     noise = np.sqrt(spectrum(measured, rate)[2] * rate / 2) * np.linalg.norm(taps)
     if qd is None:
         q, qd, qdd = (smooth(q, d) for d in range(3))
