@@ -33,7 +33,7 @@ from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
 from .export import write_model, write_sidecar
-from .model import DEFAULT_FRICTION, STRIBECK_TERMS, friction_terms
+from .model import DEFAULT_FRICTION, STRIBECK_TERMS, friction_terms, identification_model
 from .selection import ESTIMATES, FOLDS, TIE, select
 
 if TYPE_CHECKING:
@@ -143,7 +143,8 @@ def identify_log(
     ``"auto"`` or None (checked, compensated when it helps); ``prior_std`` the default prior's
     relative deviation and ``bounds`` the consistent estimate's keyword arguments;
     ``full``: compute full parameters even when a least-squares estimate is chosen (for a model
-    file: the consistent estimate, whose parameters are physical). Stribeck friction (nonlinear) is fitted as given, without selection."""
+    file: the consistent estimate, whose parameters are physical). Stribeck friction
+    (nonlinear) is fitted as given, without selection."""
     if estimate_kind is not None and estimate_kind not in ESTIMATES:
         raise PgaDynError(f"estimate: one of {', '.join(ESTIMATES)}, got {estimate_kind!r}")
     if friction is True or friction is False:  # as identification_model takes them
@@ -154,14 +155,13 @@ def identify_log(
     nonlinear = friction is not None and bool(set(friction_terms(friction)) & set(STRIBECK_TERMS))
     shift, note, found, W = 0.0, "not checked", None, None
     if delay is not None:
-        from .model import identification_model
-
         model = identification_model(robot, friction or (), bool(armature), **common)
         data, test, shift = compensate(data, test, delay, model)
         note = f"advanced by {1e3 * shift:.3g} ms as asked"
-    selection, model = (None, None)
+    selection = None
     if not nonlinear:
         options = {"friction": friction, "armature": armature, "folds": folds, "bounds": bounds, **common}
+        options["prior_std"] = prior_std
         selection, model, W = select(robot, data, estimates=estimates, **options)
         if delay is None:
             data, test, shift, note, selection, model, W, found = checked_delay(

@@ -242,6 +242,7 @@ def select(
     coulomb_speed: float | None = None,
     base: object | None = None,
     prior: tuple | None = None,
+    prior_std: float = 0.5,
     bounds: dict | None = None,
     states: States | None = None,
 ) -> tuple:
@@ -249,6 +250,7 @@ def select(
     cross-validation (module docstring): ``friction`` (models of
     :func:`~drng.identification.model.friction_terms`) and ``armature`` as given, or chosen when
     None; ``estimates`` the estimates compared (:data:`ESTIMATES`); ``prior`` (theta_0, sigma_0)
+    (default: :func:`~.estimation.default_prior` with ``prior_std``)
     and ``bounds`` (keyword arguments of
     :func:`~drng.identification.consistency.consistent_estimate`) for MAP and the consistent
     estimate; ``states`` the pga-dyn states of ``data`` when the caller has them. Returns
@@ -313,7 +315,7 @@ def select(
             continue
         if full is None:
             full = estimate(model, data, states=states, regressor=W[:, :, cols])
-            theta_prior = default_prior(full.model, data) if prior is None else prior
+            theta_prior = default_prior(full.model, data, relative=prior_std) if prior is None else prior
         G, *_ = stepped if model.has_steps else every
         betas, note = [], ""
         try:
