@@ -91,28 +91,47 @@ print(compiled)
 """
 
 
+def numba_cache_files(folder):
+    """numba's cache files under ``folder``: {relative path: content}."""
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in folder.rglob("__pycache__/*")
+        if path.suffix in (".nbi", ".nbc")
+    }
+
+
 def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
     """setup.py's build step (what `pip install .` runs) compiles every kernel into the built
     packages' own __pycache__ (a NUMBA_CACHE_DIR of the builder's is not used; no .pyc files, the
     wheel is for any Python 3), and a new process
     on those packages then runs the commands on a tree, both PKMs, a floating base, batches and
-    single states without one numba compile event."""
+    single states without one numba compile event. A second build of the same files (into another
+    folder, as each `pip install` builds anew) copies the kernels from the build cache the first one
+    filled (setup.py), compiles nothing and ships the same files."""
     build = tmp_path / "lib"
     # pip's isolated build environment reaches its packages through a sitecustomize on PYTHONPATH
     # (pip's legacy isolation): the compile step must keep it. This one records each process it starts.
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(f"open({str(tmp_path / 'started')!r}, 'a').write('x')\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"), PYTHONPATH=str(site))
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the build step keeps .pyc files out of the wheel itself
-    run = subprocess.run(
-        [sys.executable, "setup.py", "-q", "build_py", "--build-lib", str(build)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=env,
+    env = dict(
+        os.environ, NUMBA_CACHE_DIR=str(tmp_path / "elsewhere"), PYTHONPATH=str(site), XDG_CACHE_HOME=str(tmp_path)
     )
-    assert run.returncode == 0, run.stderr
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the build step keeps .pyc files out of the wheel itself
+    env.pop("PGA_DYN_NO_BUILD_CACHE", None)
+
+    def build_into(folder):
+        run = subprocess.run(
+            [sys.executable, "setup.py", "build_py", "--build-lib", str(folder)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    assert "cache files stored in the build cache" in build_into(build)
     assert not list(build.rglob("*.pyc"))
     assert (tmp_path / "started").read_text() == "xx"  # setup.py, then the compile step with the same path
     assert not (tmp_path / "elsewhere").exists()
@@ -131,13 +150,92 @@ def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
     # the compile time.
     for package in ("pga_dyn", "drng"):
         assert not [path for path in (build / package).rglob("*.2.nbc")]
+    # A second build of the same files takes the kernels from the build cache: it compiles nothing
+    # and ships the same files, which a new process then loads without compiling.
+    again = tmp_path / "again"
+    assert "(0 compiled; from the build cache" in build_into(again)
+    assert (tmp_path / "started").read_text() == "xxxx"
+    assert numba_cache_files(again) == numba_cache_files(build)
     env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
     check = subprocess.run(
         [sys.executable, "-c", CHECK_NO_COMPILE],
         capture_output=True,
         text=True,
-        env=dict(env, PYTHONPATH=str(build)),
+        env=dict(env, PYTHONPATH=str(again)),
         cwd=str(tmp_path),
     )
     assert check.returncode == 0, check.stderr
     assert check.stdout.strip().splitlines()[-1] == "[]", check.stdout
+
+
+def fake_packages(root, source="x = 1\n"):
+    """Packages with one source each and numba cache files beside pga_dyn's."""
+    for package in ("pga_dyn", "drng", "robots"):
+        (root / package / "__pycache__").mkdir(parents=True)
+        (root / package / "__init__.py").write_text(source if package == "pga_dyn" else "")
+    (root / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.nbi").write_bytes(b"index")
+    (root / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.1.nbc").write_bytes(b"code")
+    (root / "pga_dyn" / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"bytecode")
+    return root
+
+
+def test_build_cache_key_covers_every_source_and_numba(tmp_path, monkeypatch):
+    import numba
+
+    from pga_dyn.cli.compile import build_cache_key
+
+    one = fake_packages(tmp_path / "one")
+    key = build_cache_key(str(one))
+    assert build_cache_key(str(fake_packages(tmp_path / "two"))) == key  # the contents, not the folder
+    (one / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.2.nbc").write_bytes(b"more code")
+    assert build_cache_key(str(one)) == key  # numba's own files are not part of it
+    for package in ("pga_dyn", "drng", "robots"):  # any source of the three packages
+        changed = fake_packages(tmp_path / f"changed-{package}")
+        (changed / package / "kernels.py").write_text("y = 2\n")
+        assert build_cache_key(str(changed)) != key, package
+    assert build_cache_key(str(fake_packages(tmp_path / "edited", source="x = 2\n"))) != key
+    monkeypatch.setattr(numba, "__version__", numba.__version__ + ".other")
+    assert build_cache_key(str(one)) != key
+
+
+def test_build_cache_restores_what_it_stored_and_never_a_partial_or_corrupt_entry(tmp_path):
+    from pga_dyn.cli.compile import MANIFEST, restore_kernels, store_kernels
+
+    built = fake_packages(tmp_path / "built")
+    entry = tmp_path / "cache" / "key"
+    assert not restore_kernels(str(built), str(entry))  # no entry yet
+    assert store_kernels(str(built), str(entry)) == 2  # the .nbi and .nbc files, not the .pyc one
+    assert sorted(p.name for p in entry.iterdir()) == ["files", MANIFEST]
+    fresh = fake_packages(tmp_path / "fresh")
+    for path in (fresh / "pga_dyn" / "__pycache__").iterdir():
+        path.unlink()
+    assert restore_kernels(str(fresh), str(entry))
+    assert sorted(p.name for p in (fresh / "pga_dyn" / "__pycache__").iterdir()) == [
+        "__init__.f-1.py311.1.nbc",
+        "__init__.f-1.py311.nbi",
+    ]
+    assert (fresh / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.1.nbc").read_bytes() == b"code"
+
+    def restores_into_empty(name):
+        target = fake_packages(tmp_path / name)
+        for path in (target / "pga_dyn" / "__pycache__").iterdir():
+            path.unlink()
+        restored = restore_kernels(str(target), str(entry))
+        assert restored or not list((target / "pga_dyn" / "__pycache__").iterdir())  # all or nothing
+        return restored
+
+    data = entry / "files" / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.1.nbc"
+    data.write_bytes(b"cod3")  # corrupt: same size, other content
+    assert not restores_into_empty("corrupt")
+    data.unlink()  # partial: a listed file is missing
+    assert not restores_into_empty("missing")
+    store_kernels(str(built), str(entry))
+    assert restores_into_empty("stored-again")
+    manifest = (entry / MANIFEST).read_text()
+    (entry / MANIFEST).write_text(manifest[: len(manifest) // 2])  # a torn manifest
+    assert not restores_into_empty("torn")
+    (entry / MANIFEST).unlink()  # no manifest: the entry was never completed
+    assert not restores_into_empty("unfinished")
+    store_kernels(str(built), str(entry))
+    (entry / MANIFEST).write_text(manifest.replace("pga_dyn/__pycache__/__init__.f-1.py311.nbi", "pga_dyn/__init__.py"))
+    assert not restores_into_empty("outside")  # an entry never writes a source
