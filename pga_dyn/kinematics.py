@@ -23,6 +23,7 @@ batch of samples at a time.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -368,8 +369,87 @@ def tree_state(
     return T, S, V, A
 
 
+def _rodrigues_py(x: float, y: float, z: float, angle: float) -> np.ndarray:
+    """:func:`_rodrigues` in Python (3, 3), the same operations in the same order."""
+    c, s = math.cos(angle), math.sin(angle)
+    t = 1.0 - c
+    return np.array(
+        [
+            [c + x * x * t, x * y * t - z * s, x * z * t + y * s],
+            [y * x * t + z * s, c + y * y * t, y * z * t - x * s],
+            [z * x * t - y * s, z * y * t + x * s, c + z * z * t],
+        ]
+    )
+
+
+def _so3_exp_py(r: np.ndarray) -> np.ndarray:
+    """:func:`so3_exp` in Python, the same operations in the same order."""
+    r0, r1, r2 = float(r[0]), float(r[1]), float(r[2])
+    angle = math.sqrt(r0 * r0 + r1 * r1 + r2 * r2)
+    if angle < 1e-14:
+        return np.array([[1.0, -r2, r1], [r2, 1.0, -r0], [-r1, r0, 1.0]])
+    return _rodrigues_py(r0 / angle, r1 / angle, r2 / angle, angle)
+
+
+def _se3_exp_py(xi: np.ndarray) -> np.ndarray:
+    """:func:`se3_exp` in Python, the same operations in the same order."""
+    w0, w1, w2, v0, v1, v2 = (float(x) for x in xi)
+    th2 = w0 * w0 + w1 * w1 + w2 * w2
+    th = math.sqrt(th2)
+    half = 0.5 * th
+    sinc = math.sin(half) / half if half > 1e-8 else 1.0 - half * half / 6.0
+    a = 0.5 * sinc * sinc
+    b = 1.0 / 6.0 - th2 / 120.0 + th2 * th2 / 5040.0 if th < 1e-2 else (th - math.sin(th)) / (th2 * th)
+    c0, c1, c2 = w1 * v2 - w2 * v1, w2 * v0 - w0 * v2, w0 * v1 - w1 * v0
+    t = np.eye(4)
+    t[:3, :3] = _so3_exp_py(xi[:3])
+    t[0, 3] = v0 + a * c0 + b * (w1 * c2 - w2 * c1)
+    t[1, 3] = v1 + a * c1 + b * (w2 * c0 - w0 * c2)
+    t[2, 3] = v2 + a * c2 + b * (w0 * c1 - w1 * c0)
+    return t
+
+
+def _mul_rigid_py(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """:func:`mul_rigid` with numpy (a new array), the same operations in the same order."""
+    out = np.zeros((4, 4))
+    out[:3, :3] = a[:3, 0:1] * b[0, :3] + a[:3, 1:2] * b[1, :3] + a[:3, 2:3] * b[2, :3]
+    out[:3, 3] = a[:3, 0] * b[0, 3] + a[:3, 1] * b[1, 3] + a[:3, 2] * b[2, 3] + a[:3, 3]
+    out[3, 3] = 1.0
+    return out
+
+
+def tree_poses(robot: Robot, q: np.ndarray) -> np.ndarray:
+    """Body poses T (n + 1, 4, 4) at one state ``q`` (a float array (nq,)), the poses of
+    :func:`forward` to the bit (the same operations in the same order, in numpy: nothing to compile,
+    for the commands that need only the poses at q0, such as ``pga-dyn analyze`` on a tree)."""
+    arrays = robot_arrays(robot)
+    parent, code, origin, axes, qidx = arrays[:5]
+    T = np.zeros((robot.n + 1, 4, 4))
+    T[0] = np.eye(4)
+    for i in range(1, robot.n + 1):
+        frame = _mul_rigid_py(T[parent[i]], origin[i])
+        c, k = code[i], qidx[i]
+        rel = np.eye(4)
+        if c == CODE_R or c == CODE_U:
+            axis = axes[i, 0]
+            rel[:3, :3] = _rodrigues_py(float(axis[0]), float(axis[1]), float(axis[2]), float(q[k]))
+        elif c == CODE_P:
+            rel[:3, 3] = axes[i, 0] * q[k]
+        elif c == CODE_S:
+            rel[:3, :3] = _so3_exp_py(q[k : k + 3])
+        else:  # CODE_F
+            T[i] = _mul_rigid_py(_se3_exp_py(q[k : k + 6]), frame)
+            continue
+        T[i] = _mul_rigid_py(frame, rel)
+        if c == CODE_U:  # Rot(a1, q1) Rot(a2, q2)
+            axis = axes[i, 1]
+            rel[:3, :3] = _rodrigues_py(float(axis[0]), float(axis[1]), float(axis[2]), float(q[k + 1]))
+            T[i] = _mul_rigid_py(T[i], rel)
+    return T
+
+
 def _poses_at_q0(robot: Robot):
-    T = tree_state(robot, robot.q0)[0]
+    T = tree_poses(robot, robot.q0)
     inverse = np.zeros_like(T)  # [R^T, -R^T p; 0 0 0 1] for every body at once
     inverse[:, :3, :3] = T[:, :3, :3].transpose(0, 2, 1)
     inverse[:, :3, 3] = -np.matmul(inverse[:, :3, :3], T[:, :3, 3:])[:, :, 0]
