@@ -226,6 +226,8 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
     return out
 
 
+_FLOAT64 = np.dtype(np.float64)
+
 #: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
 _NO_TENSOR = np.zeros((0, 0, 4, 4))
 
@@ -290,6 +292,8 @@ class _OneState(NamedTuple):
     kernel: functools.partial
     #: The shape (nq, 10 n) of Y.
     shape: tuple
+    #: The shape (n_a,) of q, qd and qdd (n_a = nq on a tree), as :func:`_run` checks them.
+    state: tuple
 
 
 def _one_state(robot: Robot) -> _OneState:
@@ -302,10 +306,10 @@ def _one_state(robot: Robot) -> _OneState:
     a call through the dispatcher would: still one version of the kernel."""
     arrays = robot.derived(_kernel_arrays)
     if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
-        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n))
+        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
-    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))
+    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
@@ -314,7 +318,7 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
         if batch:
             return tree_regressor(robot, q, qd, qdd, False, out)
-        kernel, shape = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
+        kernel, shape, _ = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
         result = output_array(shape, out)
         raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
         return result
@@ -374,6 +378,23 @@ def regressor(
         loop joints or couplings each state is assembled (:mod:`pga_dyn.loops`) and the rows are
         the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52).
     """
+    if out is None and type(robot) is Robot and type(q) is type(qd) is type(qdd) is np.ndarray:
+        # A tree's single state of ready arrays, after the first (the bound entry point is kept):
+        # _run's checks and result in one function, what _run does for these arguments.
+        one = robot._derived.get(_one_state)
+        if (
+            one is not None
+            and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+            and q.shape == qd.shape == qdd.shape == one.state
+            and q.flags.carray
+            and qd.flags.carray
+            and qdd.flags.carray
+        ):
+            result = np.empty(one.shape)
+            bad = one.kernel(q, qd, qdd, _NO_TENSOR, result)
+            if bad >= 0:
+                raise_nonfinite(bad)
+            return result
     return _run(robot, q, qd, qdd, False, out)
 
 

@@ -353,6 +353,21 @@ def test_forward_is_its_pga_twin(seed, types, floating):
             np.testing.assert_allclose(got, twin, atol=1e-9)
 
 
+@pytest.mark.parametrize("seed,types,floating", CASES)
+def test_tree_poses_are_those_of_forward_to_the_bit(seed, types, floating):
+    """kinematics.tree_poses (numpy, for the poses at q0 without compiling) equals forward's T
+    exactly, at q0, at random states, and at rotations so small that so3_exp takes its first-order
+    branch and se3_exp its series."""
+    robot = random_robot(seed, types, floating)
+    rng = np.random.default_rng(200 + seed)
+    states = [np.ascontiguousarray(robot.q0, dtype=float)]
+    states += [random_state(robot, rng)[0] for _ in range(3)]
+    states += [np.ascontiguousarray(scale * rng.normal(size=robot.nq)) for scale in (1e-3, 1e-9, 1e-15)]
+    for q in states:
+        assert np.array_equal(kin.tree_poses(robot, q), kin.tree_state(robot, q)[0])
+    assert np.array_equal(kin.initial_poses(robot), kin.tree_state(robot, robot.q0)[0])
+
+
 @pytest.mark.parametrize("seed,types", [(seed, types) for seed, types in enumerate(TREES)])
 def test_jacobian_lines_give_the_twists(seed, types):
     """V_i is the sum of the Jacobian lines on the path to the base times the velocities (eq. 98)."""

@@ -289,7 +289,9 @@ def _path_step(rho, dt_max, rcond_ref, t):
 @njit(cache=True)
 def _singular_values(Jz, na, out):
     """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), in descending order."""
-    out[:] = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
+    s = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
+    for i in range(out.shape[0]):  # a loop, not out[:] = s: that compiles numba's shape checks (seconds)
+        out[i] = s[i]
 
 
 @njit(cache=True)
@@ -552,17 +554,21 @@ def newton_kernel(
             dt = _approach_step(dt, sv, t, sv_last, t_last)
             if dt < min(MIN_STEP * dt_max, 1.0 - t):  # a singular configuration just ahead
                 return 2, norm
-            sv_last[:] = sv
+            for j in range(nf):  # loops, not slice assignments: those compile numba's shape checks (seconds)
+                sv_last[j] = sv[j]
             t_last = t
-        z_last[:] = z
+        for j in range(z.shape[0]):
+            z_last[j] = z[j]
         while True:
-            z[:] = z_last
+            for j in range(z.shape[0]):
+                z[j] = z_last[j]
             if predict:
                 _update(z, tangent[:, 0], na, spherical, dt)
             t_next = 1.0 if dt >= 1.0 - t else t + dt
             for j in range(na):
                 z[j] = start[j] + t_next * (target[j] - start[j])
-            z_pred[:] = z
+            for j in range(z.shape[0]):
+                z_pred[j] = z[j]
             converged, norm = _correct(
                 parent,
                 code,
