@@ -35,7 +35,8 @@ URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF.
 draws the robot, the sampled regressor's spectrum and the identifiability of each parameter
 (``drng.plot``). ``compile`` compiles every numba kernel into numba's on-disk cache
 (:func:`compile_kernels`; ``pip install .`` runs it, so a new install does not compile on its
-first call: docs/performance.md, "Cold start"). Every command takes ``--quiet`` (no progress bars;
+first call: docs/performance.md, "Cold start"; with ``--reuse``, as the build step runs it, it
+takes what an earlier build of the same files compiled from the build cache). Every command takes ``--quiet`` (no progress bars;
 bars are drawn on stderr only when it is a terminal) and ``--yaml FILE``; ``pga-dyn --version``
 prints the version. ``--json`` prints the report of the library's result object (``.report()``);
 the text is its ``.text()``: the Python API and the command give the same figures.
