@@ -1,7 +1,13 @@
 """Wall time of a first `pga-dyn analyze` from an empty numba cache, and warm.
 
 Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--verbose]
+     python benchmarks/cold_start.py --before REVISION [--repeat R] [--robots ...]
      python benchmarks/cold_start.py --install [--robots puma560 2rru_1rrs]
+
+``--before REVISION`` times the first call from an empty cache of this checkout and of that
+revision (``git archive`` into a temporary folder) R times, the two trees alternating for each
+command so that the load of a shared machine weighs on both alike, and prints the best and the
+median wall time of each with its compile events.
 
 ``--install`` measures what a new user gets: a new virtual environment, ``pip install .`` of
 this checkout (timed: it builds the wheel, whose build step compiles the kernels into it,
@@ -72,10 +78,11 @@ print(json.dumps({"code": code, "seconds": total, "compiles": sum(isinstance(e, 
 """
 
 
-def run(args, cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+def run(args, cache, root=ROOT):
+    """Wall time and the child's report of ``pga-dyn ARGS`` on the code under ``root``, numba's cache in ``cache``."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run([sys.executable, "-c", CHILD, *args], env=env, capture_output=True, text=True, cwd=root)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{args} failed:\n{proc.stderr}")
@@ -90,6 +97,31 @@ def line(label, args, wall, report):
         f"{report['compiles']:>8d} {len(specs):>9d} {sum(specs.values()):>8d}"
     )
     return specs
+
+
+def against(revision, robots, repeat):
+    """The first call from an empty cache, this checkout and ``revision`` alternating, ``repeat`` times."""
+    import statistics
+
+    with tempfile.TemporaryDirectory(prefix="pga-dyn-before-") as before:
+        archive = subprocess.run(["git", "-C", ROOT, "archive", revision], capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
+        trees = {"this checkout": ROOT, revision: before}
+        print(f"{'command (pga-dyn ...)':<28} {'code':<14} {'best':>8} {'median':>8} {'compiling':>10} {'compiles':>8}")
+        for robot in robots:
+            command = ["analyze", robot]
+            walls = {label: [] for label in trees}
+            reports = {}
+            for _ in range(repeat):
+                for label, root in trees.items():
+                    with tempfile.TemporaryDirectory(prefix="pga-dyn-cache-") as cache:
+                        wall, reports[label] = run(command, cache, root)
+                    walls[label].append(wall)
+            for label in trees:
+                print(
+                    f"{' '.join(command):<28} {label:<14} {min(walls[label]):>6.2f} s {statistics.median(walls[label]):>6.2f} s "
+                    f"{reports[label]['compile_seconds']:>8.2f} s {reports[label]['compiles']:>8d}"
+                )
 
 
 def installed(robots):
@@ -127,7 +159,12 @@ def main():
         action="store_true",
         help="a new virtual environment with `pip install .`, then the first and a second call",
     )
+    parser.add_argument("--before", metavar="REVISION", help="time this revision's first calls too (git archive)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each first call with --before (default 3)")
     args = parser.parse_args()
+    if args.before:
+        against(args.before, args.robots, args.repeat)
+        return
     if args.install:
         installed(args.robots)
         return
