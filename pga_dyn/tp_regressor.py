@@ -42,6 +42,7 @@ from .conventions import (
 )
 from .errors import PgaDynError
 from .kinematics import (
+    _FLOAT64,
     first_nonfinite,
     float_array,
     forward,
@@ -225,8 +226,6 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
         raise PgaDynError(f"out must be a writable C-contiguous float64 array of shape {shape}")
     return out
 
-
-_FLOAT64 = np.dtype(np.float64)
 
 #: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
 _NO_TENSOR = np.zeros((0, 0, 4, 4))

@@ -151,8 +151,9 @@ def test_rank_of_stacked_regressor_equals_pinocchio(name, gravity, expected):
 
 
 def test_single_state_keeps_every_check():
-    """The single-state path (the compiled entry point called without numba's dispatcher) checks
-    what the batch path checks, and takes any kind of array as the same values."""
+    """The single-state path (the compiled entry point called without numba's dispatcher, from
+    ``regressor`` itself once the robot's entry point is bound) checks what the batch path checks,
+    and takes any kind of array as the same values."""
     import robots
     from pga_dyn.errors import PgaDynError
     from pga_dyn.kinematics import state_arrays
@@ -192,7 +193,7 @@ def test_single_state_keeps_every_check():
     assert not unaligned.flags.aligned
     read_only = q.copy()
     read_only.flags.writeable = False
-    for state in (unaligned, read_only, np.repeat(q, 2)[::2], list(q)):
+    for state in (unaligned, read_only, np.repeat(q, 2)[::2], list(q), q.astype(">f8"), np.asfortranarray(q)):
         assert np.array_equal(tp.regressor(robot, state, qd, qdd), expected)
     # what the entry point is handed: C-contiguous, aligned, writable float64 arrays
     assert all(
