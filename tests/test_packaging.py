@@ -239,3 +239,19 @@ def test_build_cache_restores_what_it_stored_and_never_a_partial_or_corrupt_entr
     store_kernels(str(built), str(entry))
     (entry / MANIFEST).write_text(manifest.replace("pga_dyn/__pycache__/__init__.f-1.py311.nbi", "pga_dyn/__init__.py"))
     assert not restores_into_empty("outside")  # an entry never writes a source
+
+
+def test_build_cache_keeps_the_entries_used_last(tmp_path):
+    from pga_dyn.cli.compile import MANIFEST, prune_entries, restore_kernels, store_kernels
+
+    built = fake_packages(tmp_path / "built")
+    folder = tmp_path / "cache"
+    for k in range(10):
+        store_kernels(str(built), str(folder / f"entry{k}"))
+        os.utime(folder / f"entry{k}" / MANIFEST, (1000 + k, 1000 + k))
+    assert restore_kernels(str(built), str(folder / "entry0"))  # used now: the most recent
+    (folder / "stopped").mkdir()  # a build stopped while storing, long ago
+    os.utime(folder / "stopped", (1000, 1000))
+    (folder / "storing").mkdir()  # a build storing now
+    assert sorted(prune_entries(str(folder), keep=8)) == ["entry1", "entry2", "stopped"]
+    assert sorted(p.name for p in folder.iterdir()) == ["entry0"] + [f"entry{k}" for k in range(3, 10)] + ["storing"]

@@ -27,6 +27,9 @@ CACHE_SUFFIXES = (".nbi", ".nbc")
 #: The build cache's manifest: written last into an entry, so an entry without one is partial.
 MANIFEST = "manifest.json"
 
+#: The entries the build cache keeps (about 5 MB each): the most recently stored or used.
+KEEP_ENTRIES = 8
+
 
 def register(sub) -> None:
     parser = sub.add_parser(
@@ -169,7 +172,36 @@ def restore_kernels(root: str, entry: str) -> bool:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as handle:
             handle.write(data)
+    try:
+        os.utime(os.path.join(entry, MANIFEST))  # used now: kept by prune_entries
+    except OSError:
+        pass
     return True
+
+
+def prune_entries(folder: str, keep: int = KEEP_ENTRIES) -> list:
+    """Delete all but the ``keep`` entries of the build cache ``folder`` whose manifests were
+    stored or used last (and entries without a manifest, left by a build that stopped while
+    storing one, once they are an hour old); return the deleted entries' names. A build reading
+    an entry deleted meanwhile finds it incomplete and compiles."""
+    import time
+
+    dated, deleted = [], []
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        try:
+            dated.append((os.stat(os.path.join(path, MANIFEST)).st_mtime, name))
+        except OSError:
+            try:
+                if time.time() - os.stat(path).st_mtime > 3600:
+                    deleted.append(name)
+            except OSError:
+                pass
+    dated.sort(reverse=True)
+    deleted += [name for _, name in dated[keep:]]
+    for name in deleted:
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    return deleted
 
 
 def store_kernels(root: str, entry: str) -> int:
@@ -250,4 +282,5 @@ def run(args, out) -> int:
             print(f"could not store the kernels in the build cache {entry}: {exc}", file=out)
         else:
             print(f"{stored} cache files stored in the build cache {entry}", file=out)
+            prune_entries(os.path.dirname(entry))
     return 0
