@@ -42,7 +42,6 @@ from .conventions import (
 )
 from .errors import PgaDynError
 from .kinematics import (
-    _FLOAT64,
     first_nonfinite,
     float_array,
     forward,
@@ -227,6 +226,8 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
     return out
 
 
+_FLOAT64 = np.dtype(np.float64)
+
 #: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
 _NO_TENSOR = np.zeros((0, 0, 4, 4))
 
@@ -377,18 +378,17 @@ def regressor(
         loop joints or couplings each state is assembled (:mod:`pga_dyn.loops`) and the rows are
         the generalized forces of q_a, Y_a = G^T Y_tree with G = dq/dq_a (eq. 52).
     """
-    if out is None and type(robot) is Robot and type(q) is type(qd) is type(qdd) is np.ndarray:
-        # A tree's single state of ready arrays, after the first (the bound entry point is kept):
-        # _run's checks and result in one function, what _run does for these arguments.
-        one = robot._derived.get(_one_state)
-        if (
-            one is not None
-            and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
-            and q.shape == qd.shape == qdd.shape == one.state
-            and q.flags.carray
-            and qd.flags.carray
-            and qdd.flags.carray
-        ):
+    if (
+        out is None
+        and type(robot) is Robot
+        and type(q) is type(qd) is type(qdd) is np.ndarray
+        and not robot.constrained
+        and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+    ):
+        # A tree's single state of ready arrays: _run's checks and result in one function, what
+        # _run does for these arguments (the entry point is bound once per robot).
+        one = robot.derived(_one_state)
+        if q.shape == qd.shape == qdd.shape == one.state and q.flags.carray and qd.flags.carray and qdd.flags.carray:
             result = np.empty(one.shape)
             bad = one.kernel(q, qd, qdd, _NO_TENSOR, result)
             if bad >= 0:

@@ -182,7 +182,7 @@ def fake_packages(root, source="x = 1\n"):
 def test_build_cache_key_covers_every_source_and_numba(tmp_path, monkeypatch):
     import numba
 
-    from pga_dyn.cli.compile import build_cache_key
+    from pga_dyn.kernel_cache import build_cache_key
 
     one = fake_packages(tmp_path / "one")
     key = build_cache_key(str(one))
@@ -199,7 +199,7 @@ def test_build_cache_key_covers_every_source_and_numba(tmp_path, monkeypatch):
 
 
 def test_build_cache_restores_what_it_stored_and_never_a_partial_or_corrupt_entry(tmp_path):
-    from pga_dyn.cli.compile import MANIFEST, restore_kernels, store_kernels
+    from pga_dyn.kernel_cache import MANIFEST, restore_kernels, store_kernels
 
     built = fake_packages(tmp_path / "built")
     entry = tmp_path / "cache" / "key"
@@ -242,7 +242,7 @@ def test_build_cache_restores_what_it_stored_and_never_a_partial_or_corrupt_entr
 
 
 def test_build_cache_keeps_the_entries_used_last(tmp_path):
-    from pga_dyn.cli.compile import MANIFEST, prune_entries, restore_kernels, store_kernels
+    from pga_dyn.kernel_cache import MANIFEST, prune_entries, restore_kernels, store_kernels
 
     built = fake_packages(tmp_path / "built")
     folder = tmp_path / "cache"
