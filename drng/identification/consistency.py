@@ -12,7 +12,7 @@ Coulomb friction and the armature >= 0:
               m_lo,b <= m_b <= m_hi,b   (b = 1..n),   fv, fc, Ia >= 0,
 
 a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved with
-cvxpy (Clarabel): the optional extra ``pga-dyn[identify]``. Its base values K theta fit the data
+cvxpy (Clarabel): the optional extra ``identify``. Its base values K theta fit the data
 as well as the constraints allow; the directions the data do not see stay closest to the prior.
 
 The extent bound tr(Q_b N_b) >= 0 (Wensing, Kim, Slotine 2018) says that the body's density lies
