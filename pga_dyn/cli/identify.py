@@ -15,7 +15,7 @@ def register(sub) -> None:
         help="identify the parameters from measured forces",
         description="Least squares (weighted by default) on the base parameters, with optional friction and "
         "armature, standard deviations, residuals; optionally the physically consistent full "
-        "parameters (LMI; needs the extra pga-dyn[identify]) written to a new URDF file.",
+        "parameters (LMI; needs the extra 'identify': pip install '.[identify]') written to a new URDF file.",
     )
     common.robot_arguments(parser)
     parser.add_argument(
@@ -125,6 +125,7 @@ def register(sub) -> None:
     )
     parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -189,6 +190,9 @@ def run(args, out) -> int:
         raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")
     if args.energy_window is not None and not args.energy:
         raise PgaDynError("--energy-window is the length of the windows of --energy: add --energy")
+    inputs = (robot.source, *args.data, *(args.test or ()), *(args.payload or ())[1:])
+    output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
+    plot_file = common.new_file(args.plot, *inputs, force=args.force) if args.plot else None
     common.warn_model(robot)
     data = reading.read_data(robot, args.data, args)
     test = reading.read_data(robot, args.test, args) if args.test else None
@@ -215,15 +219,13 @@ def run(args, out) -> int:
         loaded = read_trajectory(robot, args.payload[1], cutoff=args.cutoff, require_tau=True)
         payload = identify_payload(est, loaded, args.payload[0])
         result["payload"] = payload.report()
-    if args.output and full is not None:
+    if output and full is not None:
         try:
-            result["written"] = write_model(
-                full, common.new_file(args.output, robot.source, *args.data), write_mjcf=robots.write_mjcf
-            )
+            result["written"] = write_model(full, output, write_mjcf=robots.write_mjcf)
         except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
-            failure = PgaDynError(f"-o {args.output}: {exc}")
-    if args.plot:
-        result["plot"] = plot(est, common.new_file(args.plot, robot.source, *args.data), test)
+            failure = PgaDynError(f"-o {output}: {exc}")
+    if plot_file:
+        result["plot"] = plot(est, plot_file, test)
     notes_read = [
         f"{label}: {note}"
         for label, traj in (("data", data), ("held-out", test))
