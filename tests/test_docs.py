@@ -10,18 +10,11 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 FILES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
-#: The pages whose examples take seconds (an identification of drive gains, process pools): slow.
-SLOW = {"identification.md", "sweeps.md"}
-
-
 def blocks(path):
     return re.findall(r"```python\n(.*?)```", path.read_text(encoding="utf-8"), flags=re.S)
 
 
-@pytest.mark.parametrize(
-    "path",
-    [pytest.param(f, id=f.name, marks=[pytest.mark.slow] if f.name in SLOW else []) for f in FILES if blocks(f)],
-)
+@pytest.mark.parametrize("path", [f for f in FILES if blocks(f)], ids=lambda p: p.name)
 def test_examples_run(path, capsys):
     namespace = {"__name__": f"doc_{path.stem}"}
     for k, code in enumerate(blocks(path)):

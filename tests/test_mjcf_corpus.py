@@ -22,16 +22,13 @@ REFUSED = {
 }
 #: A template whose bodies dm_control's Python adds: no moving body, nothing for Pinocchio to read.
 EMPTY = {"lqr.xml"}
-#: The largest models (humanoid_CMU: 57 bodies, dog: 75): slow (pytest -m slow); the others run by default.
-LARGE = {"humanoid_CMU.xml", "dog.xml"}
 
 
 def params(package):
     """The package's files, or one placeholder that the test skips when it is not installed."""
-    return [
-        pytest.param(path, id=name, marks=[pytest.mark.slow] if name in LARGE else [])
-        for path, name in ((path, os.path.basename(path)) for path in corpus(package))
-    ] or [pytest.param(None, id="not-installed")]
+    return [pytest.param(path, id=os.path.basename(path)) for path in corpus(package)] or [
+        pytest.param(None, id="not-installed")
+    ]
 
 
 def check(path, tmp_path):

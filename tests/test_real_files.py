@@ -37,14 +37,7 @@ def pinocchio_figures(robot, path, basis):
     return rank, gap, np.linalg.norm(Y_pga @ basis) / np.linalg.norm(Y_pga)
 
 
-#: The two largest (romeo_small, talos_reduced: 31 and 32 bodies) are slow (pytest -m slow).
-LARGE = ("romeo_small.urdf", "talos_reduced.urdf")
-
-
-@pytest.mark.parametrize(
-    "relative,floating",
-    [pytest.param(*f, id=f[0].split("/")[-1], marks=[pytest.mark.slow] if f[0].endswith(LARGE) else []) for f in FILES],
-)
+@pytest.mark.parametrize("relative,floating", FILES, ids=[f[0].split("/")[-1] for f in FILES])
 def test_proven_and_certified_dimension_equals_pinocchio(relative, floating):
     path = erd_path(relative)
     robot = load_urdf(path, floating_base=floating)
