@@ -1,6 +1,7 @@
 """Gepetto's example-parallel-robots (Extended URDF + YAML), read directly: per robot folder, whether
-pga-dyn loads it, certifies it, and gives the nullspace dimension of Pinocchio's sampled rank on
-the reference's branch (tests/fixture_oracle.py, ``file_nullity``), or the message that refuses it.
+pga-dyn loads it (and how far its reference moved when q0's loops do not close), certifies it, and
+gives the nullspace dimension of Pinocchio's sampled rank on the reference's branch
+(tests/fixture_oracle.py, ``file_nullity``), or the message that refuses it.
 
 Usage (from the repository root; ``pip install -e ".[test]"`` for Pinocchio and PyYAML)::
 
@@ -73,8 +74,15 @@ def main(argv=None) -> int:
             print(f"{name:28s} refused: {exc}")
             continue
         spins = constraints(robot).spins if robot.loop_joints else ()
+        closest = constraints(robot).closest if robot.loop_joints else None
+        moved = (
+            f"q0 open, reference moved {closest.distance:.3g} ({len(closest.moved)} coordinates, residual "
+            f"{closest.residual:.1e}); "
+            if closest is not None
+            else ""
+        )
         line = (
-            f"{name:28s} loaded ({robot.n} bodies, {len(robot.loop_joints)} loops, {len(spins)} spins locked); "
+            f"{name:28s} loaded ({robot.n} bodies, {len(robot.loop_joints)} loops, {len(spins)} spins locked); {moved}"
             f"{'proven' if result.proven else 'certified' if result.certified else 'not certified'}: nullspace {result.dim} of "
             f"{10 * robot.n} ({time.perf_counter() - start:.1f} s)"
         )

@@ -14,11 +14,12 @@ motor currents), and runs
     pga-dyn identify ur5.xml data.csv --friction viscous coulomb --armature --test test.csv --json
 
 (the options a user states about the model, and for "currents" the drive gains, ``--gains 9 9 9
-2.2 2.2 2.2``; no tuning option). The five-bar cases write a
+2.2 2.2 2.2``; no tuning option), and the same without the model options (the defaults: terms
+and estimate chosen by cross-validation). The five-bar cases write a
 planar five-bar (``mujoco_logs.five_bar_mjcf``: closed by a ``connect`` equality, PD-driven at
 its two base joints, no joint friction), excite it with the machine's limits (``--period 2
 --velocity 3 --acceleration 30``), log its elbow encoders too (columns q_p1, q_p2) and run
-``pga-dyn identify five_bar.xml data.csv --test test.csv --json``; "passive-damping" adds
+``pga-dyn identify five_bar.xml data.csv --no-friction --no-armature --test test.csv --json``; "passive-damping" adds
 unmodelled damping at the passive elbows, "passive-friction" the same damping modelled
 (``--passive-friction viscous``), "other-mode" runs the machine in the assembly mode the
 model does not describe (refused, naming the time), "other-mode-unlogged" too, without the elbow
@@ -165,11 +166,17 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
     friction = (
         ["--friction", "viscous", "coulomb", "--armature"]
         if arm
-        else ["--passive-friction", "viscous"]
+        else ["--no-friction", "--no-armature", "--passive-friction", "viscous"]
         if name == "passive-friction"
-        else []
+        else ["--no-friction", "--no-armature"]
     )
     drives = ["--gains", *options["gains"]] if "gains" in options else []  # currents: the gains, as a user gives them
+    runs = {"stated": friction, "defaults": []} if arm else {"stated": friction}
+    return {label: result(name, xml_path, files, logs, terms, drives, dry, options) for label, terms in runs.items()}
+
+
+def result(name, xml_path, files, logs, friction, drives, dry, options) -> dict:
+    """The figures of one ``pga-dyn identify`` of the case ``name`` with the model options ``friction``."""
     status, out, err = cli("identify", xml_path, files[0], *friction, *drives, "--test", files[1], "--json", "--quiet")
     if status:
         return {"case": name, "refused": (err.strip() or out.strip()).splitlines()[-1]}
@@ -191,6 +198,8 @@ def run(name: str, folder: str, seed: int = 0) -> dict:
         "rre_%": np.round(rre, 1).tolist(),
         "variance_factor": report.get("variance_factor"),
         "verdict": report["verdict"],
+        "chosen": report["selection"]["chosen"]["label"] if "selection" in report else report["chosen"],
+        "delay": report["diagnostics"]["delay"].get("decision", ""),
     }
 
 
@@ -203,16 +212,19 @@ def main(argv=None) -> None:
         with tempfile.TemporaryDirectory() as scratch:
             folder = args.keep or scratch
             os.makedirs(folder, exist_ok=True)
-            result = run(name, folder)
-        if "refused" in result:
-            print(f"{name:14s} refused: {result['refused']}")
-        else:
+            results = run(name, folder)
+        for label, result in results.items() if "case" not in results else (("", results),):
+            title = f"{name} {label}".strip()
+            if "refused" in result:
+                print(f"{title:23s} refused: {result['refused']}")
+                continue
             print(
-                f"{name:14s} base error {result['base_error_%']:6.2f} %  median |err|/std "
+                f"{title:23s} base error {result['base_error_%']:6.2f} %  median |err|/std "
                 f"{result['median_err/std']:6.2f}  >3 std: {result['beyond_3std']:2d}/{result['parameters']}  "
                 f"RRE % {result['rre_%']}  variance factor {result['variance_factor']:.3g}"
             )
-            print(f"{'':14s} verdict: {result['verdict'][:160]}")
+            print(f"{'':23s} chosen: {result['chosen']}; delay: {result['delay']}")
+            print(f"{'':23s} verdict: {result['verdict'][:200]}")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
 sys.path.insert(0, ROOT)
 
-from mjcf_corpus import PACKAGES, corpus, pinocchio_rank, split  # noqa: E402
+from mjcf_corpus import PACKAGES, corpus, pinocchio_rank, split, tendon_constraints  # noqa: E402
 
 import drng  # noqa: E402
 import robots  # noqa: E402
@@ -40,7 +40,8 @@ def row(path, folder) -> dict:
     result = drng.nullspace(robot)
     out |= {"n": robot.n, "answered": result.status, "dim": result.dim}
     try:
-        rank = sum(pinocchio_rank(part, robot.gravity)[0] for part in split(path, folder))
+        constraints = tendon_constraints(path)  # the tendon equalities, read off MuJoCo's model
+        rank = sum(pinocchio_rank(part, robot.gravity, constraints=constraints)[0] for part in split(path, folder))
         out |= {"pinocchio": 10 * robot.n - rank, "equal": "yes" if 10 * robot.n - rank == result.dim else "NO"}
     except Exception as error:  # noqa: BLE001 - Pinocchio's parser: any failure is a row of the table
         out["pinocchio"] = f"fails: {str(error).splitlines()[0]}"

@@ -100,17 +100,19 @@ def analyze(
     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
     budget: float | None = None,
     branch: int | None = None,
+    reference: npt.ArrayLike | dict[str, float] | None = None,
 ) -> Analysis:
     """The :class:`Analysis` of ``robot``: :func:`drng.nullspace` with ``certify``, ``bounds`` and
     ``budget`` as there (``certify`` None samples only an answer that is not proven; ``budget``
     None: the library's default time budget), timed, then DRNG alone timed again with its kernels
     loaded; ``per_parameter``: the classification of every link-frame parameter and the base
     parameters (regrouped parameters -> base parameters) of the same result. ``branch``: the
-    assembly branch at a singular reference (:func:`pga_dyn.loops.on_branch`)."""
-    if branch is not None:
+    assembly branch at a singular reference, ``reference`` the configuration the loops are closed
+    from (a tree configuration (nq,) or {coordinate name: value}; :func:`pga_dyn.loops.on_branch`)."""
+    if branch is not None or reference is not None:
         from pga_dyn.loops import on_branch
 
-        robot = on_branch(robot, branch)
+        robot = on_branch(robot, branch or 0, reference)
     start = time.perf_counter()
     kwargs = {} if budget is None else {"budget": budget}
     result = nullspace(robot, certify=certify, bounds=bounds, **kwargs)
@@ -166,6 +168,13 @@ def lines(report: dict) -> list:
         )
     elif report["certified"] is not None:
         out += certificate_lines(report)
+    if "reference" in report:
+        ref = report["reference"]
+        out.append(
+            f"reference:            the loops do not close at {ref['given']}: the closed configuration found "
+            f"nearest to it (distance {ref['distance']:.4g}, loop residual {ref['residual']:.2g}) moves "
+            + ", ".join(f"{name} by {change:+.6g}" for name, change in ref["moved"].items())
+        )
     if report["certified"] is None:
         out.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
     else:
@@ -221,6 +230,13 @@ def certificate_lines(report: dict) -> list:
                 for b in c["branches"]
             )
             + " (--branch, branch= chooses; docs/drng.md, assembly modes)"
+        )
+    if "branch_count" in c:
+        out.append(
+            f"assembly branches:    the reference is singular: {c['branch_count']} branches meet there; this is "
+            f"branch {c['branch']}: pga-dyn analyze {report.get('source') or report['robot']} --branch K "
+            f"answers for branch K, 0 <= K < "
+            f"{c['branch_count']} (branch= in Python; docs/drng.md, assembly modes)"
         )
     return out
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from pga_dyn.model import Robot
 
+#: The three classes of a parameter (the RPNA paper's): identifiable alone, in combination, or not.
 ALONE = "identifiable alone"
 COMBINATION = "identifiable in combination"
 UNIDENTIFIABLE = "unidentifiable"

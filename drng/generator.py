@@ -125,7 +125,10 @@ def nullspace(
     follow (:func:`pga_dyn.loops.on_branch`; docs/drng.md, assembly modes). When several branches
     meet at the reference (at most BRANCHES_REPORTED), a certified answer lists the certified
     dimension on each in ``certificate['branches']`` ([{"branch", "dimension", "certified"}]; a
-    branch that cannot be answered has dimension None and its ``reason``).
+    branch that cannot be answered has dimension None and its ``reason``); when more meet there,
+    ``certificate['branch_count']`` holds their number (each answered by ``branch=``). When the
+    loops do not close at q0's actuated position, ``certificate['reference']`` says how far the
+    reference moved (:meth:`pga_dyn.loops.closest.Closest.report`).
     """
     check_robot(robot)
     if branch is not None or reference is not None:
@@ -133,10 +136,18 @@ def nullspace(
 
         robot = on_branch(robot, branch or 0, reference)
     result = _answer(robot, certify, samples, seed, bounds, budget, memory)
-    if result.certified is not None and robot.loop_joints:
-        from pga_dyn.loops import constraints, on_branch
+    if robot.loop_joints:
+        from pga_dyn.loops import constraints
 
         con = constraints(robot)
+        if con.closest is not None:
+            result.certificate["reference"] = con.closest.report()
+    if result.certified is not None and robot.loop_joints:
+        from pga_dyn.loops import on_branch
+
+        if con.branches > BRANCHES_REPORTED:
+            result.certificate["branch_count"] = con.branches
+            result.certificate["branch"] = con.branch
         if 1 < con.branches <= BRANCHES_REPORTED:
             listed = []
             for k in range(con.branches):

@@ -2,7 +2,7 @@
 
 Stack the regressors of valid random samples (``pga_dyn.sampling.sample_states``), scale each
 column to unit norm, and read the rank from the singular values at their largest gap
-(:func:`sampled_rank`). Scaling matters: the inertial parameters mix kg, kg m and kg m^2, and
+(:func:`rank_at_gap`). Scaling matters: the inertial parameters mix kg, kg m and kg m^2, and
 an unscaled stacked regressor of a PKM spreads its nonzero singular values over many decades,
 so that a fixed threshold (or the R-diagonal of an unpivoted QR) cuts in the wrong place; see
 docs/drng.md. The base parameters (a maximal independent set of parameter columns) are chosen
@@ -277,6 +277,10 @@ def numerical_nullspace(
     """Null(Y) from the stacked regressor Y (samples n_a, 10 n) of ``samples`` valid states
     (:func:`sampled_nullspace`): column-scaled SVD, rank at the largest singular gap.
 
+    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
+    (bytes) the dense matrices: PgaDynError saying what could not be done when they would not fit
+    (:class:`Budget`, :func:`check_memory`).
+
     Returns
     -------
     NullspaceResult
@@ -284,10 +288,6 @@ def numerical_nullspace(
         whether it is clean (gap >= GAP_MIN with ``rtol`` inside it), the threshold, the smallest
         kept and largest dropped singular values (relative to the largest), the singular values,
         the sample and row counts and the base-parameter columns (pivoted QR of R).
-
-    ``budget`` (seconds, None: no limit) bounds the sampling and the factorisations, ``memory``
-    (bytes) the dense matrices: PgaDynError saying what could not be done when they would not fit
-    (:class:`Budget`, :func:`check_memory`).
     """
     from pga_dyn.model import check_robot
     from pga_dyn.sampling import count

@@ -9,7 +9,11 @@
   fixed threshold (:func:`drng.numerical.rank_at_gap`);
 * :func:`plot_identifiability` - each link-frame parameter of each body: identifiable alone,
   in combination, or not (:func:`drng.classify`);
-* :func:`plot` - the three side by side, saved to a file.
+* :func:`plot` - the three in one figure, saved to a file.
+
+The figures are drawn for a page or a screen about 8 inches (800 px) wide: :data:`WIDTH`
+inches with fonts of :data:`FONT` and :data:`TITLE` points, so that their text stays legible
+where the page scales them down (the documentation's pictures are these figures).
 """
 
 from __future__ import annotations
@@ -47,6 +51,14 @@ PRINCIPLE_STYLE = {
     "generalized": ("D", "tab:purple", PRINCIPLE_NAMES["generalized"]),
 }
 CLASS_COLOURS = ("tab:green", "gold", "lightgray")
+#: Width (inches) of the figure of :func:`plot`: a page's width, so that it is shown near its size.
+WIDTH = 8.0
+#: Font size (points) of the labels, ticks and legends.
+FONT = 9
+#: Font size (points) of the titles.
+TITLE = 10.5
+#: Resolution (dots per inch) of the files :func:`plot` saves.
+DPI = 130
 
 
 def _pyplot():
@@ -79,7 +91,7 @@ def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D |
 
         result = nullspace(robot)
     if ax is None:
-        ax = plt.figure(figsize=(6, 6)).add_subplot(projection="3d")
+        ax = plt.figure(figsize=(WIDTH / 2, WIDTH / 2 + 1), layout="constrained").add_subplot(projection="3d")
     T, points = _joint_points(robot)
     origins = T[:, :3, 3]
     size = max(np.ptp(origins, axis=0).max(), 1e-3)
@@ -136,10 +148,14 @@ def plot_robot(robot: Robot, result: NullspaceResult | None = None, ax: Axes3D |
         zlabel="z (m)",
     )
     ax.set_box_aspect((1, 1, 1))
-    ax.set_title(
-        f"{robot.name} at q0: nullspace vectors by joint and principle\n(marker size: number of vectors)", fontsize=10
+    ax.tick_params(labelsize=FONT - 1, pad=0)
+    for axis in (ax.xaxis, ax.yaxis, ax.zaxis):
+        axis.label.set_size(FONT)
+        axis.labelpad = 0
+    ax.set_title(f"{robot.name} at q0: nullspace vectors\nby joint and principle (marker size: count)", fontsize=TITLE)
+    ax.legend(
+        loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=2, fontsize=FONT - 1, framealpha=0.8, columnspacing=1
     )
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 0.02), ncol=2, fontsize=8, framealpha=0.8)
     return ax
 
 
@@ -172,7 +188,7 @@ def plot_spectrum(
     the threshold. Returns the axes."""
     plt = _pyplot()
     if ax is None:
-        ax = plt.figure(figsize=(6, 4)).add_subplot()
+        ax = plt.figure(figsize=(WIDTH / 2, WIDTH / 2), layout="constrained").add_subplot()
     s, decision = spectrum(robot, samples, seed, bounds)
     floor = np.finfo(float).eps
     shown = np.maximum(s, floor)
@@ -189,9 +205,12 @@ def plot_spectrum(
             alpha=0.5,
             label=f"gap {decision['gap']:.1e} ({'clean' if decision['clean'] else 'NOT clean'})",
         )
-    ax.set(xlabel="index", ylabel="singular value / largest", ylim=(floor / 10, 10))
-    ax.set_title(f"sampled regressor of {robot.name}: singular values", fontsize=10)
-    ax.legend(fontsize=8, loc="lower left")
+    ax.set(ylim=(floor / 10, 10))
+    ax.set_xlabel("index", fontsize=FONT)
+    ax.set_ylabel("singular value / largest", fontsize=FONT)
+    ax.tick_params(labelsize=FONT)
+    ax.set_title(f"singular values of the sampled\nregressor of {robot.name}", fontsize=TITLE)
+    ax.legend(fontsize=FONT - 1, loc="best")
     return ax
 
 
@@ -207,12 +226,13 @@ def plot_identifiability(robot: Robot, rows: Sequence[Row] | None = None, ax: Ax
 
     rows = classify(robot) if rows is None else rows
     if ax is None:
-        ax = plt.figure(figsize=(6, 0.4 * robot.n + 1.5)).add_subplot()
+        ax = plt.figure(figsize=(WIDTH, 0.3 * robot.n + 1.6), layout="constrained").add_subplot()
     code = {ALONE: 0, COMBINATION: 1, UNIDENTIFIABLE: 2}
     grid = np.array([code[r.cls] for r in rows]).reshape(robot.n, len(LINK_PARAM_NAMES))
     ax.imshow(grid, cmap=ListedColormap(CLASS_COLOURS), vmin=0, vmax=2, aspect="auto")
-    ax.set_xticks(range(len(LINK_PARAM_NAMES)), LINK_PARAM_NAMES, fontsize=8)
-    ax.set_yticks(range(robot.n), robot.body_names, fontsize=8)
+    ax.xaxis.tick_top()  # the parameters head the columns, the legend is below
+    ax.set_xticks(range(len(LINK_PARAM_NAMES)), LINK_PARAM_NAMES, fontsize=FONT)
+    ax.set_yticks(range(robot.n), robot.body_names, fontsize=FONT)
     ax.set_xticks(np.arange(-0.5, len(LINK_PARAM_NAMES)), minor=True)
     ax.set_yticks(np.arange(-0.5, robot.n), minor=True)
     ax.grid(which="minor", color="white", lw=1)
@@ -222,12 +242,12 @@ def plot_identifiability(robot: Robot, rows: Sequence[Row] | None = None, ax: Ax
             Patch(color=c, label=f"{label} ({int(np.sum(grid == k))})")
             for k, (c, label) in enumerate(zip(CLASS_COLOURS, (ALONE, COMBINATION, UNIDENTIFIABLE)))
         ],
-        fontsize=8,
+        fontsize=FONT,
         loc="upper center",
-        bbox_to_anchor=(0.5, -0.08),
+        bbox_to_anchor=(0.5, -0.01),
         ncol=3,
     )
-    ax.set_title("link-frame parameters by body", fontsize=10)
+    ax.set_title("link-frame parameters by body", fontsize=TITLE)
     return ax
 
 
@@ -240,18 +260,26 @@ def plot(
     bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
 ) -> Figure:
     """The robot, the spectrum and the identifiability chart in one figure, saved to ``path``
-    (any format matplotlib writes: png, pdf, svg) when given. Returns the figure."""
+    (any format matplotlib writes: png, pdf, svg; :data:`DPI`) when given. Returns the figure.
+
+    The robot and the spectrum side by side above the chart, :data:`WIDTH` inches wide: legible
+    on a page of that width (the chart's height grows with the number of bodies)."""
     plt = _pyplot()
     from .generator import nullspace
 
     result = nullspace(robot, bounds=bounds) if result is None else result
-    fig = plt.figure(figsize=(17, 5.8), layout="constrained")
-    plot_robot(robot, result, fig.add_subplot(1, 3, 1, projection="3d"))
-    plot_spectrum(robot, samples, seed, bounds, fig.add_subplot(1, 3, 2))
+    chart = 0.3 * robot.n + 1.6
+    fig = plt.figure(figsize=(WIDTH, WIDTH / 2 + 1.2 + chart), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=(WIDTH / 2 + 1.2, chart), width_ratios=(1.15, 1))
+    fig.get_layout_engine().set(wspace=0.06)
+    plot_robot(robot, result, fig.add_subplot(grid[0, 0], projection="3d"))
+    plot_spectrum(robot, samples, seed, bounds, fig.add_subplot(grid[0, 1]))
     from .classification import classify
 
-    plot_identifiability(robot, classify(robot, result), fig.add_subplot(1, 3, 3))
-    fig.suptitle(f"{robot.name}: nullspace dimension {result.dim} of {10 * robot.n} ({result.status})", fontsize=12)
+    plot_identifiability(robot, classify(robot, result), fig.add_subplot(grid[1, :]))
+    fig.suptitle(
+        f"{robot.name}: nullspace dimension {result.dim} of {10 * robot.n} ({result.status})", fontsize=TITLE + 1.5
+    )
     if path is not None:
-        save_figure(fig, path, 110)
+        save_figure(fig, path, DPI)
     return fig

@@ -388,7 +388,7 @@ def fixed_elements(kind, parent, frame, local_axes, gravity):
     """The SSP points of every tree joint and the fixed points and invariant lines of every body.
 
     Returns ``pts`` (n + 1, 4, 4): O, x, y, z of joint i at q0 (:func:`joint_points`); ``kinds``
-    (n + 1, 2): the kind of F_b (F_*) and of IL_b (IL_*), body 0 the base with gravity as a
+    (n + 1, 2): the kind of F_b (``F_*``) and of IL_b (``IL_*``), body 0 the base with gravity as a
     slider along g; ``geo`` (4, n + 1, 3): the point and direction of F_b, then of IL_b (where
     the kind has them); and the length tolerance (TOL times the robot's size, at least 1 m)."""
     n = kind.shape[0] - 1

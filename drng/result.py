@@ -258,7 +258,9 @@ class NullspaceResult:
         basis in the sampled regressor, the ``samples``, the bodies the principles fall short on
         (``short_bodies``), the ``structure`` of the sampled regressor, the ``reason`` of a
         failed certificate and, at a singular reference, the dimension on each assembly branch
-        that meets there (``branches``; :func:`drng.nullspace`) (docs/drng.md)."""
+        that meets there (``branches``; :func:`drng.nullspace`), or their number and the one followed when more meet
+        (``branch_count``, ``branch``) (docs/drng.md); ``reference``, when q0's loops do not close at its
+        actuated position: how far the reference moved (:meth:`pga_dyn.loops.closest.Closest.report`)."""
         per_joint = {}
         for (joint, principle), count in self.counts(("joint", "principle")).items():
             per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
@@ -289,8 +291,11 @@ class NullspaceResult:
                 "structure": c["structure"],
                 "reason": c["reason"],
             }
-            if "branches" in c:
-                out["certificate"]["branches"] = c["branches"]
+            for key in ("branches", "branch_count", "branch"):
+                if key in c:
+                    out["certificate"][key] = c[key]
+        if "reference" in self.certificate:
+            out["reference"] = self.certificate["reference"]
         return out
 
     def __repr__(self) -> str:

@@ -6,7 +6,7 @@ Every other module imports what it needs from here; none restates an order, a co
   F floating (6 DoF), and ``fixed`` (merged away by the model). Their number of coordinates
   (:data:`JOINT_DOF`), of axes (:data:`JOINT_AXES`), the names of their coordinates
   (:func:`coordinate_names`) and their integer codes in the compiled kernels (:data:`JOINT_CODE`,
-  and the constants :data:`CODE_R` ... :data:`CODE_F` that the kernels compare with).
+  and the constants ``CODE_R`` ... ``CODE_F`` that the kernels compare with).
 * **Gravity**: a vector in the world frame, default :data:`DEFAULT_GRAVITY`; it enters the
   dynamics as the seed G = (0; -g) of the spatial accelerations (eq. 70, :func:`gravity_seed`):
   the base accelerates *upwards*.
@@ -41,6 +41,7 @@ JOINT_AXES = {"R": 1, "P": 1, "U": 2, "S": 0, "F": 0, "fixed": 0}
 LOOP_JOINT_TYPES = ("R", "P", "U", "S")
 #: Integer codes of the joint types in the compiled kernels (tree and loop joints alike).
 CODE_R, CODE_P, CODE_U, CODE_S, CODE_F = 0, 1, 2, 3, 4
+#: Joint type -> its code in the compiled kernels (``CODE_R`` ... ``CODE_F``).
 JOINT_CODE = {"R": CODE_R, "P": CODE_P, "U": CODE_U, "S": CODE_S, "F": CODE_F}
 #: Code of a spin lock in the loop kernels: not a joint but one constraint row, the spin rate of
 #: a body about a line fixed in it held at zero (:mod:`pga_dyn.loops.spins`).

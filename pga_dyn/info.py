@@ -37,7 +37,8 @@ def report(robot: Robot) -> dict:
     ``open`` (the loop joints open at q0, each ``joint`` and ``residual`` norm above
     ``pga_dyn.loops.CLOSURE_TOL``) and ``cond_jp``, cond(J_p) at q0 when the loops close (None
     when they are open, or when J_p is singular there); with loop joints, ``reference``
-    (:func:`reference_report`)."""
+    (:func:`reference_report`) and, when q0's loops do not close at its actuated position,
+    ``closest`` (:func:`reference_closest`: how far the reference moved)."""
     robot = check_robot(robot)
     graph = robot.graph
     names = [robot.graph_name(i) for i in range(robot.n + 1)]
@@ -101,33 +102,65 @@ def report(robot: Robot) -> dict:
         out["closure"] = closure_at_q0(robot)
     if robot.loop_joints:
         out["reference"] = reference_report(robot)
+        closest = reference_closest(robot)
+        if closest is not None:
+            out["closest"] = closest
     return out
+
+
+def reference_closest(robot: Robot) -> dict | None:
+    """When the loops do not close at the actuated position of q0 (or of the reference given):
+    how far the reference moved, ``given``, ``open``, ``moved`` ({coordinate: change}),
+    ``distance`` and ``residual`` (:meth:`pga_dyn.loops.closest.Closest.report`); else None (also
+    when the reference cannot be settled: :func:`reference_report` says why)."""
+    from .errors import PgaDynError
+    from .loops import constraints
+
+    try:
+        closest = constraints(robot).closest
+    except PgaDynError:
+        return None
+    return None if closest is None else closest.report()
 
 
 def reference_report(robot: Robot) -> list:
     """Lines on the reference configuration (the loops closed): the rank decision of each part
     (the redundant equations dropped, the passive motions left free) and the free spins locked
-    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled."""
+    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled
+    (followed by how far the reference moved, when q0 does not close and a closed configuration
+    was found before the refusal)."""
     from .errors import PgaDynError
-    from .loops import constraints
+    from .loops import Constraints, close_at_q0, constraints
 
     try:
         return constraints(robot).report()
     except PgaDynError as exc:
-        return [str(exc)]
+        lines = [str(exc)]
+    try:  # the closure that came before the refusal, when the reference had to move to close
+        con = Constraints(robot)
+        closest = close_at_q0(con, con.free(robot.q0)) if con.nf else None
+    except PgaDynError:
+        closest = None
+    return lines + (closest.describe() if closest is not None else [])
 
 
 def closure_at_q0(robot: Robot) -> dict:
     """Whether the loops close at q0 (all tree coordinates 0): ``open``, the loop joints whose
     residual norm is above ``CLOSURE_TOL`` (``joint``, ``residual``), and ``cond_jp``,
     cond(J_p) = the largest cond(J_f) of the constraint's parts at q0
-    (``Constraints.condition``) when none is open and it is finite, else None."""
-    from .loops import Constraints
+    (``Constraints.condition``), with the free spins locked at the reference (their spin-rate
+    rows: :mod:`pga_dyn.loops.spins`), when none is open and it is finite, else None."""
+    from .errors import PgaDynError
+    from .loops import Constraints, constraints
 
     con = Constraints(robot)
     open_ = [{"joint": name, "residual": residual} for name, residual in con.open_loops(robot.q0)]
     cond = None
     if not open_:
+        try:  # with the free spins locked at the reference (their rows make J_f square again)
+            con = constraints(robot)
+        except PgaDynError:
+            pass  # the reference cannot be settled (said by reference_report): J_p as the loops give it
         _, J, _ = con.evaluate(robot.q0)
         cond = con.condition(J)
     return {"open": open_, "cond_jp": cond if cond is not None and math.isfinite(cond) else None}

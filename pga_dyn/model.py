@@ -98,6 +98,7 @@ class Inertial:
 
     @staticmethod
     def zero() -> Inertial:
+        """No mass: m = 0, c = 0, I = 0 (a massless link)."""
         return Inertial(0.0, frozen_array(np.zeros(3)), frozen_array(np.zeros((3, 3))))
 
     def pseudo_inertia(self) -> np.ndarray:
@@ -121,6 +122,8 @@ class JointSpec:
     (= the child link frame at q = 0) in the parent link frame. ``axes`` (k, 3) holds the unit
     axes in the joint frame: one row for R and P, two for U, none otherwise. ``independent`` is
     the URDF+ attribute (None when absent). ``mimic`` is ``(leader joint, multiplier, offset)``
+    (q = multiplier q_leader + offset), ``(leader joint, multiplier, offset, others)`` with
+    ``others`` ((joint, weight), ...) adding weight q_joint each (MJCF's fixed-tendon equalities),
     or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None; a side
     may be -inf / +inf (unbounded: Gazebo's -1e16 / 1e16 in a URDF).
     """
@@ -321,22 +324,27 @@ class ModelGraph(nx.MultiDiGraph):
             return super().__ior__(other)
 
         def update(self, *args: Any, **kwargs: Any) -> None:
+            """``dict.update``; a TypeError once the graph is locked."""
             self._check()
             super().update(*args, **kwargs)
 
         def setdefault(self, key: Any, default: Any = None) -> Any:
+            """``dict.setdefault``; a TypeError once the graph is locked."""
             self._check()
             return super().setdefault(key, default)
 
         def pop(self, *args: Any) -> Any:
+            """``dict.pop``; a TypeError once the graph is locked."""
             self._check()
             return super().pop(*args)
 
         def popitem(self) -> tuple[Any, Any]:
+            """``dict.popitem``; a TypeError once the graph is locked."""
             self._check()
             return super().popitem()
 
         def clear(self) -> None:
+            """``dict.clear``; a TypeError once the graph is locked."""
             self._check()
             super().clear()
 
@@ -612,9 +620,15 @@ class Robot:
         for joint in joints:
             if joint.mimic is not None and joint.type != "fixed":  # a fixed joint has nothing to follow with
                 at = f"{where}: joint '{joint.name}' <mimic>"
-                leader, ratio, offset = joint.mimic
+                leader, ratio, offset, *rest = joint.mimic
+                others = tuple((coordinate(name, at), float(weight)) for name, weight in (rest[0] if rest else ()))
                 yield Coupling(
-                    joint.name, coordinate(joint.name, at), coordinate(leader, at), float(ratio), float(offset)
+                    joint.name,
+                    coordinate(joint.name, at),
+                    coordinate(leader, at),
+                    float(ratio),
+                    float(offset),
+                    others,
                 )
         for c in couplings:
             at = f"{where}: coupling '{c.name}'"

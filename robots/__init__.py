@@ -81,6 +81,7 @@ _BUILTIN = {
     "3ups_1up": ("3ups_1up.urdf", False, "tests/make_pkms.py"),
     "delta": ("delta.urdf", False, "tests/make_pkms.py"),
     "6sps": ("6sps.urdf", False, "tests/make_pkms.py"),
+    "parallelogram": ("parallelogram.urdf", False, "tests/make_pkms.py"),
 }
 
 

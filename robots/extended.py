@@ -103,6 +103,13 @@ def load_extended_urdf(
 ) -> Robot:
     """Read a tree URDF and the YAML of its closed loops into a :class:`~pga_dyn.model.Robot`.
 
+    Each 3D closure becomes a spherical loop joint named ``<A>__<B>`` between the links of
+    its frames, centred at their common origin; the joints of ``name_mot`` are marked
+    independent, the other moving joints dependent. A 6D closure becomes the loop joint it
+    cuts (see ``weld_as_loop``). The file need not be assembled at q = 0: like any robot with loops,
+    its passive coordinates are solved at the actuated position of q = 0
+    (:meth:`pga_dyn.loops.Constraints.close_reference`), which names the loops that cannot close.
+
     Parameters
     ----------
     urdf_path : str or os.PathLike
@@ -112,13 +119,6 @@ def load_extended_urdf(
         Add a floating (F) joint between the world and the root link.
     gravity : array_like (3,)
         The gravity vector in the world frame (m/s^2).
-
-    Each 3D closure becomes a spherical loop joint named ``<A>__<B>`` between the links of
-    its frames, centred at their common origin; the joints of ``name_mot`` are marked
-    independent, the other moving joints dependent. A 6D closure becomes the loop joint it
-    cuts (see ``weld_as_loop``). The file need not be assembled at q = 0: like any robot with loops,
-    its passive coordinates are solved at the actuated position of q = 0
-    (:meth:`pga_dyn.loops.Constraints.close_reference`), which names the loops that cannot close.
     """
     urdf_path = os.fspath(urdf_path)
     yaml_path = yaml_beside(urdf_path) if yaml_path is None else os.fspath(yaml_path)

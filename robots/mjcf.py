@@ -19,11 +19,16 @@ inertia from geoms and meshes, ``inertiafromgeom``, ``fusestatic``, ...) into a
 * ``<equality>``: ``connect`` (bodies and anchor, or sites) is a spherical loop joint;
   ``weld`` (bodies with relpose and anchor, or sites) is the loop joint it cuts
   (:func:`robots.extended.weld_as_loop`); ``joint`` with a linear ``polycoef`` is a coupling
-  (p1 = a0 + a1 p2 on the coordinates measured from ``ref``, MuJoCo's rule);
+  (p1 = a0 + a1 p2 on the coordinates measured from ``ref``, MuJoCo's rule); ``tendon`` on fixed
+  tendons (``<tendon><fixed>`` of ``<joint coef>``, length L = sum coef_j qpos_j) is a coupling
+  too: MuJoCo holds L1 - L1_0 = a0 (one tendon) or L1 - L1_0 = a0 + a1 (L2 - L2_0) (two), i.e.
+  sum_j t_j q_j = a0 with t = coef1 - a1 coef2 on pga-dyn's coordinates, solved for the last
+  joint with t_j != 0 that no joint actuator drives (the constant a0 is the coupling's offset);
 * actuators on joints: a joint that no actuator drives is passive when a loop moves it (it lies
   on the cycle of a connect or weld), otherwise it stays an independent coordinate (an
-  unactuated joint of a tree: its generalized force is zero). Without actuators every joint is
-  independent (a warning says so when the model has equalities);
+  unactuated joint of a tree: its generalized force is zero). An actuator on a fixed tendon
+  drives a combination of its joints: read when no loop moves them, refused otherwise. Without
+  actuators every joint is independent (a warning says so when the model has equalities);
 * gravity: ``opt.gravity`` (zero under ``<flag gravity="disable"/>``).
 
 A body's link frame is its body frame moved to its (last) joint's ``pos`` (URDF's convention:
@@ -31,10 +36,13 @@ the joint at the child's origin). ``armature`` (rotor inertia) is not a rigid-bo
 a :class:`~pga_dyn.errors.PgaDynWarning` names the joints that have one and
 :func:`mjcf_armature` gives the values. Geoms, sites, cameras, contacts, sensors, tendons that
 no equality uses, damping, friction and springs do not change the rigid-body model. What does
-and pga-dyn lacks raises :class:`~pga_dyn.errors.PgaDynError` naming it: tendon and flex
-equalities, an inactive or disabled equality, a nonlinear polycoef, a locked joint (an
-equality without joint2), flexes, gravity compensation, an actuator not on a joint in a model
-with equalities (then the actuated joints decide the passive ones).
+and pga-dyn lacks raises :class:`~pga_dyn.errors.PgaDynError` naming it: flex equalities,
+tendon equalities on spatial tendons (sites, geoms), an inactive or disabled equality, a
+nonlinear polycoef (a joint equality's, or a two-tendon equality's a2, a3, a4: pga-dyn's
+couplings are linear), a locked joint (a joint equality without joint2, or a tendon equality
+that leaves one joint), flexes, gravity compensation, an actuator neither on a joint nor on a
+fixed tendon in a model with equalities (then the actuated joints decide the passive ones), an
+actuator on a fixed tendon whose joints a loop moves.
 
 :func:`write_mjcf` writes identified parameters into a copy of the file.
 """
@@ -234,6 +242,8 @@ def _read(c: _Compiled, floating_base, gravity, source) -> Robot:
     for eq in range(m.neq):
         if m.eq_type[eq] == int(mj.mjtEq.mjEQ_JOINT):
             joints = _coupling(c, eq, joints)
+        elif m.eq_type[eq] == int(mj.mjtEq.mjEQ_TENDON):
+            joints = _tendon_coupling(c, eq, joints)
     loops = []
     for eq in range(m.neq):
         if m.eq_type[eq] == int(mj.mjtEq.mjEQ_CONNECT):
@@ -285,14 +295,20 @@ def _check_equalities(c: _Compiled) -> None:
     """Each equality is one pga-dyn reads: an active connect, weld, or linear joint coupling."""
     m, mj = c.model, c.mj
     disabled = m.opt.disableflags & (int(mj.mjtDisableBit.mjDSBL_EQUALITY) | int(mj.mjtDisableBit.mjDSBL_CONSTRAINT))
-    kinds = {int(mj.mjtEq.mjEQ_CONNECT): "connect", int(mj.mjtEq.mjEQ_WELD): "weld", int(mj.mjtEq.mjEQ_JOINT): "joint"}
+    kinds = {
+        int(mj.mjtEq.mjEQ_CONNECT): "connect",
+        int(mj.mjtEq.mjEQ_WELD): "weld",
+        int(mj.mjtEq.mjEQ_JOINT): "joint",
+        int(mj.mjtEq.mjEQ_TENDON): "tendon",
+    }
     for eq in range(m.neq):
         name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_EQUALITY), eq)
         what = f"<equality> {eq}" + (f" '{name}'" if name else "")
         kind = int(m.eq_type[eq])
         if kind not in kinds:
             c.fail(
-                f"{what}: a {mj.mjtEq(kind).name[5:].lower()} equality is not supported (connect, weld and joint are)"
+                f"{what}: a {mj.mjtEq(kind).name[5:].lower()} equality is not supported (connect, weld, joint and "
+                "tendon on fixed tendons are)"
             )
         if not m.eq_active0[eq] or disabled:
             c.fail(f"{what}: an inactive or disabled equality is not supported (remove it or make it active)")
@@ -304,6 +320,75 @@ def _check_equalities(c: _Compiled) -> None:
                     f"{what}: polycoef {m.eq_data[eq, :5].tolist()} is not linear (nonlinear couplings are not "
                     "supported)"
                 )
+        if kind == int(mj.mjtEq.mjEQ_TENDON):
+            for t in (m.eq_obj1id[eq], m.eq_obj2id[eq]):
+                if t >= 0:
+                    _fixed_tendon(c, int(t), what)
+            if m.eq_obj2id[eq] >= 0 and np.any(m.eq_data[eq, 2:5] != 0):
+                c.fail(
+                    f"{what}: polycoef {m.eq_data[eq, :5].tolist()} is not linear: MuJoCo holds L1 - L1_0 = a0 + a1 "
+                    "(L2 - L2_0) + a2 (L2 - L2_0)^2 + a3 (...)^3 + a4 (...)^4, and pga-dyn's couplings are linear "
+                    "(a2 = a3 = a4 = 0; the constant a0 is read as the coupling's offset)"
+                )
+
+
+def _fixed_tendon(c: _Compiled, t: int, what: str = "") -> dict:
+    """{joint id: coefficient} of fixed tendon ``t``, whose length is L = sum coef_j qpos_j
+    (MuJoCo's ``<tendon><fixed>``: every wrap a ``<joint coef>``, each a hinge or slide);
+    L - L_0 = sum coef_j q_j on pga-dyn's coordinates (q = qpos - qpos0). A spatial tendon (sites,
+    geoms, pulleys) fails, naming ``what`` uses it."""
+    m, mj = c.model, c.mj
+    name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_TENDON), t) or str(t)
+    terms = {}
+    for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+        if int(m.wrap_type[k]) != int(mj.mjtWrap.mjWRAP_JOINT):
+            c.fail(
+                f"{what + ': ' if what else ''}tendon '{name}' is a spatial tendon (it wraps sites or geoms): "
+                "pga-dyn reads fixed tendons of joints only (<tendon><fixed> with <joint coef>)"
+            )
+        j = int(m.wrap_objid[k])
+        terms[j] = terms.get(j, 0.0) + float(m.wrap_prm[k])
+    return terms
+
+
+def _tendon_coupling(c: _Compiled, eq, joints) -> list:
+    """A tendon equality on fixed tendons, L1 - L1_0 = a0 + a1 (L2 - L2_0) (MuJoCo's rule; a0
+    alone without tendon2), as a coupling: sum_j t_j q_j = a0 with t = coef1 - a1 coef2 over
+    the joints, solved for one joint f (the last in MuJoCo's order with t_f != 0 that no joint
+    actuator drives and that follows nothing yet): q_f = a0 / t_f - sum_{j != f} (t_j / t_f) q_j,
+    a mimic with others (:class:`pga_dyn.model.JointSpec`). An equality whose terms cancel, or
+    that holds a single joint (a locked joint), fails."""
+    m, mj = c.model, c.mj
+    name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_EQUALITY), eq)
+    what = f"<equality> {eq}" + (f" '{name}'" if name else "")
+    terms = _fixed_tendon(c, int(m.eq_obj1id[eq]), what)
+    a0 = float(m.eq_data[eq, 0])
+    if m.eq_obj2id[eq] >= 0:
+        a1 = float(m.eq_data[eq, 1])
+        for j, coef in _fixed_tendon(c, int(m.eq_obj2id[eq]), what).items():
+            terms[j] = terms.get(j, 0.0) - a1 * coef
+    terms = {j: t for j, t in terms.items() if t != 0.0}
+    if len(terms) < 2:
+        c.fail(
+            f"{what}: the tendon equality's joint terms cancel: it constrains no joint"
+            if not terms
+            else f"{what}: the tendon equality holds joint '{c.joints[next(iter(terms))]}' alone (a locked joint is "
+            "not supported)"
+        )
+    driven = {
+        int(m.actuator_trnid[a, 0])
+        for a in range(m.nu)
+        if int(m.actuator_trntype[a]) in (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
+    }
+    following = {j.name for j in joints if j.mimic is not None}
+    free = [j for j in sorted(terms) if j not in driven and c.joints[j] not in following]
+    loose = [j for j in sorted(terms) if c.joints[j] not in following]
+    if not loose:
+        c.fail(f"{what}: every joint of the tendon equality follows another coupling already")
+    f = (free or loose)[-1]
+    others = [(c.joints[j], -t / terms[f]) for j, t in terms.items() if j != f]
+    mimic = (others[0][0], others[0][1], a0 / terms[f], tuple(others[1:]))
+    return [j if j.name != c.joints[f] else dataclasses.replace(j, mimic=mimic) for j in joints]
 
 
 def _loop_bodies(c: _Compiled, eq) -> tuple:
@@ -318,7 +403,10 @@ def _loop_bodies(c: _Compiled, eq) -> tuple:
 def _independence(c: _Compiled):
     """independent(j) of joint j: None without actuators, else whether an actuator drives it or
     no loop moves it (its body is not on the tree path between the two bodies of a connect or
-    weld, below their nearest common ancestor)."""
+    weld, below their nearest common ancestor). An actuator on a fixed tendon drives a
+    combination of its joints: it changes nothing when no loop moves them (they are independent
+    anyway, and a tendon equality's coupling decides its own follower), and fails when one is on
+    a loop's cycle (which of them is actuated is then not stated)."""
     m, mj = c.model, c.mj
     loops = [eq for eq in range(m.neq) if int(m.eq_type[eq]) in (int(mj.mjtEq.mjEQ_CONNECT), int(mj.mjtEq.mjEQ_WELD))]
     if m.nu == 0:
@@ -327,22 +415,39 @@ def _independence(c: _Compiled):
                 f"{c.where}: no <actuator>: every joint is taken as actuated (independent)", PgaDynWarning, stacklevel=4
             )
         return lambda j: None
-    on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
-    driven = set()
-    for a in range(m.nu):
-        if int(m.actuator_trntype[a]) in on_joints:
-            driven.add(int(m.actuator_trnid[a, 0]))
-        elif m.neq:
-            name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
-            c.fail(
-                f"actuator '{name}' is not on a joint (joint=...): with equalities, the actuated joints decide "
-                "which are passive, and pga-dyn reads actuators on joints only"
-            )
     moved = set()
     for eq in loops:
         up1, up2 = (_ancestors(m, b) for b in _loop_bodies(c, eq))
         moved |= set(up1).symmetric_difference(up2)
+    on_joints = (int(mj.mjtTrn.mjTRN_JOINT), int(mj.mjtTrn.mjTRN_JOINTINPARENT))
+    driven = set()
+    for a in range(m.nu):
+        name = mj.mj_id2name(m, int(mj.mjtObj.mjOBJ_ACTUATOR), a) or str(a)
+        kind, target = int(m.actuator_trntype[a]), int(m.actuator_trnid[a, 0])
+        if kind in on_joints:
+            driven.add(target)
+        elif kind == int(mj.mjtTrn.mjTRN_TENDON) and _is_fixed(c, target):
+            looped = [c.joints[j] for j in _fixed_tendon(c, target) if int(m.jnt_bodyid[j]) in moved]
+            if looped:
+                c.fail(
+                    f"actuator '{name}' drives a fixed tendon whose joints {looped} a loop moves: which of "
+                    "them is actuated is not stated (put the actuators on joints)"
+                )
+        elif m.neq:
+            c.fail(
+                f"actuator '{name}' is neither on a joint (joint=...) nor on a fixed tendon: with equalities, the "
+                "actuated joints decide which are passive, and pga-dyn reads actuators on joints and fixed tendons"
+            )
     return lambda j: j in driven or int(m.jnt_bodyid[j]) not in moved
+
+
+def _is_fixed(c: _Compiled, t: int) -> bool:
+    """Whether tendon ``t`` is fixed (every wrap a joint)."""
+    m = c.model
+    return all(
+        int(m.wrap_type[k]) == int(c.mj.mjtWrap.mjWRAP_JOINT)
+        for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t])
+    )
 
 
 def _ancestors(model, b) -> list:

@@ -459,6 +459,55 @@ def six_sps() -> Urdf:
     return u
 
 
+PARALLELOGRAM = """\
+  Flat parallelogram four-bar, a URDF+ model written for pga-dyn (the project wrote this file): the
+  built-in machine whose reference configuration is singular (docs/parallel_machines.md, assembly
+  branches: the branch option of pga-dyn analyze chooses one).
+
+  Machine type: the planar parallelogram linkage (a crank and a rocker of equal length, a coupler
+  as long as the frame), all axes vertical (along z, the gravity direction). At q = 0 it lies
+  flat along x:
+    O (0, 0, 0)     actuated crank R joint        A (0.3, 0, 0)   coupler R joint (crank - coupler)
+    D (0.8, 0, 0)   rocker R joint (base - rocker) B (1.1, 0, 0)   loop joint (coupler - rocker)
+  Opposite sides are equal, so two assembly branches meet at q = 0 (J_p is rank-deficient there):
+  the parallelogram (the coupler translates, crank and rocker turn together) and the crossed
+  linkage (antiparallelogram).
+  Inertials (density x shape): the crank and the rocker aluminium bars 0.30 x 0.03 x 0.015 m, the
+  coupler an aluminium bar 0.80 x 0.03 x 0.015 m, each centred on its link's line, and a steel
+  block 0.04 x 0.03 x 0.02 m on each link off that line (crank at (0.2, 0.03, 0.01), coupler at
+  (0.6, -0.03, 0.015), rocker at (0.95, 0.025, -0.01)): generic centres of mass.
+  Spanning tree: crank - coupler, rocker; the revolute loop joint B closes the coupler on the
+  rocker. Actuated limit: +-1 rad about q = 0.
+"""
+
+
+def parallelogram() -> Urdf:
+    u = Urdf("parallelogram", PARALLELOGRAM)
+    o, a, d, b = (np.array(p) for p in ([0.0, 0, 0], [0.3, 0, 0], [0.8, 0, 0], [1.1, 0, 0]))
+    x = np.array([1.0, 0, 0])
+    u.link(
+        "crank",
+        o,
+        [box((o + a) / 2, x, (0.30, 0.03, 0.015), ALUMINIUM), box([0.2, 0.03, 0.01], x, (0.04, 0.03, 0.02), STEEL)],
+    )
+    u.link(
+        "coupler",
+        a,
+        [box((a + b) / 2, x, (0.80, 0.03, 0.015), ALUMINIUM), box([0.6, -0.03, 0.015], x, (0.04, 0.03, 0.02), STEEL)],
+    )
+    u.link(
+        "rocker",
+        d,
+        [box((d + b) / 2, x, (0.30, 0.03, 0.015), ALUMINIUM), box([0.95, 0.025, -0.01], x, (0.04, 0.03, 0.02), STEEL)],
+    )
+    u.joint("crank_joint", "revolute", "base_link", "crank", [Z], 1.0, True)
+    u.joint("coupler_joint", "revolute", "crank", "coupler", [Z], independent=False)
+    u.joint("rocker_joint", "revolute", "base_link", "rocker", [Z], independent=False)
+    u.comment("loop joint: B, where the coupler meets the rocker")
+    u.loop("B", "revolute", "coupler", "rocker", b, [Z])
+    return u
+
+
 MACHINES = {
     "five_bar": five_bar,
     "3rrr": three_rrr,
@@ -467,6 +516,7 @@ MACHINES = {
     "3ups_1up": tricept,
     "delta": delta,
     "6sps": six_sps,
+    "parallelogram": parallelogram,
 }
 
 

@@ -85,20 +85,68 @@ def split(path: str, folder: str) -> list:
     return out
 
 
-def pinocchio_rank(path: str, gravity, seed: int = 0):
+def tendon_constraints(path: str) -> list:
+    """The linear constraints of the tendon equalities of ``path``, each {joint name: weight}
+    with sum weight q_joint = constant, read off MuJoCo's compiled model independently of
+    pga-dyn's reader: the fixed tendons' joint coefficients (``wrap_prm``), tendon1 minus a1 times
+    tendon2 (MuJoCo's L1 - L1_0 = a0 + a1 (L2 - L2_0)); the constant does not change the rank."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(path)
+    out = []
+    for eq in range(m.neq):
+        if m.eq_type[eq] != mujoco.mjtEq.mjEQ_TENDON:
+            continue
+        row = {}
+        for t, scale in ((m.eq_obj1id[eq], 1.0), (m.eq_obj2id[eq], -m.eq_data[eq, 1])):
+            for k in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]) if t >= 0 else ():
+                name = m.joint(int(m.wrap_objid[k])).name
+                row[name] = row.get(name, 0.0) + scale * m.wrap_prm[k]
+        out.append(row)
+    return out
+
+
+def pinocchio_rank(path: str, gravity, seed: int = 0, constraints=()):
     """(rank, singular gap) of Pinocchio's joint-torque regressor of its model of ``path``,
-    stacked over random states (30 rows per body at least), with ``gravity``."""
+    stacked over random states (30 rows per body at least), with ``gravity``. ``constraints``
+    ({joint name: weight} each, :func:`tendon_constraints`; those whose joints are all in the
+    file): the states satisfy A v = 0, A a = 0 and A x = 0 on the joints' coordinates (v = N w,
+    N a basis of A's nullspace) and the rows are N^T Y (the regressor of the independent
+    velocities w). MuJoCo's dof order is Pinocchio's velocity order (both walk the bodies in
+    the file's order; checked by the joint types)."""
+    import mujoco
     import pinocchio as pin
     from oracle import numerical_rank
 
     model = unfolded(pin.buildModelFromMJCF(path))
     model.gravity.linear = np.asarray(gravity, dtype=float)
     data, rng = model.createData(), np.random.default_rng(seed)
+    N, A, iq, dofs = np.eye(model.nv), None, None, None
+    mjm = mujoco.MjModel.from_xml_path(path)
+    names = {mjm.joint(j).name: j for j in range(mjm.njnt)}
+    kept = [row for row in constraints if set(row) <= set(names)]
+    if kept:
+        assert mjm.nv == model.nv
+        dofs = sorted({int(mjm.jnt_dofadr[names[name]]) for row in kept for name in row})
+        A = np.zeros((len(kept), model.nv))
+        for r, row in enumerate(kept):
+            for name, weight in row.items():
+                A[r, mjm.jnt_dofadr[names[name]]] += weight
+        _, s, vt = np.linalg.svd(A)
+        N = vt[int(np.count_nonzero(s > 1e-12 * s[0])) :].T
+        by_v = {model.joints[i].idx_v: model.joints[i] for i in range(1, model.njoints)}
+        assert all(by_v[d].nv == 1 and by_v[d].nq == 1 for d in dofs)  # 1-DoF joints, q and v alike
+        iq = [by_v[d].idx_q for d in dofs]
     rows = []
-    for _ in range(max(3, -(-30 * (model.njoints - 1) // max(model.nv, 1)))):
+    for _ in range(max(3, -(-30 * (model.njoints - 1) // max(N.shape[1], 1)))):
         q = pin.randomConfiguration(model, -np.ones(model.nq), np.ones(model.nq))
-        v, a = rng.uniform(-2, 2, (2, model.nv))
-        rows.append(pin.computeJointTorqueRegressor(model, data, q, v, a))
+        if A is not None:  # the coupled coordinates projected onto A x = 0
+            x = q[iq]
+            sub = A[:, dofs]
+            q[iq] = x - np.linalg.pinv(sub) @ (sub @ x)
+        w, alpha = rng.uniform(-2, 2, (2, N.shape[1]))
+        Y = np.atleast_2d(pin.computeJointTorqueRegressor(model, data, q, N @ w, N @ alpha))  # (10 n,) when nv = 1
+        rows.append(N.T @ Y)
     return numerical_rank(np.vstack(rows))
 
 

@@ -60,8 +60,10 @@ STAGES = (
     "energy",
     "payload",
     "consistency",
+    "selection",
     "diagnostics",
     "export",
+    "job",
 )
 
 

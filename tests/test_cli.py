@@ -382,3 +382,46 @@ def test_a_built_in_model_warns_in_one_short_line_a_users_file_in_full(tmp_path,
     random_excitation(robots.load("five_bar"), duration=1, rate=50, period=1, seed=0).trajectory.write(traj)
     assert main(["simulate", "five_bar", str(traj), "-o", str(tmp_path / "five_bar.csv")]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_reference_option(capsys, tmp_path):
+    """--reference NAME=VALUE,... or a file of such lines: the loops are closed from there (a
+    regular configuration of the parallelogram: one branch, no warning), said by info; a name that
+    is not a coordinate, or an entry that is not NAME=VALUE, is refused by name; a file whose q0
+    does not close gets the nearest closed configuration, reported by info and analyze."""
+    from test_closest import OPEN_FOUR_BAR
+
+    code, out, err = run_main(["info", "parallelogram", "--reference", "crank_joint=0.5"], capsys)
+    assert code == 0 and "closed from the reference given: crank_joint=0.5" in out
+    assert "assembly branches meet" not in out and "warning" not in err
+    spec = tmp_path / "reference.txt"
+    spec.write_text("# the crank only\ncrank_joint: 0.5\n", encoding="utf-8")
+    code, out, _ = run_main(["info", "parallelogram", "--reference", str(spec), "--json"], capsys)
+    assert code == 0 and "closed from the reference given: crank_joint=0.5" in json.loads(out)["reference"]
+    code, _, err = run_main(["info", "parallelogram", "--reference", "crank=0.5"], capsys)
+    assert code == 2 and "reference: no coordinate named 'crank' (coordinates: crank_joint" in err
+    code, _, err = run_main(["info", "parallelogram", "--reference", "crank_joint=half"], capsys)
+    assert code == 2 and "--reference: 'crank_joint=half': 'half' is not a number" in err
+    path = tmp_path / "open_four_bar.urdf"
+    path.write_text(OPEN_FOUR_BAR, encoding="utf-8")
+    code, out, _ = run_main(["info", str(path)], capsys)
+    assert code == 0 and "the loops do not close at the actuated position of q0" in out and "    ja: " in out
+    code, out, _ = run_main(["analyze", str(path), "--quiet"], capsys)
+    assert code == 0 and re.search(r"^reference: +the loops do not close at q0: .* moves ja by", out, flags=re.M)
+    code, out, _ = run_main(["analyze", str(path), "--reference", "ja=2.5", "--quiet", "--json"], capsys)
+    assert code == 0 and "reference" not in json.loads(out)  # it closes there
+
+
+def test_the_program_freezes_its_objects_before_it_exits(monkeypatch, capsys):
+    """Run as the program (no argv: the process's own command line, which ends next), main freezes
+    the objects left, so that the interpreter's last garbage collection does not walk them; called
+    with arguments (a library call, as here), it leaves the collector alone."""
+    import gc
+
+    assert main(["info", "puma560"]) == 0 and gc.get_freeze_count() == 0
+    monkeypatch.setattr(sys, "argv", ["pga-dyn", "info", "puma560"])
+    try:
+        assert main() == 0 and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+    assert "puma560" in capsys.readouterr().out

@@ -142,23 +142,98 @@ TENDON = '<tendon><fixed name="t"><joint joint="ja" coef="1"/><joint joint="jb" 
 @pytest.mark.parametrize(
     "tail,match",
     [
-        (TENDON + '<equality><tendon tendon1="t"/></equality>', "a tendon equality is not supported"),
+        (
+            TENDON.replace('coef="1"/></fixed>', 'coef="0"/></fixed>') + '<equality><tendon tendon1="t"/></equality>',
+            "the tendon equality holds joint 'ja' alone \\(a locked joint",
+        ),
+        (
+            TENDON + '<tendon><fixed name="u"><joint joint="jb" coef="1"/></fixed></tendon>'
+            '<equality><tendon tendon1="t" tendon2="u" polycoef="0 1 0.5 0 0"/></equality>',
+            "polycoef .* is not linear: MuJoCo holds L1 - L1_0 = a0 \\+ a1",
+        ),
+        (
+            '<tendon><spatial name="s"><site site="sa"/><site site="sb"/></spatial></tendon>'
+            '<equality><tendon tendon1="s"/></equality>',
+            "tendon 's' is a spatial tendon",
+        ),
         ('<equality><weld body1="a" body2="b"/></equality>', "a 6D closure needs.*would lock"),
         ('<equality><joint joint1="jb" joint2="ja" polycoef="0 1 0.5 0 0"/></equality>', "is not linear"),
         ('<equality><joint joint1="jb"/></equality>', "a locked joint is not supported"),
         ('<equality><joint joint1="jb" joint2="ja" active="false"/></equality>', "inactive or disabled equality"),
         (
-            TENDON + '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="t"/>'
-            "</actuator>",
-            "actuator 'm' is not on a joint",
+            '<tendon><spatial name="s"><site site="sa"/><site site="sb"/></spatial></tendon>'
+            '<equality><joint joint1="jb" joint2="ja"/></equality><actuator><motor name="m" tendon="s"/></actuator>',
+            "actuator 'm' is neither on a joint .* nor on a fixed tendon",
         ),
         ('<include file="no_such_file.xml"/>', "m.xml: MuJoCo's compiler: .*no_such_file.xml"),
     ],
 )
 @pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")  # no <actuator>
 def test_mjcf_unsupported_elements_are_refused_by_name(tail, match):
+    text = (
+        MJCF.format(extra="", tail=tail)
+        .replace('<joint name="jb"', '<site name="sb" pos="0.2 0 0"/><joint name="jb"')
+        .replace('<joint name="ja"', '<site name="sa" pos="0.1 0 0"/><joint name="ja"')
+    )
     with pytest.raises(PgaDynError, match=match):
-        robots.parse_mjcf(MJCF.format(extra="", tail=tail), "m.xml")
+        robots.parse_mjcf(text, "m.xml")
+
+
+def test_mjcf_tendon_actuator_on_a_loop_is_refused():
+    """An actuator on a fixed tendon of joints that a loop moves: which of them is actuated is not
+    stated, refused by name; on a fixed tendon of joints that no loop moves, it changes nothing."""
+    text = files()["four_bar.xml"]
+    looped = text.replace(
+        "<actuator>",
+        '<tendon><fixed name="t"><joint joint="crank_joint" coef="1"/><joint joint="rocker_joint" coef="1"/>'
+        '</fixed></tendon><actuator><motor name="m" tendon="t"/>',
+    )
+    with pytest.raises(
+        PgaDynError,
+        match=r"four_bar.xml: actuator 'm' drives a fixed tendon whose joints \['crank_joint', 'rocker_joint'\] a loop moves",
+    ):
+        robots.parse_mjcf(looped, "four_bar.xml")
+
+
+@pytest.mark.parametrize(
+    "equality,ratio,offset",
+    [
+        ('<equality><tendon tendon1="t"/></equality>', -1.0, 0.0),  # ja + jb = 0
+        ('<equality><tendon tendon1="t" polycoef="0.3 0 0 0 0"/></equality>', -1.0, 0.3),  # ja + jb = 0.3
+        # 2 ja + 3 jb - 0.5 (2 ja) = a0 = 0.2: jb = 0.2 / 3 - ja / 3
+        (
+            '<tendon><fixed name="u"><joint joint="ja" coef="2"/></fixed></tendon>'
+            '<equality><tendon tendon1="t" tendon2="u" polycoef="0.2 0.5 0 0 0"/></equality>',
+            -1.0 / 3,
+            0.2 / 3,
+        ),
+    ],
+)
+def test_mjcf_fixed_tendon_equality_is_a_coupling(equality, ratio, offset):
+    """L1 - L1_0 = a0 + a1 (L2 - L2_0) on fixed tendons (MuJoCo's rule) as the coupling of its last
+    joint that no joint actuator drives: jb = (a0 - t_a ja) / t_b with t = coef1 - a1 coef2."""
+    mujoco = pytest.importorskip("mujoco")
+    tendon = (
+        TENDON
+        if "tendon2" not in equality
+        else TENDON.replace('joint="ja" coef="1"', 'joint="ja" coef="2"').replace(
+            'joint="jb" coef="1"', 'joint="jb" coef="3"'
+        )
+    )
+    robot = robots.parse_mjcf(
+        MJCF.format(extra="", tail=tendon + equality + '<actuator><motor joint="ja"/></actuator>'), "m.xml"
+    )
+    (coupling,) = robot.couplings
+    assert robot.coordinate_names[coupling.follower] == "jb" and robot.actuated_names == ("ja",)
+    assert np.isclose(coupling.ratio, ratio, atol=1e-15) and np.isclose(coupling.offset, offset)
+    model = mujoco.MjModel.from_xml_string(
+        MJCF.format(extra="", tail=tendon + equality + '<actuator><motor joint="ja"/></actuator>')
+    )
+    data = mujoco.MjData(model)  # MuJoCo's own residual of the equality is zero on the coupling
+    for qa in (-0.4, 0.0, 0.7):
+        data.qpos[:] = [qa, ratio * qa + offset]
+        mujoco.mj_forward(model, data)
+        assert np.allclose(data.efc_pos[data.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY], 0.0, atol=1e-12)
 
 
 def test_mjcf_without_equalities_reads_tendons_and_tendon_actuators_as_the_tree():
@@ -267,9 +342,11 @@ def test_fixtures_load_without_warnings():
 
 
 def test_extended_urdf_loop_that_cannot_close_is_named(tmp_path):
+    """A loop between the wrong frames: it closes only away from q0 (the crank moved too), and
+    there it leaves the rocker free: refused, naming the loop."""
     urdf = write(tmp_path, "robot.urdf", files()["four_bar/robot.urdf"])
     write(tmp_path, "robot.yaml", "closed_loop: [['pin_A', 'rocker']]\ntype: ['3d']\nname_mot: ['crank_joint']\n")
-    with pytest.raises(PgaDynError, match="'pin_A__rocker' .* cannot be closed"):
+    with pytest.raises(PgaDynError, match="nearest to q0.*'pin_A__rocker'"):
         pga_dyn.loops.constraints(robots.load_file(urdf))
 
 

@@ -98,6 +98,47 @@ def test_column_map_reads_the_values_written_and_names_the_ignored_columns(tmp_p
     assert f"ignored columns: {['pos_j2'] + ignored[:-2] + ['mode']}" in one.notes
 
 
+def test_csv_files_read_alike_whatever_their_quotes_and_line_ends(tmp_path):
+    """The same values from a plain file (its columns parsed in one pass) and from the same file
+    with LF, CR or CRLF line ends, spaces around the numbers, or text holding commas and line breaks
+    in a quoted column that is ignored (read by the csv module); a bad value or a field the csv
+    module refuses is named by its line (the row's number) and column in each."""
+    path, t, q, qd, qdd, tau, _ = logger_file(tmp_path / "log.csv", ns=50)
+    crlf = path.read_bytes().decode()
+    assert "\r\n" in crlf and '"' not in crlf
+    rows = list(csv.reader(crlf.splitlines()))
+    quoted = tmp_path / "quoted.csv"
+    with open(quoted, "w", newline="") as handle:
+        csv.writer(handle).writerows(
+            [rows[0]] + [row[:-1] + [f"RUNNING, step {k}\nok"] for k, row in enumerate(rows[1:])]
+        )
+    files = {
+        "lf.csv": crlf.replace("\r\n", "\n"),
+        "cr.csv": crlf.replace("\r\n", "\r"),
+        "spaces.csv": crlf.replace(",", " , "),
+        "quoted.csv": quoted.read_bytes().decode(),
+    }
+    for name, text in {"log.csv": crlf, **files}.items():
+        (tmp_path / name).write_bytes(text.encode())
+        data = read_trajectory(PUMA, tmp_path / name, require_tau=True, columns=MAP)
+        for mine, written in ((data.t, t), (data.q, q), (data.qd, qd), (data.qdd, qdd), (data.tau, tau)):
+            assert np.array_equal(mine, written), name
+        assert data.notes == (
+            "column map: " + ", ".join(f"{k}={v}" for k, v in MAP.items()),
+            f"ignored columns: {[f'current_j{j}' for j in range(1, 7)] + ['temperature_j1', 'mode']}",
+        ), name
+        bad = text.replace(repr(float(tau[4, 2])), "x").replace(repr(float(tau[7, 4])), "inf")
+        (tmp_path / name).write_bytes(bad.encode())
+        with pytest.raises(PgaDynError, match=rf"{name}: line 6, column 'eff_j3': ' ?x ?' is not a number"):
+            read_trajectory(PUMA, tmp_path / name, require_tau=True, columns=MAP)
+        (tmp_path / name).write_bytes(bad.replace("x", repr(float(tau[4, 2]))).encode())
+        with pytest.raises(PgaDynError, match=rf"{name}: line 9, column 'eff_j5' is inf"):
+            read_trajectory(PUMA, tmp_path / name, require_tau=True, columns=MAP)
+    (tmp_path / "huge.csv").write_text(crlf.replace("RUNNING", f'"{"x" * 200_000}"', 1))
+    with pytest.raises(PgaDynError, match=r"huge.csv: line 2: field larger than field limit"):
+        read_trajectory(PUMA, tmp_path / "huge.csv", require_tau=True, columns=MAP)
+
+
 @pytest.mark.parametrize(
     "columns, header, message",
     [
@@ -441,7 +482,20 @@ def test_cli_log_of_a_real_robot(tmp_path, capsys, experiments):
         "--trim",
         0.1,
     ]
-    code, out, err = run(["identify", "puma560", *files, *options, "--json", "--quiet", "--no-hold-out"], capsys)
+    code, out, err = run(
+        [
+            "identify",
+            "puma560",
+            *files,
+            *options,
+            "--no-friction",
+            "--no-armature",
+            "--json",
+            "--quiet",
+            "--no-hold-out",
+        ],
+        capsys,
+    )
     assert code == 0, err
     result = json.loads(out)
     beta = np.array([p["value"] for p in result["base"]])

@@ -181,3 +181,72 @@ def test_identified_from_actuator_forces(name):
     truth = model.values(model.theta(oracle.link_parameters().reshape(-1)))
     assert len(truth) == 10 * robot.n - MACHINES[name][4]
     assert np.linalg.norm(est.beta - truth) <= 1e-6 * np.linalg.norm(truth), est.cond
+
+
+@pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")  # the singular reference, said once
+def test_the_built_in_parallelogram_has_two_branches(capsys):
+    """robots/data/parallelogram.urdf (the geometry of tests/fixtures/flat_parallelogram.urdf, with
+    the inertials of tests/make_pkms.py) is singular at q0: both branches are answered and each
+    equals Pinocchio's sampled rank from a configuration of that branch solved by the test
+    (test_real_structures.flat_parallelogram_branch); ``pga-dyn analyze parallelogram --branch 1``
+    answers the crossed one."""
+    from test_real_structures import flat_parallelogram_branch
+
+    from pga_dyn.cli import main
+
+    robot = robots.load("parallelogram")
+    result = drng.nullspace(robot)
+    with open(robots.data_path("parallelogram"), encoding="utf-8") as handle:
+        text = handle.read()
+    oracle = []
+    for crossed in (False, True):
+        dim, gap, _, _ = file_nullity(robot, text, start=flat_parallelogram_branch(0.5, crossed))
+        assert gap > 1e8
+        oracle.append(dim)
+    assert oracle == [29, 26] and result.certified and result.dim == 29
+    assert [b["dimension"] for b in result.certificate["branches"]] == oracle
+    assert drng.nullspace(robot, branch=1).dim == 26
+    capsys.readouterr()
+    assert main(["analyze", "parallelogram", "--branch", "1", "--quiet"]) == 0
+    assert "nullspace dimension:  26" in capsys.readouterr().out
+
+
+@pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")
+def test_more_branches_than_listed_are_counted_with_the_command(monkeypatch):
+    """When more branches meet than drng lists (BRANCHES_REPORTED), the certificate holds their
+    number and the one followed, and the text says the command that answers each."""
+    import drng.generator
+
+    monkeypatch.setattr(drng.generator, "BRANCHES_REPORTED", 1)
+    analysis = drng.analyze(robots.load("parallelogram"))
+    report = analysis.report()
+    assert report["certificate"]["branch_count"] == 2 and report["certificate"]["branch"] == 0
+    assert "branches" not in report["certificate"]
+    assert (
+        f"2 branches meet there; this is branch 0: pga-dyn analyze {robots.data_path('parallelogram')} --branch K"
+        in (analysis.text())
+    )
+
+
+@pytest.mark.parametrize("name", SPINNING)
+def test_info_gives_cond_jp_at_q0_with_the_spins_locked(name):
+    """pga-dyn info's cond(J_p) at q0 is that of the constraints with the free spins locked (their
+    rows make J_f square): the reference's figure, q0 being regular, not inf."""
+    from pga_dyn import info
+
+    robot = robots.load(name)
+    cond = info.report(robot)["closure"]["cond_jp"]
+    assert cond is not None and np.isclose(cond, constraints(robot).cond_ref, rtol=1e-9)
+    assert f"cond(J_p) = {cond:.6g}"[:18] in info.text(robot)
+
+
+@pytest.mark.filterwarnings("ignore::pga_dyn.errors.PgaDynWarning")
+def test_info_counts_the_branches_of_a_singular_reference():
+    from pga_dyn import info
+
+    lines = info.report(robots.load("parallelogram"))["reference"]
+    assert any(
+        line.startswith("the reference is singular: 2 assembly branches meet there, branch 0 followed")
+        for line in lines
+    )
+    assert any("--branch K" in line for line in lines)

@@ -21,7 +21,7 @@ from drng.identification import (
     export_plan,
     identifiability,
     identification_model,
-    identify,
+    identify_log,
     identify_payload,
     map_estimate,
     random_excitation,
@@ -473,7 +473,7 @@ def test_cli_payload_and_bounds(capsys, puma_files):
     assert code == 0
     result = json.loads(out)
     data = read_trajectory(robot, files["data"], require_tau=True)
-    est = identify(robot, data, friction=True, armature=True)
+    est = identify_log(robot, data, friction=True, armature=True, hold_out_share=0, estimate_kind="wls").estimate
     expected = identify_payload(est, read_trajectory(robot, files["loaded"], require_tau=True), "link6").report()
     assert result["payload"] == json.loads(json.dumps(expected))
     assert abs(result["payload"]["mass"] - PAYLOAD["mass"]) < 0.05

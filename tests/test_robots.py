@@ -82,6 +82,7 @@ def test_available():
         "delta",
         "five_bar",
         "go2",
+        "parallelogram",
         "puma560",
     ]
     for name in robots.available():
@@ -89,7 +90,7 @@ def test_available():
 
 
 def test_unknown_name():
-    with pytest.raises(PgaDynError, match="go2, puma560") as err:
+    with pytest.raises(PgaDynError, match="go2, parallelogram, puma560") as err:
         robots.load("puma561")
     assert "puma561" in str(err.value)
 

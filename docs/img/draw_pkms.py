@@ -72,7 +72,7 @@ def draw(name, path):
             ring = np.vstack([pts, pts[:1]])
             ax.plot(*ring.T, color="tab:blue", lw=2.5)
             centre = pts.mean(axis=0)
-            ax.text(*(centre + [0, 0, 0.03]), body, color="tab:blue", fontsize=8, ha="center")
+            ax.text(*(centre + [0, 0, 0.03]), body, color="tab:blue", fontsize=10, ha="center")
         else:
             ax.plot(*pts.T, color="0.35" if "slider" in body else "tab:gray", lw=4 if "slider" in body else 3)
     T = initial_poses(robot)
@@ -89,18 +89,18 @@ def draw(name, path):
             guide = np.array([p + lo * axes[0], p + hi * axes[0]])
             ax.plot(*guide.T, color="tab:red", lw=6, alpha=0.25)
         label = f"{jname} ({kind}{', actuated' if act else ''}{', loop' if loop else ''})"
-        ax.text(*(p + [0.015, 0.015, -0.035 if act else 0.015]), label, fontsize=6.5, color=colour)
+        ax.text(*(p + [0.015, 0.015, -0.035 if act else 0.015]), label, fontsize=8.5, color=colour)
     if base:  # the fixed base: a plate through the base joints
         ring = np.array(base + base[:1])
         ax.plot(*ring.T, color="0.6", lw=1, ls="--")
     for k, c in enumerate(("tab:red", "tab:green", "tab:blue")):  # world frame
         e = np.eye(3)[k] * 0.12
         ax.quiver(0, 0, 0, *e, color=c, arrow_length_ratio=0.2, lw=1.5)
-        ax.text(*(1.15 * e), "xyz"[k], color=c, fontsize=9)
+        ax.text(*(1.15 * e), "xyz"[k], color=c, fontsize=10)
     g = robot.gravity / np.linalg.norm(robot.gravity) * 0.15
     start = np.array([-0.55, 0.45, 0.6])
     ax.quiver(*start, *g, color="tab:orange", arrow_length_ratio=0.25, lw=2)
-    ax.text(*(start + [0.03, 0, -0.1]), f"g = {tuple(float(v) for v in robot.gravity)}", color="tab:orange", fontsize=8)
+    ax.text(*(start + [0.03, 0, -0.1]), f"g = {tuple(float(v) for v in robot.gravity)}", color="tab:orange", fontsize=9.5)
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.set_zlabel("z (m)")
@@ -109,7 +109,7 @@ def draw(name, path):
     ax.set_zlim(-0.05, 0.6)
     ax.set_box_aspect((1.0, 1.0, 0.65))
     ax.view_init(elev=22, azim=-58)
-    ax.set_title(TITLES[name] + "\nred: actuated, hollow purple: loop joints; o R/S, s P, D U", fontsize=9)
+    ax.set_title(TITLES[name] + "\nred: actuated, hollow purple: loop joints; o R/S, s P, D U", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

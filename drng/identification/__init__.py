@@ -28,13 +28,18 @@ above it in this list (tests/test_architecture.py checks it).
 10. :mod:`.consistency` - :func:`consistent_estimate`: the estimate with positive semidefinite
    pseudo-inertias and bounded masses and extents (LMIs), and which full parameters the data
    determine on their own (:func:`identifiability`);
-11. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
+11. :mod:`.selection` - :func:`select`: the model terms and the estimate chosen by
+    cross-validation over blocks of the record;
+12. :mod:`.diagnostics` - :func:`report`, :func:`report_text`: the report of an identification as
     a dict and as text, with checks that can fail and a verdict (held-out relative residual
     error, noise floor, residual whiteness, force delay), and the plot of measured against
     predicted forces;
-12. :mod:`.export` - :func:`write_model`, :func:`write_urdf`, :func:`export_plan`: the identified
+13. :mod:`.export` - :func:`write_model`, :func:`write_urdf`, :func:`export_plan`: the identified
     model written to a new robot file (inertials, joint friction and armature where the format
-    holds them).
+    holds them), :func:`write_sidecar` and :func:`saved_model`: what the file cannot hold beside
+    it, and both read back for predictions;
+14. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
+    model selection, delay, estimate, report), an :class:`Identification`.
 """
 
 from pga_dyn.lazy import lazy_getattr
@@ -67,6 +72,11 @@ _LAZY = {
     "export_text": "export",
     "file_format": "export",
     "write_model": "export",
+    "write_sidecar": "export",
+    "saved_model": "export",
+    "select": "selection",
+    "identify_log": "job",
+    "Identification": "job",
 }
 
 __all__ = list(_LAZY)

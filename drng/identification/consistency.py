@@ -31,6 +31,7 @@ first joint, regrouped into Izz1R) carry the prior's split and are marked so in 
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -204,6 +205,106 @@ def identifiability(model: IdentificationModel) -> tuple:
     return tuple(notes)
 
 
+class ConsistentProblem:
+    """The semidefinite program of :func:`consistent_estimate` for one ``model``, ``prior``
+    (theta_0, sigma_0) and bounds, built once (cvxpy with parameters) and solved for any estimate
+    of beta and its information (:meth:`solve`): the cross-validation of the model selection
+    solves it once per fold. With theta = theta_0 + sigma_0 z and the data term through the
+    Cholesky factor L of the information A (L^T L = A), the objective is
+    ||M z - d||^2 + ||z||^2, M = L K diag(sigma_0), d = L (beta - K theta_0). ``parametric``: M
+    and d are cvxpy parameters, the problem compiled once for every solve (a solution the solver
+    calls inaccurate is accepted when it passes the checks: the cross-validation's folds);
+    otherwise constants, the problem compiled at each solve (the estimate itself)."""
+
+    def __init__(
+        self,
+        model: IdentificationModel,
+        prior: tuple[npt.ArrayLike, npt.ArrayLike],
+        solver: str = "CLARABEL",
+        mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
+        extent: float | None = EXTENT_FACTOR,
+        ellipsoids: dict | None = None,
+        parametric: bool = False,
+    ):
+        cp = optional("cvxpy", "the physically consistent estimate")
+        self.cp, self.model, self.solver = cp, model, solver
+        self.theta0, self.sigma0 = check_prior(model, prior)
+        self.bounds = body_bounds(model.robot, mass_bounds, extent, ellipsoids)
+        theta0, sigma0 = self.theta0, self.sigma0
+        nphi = model.base.K.shape[1]
+        self.z = z = cp.Variable(theta0.size)
+        self.M = cp.Parameter((model.num_parameters, theta0.size)) if parametric else None
+        self.d = cp.Parameter(model.num_parameters) if parametric else None
+        theta = theta0 + cp.multiply(sigma0, z)
+        constraints = []
+        for b in range(nphi // 10):
+            cols = slice(10 * b, 10 * b + 10)
+            N = pseudo_inertia(theta0[cols]) + sum(
+                sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k] for k in range(10)
+            )
+            constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
+            e = self.bounds.ellipsoids[b]
+            if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
+                a = np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS)
+                constraints.append(a @ theta0[cols] + (a * sigma0[cols]) @ z[cols] >= PSD_MARGIN)
+            lo, hi = self.bounds.mass[b]
+            if np.isfinite(lo):
+                constraints += [theta[10 * b] >= lo, theta[10 * b] <= hi]
+        for k, (term, _) in enumerate(model.extras):
+            if term in NONNEGATIVE:
+                constraints.append(theta[nphi + k] >= 0)
+        self.constraints = constraints
+        self.problem = None if not parametric else self.objective(self.M, self.d)
+
+    def objective(self, M, d):
+        """The problem with the data term ||M z - d||^2 (parameters or arrays)."""
+        cp = self.cp
+        return cp.Problem(cp.Minimize(cp.sum_squares(M @ self.z - d) + cp.sum_squares(self.z)), self.constraints)
+
+    def solve(self, beta: np.ndarray, information: np.ndarray) -> np.ndarray:
+        """theta (10 n + n_e,) of the estimate ``beta`` (p,) with ``information`` (p, p), checked:
+        PgaDynError when the solver fails, or its answer has a pseudo-inertia eigenvalue below
+        -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL (relative for the masses)."""
+        cp, model, solver, K = self.cp, self.model, self.solver, self.model.K
+        L = np.linalg.cholesky(information).T
+        M, d = L @ (K * self.sigma0), L @ (beta - K @ self.theta0)
+        if self.problem is None:
+            problem, accepted = self.objective(M, d), (cp.OPTIMAL,)
+        else:
+            self.M.value, self.d.value = M, d
+            problem, accepted = self.problem, (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Solution may be inaccurate")
+                problem.solve(solver=solver)
+        except (cp.error.SolverError, ValueError) as exc:
+            raise PgaDynError(f"the consistent estimate: solver {solver} failed: {exc}") from None
+        if problem.status not in accepted or self.z.value is None:
+            raise PgaDynError(f"the consistent estimate: solver {solver} ended with status '{problem.status}'")
+        theta_hat = self.theta0 + self.sigma0 * self.z.value
+        nphi = model.base.K.shape[1]
+        eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
+        if eig.min() < -ACCEPT_TOL:
+            worst = int(np.argmin(eig))
+            raise PgaDynError(
+                f"the consistent estimate: solver {solver} returned a pseudo-inertia of body "
+                f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}"
+            )
+        phi = theta_hat[:nphi].reshape(-1, 10)
+        for name, p, (lo, hi), e in zip(self.bounds.names, phi, self.bounds.mass, self.bounds.ellipsoids):
+            if not lo * (1 - ACCEPT_TOL) - ACCEPT_TOL <= p[0] <= hi * (1 + ACCEPT_TOL) + ACCEPT_TOL:
+                raise PgaDynError(
+                    f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
+                    f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]"
+                )
+            if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL:
+                raise PgaDynError(
+                    f"the consistent estimate: solver {solver} returned body '{name}' outside its "
+                    f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)"
+                )
+        return theta_hat
+
+
 @one_blas_thread
 def consistent_estimate(
     est: Estimate,
@@ -216,61 +317,16 @@ def consistent_estimate(
     """The physically consistent estimate (module docstring) from ``est`` (an
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`~drng.identification.estimation.default_prior`), with the bounds of
-    :func:`body_bounds` (``mass_bounds``, ``extent``, ``ellipsoids``; None: that bound off).
-    Returns a :class:`ConsistentEstimate`; PgaDynError when cvxpy is not installed, the solver
-    fails (an infeasible prior and bounds included), or its answer has a pseudo-inertia eigenvalue
-    below -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL (relative for the masses)."""
-    cp = optional("cvxpy", "the physically consistent estimate")
+    :func:`body_bounds` (``mass_bounds``, ``extent``, ``ellipsoids``; None: that bound off), by a
+    :class:`ConsistentProblem`. Returns a :class:`ConsistentEstimate`; PgaDynError when cvxpy is
+    not installed, the solver fails (an infeasible prior and bounds included), or its answer has a
+    pseudo-inertia eigenvalue below -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL
+    (relative for the masses)."""
     model = est.model
-    theta0, sigma0 = check_prior(model, default_prior(model, est.data) if prior is None else prior)
-    bounds = body_bounds(model.robot, mass_bounds, extent, ellipsoids)
-    nphi, K = model.base.K.shape[1], model.K
-    # theta = theta_0 + sigma_0 z; the data term through the Cholesky factor of the information
-    L = np.linalg.cholesky(est.information()).T
-    M = L @ (K * sigma0)
-    d = L @ (est.beta - K @ theta0)
-    z = cp.Variable(theta0.size)
-    theta = theta0 + cp.multiply(sigma0, z)
-    constraints = []
-    for b in range(nphi // 10):
-        cols = slice(10 * b, 10 * b + 10)
-        N = pseudo_inertia(theta0[cols]) + sum(sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k] for k in range(10))
-        constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
-        e = bounds.ellipsoids[b]
-        if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
-            a = np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS)
-            constraints.append(a @ theta0[cols] + (a * sigma0[cols]) @ z[cols] >= PSD_MARGIN)
-        lo, hi = bounds.mass[b]
-        if np.isfinite(lo):
-            constraints += [theta[10 * b] >= lo, theta[10 * b] <= hi]
-    for k, (term, _) in enumerate(model.extras):
-        if term in NONNEGATIVE:
-            constraints.append(theta[nphi + k] >= 0)
-    problem = cp.Problem(cp.Minimize(cp.sum_squares(M @ z - d) + cp.sum_squares(z)), constraints)
-    try:
-        problem.solve(solver=solver)
-    except (cp.error.SolverError, ValueError) as exc:
-        raise PgaDynError(f"the consistent estimate: solver {solver} failed: {exc}") from None
-    if problem.status != cp.OPTIMAL or z.value is None:
-        raise PgaDynError(f"the consistent estimate: solver {solver} ended with status '{problem.status}'")
-    theta_hat = theta0 + sigma0 * z.value
+    problem = ConsistentProblem(
+        model, default_prior(model, est.data) if prior is None else prior, solver, mass_bounds, extent, ellipsoids
+    )
+    theta_hat = problem.solve(est.beta, est.information())
+    nphi = model.base.K.shape[1]
     eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
-    if eig.min() < -ACCEPT_TOL:
-        worst = int(np.argmin(eig))
-        raise PgaDynError(
-            f"the consistent estimate: solver {solver} returned a pseudo-inertia of body "
-            f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}"
-        )
-    phi = theta_hat[:nphi].reshape(-1, 10)
-    for name, p, (lo, hi), e in zip(bounds.names, phi, bounds.mass, bounds.ellipsoids):
-        if not lo * (1 - ACCEPT_TOL) - ACCEPT_TOL <= p[0] <= hi * (1 + ACCEPT_TOL) + ACCEPT_TOL:
-            raise PgaDynError(
-                f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
-                f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]"
-            )
-        if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL:
-            raise PgaDynError(
-                f"the consistent estimate: solver {solver} returned body '{name}' outside its "
-                f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)"
-            )
-    return ConsistentEstimate(model, theta_hat, K @ theta_hat, None, "consistent", eig, solver, bounds)
+    return ConsistentEstimate(model, theta_hat, model.K @ theta_hat, None, "consistent", eig, solver, problem.bounds)

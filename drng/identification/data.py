@@ -55,6 +55,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import difflib
+import io
 import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -98,7 +99,9 @@ class Trajectory:
     and ``notes`` how the samples were read and selected (column map, ignored columns, forces
     from currents, window, decimation, trimming); ``passive``: measured passive tree
     coordinates {name: (ns,) values} (passive encoders of a closed-loop machine; empty when
-    none)."""
+    none); ``qd_noise`` (n_a,): the standard deviation of the noise the velocities keep, when
+    pga-dyn derived or smoothed them (:func:`~drng.identification.signals.differentiate`; None for
+    velocities given as they are)."""
 
     names: tuple
     t: np.ndarray
@@ -111,6 +114,7 @@ class Trajectory:
     breaks: tuple = ()
     notes: tuple = ()
     passive: dict = dataclasses.field(default_factory=dict)
+    qd_noise: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.t.shape[0]
@@ -136,6 +140,7 @@ class Trajectory:
             tuple(b - start for b in self.breaks if start < b < stop),
             self.notes,
             {name: x[start:stop] for name, x in self.passive.items()},
+            self.qd_noise,
         )
 
     def segments(self) -> list:
@@ -172,7 +177,8 @@ class Trajectory:
                     passive={name: x[inside] for name, x in p.passive.items()},
                 )
             )
-        return _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
+        joined = _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
+        return replace(joined, qd_noise=self.qd_noise)
 
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""
@@ -220,6 +226,7 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
         breaks += [breaks[-1] + b for b in p.breaks] + [breaks[-1] + len(p)]
     measured = set.intersection(*(set(p.passive) for p in parts))
     passive = {name: np.concatenate([p.passive[name] for p in parts]) for name in sorted(measured)}
+    noises = [p.qd_noise for p in parts]
     return Trajectory(
         parts[0].names,
         cat("t"),
@@ -232,6 +239,7 @@ def _joined(parts: list, source: str, derivatives: str, notes: tuple) -> Traject
         tuple(int(b) for b in breaks[1:-1]),
         tuple(notes),
         passive,
+        None if any(n is None for n in noises) else np.max(noises, axis=0),
     )
 
 
@@ -400,7 +408,7 @@ def trajectory(
         t, q, qd, qdd, tau = (None if x is None else x[keep] for x in (t, q, qd, qdd, tau))
         passive = {name: x[keep] for name, x in passive.items()}
         notes.append(how)
-    steps = []
+    steps, noise = [], None
     if qdd is None or qd is None:
         if not is_uniform(t):
             smooth = {"q": q} if qd is None else {"q": q, "qd": qd}
@@ -410,7 +418,7 @@ def trajectory(
             passive = {name: smooth[f"q_{name}"][:, 0] for name in passive}
             steps.append(how)
         given = qdd
-        q, qd, qdd, how = differentiate(t, q, cutoff, source, qd)
+        q, qd, qdd, noise, how = differentiate(t, q, cutoff, source, qd)
         if given is not None:
             qdd, how = given, f"qdd given, {how}"
         steps.append(how)
@@ -436,6 +444,7 @@ def trajectory(
         (),
         tuple(notes),
         passive,
+        noise,
     )
 
 
@@ -509,7 +518,7 @@ def read_trajectory(
                 f"{path}: drive gains given, but no motor currents (columns current_NAME for "
                 f"{list(names)}, or a column map for yours)"
             )
-        g = _gains(path, gains, names)
+        g = gain_values(path, gains, names)
         if "tau" in arrays:
             notes.append("tau columns not used: the forces are the currents times the gains")
         arrays["tau"] = arrays.pop(CURRENT) * g
@@ -575,7 +584,7 @@ def _pairs(where: str, what: str, items) -> dict:
     return out
 
 
-def _gains(where: str, gains, names: tuple) -> np.ndarray:
+def gain_values(where: str, gains: npt.ArrayLike | dict | Iterable[str], names: tuple) -> np.ndarray:
     """The drive gains (n_a,) from numbers in coordinate order, {name: gain} or "NAME=GAIN"
     strings; PgaDynError naming the gain at fault."""
     if isinstance(gains, (str, dict)) or (
@@ -646,19 +655,63 @@ def _npz_arrays(path: str, names: tuple, mapping: dict, robot_name: str, passive
 
 
 def _read_csv(path: str):
-    """The header (stripped names) and the rows of a CSV file."""
+    """The header (stripped names) and the samples of a CSV file: its lines after the header (a
+    str) when the file is plain (no quoted field, lines ending in LF or CRLF), so that the columns
+    used are parsed in one pass (:func:`_csv_numbers`), else its rows (lists of fields, read by
+    the csv module: quoted fields may hold commas and line breaks). PgaDynError for an empty file,
+    no samples or a row whose number of fields is not the header's, naming the line."""
     with open(path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    if not rows:
+        text = handle.read()
+    if not text:
         raise PgaDynError(f"{path}: the file is empty (expected a header row t, q_NAME, ...)")
-    header = [cell.strip() for cell in rows[0]]
-    body = rows[1:]
-    if not body:
+    plain = text.replace("\r\n", "\n")
+    if '"' not in plain and "\r" not in plain:
+        lines = plain.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        header, body = [cell.strip() for cell in lines[0].split(",")], "\n".join(lines[1:])
+        widths = [line.count(",") + 1 if line else 0 for line in lines[1:]]
+    else:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        try:
+            rows = list(reader)
+        except csv.Error as exc:
+            raise PgaDynError(f"{path}: line {reader.line_num}: {exc}") from None
+        header, body = [cell.strip() for cell in rows[0]], rows[1:]
+        widths = [len(row) for row in body]
+    if not widths:
         raise PgaDynError(f"{path}: no samples after the header row")
-    for k, row in enumerate(body):
-        if len(row) != len(header):
-            raise PgaDynError(f"{path}: line {k + 2} has {len(row)} fields, the header has {len(header)}")
+    for k, width in enumerate(widths):
+        if width != len(header):
+            raise PgaDynError(f"{path}: line {k + 2} has {width} fields, the header has {len(header)}")
     return header, body
+
+
+def _csv_numbers(path: str, header: list, body, used: list) -> dict:
+    """{column index: (ns,) values} of the columns ``used`` of a CSV file's samples ``body``
+    (:func:`_read_csv`): a plain file's in one pass (numpy's parser), the others, and a plain
+    file with a value that is not a finite number, value by value, which raises a PgaDynError
+    naming the line, the column and the value (the first in the order of ``used``, then of the
+    lines). The other columns are not parsed (they may hold text)."""
+    if isinstance(body, str):
+        try:
+            table = np.loadtxt(io.StringIO(body), delimiter=",", usecols=used, comments=None, ndmin=2)
+        except ValueError:
+            table = None
+        if table is not None and np.all(np.isfinite(table)):
+            return {c: table[:, k] for k, c in enumerate(used)}
+        body = [line.split(",") for line in body.split("\n")]
+    out = {}
+    for c in used:
+        x = out[c] = np.empty(len(body))
+        for k, row in enumerate(body):
+            try:
+                x[k] = float(row[c])
+            except ValueError:
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}': '{row[c]}' is not a number") from None
+            if not np.isfinite(x[k]):
+                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}' is {row[c].strip()}")
+    return out
 
 
 def _read_bag(path: str, topic):
@@ -796,37 +849,32 @@ def _resolve(where: str, header: list, names: tuple, mapping: dict):
 
 def _table_arrays(path: str, header: list, rows, names: tuple, mapping: dict, passive: tuple = ()):
     """({t: (ns,), kind: (ns, n_a), "passive": {name: (ns,)}}, ignored column names) of a table:
-    CSV rows of text (parsed cell by cell, only in the columns used) or a bag's values (ns, k);
-    the columns q_NAME of the ``passive`` coordinates are measured passive coordinates."""
+    a CSV file's samples (:func:`_read_csv`; only the columns used are parsed, :func:`_csv_numbers`)
+    or a bag's values (ns, k); the columns q_NAME of the ``passive`` coordinates are measured
+    passive coordinates."""
     chosen, wanted, ignored = _resolve(path, header, names, mapping)
-
-    def column(c):
-        if isinstance(rows, np.ndarray):
-            x = rows[:, c]
-            bad = np.flatnonzero(~np.isfinite(x))
-            if bad.size:
-                raise PgaDynError(f"{path}: message {bad[0]}, column '{header[c]}' is {x[bad[0]]}")
-            return x
-        x = np.empty(len(rows))
-        for k, row in enumerate(rows):
-            try:
-                x[k] = float(row[c])
-            except ValueError:
-                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}': '{row[c]}' is not a number") from None
-            if not np.isfinite(x[k]):
-                raise PgaDynError(f"{path}: line {k + 2}, column '{header[c]}' is {row[c].strip()}")
-        return x
-
-    arrays = {"t": column(chosen["t"])} if "t" in chosen else {}
+    kinds = []
     for kind in KINDS:
         present = [n for n in names if f"{kind}_{n}" in chosen]
-        if not present:
-            continue
-        if len(present) < len(names):
+        if present and len(present) < len(names):
             missing = [wanted[f"{kind}_{n}"] for n in names if n not in present]
             raise PgaDynError(
                 f"{path}: missing columns {missing} (the other {kind}_ columns are there){_near(ignored, missing)}"
             )
-        arrays[kind] = np.column_stack([column(chosen[f"{kind}_{n}"]) for n in names])
-    arrays["passive"] = {name: column(header.index(f"q_{name}")) for name in passive if f"q_{name}" in ignored}
+        kinds += [kind] if present else []
+    measured = {name: header.index(f"q_{name}") for name in passive if f"q_{name}" in ignored}
+    used = ([chosen["t"]] if "t" in chosen else []) + [chosen[f"{kind}_{n}"] for kind in kinds for n in names]
+    used += list(measured.values())
+    if isinstance(rows, np.ndarray):
+        for c in used:
+            bad = np.flatnonzero(~np.isfinite(rows[:, c]))
+            if bad.size:
+                raise PgaDynError(f"{path}: message {bad[0]}, column '{header[c]}' is {rows[bad[0], c]}")
+        column = {c: rows[:, c] for c in used}
+    else:
+        column = _csv_numbers(path, header, rows, used)
+    arrays = {"t": column[chosen["t"]]} if "t" in chosen else {}
+    for kind in kinds:
+        arrays[kind] = np.column_stack([column[chosen[f"{kind}_{n}"]] for n in names])
+    arrays["passive"] = {name: column[c] for name, c in measured.items()}
     return arrays, [c for c in ignored if c[2:] not in arrays["passive"] or not c.startswith("q_")]

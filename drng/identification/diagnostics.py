@@ -33,14 +33,28 @@ The checks (:func:`diagnose`; docs/identification.md, "Diagnostics"):
 * **Delay** of the force channel behind the positions (:func:`.estimation.force_delay`), found
   when it exceeds one sample step; compensated on request (:func:`compensate`).
 
-The verdict is ``OK`` when every coordinate is explained, the standard deviations are reliable
-and no delay is found; otherwise it names what fails.
+The verdict judges the estimate that heads the report (the one model selection chose,
+:mod:`.selection`, or the one asked for) and keeps two questions apart, naming the check behind
+each word:
+
+* **Can the estimate be trusted?** It *generalises* when, on every coordinate, its
+  cross-validated RRE (:mod:`.selection`) is at most :data:`STABLE` times the RRE of its fit
+  plus 1 point (an estimate that leans on the samples it was fitted to predicts the blocks it
+  did not see much worse), it *transfers* when its held-out RRE is at most :data:`TRANSFER`
+  times the larger of the two plus 2 points, and no coordinate is predicted worse than by zero
+  (RRE >= 100 %, in the fit or held out). Otherwise the verdict FAILS.
+* **Where does the model misfit?** A coordinate whose held-out residual exceeds
+  :data:`EXPLAINED` times its noise floor is not explained; the report says in which regime
+  the residual is largest (:func:`regimes`: standstill, reversal, high speed, against the
+  rest). A trusted estimate of a model that misfits is ``MISFIT``; trusted and explained: ``OK``.
+
+The delay and the standard deviations are reported beside it, not in it: the job
+(:mod:`.job`) compensates a delay only when that lowers the cross-validated error, and says so.
 """
 
 from __future__ import annotations
 
 import os
-from math import comb
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,25 +63,34 @@ from pga_dyn.display import number, save_figure, text_table
 from pga_dyn.errors import PgaDynError
 
 from .consistency import ConsistentEstimate, identifiability
-from .estimation import MAX_DELAY, MIN_BLOCKS, autocorrelation, force_delay
+from .estimation import MIN_BLOCKS, WEIGHT_CEILING, autocorrelation, force_delay
 from .physics import violations
-from .signals import MARGIN, bandwidth
+from .selection import Selection
+from .signals import FLOOR_ORDER, MARGIN, PREFILTER, bandwidth, prefiltered, white_noise
 
 if TYPE_CHECKING:
     from .data import Trajectory
     from .estimation import Estimate, FullEstimate
     from .model import IdentificationModel
 
-#: The order of the difference that takes the forces' high-frequency content (noise floor).
-FLOOR_ORDER = 3
-#: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
-MAD_TO_STD = 1.482602218505602
 #: The share of a single record held out, at its end, to test the estimate on.
 HOLD_OUT = 0.2
 #: A coordinate's forces are explained when its residual RMS is at most EXPLAINED times its
 #: noise floor (white residuals of the right size give 1; 2 leaves room for the estimate's own
 #: error and the filtered derivatives' noise, 1.0-1.7 on MuJoCo logs of a UR5 whose model fits).
 EXPLAINED = 2.0
+#: The estimate generalises when its cross-validated RRE is at most STABLE times its fit's RRE
+#: plus 1 point on every coordinate (5 folds of a record of a model that fits: 1.0-1.2).
+STABLE = 1.5
+#: ... and transfers when its held-out RRE is at most TRANSFER times the larger of the two plus
+#: 2 points (another trajectory of the same robot excites the model differently: up to 1.6 on
+#: MuJoCo logs and the UR10e's).
+TRANSFER = 2.0
+#: The regimes of :func:`regimes`: standstill below STANDSTILL times a coordinate's top speed,
+#: reversal within REVERSAL seconds of a change of direction, high speed above FAST times it.
+STANDSTILL = 0.05
+REVERSAL = 0.05
+FAST = 0.7
 #: Whiteness: the first WHITENESS_LAGS lags of the residuals' autocorrelation ...
 WHITENESS_LAGS = 20
 #: ... of which at most this share may lie outside +-2 / sqrt(ns) (5 % expected for white
@@ -120,15 +143,30 @@ def compensate(
 
 def noise_floor(data: Trajectory) -> tuple:
     """The noise floor of the measured forces of ``data`` (module docstring): (sigma (n_a,), or
-    None when the motion's bandwidth is not below f_s / (4 MARGIN); the sample rate f_s (Hz);
-    the motion's bandwidth (Hz), the largest over the coordinates)."""
+    None when it cannot be measured; the sample rate f_s (Hz); the motion's bandwidth (Hz), the
+    largest over the coordinates; why it is not measured, or ""). Not measured: when the motion's
+    bandwidth is not below f_s / (4 MARGIN), or when the forces were low-passed before they were
+    logged (:func:`.signals.prefiltered`: their spectrum keeps falling over the top quarter of the
+    band, where white noise is flat), which takes the noise the floor is read from: a floor
+    of such forces would be the filter's leftovers (1e-5 N m for a 7-axis arm's torques)."""
     rate = 1.0 / float(np.median(np.diff(data.t)))
     motion = float(np.max(bandwidth(data.q, rate)[1]))
-    high = np.diff(data.tau, FLOOR_ORDER, axis=0)
-    mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
-    measurable = MARGIN * motion < rate / 4
-    sigma = MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER)) if measurable else None
-    return sigma, rate, motion
+    if MARGIN * motion >= rate / 4:
+        why = (
+            f"the motion reaches {motion:.3g} Hz: more than {rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the "
+            "sample rate"
+        )
+        return None, rate, motion, why
+    slope = prefiltered(data.tau, rate)
+    if np.any(slope < PREFILTER):
+        names = [n for n, d in zip(data.names, slope) if d < PREFILTER]
+        why = (
+            f"the forces of {', '.join(names)} were low-passed before they were logged (their spectrum falls with "
+            f"a log-log slope down to {slope.min():.3g} over the top quarter of the band, white noise: 0): their "
+            "noise is unknown"
+        )
+        return None, rate, motion, why
+    return white_noise(data.tau), rate, motion, ""
 
 
 def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
@@ -136,14 +174,69 @@ def rre(tau: np.ndarray, predicted: np.ndarray) -> np.ndarray:
     return 100 * np.linalg.norm(tau - predicted, axis=0) / np.linalg.norm(tau, axis=0)
 
 
-def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) -> dict:
-    """The checks of the module docstring on the estimate ``est``, with the held-out record
-    ``test`` (None: the identification data, in sample) and the ``delay`` (s) the forces were
-    advanced by before the estimate: a JSON-ready dict with the ``verdict``."""
+def regimes(data: Trajectory, residual: np.ndarray) -> list:
+    """Per coordinate of ``data``, the RMS of ``residual`` (ns, n_a) in each regime of the motion
+    with at least 1 % of the samples (module docstring): [{"standstill": rms, "reversal": rms,
+    "high speed": rms, "rest": rms}, ...] (a regime with too few samples is left out)."""
+    out = []
+    step = float(np.median(np.diff(data.t)))
+    for j in range(residual.shape[1]):
+        speed = np.abs(data.qd[:, j])
+        top = speed.max()
+        still = speed < STANDSTILL * top
+        moving = np.flatnonzero(~still)
+        flips = moving[1:][np.diff(np.sign(data.qd[moving, j])) != 0]
+        near = np.zeros(len(speed), dtype=bool)
+        width = int(np.ceil(REVERSAL / step))
+        for f in flips:
+            near[max(f - width, 0) : f + width + 1] = True
+        reversal = near & ~still
+        fast = (speed > FAST * top) & ~reversal
+        rest = ~(still | reversal | fast)
+        masks = {"standstill": still, "reversal": reversal, "high speed": fast, "rest": rest}
+        out.append(
+            {
+                name: float(np.sqrt(np.mean(residual[mask, j] ** 2)))
+                for name, mask in masks.items()
+                if mask.mean() >= 0.01
+            }
+        )
+    return out
+
+
+def worst_regime(rms: dict) -> str:
+    """ "worst at NAME (x times the rest)" for the regime of largest RMS in ``rms`` (of :func:`regimes`)."""
+    if not rms:
+        return ""
+    name = max(rms, key=rms.get)
+    others = [v for k, v in rms.items() if k != name]
+    ratio = rms[name] / max(np.sqrt(np.mean(np.square(others))), np.finfo(float).tiny) if others else 1.0
+    return f"worst at {name}, {ratio:.2g}x the RMS elsewhere"
+
+
+def diagnose(
+    est: Estimate,
+    test: Trajectory | None = None,
+    delay: float = 0.0,
+    predictor: Estimate | FullEstimate | None = None,
+    cv_rre: np.ndarray | None = None,
+    *,
+    fitted: np.ndarray | None = None,
+    found: float | str | None = None,
+) -> dict:
+    """The checks of the module docstring on the estimate ``predictor`` (default ``est``, the
+    least-squares estimate whose residuals and covariance are checked), with the held-out record
+    ``test`` (None: the identification data, in sample), the ``delay`` (s) the forces were
+    advanced by before the estimate, and the cross-validated RRE ``cv_rre`` (n_a,) (%) of the
+    model selection (None: not cross-validated): a JSON-ready dict with the ``verdict``. When the
+    caller has them: ``fitted`` (ns, n_a) the predictor's forces along the identification data,
+    ``found`` the force delay (s) found on them, or why none was (the search's message)."""
+    predictor = est if predictor is None else predictor
     data, names = est.data, list(est.data.names)
     check = data if test is None else test
-    predicted = est.predict(check)
-    floor, rate, motion = noise_floor(check)
+    predicted = predictor.predict(check)
+    fitted = predictor.predict(data) if fitted is None else fitted
+    floor, rate, motion, unmeasured = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
     explained = None if ratio is None else (ratio <= EXPLAINED).tolist()
     r = autocorrelation(est.residuals if est.used is None else np.where(est.used, est.residuals, 0.0), WHITENESS_LAGS)[
@@ -153,7 +246,9 @@ def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) 
     white = (outside <= WHITE_SHARE).tolist()
     step = float(np.median(np.diff(data.t)))
     try:
-        found = force_delay(est.model, data)[0]
+        if isinstance(found, str):
+            raise PgaDynError(found)
+        found = force_delay(est.model, data)[0] if found is None else found
         delay_out = {"seconds": found, "step": step, "found": bool(abs(found) > step), "note": ""}
     except PgaDynError as exc:
         delay_out = {"seconds": None, "step": step, "found": True, "note": str(exc)}
@@ -161,6 +256,53 @@ def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) 
     capped = est.lags >= len(data) // MIN_BLOCKS
     unexplained = [n for n, ok in zip(names, explained or []) if not ok]
     reliable = not unexplained and not capped and explained is not None
+    fit_rre = rre(data.tau, fitted)
+    held_rre = rre(check.tau, predicted) if test is not None else None
+    by_regime = regimes(check, check.tau - predicted)
+    trust = []
+    worse = [n for j, n in enumerate(names) if fit_rre[j] >= 100 or (held_rre is not None and held_rre[j] >= 100)]
+    if worse:
+        trust.append(f"predicted worse than by zero (RRE >= 100 %): {', '.join(worse)}")
+    if cv_rre is not None:
+        loose = [
+            f"{n} (cross-validated {cv_rre[j]:.3g} % against the fit's {fit_rre[j]:.3g} %)"
+            for j, n in enumerate(names)
+            if cv_rre[j] > STABLE * fit_rre[j] + 1
+        ]
+        if loose:
+            trust.append("does not generalise across the record: " + "; ".join(loose))
+    if held_rre is not None:
+        known = fit_rre if cv_rre is None else np.maximum(cv_rre, fit_rre)
+        far = [
+            f"{n} ({held_rre[j]:.3g} % held out against {known[j]:.3g} %)"
+            for j, n in enumerate(names)
+            if held_rre[j] > TRANSFER * known[j] + 2
+        ]
+        if far:
+            trust.append("does not transfer to the held-out data: " + "; ".join(far))
+    misfit = [
+        f"{n} (residual {ratio[j]:.3g}x the noise floor; {worst_regime(by_regime[j])})"
+        for j, n in enumerate(names)
+        if explained is not None and not explained[j]
+    ]
+    trusted = (
+        "the estimate is trusted: "
+        + ("cross-validated RRE within " + f"{STABLE:g}x the fit's" if cv_rre is not None else "not cross-validated")
+        + (f", held-out RRE within {TRANSFER:g}x" if held_rre is not None else ", no held-out data")
+        + ", no coordinate predicted worse than by zero"
+    )
+    fits = (
+        f"the noise floor is not measured ({unmeasured}): whether the model explains the forces is not checked"
+        if explained is None
+        else f"the model explains every coordinate (residual at most {EXPLAINED:g}x the noise floor)"
+        if not misfit
+        else "the model does not explain " + "; ".join(misfit)
+    )
+    verdict = (
+        "FAILS: the estimate " + "; it ".join(trust) + "; " + fits
+        if trust
+        else ("MISFIT: " if misfit else "OK: ") + trusted + "; " + fits
+    )
     why = (
         "the model does not explain every coordinate"
         if unexplained
@@ -170,41 +312,26 @@ def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) 
         if explained is None
         else ""
     )
-    failures = []
-    if unexplained:
-        failures.append(
-            "the model does not explain "
-            + "; ".join(
-                f"{n}: residual {ratio[j]:.3g}x the noise floor" for j, n in enumerate(names) if not explained[j]
-            )
-        )
-    if explained is None:
-        failures.append(
-            f"the noise floor is not measured (the motion reaches {motion:.3g} Hz: more than "
-            f"{rate / (4 * MARGIN):.3g} Hz, a {MARGIN * 4:g}th of the sample rate)"
-        )
-    if not reliable:
-        failures.append(f"standard deviations unreliable ({why})")
-    if delay_out["found"]:
-        failures.append(
-            f"force channel {1e3 * delay_out['seconds']:+.3g} ms behind the positions (more than one "
-            f"{1e3 * step:.3g} ms step): compensate it (Trajectory.aligned; pga-dyn identify --delay auto)"
-            if delay_out["seconds"] is not None
-            else f"no delay of the force channel within +-{1e3 * MAX_DELAY:g} ms fits best"
+    if delay_out["seconds"] is not None:
+        delay_out["note"] = f"{1e3 * delay_out['seconds']:+.3g} ms (step {1e3 * step:.3g} ms): " + (
+            "FOUND" if delay_out["found"] else "none"
         )
     return {
-        "verdict": "OK" if not failures else "FAILS: " + "; ".join(failures),
+        "verdict": verdict,
         "coordinates": names,
         "checked_on": check.source if test is not None else f"{data.source} (in sample: no held-out data)",
         "held_out": test is not None,
         "rre_%": rre(check.tau, predicted).tolist(),
-        "rre_fit_%": rre(data.tau, est.predict(data)).tolist(),
+        "rre_fit_%": fit_rre.tolist(),
+        "rre_cv_%": None if cv_rre is None else np.asarray(cv_rre).tolist(),
+        "regimes": by_regime,
         "noise_floor": None if floor is None else floor.tolist(),
         "residual_to_floor": None if ratio is None else ratio.tolist(),
         "explained": explained,
         "rule": f"explained when the residual RMS is at most {EXPLAINED:g} times the noise floor (robust RMS of the "
         f"difference of order {FLOOR_ORDER} of tau, a high-pass; the motion below {motion:.3g} Hz at "
         f"{rate:.4g} Hz)",
+        "noise_floor_unmeasured": unmeasured,
         "whiteness": {
             "lags": WHITENESS_LAGS,
             "outside_share": outside.tolist(),
@@ -223,10 +350,24 @@ def diagnose(est: Estimate, test: Trajectory | None = None, delay: float = 0.0) 
     }
 
 
-def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | None = None, delay: float = 0.0) -> dict:
+def report(
+    est: Estimate,
+    full: FullEstimate | None = None,
+    test: Trajectory | None = None,
+    delay: float = 0.0,
+    *,
+    chosen: str | None = None,
+    selection: Selection | None = None,
+    fitted: np.ndarray | None = None,
+    found: float | str | None = None,
+) -> dict:
     """A JSON-ready dict of an identification: the ``verdict`` and the checks of
-    :func:`diagnose` (``diagnostics``; ``delay`` the seconds the forces were advanced by before
-    the estimate), the model, the data, the estimate ``est`` (beta, std, relative std,
+    :func:`diagnose` on the estimate ``chosen`` (``est``'s method, or ``full``'s: the one that
+    heads the report and that a model file gets; default ``full``'s when given, else ``est``'s),
+    with the cross-validated RRE of the model ``selection`` (:class:`.selection.Selection`, its
+    tables under ``selection``), ``delay`` the seconds the forces were advanced by before the
+    estimate (``fitted`` and ``found`` as in :func:`diagnose`); the model, the data, the
+    estimate ``est`` (beta, std, relative std,
     expressions, the model file's values), the noise and residuals per coordinate, the held-out
     ``test`` data's residual RMS and RRE, and the full parameters of ``full`` (a MAP or
     consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on each
@@ -238,9 +379,15 @@ def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | N
     model, data, robot = est.model, est.data, est.model.robot
     phi0 = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(-1)
     model_beta = model.K[:, : phi0.size] @ phi0
-    diagnostics = diagnose(est, test, delay)
+    chosen = (full.method if full is not None else est.method) if chosen is None else chosen
+    if chosen not in (est.method, None if full is None else full.method):
+        raise PgaDynError(f"report: the chosen estimate '{chosen}' is neither {est.method} nor the full estimate")
+    predictor = est if chosen == est.method else full
+    cv = None if selection is None else selection.chosen.cv_rre
+    diagnostics = diagnose(est, test, delay, predictor, cv, fitted=fitted, found=found)
     out = {
         "verdict": diagnostics.pop("verdict"),
+        "chosen": chosen,
         "robot": robot.name,
         "data": data.source,
         "samples": len(data),
@@ -253,6 +400,7 @@ def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | N
         "max_cond_jp": est.max_cond_jp,
         "variance_factor": est.scale,
         "noise_std": est.sigma.tolist(),
+        "weights": weights_report(est),
         "residual_rms": est.rms().tolist(),
         "base": [
             {
@@ -269,6 +417,10 @@ def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | N
         ],
         "diagnostics": diagnostics,
     }
+    if selection is not None:
+        out["selection"] = selection.report()
+    if model.sign_speed is not None:
+        out["sign_speed"] = model.sign_speed.tolist()
     if model.coulomb_speed is not None:
         out["coulomb_speed"] = model.coulomb_speed.tolist()
     if est.stribeck_speed_std is not None:
@@ -313,6 +465,26 @@ def report(est: Estimate, full: FullEstimate | None = None, test: Trajectory | N
     return out
 
 
+def weights_report(est: Estimate) -> dict:
+    """How the estimate weighed its coordinates: the relative weights (n_a,) (the largest 1) and a
+    sentence naming the coordinates whose weight the cap of :func:`.estimation.wls_weights` or the
+    no-worse-than-zero rule raised."""
+    w = 1.0 / np.sqrt(est.variances)
+    relative = w / w.max()
+    if est.method != "wls":
+        return {"relative": relative.tolist(), "note": f"{est.method.upper()}: the coordinates weigh alike"}
+    used = np.ones(est.data.tau.shape, dtype=bool) if est.used is None else est.used
+    rms = np.sqrt(np.sum(np.where(used, est.data.tau, 0.0) ** 2, axis=0) / np.maximum(used.sum(axis=0), 1))
+    raised = [n for n, s, r in zip(est.data.names, est.sigma, rms) if s > WEIGHT_CEILING * r]
+    note = "1 / sigma of each coordinate's residual, iterated" + (
+        f"; raised above it (sigma capped at {WEIGHT_CEILING:g}x the RMS force, or the fit worse than zero): "
+        + ", ".join(raised)
+        if raised
+        else ""
+    )
+    return {"relative": relative.tolist(), "note": note}
+
+
 def report_text(report: dict) -> list:
     """The lines of text of a :func:`report` (what ``pga-dyn identify`` prints): the data, the
     estimate, noise and residual RMS per coordinate, a table of the identified parameters and,
@@ -321,13 +493,25 @@ def report_text(report: dict) -> list:
     lines = [
         f"verdict:          {report['verdict']}",
         f"robot:            {report['robot']}",
-        f"data:             {report['data']}: {report['samples']} samples; qd, qdd {report['derivatives']}",
+        f"data:             {report['data']}: {report['samples']} samples; "
+        + ("qd, qdd given" if report["derivatives"] == "given" else report["derivatives"]),
         f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
         f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
         f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
+        f"chosen:           {report['chosen'].upper()}"
+        + (f": {report['selection']['why']}" if "selection" in report else " (as asked)"),
         "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
+        "weights:          "
+        + ", ".join(f"{s:.3g}" for s in report["weights"]["relative"])
+        + f" (relative; {report['weights']['note']})",
         "residual RMS:     " + ", ".join(f"{s:.4g}" for s in report["residual_rms"]),
     ]
+    if "sign_speed" in report:
+        lines.append(
+            "Coulomb smooth:   "
+            + ", ".join(f"{v:.3g}" for v in report["sign_speed"])
+            + " (v_0 of tanh(qd / v_0): 10x the velocity's noise, at least 1e-3 of the top speed)"
+        )
     if "coulomb_speed" in report:
         lines.append(
             "Coulomb speed:    " + ", ".join(f"{v:.4g}" for v in report["coulomb_speed"]) + " (fc tanh(qd / v), stated)"
@@ -345,6 +529,8 @@ def report_text(report: dict) -> list:
             + f" ({report['held_out']['data']})"
         )
     lines += diagnostics_text(report["diagnostics"])
+    if "selection" in report:
+        lines += selection_text(report["selection"], report["coordinates"])
     rows = [
         (p["name"], f"{p['value']:.6g}", f"{p['std']:.3g}", f"{100 * p['relative_std']:.3g}", number(p["model_value"]))
         for p in report["base"]
@@ -390,6 +576,26 @@ def report_text(report: dict) -> list:
     return lines
 
 
+def selection_text(selection: dict, names: list) -> list:
+    """The lines of text of a :meth:`.selection.Selection.report`: its candidates' cross-validated
+    RRE side by side."""
+    lines = ["", f"Model selection: cross-validated RRE % ({selection['folds']} folds by {selection['by']})"]
+    rows = [
+        (
+            c["label"],
+            str(c["parameters"]),
+            "-" if c["score_%"] is None else f"{c['score_%']:.3g}",
+            c["note"] or ", ".join(f"{v:.3g}" for v in c["cv_rre_%"]),
+        )
+        for c in selection["terms"] + selection["estimates"]
+    ]
+    lines += [
+        "  " + line for line in text_table(("candidate", "p", "mean", "per coordinate: " + ", ".join(names)), rows)
+    ]
+    lines.append(f"  chosen: {selection['why']}")
+    return lines
+
+
 def diagnostics_text(checks: dict) -> list:
     """The lines of text of the checks of :func:`diagnose` (part of :func:`report_text`)."""
 
@@ -405,10 +611,11 @@ def diagnostics_text(checks: dict) -> list:
         + values(checks["rre_%"], "{:.3g}")
         + "   (fit: "
         + values(checks["rre_fit_%"], "{:.3g}")
+        + ("" if checks["rre_cv_%"] is None else "; cross-validated: " + values(checks["rre_cv_%"], "{:.3g}"))
         + ")",
     ]
     if checks["noise_floor"] is None:
-        lines.append(f"  noise floor:    not measured; {checks['rule']}")
+        lines.append(f"  noise floor:    not measured: {checks['noise_floor_unmeasured']}")
     else:
         lines += [
             "  noise floor:    " + values(checks["noise_floor"], "{:.4g}"),

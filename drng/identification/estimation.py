@@ -10,10 +10,11 @@ Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
   ||R_j beta - z_j||^2 + const and W_j^T W_j = R_j^T R_j, so every least-squares fit below,
   with any weight per coordinate, is solved on the n_a (p + 1) rows [w_j R_j] instead of the
   ns n_a rows of W (the same solution, column norms and singular values).
-* **WLS** (the default; Gautier 1997): the noise variance of each actuated coordinate j from
+* **WLS** (Gautier 1997): the noise variance of each actuated coordinate j from
   the OLS residuals, sigma_j^2 = ||e_j||^2 / (ns - p / n_a); the rows of coordinate j divided
-  by sigma_j; least squares again, sigma_j re-estimated from these residuals until it settles
-  (:data:`WLS_RTOL`).
+  by sigma_j, taken at most :data:`WEIGHT_CEILING` times the coordinate's RMS force (a
+  coordinate the model misfits is not traded away, :func:`wls_weights`); least squares again,
+  sigma_j re-estimated from these residuals until it settles (:data:`WLS_RTOL`).
 * **Standard deviations**: with W_w the weighted regressor and s^2 = ||e_w||^2 / (ns n_a - p)
   (the variance factor, about 1 when the weights are right), Cov(beta) = s^2 (W_w^T W_w)^-1 if
   the residuals are white and independent. They are not when qd, qdd come from filtered
@@ -69,6 +70,7 @@ from .model import (
     IdentificationModel,
     extra_column,
     identification_model,
+    sign_speeds,
     sliding,
     states_of,
 )
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
     from .data import Trajectory
 
@@ -92,13 +95,17 @@ MIN_RCOND = 1e-10
 #: carry some of the noise of the others.
 WLS_ITERATIONS = 10
 WLS_RTOL = 1e-3
+#: The WLS weight of a coordinate is at least 1 / (WEIGHT_CEILING x its RMS force) (:func:`wls_weights`).
+WEIGHT_CEILING = 0.5
+#: At most RAISES doublings of the weight of a coordinate that WLS fits worse than zero.
+RAISES = 20
 #: The MAP and consistent estimates weigh the data with noise standard deviations of at least
 #: NOISE_FLOOR times the RMS force of each coordinate: a closer fit (noise-free simulated data)
 #: is round-off, and an information 1e20 times the prior's would leave the prior nothing to
 #: decide in floating point (and the convex solver nothing it can solve).
 NOISE_FLOOR = 1e-6
 #: The force channel's delay behind the positions is searched within +-MAX_DELAY s.
-MAX_DELAY = 0.02
+MAX_DELAY = 0.05
 #: The Stribeck speed of a coordinate is searched within these fractions of its largest speed in
 #: the data (:func:`stribeck_estimate`), first on a log grid of STRIBECK_GRID common fractions.
 STRIBECK_RANGE = (1e-3, 1.0)
@@ -173,7 +180,10 @@ class Estimate:
             return np.where(self.beta != 0, self.std / np.abs(self.beta), np.inf)
 
     def predict(self, data: Trajectory) -> np.ndarray:
-        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot);
+        along the identification data, tau - residuals (their regressor is not computed again)."""
+        if data is self.data:
+            return data.tau - self.residuals
         return predict(self.model, self.beta, data)
 
     def rms(self, data: Trajectory | None = None) -> np.ndarray:
@@ -188,6 +198,14 @@ class Estimate:
 def predict(model: IdentificationModel, beta: npt.ArrayLike, data: Trajectory) -> np.ndarray:
     """W beta (ns, n_a) along ``data``."""
     return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
+
+
+def wls_weights(sigma: np.ndarray, rms: np.ndarray) -> np.ndarray:
+    """The WLS weights 1 / sigma_j (n_a,) of the coordinates' residual standard deviations
+    ``sigma``, each sigma_j at most :data:`WEIGHT_CEILING` times the RMS force ``rms`` of its
+    coordinate: a coordinate the model fits badly keeps a weight that stops the fit from trading
+    it away (its RRE past 100 %, worse than predicting zero)."""
+    return 1.0 / np.minimum(sigma, WEIGHT_CEILING * rms)
 
 
 def scaled_least_squares(W: np.ndarray, tau: np.ndarray) -> tuple:
@@ -256,20 +274,26 @@ def estimate(
     weighted: bool = True,
     stiction: float = STICTION_ZONE,
     lags: int | None = None,
+    *,
+    states: States | None = None,
+    regressor: np.ndarray | None = None,
 ) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
     :func:`~drng.identification.model.sliding`) are left out. The covariance is the HAC one with
     bandwidth ``lags`` (None: from the residuals' correlation length; 0: white residuals, s^2
-    (W_w^T W_w)^-1). PgaDynError when the data have fewer rows than parameters, or do not excite
+    (W_w^T W_w)^-1). ``states`` (:class:`pga_dyn.States` of ``data``) and ``regressor`` (W
+    (ns, n_a, p) at them), when the caller has them. PgaDynError when the data have fewer rows
+    than parameters, or do not excite
     every parameter (the column-scaled stacked regressor is rank-deficient: the parameters it
     cannot tell apart are named)."""
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
     robot, p = model.robot, model.num_parameters
     ns, na = data.tau.shape
-    states = states_of(robot, data)
+    model = sign_speeds(model, data)
+    states = states_of(robot, data) if states is None else states
     keep = sliding(model, states.qd_a, stiction, states.qd)
     rows = keep.sum(axis=0)
     if rows.sum() <= p:
@@ -278,7 +302,7 @@ def estimate(
             f"{data.source}: {ns} samples of {na} forces give {rows.sum()} equations{outside} for {p} "
             "parameters: too few samples"
         )
-    Wt = model.regressor(states)
+    Wt = model.regressor(states) if regressor is None else regressor
     blocks = [reduced_rows(Wt[keep[:, j], j], data.tau[keep[:, j], j]) for j in range(na)]
     R = np.concatenate([b[0] for b in blocks])
     z = np.concatenate([b[1] for b in blocks])
@@ -299,6 +323,7 @@ def estimate(
         e = np.where(keep, data.tau - Wt @ beta, 0.0)
         return e, np.sqrt(np.sum(e**2, axis=0) / np.maximum(rows - p / na, 1.0))
 
+    rms = np.sqrt(np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0) / np.maximum(rows, 1))
     beta, inverse, cond = solve(np.ones(na))
     residuals, sigma = deviations(beta)
     method, weights = "ols", np.ones(na)
@@ -308,12 +333,21 @@ def estimate(
                 f"{data.source}: the forces of {[data.names[j] for j in np.flatnonzero(sigma == 0)]} "
                 "are fitted exactly: the noise cannot be weighted (use ordinary least squares)"
             )
-        method, weights = "wls", 1.0 / sigma
+        method, weights = "wls", wls_weights(sigma, rms)
         beta, inverse, cond = solve(weights)
         previous = sigma
         residuals, sigma = deviations(beta)
         if np.max(np.abs(sigma - previous) / previous) < WLS_RTOL:
             break
+    # a coordinate fitted worse than by zero gets its weight doubled until it is not: with its
+    # weight dominant the fit tends to its own least squares, whose residual is below ||tau_j||
+    for _ in range(RAISES if weighted else 0):
+        worse = np.sum(residuals**2, axis=0) >= np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0)
+        if not worse.any():
+            break
+        weights = np.where(worse, 2 * weights, weights)
+        beta, inverse, cond = solve(weights)
+        residuals, sigma = deviations(beta)
     scale = float(np.sum((residuals * weights) ** 2) / (rows.sum() - p))
     gram = np.stack([b[0].T @ b[0] for b in blocks])
     white = scale * inverse
@@ -366,7 +400,8 @@ def force_delay(
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau: no delay to estimate")
     step = float(np.median(np.diff(data.t)))
-    lags = np.arange(-int(np.ceil(max_delay / step)), int(np.ceil(max_delay / step)) + 1)
+    most = max(int(np.floor(max_delay / step + 1e-9)), 1)  # never beyond the range: a reported delay lies inside it
+    lags = np.arange(-most, most + 1)
     inner = (data.t - lags[0] * step <= data.t[-1]) & (data.t + lags[0] * step >= data.t[0])
     rows = np.flatnonzero(inner)
     rows = rows[:: int(np.ceil(len(rows) / samples))]
@@ -558,9 +593,10 @@ def default_prior(model: IdentificationModel, data: Trajectory | None = None, re
         states = states_of(robot, data)
         D = model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
         rms_tau = np.sqrt(np.mean(data.tau**2, axis=0))
-        for k, (_, j) in enumerate(model.extras):
-            rms_col = np.sqrt(np.mean(D[:, j, k] ** 2))
-            sigma_x[k] = 10 * rms_tau[j] / rms_col if rms_col > 0 else 1e3
+        for k in range(len(model.extras)):  # the coordinate the term moves most (passive terms: through G)
+            rms_cols = np.sqrt(np.mean(D[:, :, k] ** 2, axis=0))
+            j = int(np.argmax(rms_cols))
+            sigma_x[k] = 10 * rms_tau[j] / rms_cols[j] if rms_cols[j] > 0 else 1e3
     return np.concatenate([phi0, np.zeros(len(model.extras))]), np.concatenate([sigma_phi, sigma_x])
 
 
@@ -606,6 +642,7 @@ class FullEstimate:
         return self.theta[self.model.base.K.shape[1] :]
 
     def predict(self, data: Trajectory) -> np.ndarray:
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
         return predict(self.model, self.beta, data)
 
 

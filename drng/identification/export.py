@@ -17,12 +17,19 @@ as not written. A joint with several coordinates (universal) has one attribute f
 and gets none. A term regrouped with inertial parameters (the armature of a first joint in
 Izz1R) is written with the split of the full estimate, which only the sum is identified in.
 Terms the identification did not estimate keep the file's values.
+
+Beside the file, its sidecar ``FILE.pga-dyn.json`` (:func:`write_sidecar`) holds what no robot
+file holds and a prediction needs: the model's terms and their speed scales (the smooth sign's,
+Stribeck's), the chosen estimate's base parameters beta, the force channel's delay and the
+drive gains. :func:`saved_model` reads the two files back, so that ``pga-dyn predict FILE LOG``
+predicts a new log's forces from them alone, with the figures ``pga-dyn identify --test`` gives.
 """
 
 from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -31,6 +38,7 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.model import rewritten_source
 
 from .consistency import identifiability
+from .model import PASSIVE_TERMS
 from .physics import mass_properties, violations
 
 if TYPE_CHECKING:
@@ -40,7 +48,9 @@ if TYPE_CHECKING:
 
     from pga_dyn.model import Robot
 
+    from .data import Trajectory
     from .estimation import FullEstimate
+    from .model import IdentificationModel
 
 #: The joint attribute of each identified extra term, per file format.
 ATTRIBUTES = {
@@ -88,6 +98,11 @@ def export_text(report: dict) -> list:
     ]
     lines += [f"  not written:    {', '.join(n['parameters'])}: {n['reason']}" for n in report["not_written"]]
     lines += [f"  note:           {note}" for note in report["notes"]]
+    if "sidecar" in report:
+        lines.append(
+            f"written:          {report['sidecar']} (the terms, the chosen estimate, the delay and the drive gains: "
+            "pga-dyn predict reads it with the robot file)"
+        )
     return lines
 
 
@@ -232,3 +247,157 @@ def write_model(full: FullEstimate, path: os.PathLike | str, write_mjcf: Callabl
     else:
         write_urdf(robot, full.phi, path, extras=plan.attributes)
     return plan.report(path, robot.n)
+
+
+#: The file beside a written model that holds what the robot file cannot: FILE + SIDECAR_SUFFIX.
+SIDECAR_SUFFIX = ".pga-dyn.json"
+#: The format tag of that file (checked when it is read).
+SIDECAR_FORMAT = "pga-dyn identified model 1"
+#: The friction models of :func:`~.model.identification_model` that add each extra term.
+MODEL_OF_TERM = {
+    "viscous": "viscous",
+    "coulomb": "coulomb",
+    "offset": "offset",
+    "coulomb-tanh": "coulomb-tanh",
+    "stribeck-coulomb": "stribeck",
+    "stribeck-static": "stribeck",
+    "viscous+": "viscous+-",
+    "viscous-": "viscous+-",
+    "coulomb+": "coulomb+-",
+    "coulomb-": "coulomb+-",
+}
+
+
+def sidecar_path(path: os.PathLike | str) -> str:
+    """The sidecar of the model file ``path``: ``path`` + :data:`SIDECAR_SUFFIX`."""
+    return os.fspath(path) + SIDECAR_SUFFIX
+
+
+def write_sidecar(
+    model: IdentificationModel,
+    beta: npt.ArrayLike,
+    estimate: str,
+    path: os.PathLike | str,
+    *,
+    theta: npt.ArrayLike | None = None,
+    delay: float = 0.0,
+    gains: npt.ArrayLike | None = None,
+) -> str:
+    """Write, beside the model file ``path`` (:func:`sidecar_path`), what a robot file cannot hold
+    and a prediction needs: the model's terms (friction per coordinate, per direction, Stribeck,
+    offsets, armature, passive friction) and their speed scales, the chosen ``estimate``'s
+    ``beta`` (p,) with the parameters' names, the full parameters ``theta`` written into the file
+    (if any), the force channel's ``delay`` (s) and the drive ``gains`` (n_a,) the forces were
+    read with. JSON; :func:`saved_model` reads it back. Returns the sidecar's path."""
+    import json
+
+    robot = model.robot
+    content = {
+        "format": SIDECAR_FORMAT,
+        "robot_file": os.path.basename(os.fspath(path)),
+        "robot": robot.name,
+        "coordinates": list(robot.actuated_names),
+        "extras": [[term, name] for (term, _), name in zip(model.extras, model.extra_coordinates)],
+        "sign_speed": None if model.sign_speed is None else model.sign_speed.tolist(),
+        "coulomb_speed": None if model.coulomb_speed is None else model.coulomb_speed.tolist(),
+        "stribeck_speed": None if model.stribeck_speed is None else model.stribeck_speed.tolist(),
+        "estimate": estimate,
+        "names": list(model.names),
+        "beta": np.asarray(beta, dtype=float).tolist(),
+        "parameter_names": list(model.parameter_names),
+        "theta": None if theta is None else np.asarray(theta, dtype=float).tolist(),
+        "delay": float(delay),
+        "gains": None if gains is None else np.asarray(gains, dtype=float).tolist(),
+    }
+    out = sidecar_path(path)
+    with open(out, "w", encoding="utf-8") as handle:
+        json.dump(content, handle, indent=1)
+        handle.write("\n")
+    return out
+
+
+class SavedModel(NamedTuple):
+    """An identified model read back by :func:`saved_model`: its ``model``
+    (:class:`~.model.IdentificationModel` with the saved terms and speeds), ``beta`` (p,), the
+    ``estimate`` it came from, the force ``delay`` (s), the drive ``gains`` (n_a,) or None, and
+    ``source`` (the sidecar's path, or the robot file's for a file without one)."""
+
+    model: IdentificationModel
+    beta: np.ndarray
+    estimate: str
+    delay: float
+    gains: np.ndarray | None
+    source: str
+
+    def predict(self, data: Trajectory) -> np.ndarray:
+        """The forces (ns, n_a) predicted along ``data`` (already aligned by the delay)."""
+        from .estimation import predict
+
+        return predict(self.model, self.beta, data)
+
+    def report(self, data: Trajectory) -> dict:
+        """The check of the model on the record ``data`` (with measured tau): its forces advanced
+        by the saved delay, as ``pga-dyn identify --test`` does; RRE (%) and residual RMS per
+        coordinate."""
+        if data.tau is None:
+            raise PgaDynError(f"{data.source}: no measured forces to compare the predictions with")
+        aligned = data.aligned(self.delay) if self.delay else data
+        predicted = self.predict(aligned)
+        return {
+            "model": self.source,
+            "estimate": self.estimate,
+            "data": data.source,
+            "samples": len(aligned),
+            "coordinates": list(data.names),
+            "delay": self.delay,
+            "rre_%": (
+                100 * np.linalg.norm(aligned.tau - predicted, axis=0) / np.linalg.norm(aligned.tau, axis=0)
+            ).tolist(),
+            "residual_rms": np.sqrt(np.mean((aligned.tau - predicted) ** 2, axis=0)).tolist(),
+        }
+
+
+def saved_model(robot: Robot, path: os.PathLike | str) -> SavedModel:
+    """The identified model of the model file ``robot`` was read from (``path``, the file): its
+    sidecar (:func:`write_sidecar`) when there is one, else the robot file's own inertial
+    parameters without extra terms (``estimate`` "file"). PgaDynError naming the sidecar when it
+    is not one, or its coordinates, terms or parameters are not those of ``robot``."""
+    import json
+
+    import pga_dyn
+
+    from .model import identification_model
+
+    side = sidecar_path(path)
+    if not os.path.exists(side):
+        model = identification_model(robot)
+        phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
+        return SavedModel(model, model.values(model.theta(phi)), "file", 0.0, None, os.fspath(path))
+    try:
+        with open(side, encoding="utf-8") as handle:
+            content = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise PgaDynError(f"{side}: cannot be read as pga-dyn's sidecar: {exc}") from None
+    if not isinstance(content, dict) or content.get("format") != SIDECAR_FORMAT:
+        raise PgaDynError(f"{side}: not a sidecar of pga-dyn (format '{SIDECAR_FORMAT}')")
+    if content["coordinates"] != list(robot.actuated_names):
+        raise PgaDynError(
+            f"{side}: its coordinates {content['coordinates']} are not those of {robot.source or robot.name} "
+            f"{list(robot.actuated_names)}"
+        )
+    terms = [term for term, _ in content["extras"]]
+    friction = tuple(dict.fromkeys(MODEL_OF_TERM[t] for t in terms if t in MODEL_OF_TERM))
+    passive = tuple(dict.fromkeys(t.removeprefix("passive-") for t in terms if t in PASSIVE_TERMS))
+    speeds = {k: content[k] for k in ("coulomb_speed", "stribeck_speed") if content[k] is not None}
+    model = identification_model(robot, friction, "armature" in terms, passive_friction=passive, **speeds)
+    if content["sign_speed"] is not None:
+        model = replace(model, sign_speed=np.array(content["sign_speed"], dtype=float))
+    if list(model.names) != content["names"]:
+        raise PgaDynError(
+            f"{side}: its parameters {content['names']} are not those pga-dyn makes of "
+            f"{robot.source or robot.name} with these terms {list(model.names)}"
+        )
+    gains = None if content["gains"] is None else np.array(content["gains"], dtype=float)
+    return SavedModel(
+        model, np.array(content["beta"], dtype=float), content["estimate"], float(content["delay"]), gains, side
+    )

@@ -14,7 +14,11 @@ actuated coordinate j, with s = sign(qd_j) and the ``friction`` models of
 :func:`friction_terms` (docs/identification.md, "Friction"):
 
 * ``viscous``  fv_j: tau_j += fv_j qd_j
-* ``coulomb``  fc_j: tau_j += fc_j s (its rows inside a stiction zone are left out, :func:`sliding`)
+* ``coulomb``  fc_j: tau_j += fc_j s (its rows inside a stiction zone are left out, :func:`sliding`),
+  with s the *smooth* sign tanh(qd_j / v_0,j), v_0 the velocity's noise scale (:func:`sign_speeds`):
+  sign(qd_j) to 1e-20 outside the stiction zone, where the fit looks, and a continuous ramp
+  through 0 inside it, so that a prediction never flips the Coulomb force on the noise of a
+  standing joint's velocity (docs/identification.md, "Friction where arms stop")
 * ``offset``   f0_j: tau_j += f0_j (a constant: a sensor offset, or an asymmetric Coulomb friction)
 * ``armature`` Ia_j: tau_j += Ia_j qdd_j, the inertia of the rotor and gears reflected to the
   coordinate (a rotor of inertia I_r behind a gear of ratio r gives Ia = r^2 I_r). A rotor
@@ -26,7 +30,8 @@ actuated coordinate j, with s = sign(qd_j) and the ``friction`` models of
   given Stribeck speed v_s (``stribeck_speed``), which
   :func:`drng.identification.estimation.stribeck_estimate` fits (nonlinear);
 * ``viscous+-`` fv+_j, fv-_j: tau_j += fv+_j max(qd_j, 0) + fv-_j min(qd_j, 0), and
-  ``coulomb+-`` fc+_j, fc-_j: tau_j += fc+_j max(s, 0) + fc-_j min(s, 0): per direction.
+  ``coulomb+-`` fc+_j, fc-_j: tau_j += fc+_j max(s, 0) + fc-_j min(s, 0): per direction (s smooth
+  as for ``coulomb``).
 
 At most one Coulomb shape (coulomb, coulomb-tanh, stribeck) is chosen. Only the coordinates of
 revolute, prismatic and universal joints get extra terms (not those of a floating base or a
@@ -58,7 +63,7 @@ is fitted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -67,6 +72,7 @@ import numpy as np
 from pga_dyn.errors import PgaDynError
 
 from ..result import one_blas_thread
+from .signals import white_noise
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -131,6 +137,17 @@ JOINTS_WITH_EXTRAS = ("R", "P", "U")
 #: largest speed in the data, where sign(qd) does not describe dry friction (sticking, the
 #: smooth zone of a drive's friction, velocity noise around zero); their rows are left out.
 STICTION_ZONE = 0.05
+#: The smooth sign of the step terms of the actuated coordinates, tanh(qd_j / v_0,j): v_0,j is
+#: SIGN_NOISE times the standard deviation of the noise of qd_j (a standing joint's velocity
+#: noise moves the Coulomb force by at most tanh(1 / SIGN_NOISE) = 10 % of fc) ...
+SIGN_NOISE = 10.0
+#: ... at least SIGN_FLOOR times its largest speed in the data (noise-free data) ...
+SIGN_FLOOR = 1e-5
+#: ... and, for velocities given as they are (their noise read off them), at most SIGN_CEILING
+#: times it, far inside the stiction zone (STICTION_ZONE = 25 SIGN_CEILING: tanh(25) = 1 - 4e-22),
+#: so that where the fit looks it sees the sign function (random states are no signal to read a
+#: noise off).
+SIGN_CEILING = 2e-3
 #: Extra terms that cannot be negative in a physical model (the consistent estimate bounds them).
 NONNEGATIVE = (
     "viscous",
@@ -260,7 +277,9 @@ class IdentificationModel:
     ``leading`` (p,): the column of theta each parameter is named after (K[:, leading] =
     identity); ``decision``: the rank decision on the sampled [Y_b, D] (rank, gap, clean, ...;
     empty without extras); ``coulomb_speed``, ``stribeck_speed`` (n_a,): the speed scales v_c of
-    the Coulomb tanh and v_s of the Stribeck curve (None without those terms)."""
+    the Coulomb tanh and v_s of the Stribeck curve (None without those terms); ``sign_speed``
+    (n_a,): v_0 of the smooth sign of the step terms (:func:`sign_speeds`; None: not yet set from
+    data, the sign function)."""
 
     robot: object
     base: object
@@ -270,6 +289,7 @@ class IdentificationModel:
     decision: dict
     coulomb_speed: np.ndarray | None = None
     stribeck_speed: np.ndarray | None = None
+    sign_speed: np.ndarray | None = None
 
     @property
     def num_parameters(self) -> int:
@@ -323,7 +343,14 @@ class IdentificationModel:
         """D (ns, n_a, n_e): the columns of the extra terms at actuated velocities ``qd`` and
         accelerations ``qdd`` (ns, n_a); passive friction needs the tree velocities ``qd_tree``
         (ns, nq) and G = dq/dq_a (ns, nq, n_a) too (:func:`extra_forces`)."""
-        return extra_forces(self.extras, qd, qdd, qd_tree, G, self.coulomb_speed, self.stribeck_speed)
+        return extra_forces(
+            self.extras, qd, qdd, qd_tree, G, self.coulomb_speed, self.stribeck_speed, sign_speed=self.sign_speed
+        )
+
+    @property
+    def has_steps(self) -> bool:
+        """Whether the model has a step term of an actuated coordinate (coulomb, coulomb+-)."""
+        return any(term in STEP_TERMS and term not in PASSIVE_TERMS for term, _ in self.extras)
 
     def full_regressor(self, states: States) -> np.ndarray:
         """[Y_link, D] (ns, n_a, 10 n + n_e) at pga-dyn ``states`` (:class:`pga_dyn.States`):
@@ -370,12 +397,16 @@ class IdentificationModel:
 
 def extra_column(term: str, qd_j: np.ndarray, qdd_j: np.ndarray, speed: float | None = None) -> np.ndarray:
     """The force per unit of the extra ``term`` on coordinate j at its velocities ``qd_j`` and
-    accelerations ``qdd_j`` (ns,) (module docstring): qd, s = sign(qd), 1, qdd, tanh(qd / v_c),
-    s (1 - e) and s e with e = exp(-(qd / v_s)^2), max(qd, 0), min(qd, 0), max(s, 0), min(s, 0);
-    ``speed`` is v_c or v_s. Passive terms: qd, s of the passive coordinate."""
+    accelerations ``qdd_j`` (ns,) (module docstring): qd, s, 1, qdd, tanh(qd / v_c),
+    sign(qd) (1 - e) and sign(qd) e with e = exp(-(qd / v_s)^2), max(qd, 0), min(qd, 0), max(s, 0),
+    min(s, 0); ``speed`` is v_c or v_s, or for the step terms v_0 of the smooth sign
+    s = tanh(qd / v_0) (None: s = sign(qd)). Passive terms: qd, sign(qd) of the passive coordinate."""
     if term in ("viscous", "passive-viscous"):
         return qd_j
-    if term in ("coulomb", "passive-coulomb"):
+    if term in ("coulomb", "coulomb+", "coulomb-"):
+        step = np.sign(qd_j) if speed is None else np.tanh(qd_j / speed)
+        return step if term == "coulomb" else (np.maximum if term == "coulomb+" else np.minimum)(step, 0.0)
+    if term == "passive-coulomb":
         return np.sign(qd_j)
     if term == "offset":
         return np.ones_like(qd_j)
@@ -388,8 +419,6 @@ def extra_column(term: str, qd_j: np.ndarray, qdd_j: np.ndarray, speed: float | 
         return np.sign(qd_j) * (e if term == "stribeck-static" else 1.0 - e)
     if term in ("viscous+", "viscous-"):
         return (np.maximum if term == "viscous+" else np.minimum)(qd_j, 0.0)
-    if term in ("coulomb+", "coulomb-"):
-        return (np.maximum if term == "coulomb+" else np.minimum)(np.sign(qd_j), 0.0)
     raise PgaDynError(f"unknown extra term '{term}'; the terms are {', '.join(EXTRA_TERMS)}")
 
 
@@ -401,13 +430,16 @@ def extra_forces(
     G: np.ndarray | None = None,
     coulomb_speed: np.ndarray | None = None,
     stribeck_speed: np.ndarray | None = None,
+    *,
+    sign_speed: np.ndarray | None = None,
 ) -> np.ndarray:
     """D (ns, n_a, len(extras)): the forces of the actuated coordinates per unit of each extra
     term (term, coordinate) of ``extras`` (:attr:`IdentificationModel.extras`): for a term of
     actuated coordinate j, :func:`extra_column` in row j; for friction at passive coordinate k,
     G[:, k, :] times its column at the tree velocity qd_tree[:, k] (the projection tau_a = G^T F,
     eq. 52). ``qd``, ``qdd`` (ns, n_a); ``qd_tree`` (ns, nq) and ``G`` (ns, nq, n_a) (for
-    passive terms); the speed scales (n_a,) of the Coulomb tanh and of the Stribeck curve."""
+    passive terms); the speed scales (n_a,) of the Coulomb tanh, of the Stribeck curve and of
+    the smooth sign of the step terms (None: the sign function)."""
     ns, na = qd.shape
     D = np.zeros((ns, na, len(extras)))
     for k, (term, j) in enumerate(extras):
@@ -416,9 +448,37 @@ def extra_forces(
                 raise PgaDynError(f"{term}: friction at passive coordinates needs the tree velocities and G = dq/dq_a")
             D[:, :, k] = G[:, j, :] * extra_column(term, qd_tree[:, j], None)[:, None]
         else:
-            speed = coulomb_speed if term == "coulomb-tanh" else stribeck_speed if term in STRIBECK_TERMS else None
+            speed = (
+                coulomb_speed
+                if term == "coulomb-tanh"
+                else stribeck_speed
+                if term in STRIBECK_TERMS
+                else sign_speed
+                if term in STEP_TERMS
+                else None
+            )
             D[:, j, k] = extra_column(term, qd[:, j], qdd[:, j], None if speed is None else speed[j])
     return D
+
+
+def sign_speeds(model: IdentificationModel, data: Trajectory) -> IdentificationModel:
+    """``model`` with v_0 (n_a,) of the smooth sign of its step terms set from ``data``: per
+    actuated coordinate, :data:`SIGN_NOISE` times the standard deviation of the noise of its
+    velocity, at least :data:`SIGN_FLOOR` times its largest speed in ``data`` (1 for a coordinate
+    that does not move). The noise: ``data.qd_noise`` where pga-dyn derived or smoothed the
+    velocities; else the white noise of the velocities as given (:func:`~.signals.white_noise`),
+    and v_0 at most :data:`SIGN_CEILING` times the largest speed. A model without step terms, or
+    whose v_0 is set, is returned as it is."""
+    if not model.has_steps or model.sign_speed is not None:
+        return model
+    top = np.abs(data.qd).max(axis=0)
+    if data.qd_noise is None:
+        speed = np.clip(SIGN_NOISE * white_noise(data.qd), SIGN_FLOOR * top, SIGN_CEILING * top)
+    else:
+        speed = np.maximum(SIGN_NOISE * data.qd_noise, SIGN_FLOOR * top)
+    speed = np.where(speed > 0, speed, 1.0)
+    speed.setflags(write=False)
+    return replace(model, sign_speed=speed)
 
 
 def sliding(

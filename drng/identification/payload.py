@@ -284,6 +284,8 @@ class DriveGains:
     sigma: np.ndarray
 
     def report(self) -> dict:
+        """A JSON-ready dict: the gains with their standard deviations, the payload, the start
+        and the current noise."""
         return {
             "gains": [
                 {"coordinate": n, "value": float(g), "std": float(s)}

@@ -4,9 +4,12 @@ the spectrum of q, zero-phase smoothing and differentiation, the alignment of a 
 channel. Arrays in, arrays out: no robot, no file.
 
 Derivatives. q (ns, n_a) is smoothed and differentiated by a Savitzky-Golay filter
-(``scipy.signal.savgol_filter``: the derivatives at each sample of the least-squares polynomial
-of order :data:`POLYORDER` over a window of 2 M + 1 samples centred on it; a symmetric FIR
-filter, so zero phase; near the ends, the polynomial of the first or last window). The window
+(:func:`savgol`: the derivatives at each sample of the least-squares polynomial of order
+:data:`POLYORDER` over a window of 2 M + 1 samples centred on it; a symmetric FIR filter, so
+zero phase; near the ends, the polynomial of the first or last window: what
+``scipy.signal.savgol_filter`` computes with ``mode="interp"``, here in numpy, as is Welch's
+spectrum, :func:`spectrum`, because importing ``scipy.signal`` takes longer, 0.4 s, than the
+whole reading of a 20,000-sample log). The window
 follows from the cutoff (Hz) by Schafer's rule for the -3 dB frequency of the smoother
 (R. W. Schafer, "What is a Savitzky-Golay filter?", IEEE Signal Processing Magazine 2011),
 
@@ -46,6 +49,8 @@ parameters at 1e-5 rad of noise, 70 % at 1e-4 rad).
 
 from __future__ import annotations
 
+from math import perm
+
 import numpy as np
 
 from pga_dyn.errors import PgaDynError, optional
@@ -67,6 +72,19 @@ SIGNAL_TO_NOISE = 100.0
 #: distorts it (Gautier's rule for the position filter of identification: at least 5 times the
 #: bandwidth of the motion).
 MARGIN = 5.0
+#: Measured velocities are used only where they agree with q's derivative (:func:`velocity_lag`):
+#: a lag of at most AGREE_LAG samples and a gain within AGREE_GAIN of 1, searched over
+#: +-AGREE_SEARCH s.
+AGREE_LAG = 0.5
+AGREE_GAIN = 0.05
+AGREE_SEARCH = 0.2
+#: A signal whose log power density falls faster than this slope against log frequency over the
+#: top quarter of the band was low-passed before it was logged (:func:`prefiltered`).
+PREFILTER = -5.0
+#: The order of the difference that takes a signal's white noise (:func:`white_noise`).
+FLOOR_ORDER = 3
+#: The standard deviation of a normal variable over its median absolute deviation, 1 / Phi^-1(3/4).
+MAD_TO_STD = 1.482602218505602
 #: The chosen cutoff is at least this fraction of the sample rate ...
 MIN_CUTOFF = 0.002
 #: ... and at most this fraction (the Savitzky-Golay window needs a few samples per period).
@@ -112,11 +130,21 @@ def spectrum(x: np.ndarray, rate: float) -> tuple:
     """Welch's power spectral density of the detrended columns of ``x`` (ns, n) sampled at
     ``rate`` Hz (Hann window, segments of a quarter of the record, at least 256 samples):
     frequencies (m,), densities (m, n), and the noise floor (n,), the median density above
-    rate / 4."""
-    signal = optional("scipy.signal", "the spectrum of the data")
+    rate / 4. As ``scipy.signal.welch(scipy.signal.detrend(x, axis=0), rate, nperseg=...,
+    axis=0)``: the least-squares line of each column taken out, segments overlapping by half,
+    each with its mean taken out, a periodic Hann window, one-sided densities averaged over the
+    segments."""
     ns = x.shape[0]
     nperseg = int(min(ns, max(256, 2 ** int(np.floor(np.log2(max(ns // 4, 1)))))))
-    f, P = signal.welch(signal.detrend(x, axis=0), fs=rate, nperseg=nperseg, axis=0)
+    line = np.column_stack([np.arange(ns), np.ones(ns)])
+    x = x - line @ np.linalg.lstsq(line, x, rcond=None)[0]
+    segments = np.lib.stride_tricks.sliding_window_view(x, nperseg, axis=0)[:: nperseg - nperseg // 2]
+    segments = segments - segments.mean(axis=-1, keepdims=True)
+    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(nperseg) / nperseg)
+    P = np.abs(np.fft.rfft(segments * window, axis=-1)) ** 2 / (rate * np.sum(window**2))
+    P[..., 1 : (nperseg + 1) // 2] *= 2  # one-sided: the negative frequencies, not 0 nor Nyquist's
+    f = np.fft.rfftfreq(nperseg, 1 / rate)
+    P = P.mean(axis=0).T
     return f, P, np.median(P[f > rate / 4], axis=0)
 
 
@@ -129,9 +157,11 @@ def bandwidth(q: np.ndarray, rate: float) -> tuple:
     total = motion.sum(axis=0)
     band, clear = np.zeros(q.shape[1]), np.zeros(q.shape[1])
     for j in range(q.shape[1]):
+        above = np.flatnonzero(P[:, j] > SIGNAL_TO_NOISE * floor[j])
         if total[j] > 0:
             band[j] = f[np.searchsorted(np.cumsum(motion[:, j]), POWER_SHARE * total[j])]
-            clear[j] = f[np.flatnonzero(P[:, j] > SIGNAL_TO_NOISE * floor[j])[-1]]
+        if above.size:  # none: a coordinate that stands still (its spectrum is all noise)
+            clear[j] = f[above[-1]]
     lo, hi = MIN_CUTOFF * rate, MAX_CUTOFF * rate
     undistorted, noiseless = MARGIN * float(np.median(band)), float(np.median(clear))
     wanted = max(undistorted, noiseless)
@@ -146,6 +176,52 @@ def bandwidth(q: np.ndarray, rate: float) -> tuple:
     return cutoff, band, how
 
 
+def velocity_lag(q: np.ndarray, qd: np.ndarray, rate: float, window: int) -> tuple:
+    """How measured velocities ``qd`` (ns, n) compare with the derivative of the positions ``q``
+    over the motion's band: both through the same Savitzky-Golay filter of ``window`` samples
+    (the smoother for qd, its first derivative for q), the lag d (n,) (s) that maximises their
+    cross-correlation (within +-:data:`AGREE_SEARCH` s, refined by the parabola through the peak)
+    and the gain a (n,) = <qd(t + d), q'(t)> / <q'(t), q'(t)>. A logger's low-pass on qd shows as
+    a lag (a first-order 2 Hz filter delays a 0.5 Hz motion by 80 ms) and a gain below 1."""
+    step = 1.0 / rate
+    x, y = savgol(qd, window, 0, step), savgol(q, window, 1, step)
+    x, y = x - x.mean(axis=0), y - y.mean(axis=0)
+    most = max(1, min(int(AGREE_SEARCH * rate), len(x) // 4))
+    lags, gains = np.zeros(q.shape[1]), np.ones(q.shape[1])
+    for j in range(q.shape[1]):
+        r = np.array(
+            [
+                x[max(k, 0) : len(x) + min(k, 0), j] @ y[max(-k, 0) : len(y) - max(k, 0), j]
+                for k in range(-most, most + 1)
+            ]
+        )
+        best = int(np.argmax(r))
+        shift = float(best - most)
+        if 0 < best < len(r) - 1 and r[best - 1] - 2 * r[best] + r[best + 1] < 0:
+            shift += 0.5 * (r[best - 1] - r[best + 1]) / (r[best - 1] - 2 * r[best] + r[best + 1])
+        k = best - most
+        power = y[:, j] @ y[:, j]
+        lags[j] = shift * step
+        gains[j] = (
+            (x[max(k, 0) : len(x) + min(k, 0), j] @ y[max(-k, 0) : len(y) - max(k, 0), j]) / power if power > 0 else 1.0
+        )
+    return lags, gains
+
+
+def prefiltered(x: np.ndarray, rate: float) -> np.ndarray:
+    """Per column of ``x`` (ns, n) sampled at ``rate`` Hz, the slope of its log power density
+    against log frequency over the top quarter of the band, rate / 4 to rate / 2 (:func:`spectrum`,
+    a least-squares line): about 0 for white noise, -1.5 to -3 after the linear interpolation of
+    a jittered log's resampling, and below :data:`PREFILTER` for a signal low-passed before it
+    was logged (a first-order filter at 2 Hz of a 200 Hz log: -9; a fourth-order one: below -10)."""
+    f, P, _ = spectrum(x, rate)
+    top = f > rate / 4
+    logf = np.log(f[top])
+    logP = np.log(np.maximum(P[top], np.finfo(float).tiny))
+    centred = logf - logf.mean()
+    return centred @ (logP - logP.mean(axis=0)) / (centred @ centred)
+
+
 def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: float) -> bool:
     """Whether measured velocities ``qd`` (ns, n) are less noisy than the derivative of the
     positions ``q`` up to ``cutoff`` Hz: the noise floor of qd below (2 pi cutoff)^2 times that
@@ -157,17 +233,64 @@ def velocity_is_quieter(q: np.ndarray, qd: np.ndarray, rate: float, cutoff: floa
     return bool(np.median(nqd / np.maximum((2 * np.pi * cutoff) ** 2 * nq, np.finfo(float).tiny)) < 1.0)
 
 
+def white_noise(x: np.ndarray) -> np.ndarray:
+    """The standard deviation (n,) of the white noise in each column of ``x`` (ns, n), read off
+    its content above the motion: the k-th difference (k = :data:`FLOOR_ORDER`), a high-pass
+    filter of gain |2 sin(pi f / f_s)|^k (white noise of variance sigma^2 comes out with variance
+    C(2k, k) sigma^2; a motion at f_s / 20 is damped to 3 %), and its robust RMS, 1.4826 times its
+    median absolute deviation: sigma = 1.4826 MAD / sqrt(C(2k, k)) (von Neumann's and Rice's
+    difference-based variance, made robust). The filter is 4 samples long: the steps of Coulomb
+    friction at the sign changes of qd fill a few samples each and the median ignores them."""
+    from math import comb
+
+    high = np.diff(x, FLOOR_ORDER, axis=0)
+    mad = np.median(np.abs(high - np.median(high, axis=0)), axis=0)
+    return MAD_TO_STD * mad / np.sqrt(comb(2 * FLOOR_ORDER, FLOOR_ORDER))
+
+
+def savgol_matrix(window: int, deriv: int, step: float) -> np.ndarray:
+    """The Savitzky-Golay filter of order :data:`POLYORDER` over ``window`` (odd, at least
+    POLYORDER + 1) samples ``step`` s apart as a (window, window) matrix: row i times the samples
+    of a window is the ``deriv``-th time derivative, at the window's i-th sample, of the
+    least-squares polynomial through them. The middle row holds the filter's taps
+    (``scipy.signal.savgol_coeffs(window, POLYORDER, deriv, step, use="dot")``), the others the
+    derivatives in the first and last half windows of a record. The polynomial is fitted in the
+    window's positions scaled to [-1, 1], so that long windows stay well conditioned."""
+    half = window // 2
+    u = np.arange(-half, half + 1) / half
+    powers = np.arange(POLYORDER + 1)
+    fit = np.linalg.pinv(u[:, None] ** powers)
+    falling = np.array([perm(int(j), deriv) for j in powers], dtype=float)  # d^k u^j / du^k = j!/(j-k)! u^(j-k)
+    return (falling * u[:, None] ** np.maximum(powers - deriv, 0)) @ fit / (half * step) ** deriv
+
+
+def savgol(x: np.ndarray, window: int, deriv: int, step: float) -> np.ndarray:
+    """The ``deriv``-th derivative of the columns of ``x`` (ns, n), ns >= ``window``, samples
+    ``step`` s apart, by the Savitzky-Golay filter of :func:`savgol_matrix`: inside, the filter's
+    taps; in the first and last half windows, the polynomial of the first and last window
+    (``scipy.signal.savgol_filter(x, window, POLYORDER, deriv, step, axis=0, mode="interp")``)."""
+    matrix, half = savgol_matrix(window, deriv, step), window // 2
+    out = np.empty(x.shape)
+    for j in range(x.shape[1]):
+        out[half:-half, j] = np.convolve(x[:, j], matrix[half, ::-1], mode="valid")
+    out[:half] = matrix[:half] @ x[:window]
+    out[-half:] = matrix[half + 1 :] @ x[-window:]
+    return out
+
+
 def differentiate(
     t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays", qd: np.ndarray | None = None
 ) -> tuple:
     """Smoothed positions, velocities and accelerations (ns, n_a) of positions ``q`` sampled at
-    uniform times ``t`` (ns,) (see the module docstring), and a sentence saying how they were
-    obtained. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
+    uniform times ``t`` (ns,) (see the module docstring), the standard deviation (n_a,) of the
+    noise the velocities keep, and a sentence saying how they were obtained. The noise: white
+    noise of density N (the floor of :func:`spectrum`, variance sigma^2 = N f_s / 2) through the
+    filter of taps c has standard deviation sigma ||c||; the taps of the first derivative for
+    derived velocities, of the smoother for measured ones. ``cutoff`` (Hz): the filter's; None: chosen from the spectrum of q
     (:func:`bandwidth`). With measured velocities ``qd`` (ns, n_a), qd is smoothed and qdd is
     its derivative, instead of q's second, when they are the quieter signal
     (:func:`velocity_is_quieter`). PgaDynError naming ``where`` for times that are not
     uniform, a cutoff outside (0, rate / 2) or fewer samples than the filter's window."""
-    signal = optional("scipy.signal", "deriving qd and qdd from q")
     ns = len(t)
     if not is_uniform(t):
         raise PgaDynError(
@@ -192,10 +315,26 @@ def differentiate(
         )
 
     def smooth(x, deriv):
-        return signal.savgol_filter(x, window, POLYORDER, deriv=deriv, delta=step, axis=0, mode="interp")
+        return savgol(x, window, deriv, step)
 
     if qd is not None and not velocity_is_quieter(q, qd, rate, cutoff):
         qd, chosen = None, f"{chosen}; the measured qd left out: its noise floor is above that of q's derivative"
+    if qd is not None:
+        lag, gain = velocity_lag(q, qd, rate, window)
+        off = (np.abs(lag) > AGREE_LAG / rate) | (np.abs(gain - 1) > AGREE_GAIN)
+        if off.any():
+            j = int(np.argmax(np.abs(lag) * rate + np.abs(gain - 1) / AGREE_GAIN))
+            qd, chosen = (
+                None,
+                (
+                    f"{chosen}; the measured qd left out: it disagrees with q's derivative over the motion "
+                    f"({int(off.sum())} of {len(off)} coordinates; the worst lags it by {1e3 * lag[j]:.3g} ms with a gain "
+                    f"of {gain[j]:.3g}: a logger's low-pass?)"
+                ),
+            )
+    measured = q if qd is None else qd
+    taps = savgol_matrix(window, int(qd is None), step)[half]
+    noise = np.sqrt(spectrum(measured, rate)[2] * rate / 2) * np.linalg.norm(taps)
     if qd is None:
         q, qd, qdd = (smooth(q, d) for d in range(3))
         what = "qd and qdd derived: q smoothed and differentiated"
@@ -206,7 +345,7 @@ def differentiate(
         f"{what} by a Savitzky-Golay filter (zero phase, order {POLYORDER}, window {window} samples = "
         f"{window * step:.4g} s, cutoff {cutoff:.4g} Hz at {rate:.6g} Hz{chosen})"
     )
-    return q, qd, qdd, how
+    return q, qd, qdd, noise, how
 
 
 def advance(t: np.ndarray, x: np.ndarray, delay: float) -> tuple:

@@ -51,6 +51,7 @@ listed in :data:`COMMANDS`; it parses its arguments and calls public library fun
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import warnings
@@ -58,14 +59,14 @@ import warnings
 from .. import __version__
 from ..errors import PgaDynError, PgaDynWarning
 from ..progress import reporting
-from . import analyze, base, common, excite, identify, info, plot, simulate
+from . import analyze, base, common, excite, identify, info, plot, predict, simulate
 from . import compile as compile_command
 from .compile import compile_kernels
 
 __all__ = ["main", "build_parser", "compile_kernels", "COMMANDS"]
 
 #: The commands, in the order of ``pga-dyn --help``.
-COMMANDS = (info, plot, analyze, base, excite, simulate, identify, compile_command)
+COMMANDS = (info, plot, analyze, base, excite, simulate, identify, predict, compile_command)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,7 +84,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    """Entry point of the ``pga-dyn`` console script; returns the exit status."""
+    """Entry point of the ``pga-dyn`` console script; returns the exit status. Run as the program
+    (``argv`` None: the process's own command line; the process ends next), it then freezes the
+    objects left (``gc.freeze``), so that the interpreter's last garbage collection at exit does
+    not walk them: after ``pga-dyn identify`` that collection took 0.3-0.5 s (numba's objects
+    mostly, docs/performance.md). Called with ``argv`` (a library call), it leaves the collector
+    alone."""
+    try:
+        return execute(argv)
+    finally:
+        if argv is None:
+            gc.freeze()
+
+
+def execute(argv) -> int:
+    """The command of ``argv`` (None: ``sys.argv[1:]``) run; the exit status, every problem with
+    the input reported on stderr."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

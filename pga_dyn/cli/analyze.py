@@ -80,16 +80,17 @@ def run(args, out) -> int:
     if args.jobs is not None and args.jobs < 1:
         raise PgaDynError(f"--jobs must be a positive number of worker processes, got {args.jobs}")
     if len(args.robot) > 1:
-        if args.branch is not None:
-            raise PgaDynError("--branch takes one robot")
+        if args.branch is not None or args.reference is not None:
+            raise PgaDynError("--branch and --reference take one robot")
         return run_many(args, certify, out)
     analysis = drng.analyze(
-        common.robot(args, args.robot[0]),
+        common.loader(args)(args.robot[0]),
         certify,
         args.per_parameter,
         common.bounds(args.bounds),
         args.budget,
         args.branch,
+        common.reference(args),
     )
     report = analysis.report()
     if args.json:

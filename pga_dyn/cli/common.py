@@ -29,8 +29,45 @@ def load(target: str, floating, gravity, yaml=None):
 
 def robot(args, target=None):
     """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity and
-    --yaml."""
-    return loader(args)(args.robot if target is None else target)
+    --yaml, its loops closed from --reference when given (:func:`reference`)."""
+    loaded = loader(args)(args.robot if target is None else target)
+    values = reference(args)
+    if values is None:
+        return loaded
+    from ..loops import on_branch
+
+    return on_branch(loaded, 0, values)
+
+
+def reference(args) -> dict | None:
+    """The --reference of a command, {coordinate name: value} (None without it): NAME=VALUE
+    entries separated by commas or new lines, given on the command line or in a file (the
+    argument is a path when such a file exists); each entry NAME=VALUE, NAME: VALUE or NAME
+    VALUE, '#' starts a comment. Coordinates not named are zero, as in q0."""
+    spec = getattr(args, "reference", None)
+    if spec is None:
+        return None
+    where = "--reference"
+    if os.path.isfile(spec):
+        where = f"--reference {spec}"
+        with open(spec, encoding="utf-8") as handle:
+            spec = handle.read()
+    values = {}
+    for line in spec.splitlines():
+        for entry in line.split("#", 1)[0].split(","):
+            entry = entry.strip()
+            if not entry:
+                continue
+            parts = entry.replace("=", " ").replace(":", " ").split()
+            if len(parts) != 2:
+                raise PgaDynError(f"{where}: '{entry}' is not NAME=VALUE")
+            try:
+                values[parts[0]] = float(parts[1])
+            except ValueError:
+                raise PgaDynError(f"{where}: '{entry}': '{parts[1]}' is not a number") from None
+    if not values:
+        raise PgaDynError(f"{where}: no NAME=VALUE entry")
+    return values
 
 
 def loader(args):
@@ -60,6 +97,15 @@ def robot_arguments(parser, many: bool = False) -> None:
         default=None,
         help="the YAML of an Extended URDF's closed loops (default: robot.yaml or <stem>.yaml "
         "beside the URDF, if there is one)",
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="NAME=VALUE,...|PATH",
+        default=None,
+        help="the configuration the loops are closed from (the reference every assembly starts at; "
+        "default q0, all tree coordinates zero): coordinate values, rad or m, NAME=VALUE separated by "
+        "commas, or a file of such lines; coordinates not named are zero; when the loops do not close "
+        "there, the nearest closed configuration found is used and reported",
     )
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")

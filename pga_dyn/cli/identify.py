@@ -3,10 +3,9 @@ docs/identification.md)."""
 
 from __future__ import annotations
 
-import argparse
-
 from ..errors import PgaDynError
 from . import common, reading
+from .estimates import bounds, delay, terms
 
 
 def register(sub) -> None:
@@ -28,7 +27,17 @@ def register(sub) -> None:
         "differentiated on its own",
     )
     common.identification_terms(parser)
-    parser.add_argument("--ols", action="store_true", help="ordinary least squares (default: weighted)")
+    parser.add_argument(
+        "--no-friction", action="store_true", help="no friction terms (default: chosen by cross-validation)"
+    )
+    parser.add_argument(
+        "--no-armature",
+        action="store_true",
+        help="no rotor inertia column (default: --friction and --armature left out are chosen by cross-validation)",
+    )
+    parser.add_argument(
+        "--ols", action="store_true", help="ordinary least squares (default: the estimate chosen by cross-validation)"
+    )
     parser.add_argument(
         "--energy",
         action="store_true",
@@ -49,7 +58,7 @@ def register(sub) -> None:
         "--consistent",
         action="store_true",
         help="full parameters with positive semidefinite pseudo-inertias, bounded masses and extents, "
-        "closest to the prior",
+        "closest to the prior (default: the estimate chosen by cross-validation among WLS, MAP, consistent, OLS)",
     )
     full.add_argument("--map", action="store_true", help="full parameters: the MAP estimate with the prior")
     parser.add_argument(
@@ -129,103 +138,82 @@ def register(sub) -> None:
     parser.set_defaults(func=run)
 
 
-def ellipsoids(given) -> dict:
-    """{link: (centre, semi-axes)} of the --ellipsoid arguments."""
-    out = {}
-    for link, *numbers in given or ():
-        try:
-            values = [float(v) for v in numbers]
-        except ValueError:
-            raise PgaDynError(f"--ellipsoid {link}: centre and semi-axes must be numbers, got {numbers}") from None
-        out[link] = (values[:3], values[3:])
-    return out
-
-
-def bounds(args) -> dict:
-    """The bounds of the consistent estimate given on the command line (the library's defaults for
-    the others)."""
-    given = {"ellipsoids": ellipsoids(args.ellipsoid)}
-    if args.mass_bounds is not None:
-        given["mass_bounds"] = tuple(args.mass_bounds)
-    if args.extent is not None:
-        given["extent"] = args.extent or None
-    return given
-
-
-def delay(text: str):
-    """``auto`` or a number of seconds (argparse type of --delay)."""
-    if text == "auto":
-        return text
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'auto' or a number of seconds, got {text!r}") from None
-
-
 def run(args, out) -> int:
     import json
 
     import robots
     from drng.identification import (
-        consistent_estimate,
-        default_prior,
         export_text,
         identification_model,
-        identify,
         identify_energy,
+        identify_log,
         identify_payload,
-        map_estimate,
         read_trajectory,
         report,
         report_text,
-        write_model,
     )
-    from drng.identification.diagnostics import compensate, hold_out, plot
+    from drng.identification.diagnostics import hold_out, plot
     from drng.identification.energy import WINDOW
 
     robot = common.robot(args)
-    if args.output and not (args.consistent or args.map):
-        raise PgaDynError("-o writes an identified model: it needs full parameters, --consistent (or --map)")
     if args.energy and args.ols:
         raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")
     if args.energy_window is not None and not args.energy:
         raise PgaDynError("--energy-window is the length of the windows of --energy: add --energy")
+    if args.ols and (args.consistent or args.map):
+        raise PgaDynError("--ols is a least-squares estimate, --consistent and --map full ones: choose one")
+    if (args.armature and args.no_armature) or (args.friction is not None and args.no_friction):
+        raise PgaDynError("--friction or --armature and their --no- form: choose one (neither: the selection decides)")
     inputs = (robot.source, *args.data, *(args.test or ()), *(args.payload or ())[1:])
     output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
     plot_file = common.new_file(args.plot, *inputs, force=args.force) if args.plot else None
     common.warn_model(robot)
     data = reading.read_data(robot, args.data, args)
     test = reading.read_data(robot, args.test, args) if args.test else None
-    model = identification_model(robot, **common.model_options(args))
-    shift = 0.0
-    if args.delay is not None:
-        data, test, shift = compensate(data, test, args.delay, model)
-    data, test = hold_out(data, test, args.hold_out)
+    kind = "consistent" if args.consistent else "map" if args.map else "ols" if args.ols else None
+    failure = None
     if args.energy:
+        if args.delay is not None:
+            raise PgaDynError("--delay is for the acceleration-based estimate; --energy integrates the forces")
+        model = identification_model(robot, **common.model_options(args))
+        data, test = hold_out(data, test, args.hold_out)
         est = identify_energy(
             robot, data, window=WINDOW if args.energy_window is None else args.energy_window, model=model
         )
+        result, predictor = report(est, None, test), est
     else:
-        est = identify(robot, data, model=model, weighted=not args.ols)
-    full, failure = None, None
-    if args.consistent or args.map:
-        prior = default_prior(est.model, data, relative=args.prior_std)
-        try:
-            full = consistent_estimate(est, prior, **bounds(args)) if args.consistent else map_estimate(est, prior)
-        except PgaDynError as exc:  # the least-squares estimate is still printed
-            failure = exc
-    result = report(est, full, test, shift)
+        job = identify_log(
+            robot,
+            data,
+            test,
+            estimate_kind=kind,
+            hold_out_share=args.hold_out,
+            delay=args.delay,
+            prior_std=args.prior_std,
+            bounds=bounds(args),
+            full=bool(args.output),
+            **terms(args),
+        )
+        result, est, predictor = job.report(), job.estimate, job
+        data, test = job.estimate.data, job.test
     if args.payload:
         loaded = read_trajectory(robot, args.payload[1], cutoff=args.cutoff, require_tau=True)
         payload = identify_payload(est, loaded, args.payload[0])
         result["payload"] = payload.report()
-    if output and full is not None:
+    if output:
+        full = None if args.energy else job.full
         try:
-            result["written"] = write_model(full, output, write_mjcf=robots.write_mjcf)
+            if full is None:
+                raise PgaDynError("--energy gives base parameters only: a model file needs full parameters")
+            result["written"] = job.write(
+                output,
+                write_mjcf=robots.write_mjcf,
+                gains=reading.gains_of(robot, args.gains),
+            )
         except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
             failure = PgaDynError(f"-o {output}: {exc}")
     if plot_file:
-        result["plot"] = plot(est, plot_file, test)
+        result["plot"] = plot(predictor, plot_file, test)
     notes_read = [
         f"{label}: {note}"
         for label, traj in (("data", data), ("held-out", test))

@@ -78,3 +78,10 @@ def read_data(robot, paths, args):
             for path in paths
         ]
     )
+
+
+def gains_of(robot, gains):
+    """The drive gains (n_a,) of the --gains strings, or None without them."""
+    from drng.identification.data import gain_values
+
+    return None if gains is None else gain_values("--gains", gains, robot.actuated_names)

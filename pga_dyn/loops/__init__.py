@@ -14,6 +14,9 @@ modules, lowest first (each imports only those above it):
 * :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
   and projected on its own; the rank decision of a part's J_f (redundant closures: its rank
   below its rows).
+* :mod:`pga_dyn.loops.closest`: the closed configuration nearest to a given one with every
+  coordinate free (Levenberg-Marquardt, continuation and restarts): the reference of a model
+  whose q0 does not close at its actuated position.
 * :mod:`pga_dyn.loops.spins`: free motions (J_f's rank below its columns), recognised as free
   spins of bodies symmetric about their lines and locked at zero spin rate.
 * :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
@@ -27,6 +30,7 @@ modules, lowest first (each imports only those above it):
 Every public name of these modules is importable from ``pga_dyn.loops``.
 """
 
+from .closest import CLOSEST_TOL, Closest, closest_closed
 from .closure import (
     CLOSURE_TOL,
     LOCK_ROWS,
@@ -75,11 +79,14 @@ from .reference import (
     singular_motion,
 )
 from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
-from .system import Constraints, constraints, on_branch
+from .system import Constraints, constraints, named_configuration, on_branch
 
 __all__ = [
     "ASSEMBLY_TOL",
+    "CLOSEST_TOL",
     "CLOSURE_TOL",
+    "Closest",
+    "closest_closed",
     "FLOOR_TOL",
     "LOCK_ROWS",
     "LOOP_ROWS",
@@ -117,6 +124,7 @@ __all__ = [
     "loop_pga",
     "motion_kernel",
     "newton_kernel",
+    "named_configuration",
     "on_branch",
     "qr_solve",
     "rcond_estimate",

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from ..errors import ModelError, PgaDynWarning
+from .closest import CLOSEST_TOL, MOVED_TOL, RESTART_SCALES, RESTARTS, Closest, PartProblem, closest_closed
 from .closure import CLOSURE_TOL, LOOP_ROWS
 from .newton import SINGULAR_RCOND
 from .parts import closure_rank, rcond_estimate
@@ -49,8 +50,10 @@ REFERENCE_STEPS = 10
 
 
 def reference_configuration(con, branch=0, start=None) -> tuple:
-    """(z_ref (nz,), cond_ref, moved, rcond_ref (parts,), count): the free coordinates of the
-    reference configuration (:func:`close_at_q0`, from ``start`` (nq,) when given, else q0; a
+    """(z_ref (nz,), cond_ref, moved, rcond_ref (parts,), count, closest): the free coordinates of the
+    reference configuration (:func:`close_at_q0`, from ``start`` (nq,) when given, else q0, moved
+    to the nearest closed configuration found when it does not close there: ``closest``, a
+    :class:`~pga_dyn.loops.closest.Closest` or None; a
     singular one left for a regular neighbour on assembly branch ``branch``, ``moved``, with a
     warning: :func:`leave_singular_reference`), cond(J_p) there (the largest over the parts; 1
     without passive coordinates), the reciprocal condition estimate of each part's J_f there
@@ -58,8 +61,8 @@ def reference_configuration(con, branch=0, start=None) -> tuple:
     of branches that meet at the reference (1 at a regular one)."""
     z = np.zeros(con.E.shape[1]) if start is None else con.free(start)
     if not con.nf:
-        return z, 1.0, False, np.ones(len(con.parts)), 1
-    close_at_q0(con, z)
+        return z, 1.0, False, np.ones(len(con.parts)), 1, None
+    closest = con.closest = close_at_q0(con, z, "q0" if start is None else "the reference given")
     J = con.evaluate(con.E @ z + con.e0)[1]
     problem = settle_free_motions(con, z, J)
     J = con.evaluate(con.E @ z + con.e0)[1]
@@ -73,28 +76,66 @@ def reference_configuration(con, branch=0, start=None) -> tuple:
             f"{con.robot.source or con.robot.name}: branch={branch}: the reference configuration is "
             "regular, one assembly branch passes there (branch 0)"
         )
-    return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts]), count
+    return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts]), count, closest
 
 
-def close_at_q0(con, z) -> None:
+def close_at_q0(con, z, given="q0") -> Closest | None:
     """Close the loops at the actuated position of q0: the free coordinates z (nz,), zero on
-    entry (or those of a chosen start), get each part's passive coordinates solved by Newton
-    from there. Raise a ModelError naming the loop joints when they cannot be closed there."""
+    entry (or those of a chosen start, ``given`` names it), get each part's passive coordinates
+    solved by Newton from there. A part that does not close there is closed at the configuration
+    nearest to z found with every free coordinate of the part free, actuated ones included
+    (:func:`pga_dyn.loops.closest.closest_closed`); the :class:`~pga_dyn.loops.closest.Closest`
+    returned says how far each coordinate moved (None when z closed as given). Raise a ModelError
+    naming the loops and the smallest residual reached on each when no closed configuration is
+    found."""
+    robot = con.robot
+    z0 = z.copy()
+    opened = [(name, res) for name, res in con.residuals(con.E @ z + con.e0) if res > CLOSURE_TOL]
     failed = [
         part
         for part in con.parts
         if part.assemble(con.E, con.e0, z, z[part.actuated].copy(), 1e-12, 200, 1e-300, 0.0)[0]
     ]
-    closed = con.residuals(con.E @ z + con.e0)
-    if failed or any(res > CLOSURE_TOL for _, res in closed):
-        robot = con.robot
-        open_ = [(name, res) for name, res in con.residuals(robot.q0) if res > CLOSURE_TOL]
-        listed = ", ".join(f"'{name}' (residual {res:.3g} at q0)" for name, res in open_)
+    unclosed = []
+    for part in failed:
+        problem = PartProblem(con, part, z)
+        x, res = closest_closed(problem, z[part.columns].copy())
+        if res > CLOSEST_TOL:
+            names = {con.names[k] for k in part.loops}
+            unclosed += [(name, value) for name, value in con.residuals(problem.q(x)) if name in names]
+            continue
+        z[part.columns] = x
+        part.assemble(con.E, con.e0, z, z[part.actuated].copy(), 1e-12, 200, 1e-300, 0.0)
+    if unclosed:
         raise ModelError(
-            f"{robot.source or robot.name}: the loop joint{'s' if len(open_) > 1 else ''} "
-            f"{listed or 'of the model'} cannot be closed at the actuated position of q0 "
-            "(all tree coordinates zero): pga-dyn needs a model that can be assembled there"
+            f"{robot.source or robot.name}: the loop joint{'s' if len(unclosed) > 1 else ''} "
+            f"{listing([name for name, _ in unclosed])} cannot be closed at the actuated position of {given}"
+            + (" (q0: all tree coordinates zero)" if given == "q0" else "")
+            + ", and no closed configuration was found with every coordinate "
+            f"free either (Levenberg-Marquardt from there and from {len(RESTART_SCALES) * RESTARTS} random "
+            "starts around it; docs/parallel_machines.md, assembly from the file's configuration); the smallest "
+            "residual reached on each loop: " + ", ".join(f"'{name}' ({value:.3g})" for name, value in unclosed)
         )
+    closed = con.residuals(con.E @ z + con.e0)
+    if any(res > CLOSURE_TOL for _, res in closed):
+        listed = ", ".join(f"'{name}' (residual {res:.3g})" for name, res in closed if res > CLOSURE_TOL)
+        raise ModelError(
+            f"{robot.source or robot.name}: the loop joints {listed} cannot be closed at {given}: no "
+            "passive coordinate moves them (they close or not with the actuated coordinates alone)"
+        )
+    if not failed:
+        return None
+    change = z - z0
+    moved = tuple(
+        (robot.coordinate_names[con.z_index[k]], float(change[k])) for k in range(len(z)) if abs(change[k]) > MOVED_TOL
+    )
+    return Closest(
+        moved,
+        float(np.linalg.norm(change)),
+        max((res for _, res in closed), default=0.0),
+        tuple(opened),
+        given,
+    )
 
 
 def settle_free_motions(con, z, J):
@@ -217,17 +258,19 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
             f"(numbered 0 to {len(found) - 1})"
         )
     best, cond, step = regular_neighbour(con, z_ref, found[branch] if found else None)
+    base = "q0" if con.closest is None and con.start is None else "its q_a"
     if cond < 1.0 / SINGULAR_RCOND:
         used = (
-            f"the samples start from the regular configuration q_a = q0 + {step:g} on every actuated "
-            f"coordinate (the best-conditioned of q0 + {REFERENCE_STEP:g}, ..., "
+            f"the samples start from the regular configuration q_a = {base} + {step:g} on every actuated "
+            f"coordinate (the best-conditioned of {base} + {REFERENCE_STEP:g}, ..., "
             f"{REFERENCE_STEPS * REFERENCE_STEP:g}; cond(J_p) = {cond:.3g}), on branch {branch} of the "
             f"{len(found)} that meet there (branch= chooses)"
         )
     else:
         raise ModelError(
-            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration (q0, loops "
-            f"closed) and at q0 + {REFERENCE_STEP:g}, ..., {REFERENCE_STEPS * REFERENCE_STEP:g} on every "
+            f"{robot.source or robot.name}: J_p is rank-deficient at the reference configuration "
+            f"({closed_where(con)}) and at {base} + {REFERENCE_STEP:g}, ..., "
+            f"{REFERENCE_STEPS * REFERENCE_STEP:g} on every "
             f"actuated coordinate, along joints {listing(joints)} (loop joint{'s' if len(loops) > 1 else ''} "
             f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
             "coordinates do not determine the configuration"
@@ -237,7 +280,7 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
             "otherwise actuate one of these joints, or use joints that remove the free motion"
         )
     warnings.warn(
-        f"{robot.source or robot.name}: the reference configuration (q0, loops closed) is singular at "
+        f"{robot.source or robot.name}: the reference configuration ({closed_where(con)}) is singular at "
         f"loop joint{'s' if len(loops) > 1 else ''} {listing(loops)} (J_p is "
         f"rank-deficient along joints {listing(joints)}): assembly modes of "
         f"different identifiability can meet there; {used} (docs/drng.md, assembly modes)",
@@ -245,6 +288,17 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
         stacklevel=4,
     )
     return best, cond, len(found)
+
+
+def closed_where(con) -> str:
+    """What the reference is, for the messages: q0 with its loops closed, or the closed
+    configuration nearest to q0 (or to the reference given) when its loops did not close there."""
+    if con.closest is None:
+        return "q0, loops closed"
+    given = con.closest.given
+    return (
+        f"the closed configuration found nearest to {given}: the loops do not close at the actuated position of {given}"
+    )
 
 
 def listing(names, most=6) -> str:

@@ -23,6 +23,8 @@ Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (sa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ..errors import PgaDynError
@@ -57,6 +59,10 @@ class Constraints:
         self.spins = ()
         #: The rank decision of each part's J_f at the reference (:func:`pga_dyn.loops.parts.closure_rank`).
         self.ranks = ()
+        #: The reference given (tree configuration (nq,); None: q0), set by :meth:`close_reference`.
+        self.start = None
+        #: How far the reference moved from q0 to close (:class:`pga_dyn.loops.closest.Closest`), or None.
+        self.closest = None
         self._constrain(())
 
     def _constrain(self, locks) -> None:
@@ -85,8 +91,16 @@ class Constraints:
 
     def report(self) -> list:
         """Lines for ``pga-dyn info``: the rank decision of each part at the reference (the
-        redundant equations it drops, the passive motions it leaves free) and the locked spins."""
+        redundant equations it drops, the passive motions it leaves free), the locked spins and the
+        number of assembly branches at a singular reference, after the reference given (``start``)
+        and how far the reference moved when its loops do not close there (``closest``)."""
         lines = []
+        if self.start is not None:
+            named = [
+                f"{self.robot.coordinate_names[k]}={value:g}" for k, value in enumerate(self.start) if value != 0.0
+            ]
+            lines.append(f"closed from the reference given: {', '.join(named) or 'all coordinates zero'}")
+        lines += self.closest.describe() if self.closest is not None else []
         for part, rank in zip(self.parts, self.ranks):
             loops = listing([self.names[l] for l in part.loops])
             lines.append(
@@ -96,6 +110,13 @@ class Constraints:
                 f"{'clean' if rank.clean else 'not clean'})"
             )
         lines += [f"free spin: {spin.describe()}" for spin in self.spins]
+        if self.branches > 1:
+            where = self.robot.source or self.robot.name
+            lines.append(
+                f"the reference is singular: {self.branches} assembly branches meet there, branch {self.branch} "
+                f"followed (from the regular configuration cond(J_p) = {self.cond_ref:.3g} beside it); "
+                f"pga-dyn analyze {where} --branch K answers for branch K (docs/drng.md, assembly modes)"
+            )
         return lines
 
     # -- geometry of one state ----------------------------------------------------------------
@@ -134,8 +155,11 @@ class Constraints:
     def close_reference(self, branch=0, start=None) -> None:
         """Assemble the reference configuration (:mod:`pga_dyn.loops.reference`): q0 with its
         passive coordinates solved by Newton (q0 itself when its loops close, as DRNG's Table 2
-        assumes); every assembly path starts there. Raise a ModelError naming the loop joints when
-        they cannot be closed at the actuated position of q0. ``z_ref`` (nz,) holds its free
+        assumes); every assembly path starts there. When they cannot be closed at the actuated
+        position of q0, the reference is the closed configuration nearest to q0 found with all
+        coordinates free (``closest``, a :class:`pga_dyn.loops.closest.Closest` saying how far each
+        coordinate moved; None when q0 closed), and a ModelError names the loops and the smallest
+        residual reached when none is found. ``z_ref`` (nz,) holds its free
         coordinates, ``cond_ref`` cond(J_p) there (the largest over the parts); a singular q0 is
         left for a regular neighbour (``moved``), with a warning
         (:func:`pga_dyn.loops.reference.leave_singular_reference`); free spins are locked there
@@ -146,10 +170,10 @@ class Constraints:
         reference configuration) as in :func:`on_branch`; ``branches`` holds the number of
         assembly branches that meet at the reference (1 at a regular one), ``branch`` the one followed,
         ``start`` the reference given (None: q0)."""
-        self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches = reference_configuration(
+        self.branch, self.start = branch, start
+        self.z_ref, self.cond_ref, self.moved, self.rcond_ref, self.branches, self.closest = reference_configuration(
             self, branch, start
         )
-        self.branch, self.start = branch, start
         self.ranks = reference_ranks(self)
 
     def conditions(self, J, parts=None) -> np.ndarray:
@@ -316,13 +340,40 @@ def _closed_constraints(robot: Robot) -> Constraints:
     return con
 
 
+def named_configuration(robot: Robot, values: Mapping) -> np.ndarray:
+    """The tree configuration (nq,) with the coordinates named in ``values`` ({coordinate name:
+    value}, rad or m; ``robot.coordinate_names``) set and the others zero (as in q0). A
+    PgaDynError names an unknown coordinate or a value that is not a finite number."""
+    q = np.zeros(robot.nq)
+    index = {name: k for k, name in enumerate(robot.coordinate_names)}
+    for name, value in values.items():
+        if name not in index:
+            raise PgaDynError(
+                f"{robot.source or robot.name}: reference: no coordinate named '{name}' "
+                f"(coordinates: {', '.join(robot.coordinate_names)})"
+            )
+        try:
+            q[index[name]] = float(value)
+        except (TypeError, ValueError):
+            raise PgaDynError(
+                f"{robot.source or robot.name}: reference: '{name}' = {value!r} is not a number"
+            ) from None
+        if not np.isfinite(q[index[name]]):
+            raise PgaDynError(f"{robot.source or robot.name}: reference: '{name}' = {value!r} is not finite")
+    return q
+
+
 def on_branch(robot: Robot, branch: int = 0, reference=None) -> Robot:
     """A copy of ``robot`` whose constraints (:func:`constraints`) start at ``reference`` (a tree
-    configuration (nq,), its passive coordinates closed by Newton from there; default q0) and,
+    configuration (nq,), or {coordinate name: value} with the others zero: :func:`named_configuration`;
+    its passive coordinates closed by Newton from there, or the closed configuration nearest to it
+    when they cannot be: :mod:`pga_dyn.loops.closest`; default q0) and,
     when that reference is singular, follow its assembly branch number ``branch`` (0: the one
     taken by default; :func:`pga_dyn.loops.reference.branches`): the answer, the certificate and
     the sampling of the copy follow that branch (docs/drng.md, assembly modes)."""
     variant = robot.description.build()
+    if isinstance(reference, Mapping):
+        reference = named_configuration(robot, reference)
     if reference is not None:
         reference = np.asarray(reference, dtype=float)
         if reference.shape != (robot.nq,) or not np.all(np.isfinite(reference)):

@@ -1,0 +1,129 @@
+"""Assembly from the file's configuration: where q0's loops do not close at its actuated position,
+the reference is the closed configuration nearest to q0 with every coordinate free
+(:mod:`pga_dyn.loops.closest`), checked against the four-bar's closed set solved by hand on a
+grid of crank angles (the triangle of coupler and rocker), and the nullspace there against
+Pinocchio's sampled rank (tests/fixture_oracle.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from fixture_oracle import file_nullity
+from test_loops import RSUR, SHORT_FOUR_BAR, joint, link, loop, robot_xml
+
+import drng
+import robots
+from pga_dyn import PgaDynError, info
+from pga_dyn.loops import constraints, on_branch
+
+# A planar four-bar whose crank points away from the rocker's pivot at q0: crank 0.2 (its tip at
+# (-0.2, 0) at q0), coupler 0.3, rocker 0.3, pivots 0.6 apart. The tip is 0.8 from the rocker's
+# pivot at q0, more than coupler and rocker reach (0.6): the loop closes only with the crank turned
+# (by more than 2 rad either way).
+OPEN_FOUR_BAR = robot_xml(
+    "open_four_bar",
+    link("base"),
+    link("a", 1.0, (-0.1, 0, 0)),
+    link("b", 1.0, (0.15, 0, 0)),
+    link("c", 1.0, (0.15, 0.01, 0)),
+    joint("ja", "revolute", "base", "a", "0 0 0", "0 0 1"),
+    joint("jb", "revolute", "a", "b", "-0.2 0 0", "0 0 1", attrs='independent="false"'),
+    joint("jc", "revolute", "base", "c", "0.6 0 0", "0 0 1", attrs='independent="false"'),
+    loop("close", "revolute", "b", "0.3 0 0", "c", "0.3 0 0", "0 0 1"),
+)
+
+
+def wrap(angle):
+    return (angle + np.pi) % (2 * np.pi) - np.pi
+
+
+def closed_set(thetas):
+    """(theta, phi_b, phi_c) of every closed configuration at the crank angles ``thetas``: the
+    coupler's far end P on the two circles of radius 0.3 about the crank's tip and the pivot."""
+    out = []
+    for theta in thetas:
+        tip = -0.2 * np.array([np.cos(theta), np.sin(theta)])
+        d = np.array([0.6, 0.0]) - tip
+        dist = np.linalg.norm(d)
+        if dist > 0.6:
+            continue
+        alpha, half = np.arctan2(d[1], d[0]), np.arccos(dist / 0.6)
+        for beta in (alpha + half, alpha - half):
+            point = tip + 0.3 * np.array([np.cos(beta), np.sin(beta)])
+            phi_c = np.arctan2(point[1], point[0] - 0.6)
+            # the crank's frame turns by theta; b's x axis points along beta: phi_b = beta - theta
+            out.append((theta, wrap(beta - theta), wrap(phi_c)))
+    return np.array(out)
+
+
+def test_reference_is_the_nearest_closed_configuration():
+    robot = robots.parse_urdf(OPEN_FOUR_BAR, where="open_four_bar")
+    con = constraints(robot)
+    closest = con.closest
+    assert closest is not None and closest.given == "q0"
+    assert closest.residual <= 1e-9 and dict(con.residuals(con.E @ con.z_ref + con.e0))["close"] <= 1e-9
+    assert {name for name, _ in closest.moved} == {"ja", "jb", "jc"}
+    q = con.E @ con.z_ref + con.e0
+    grid = closed_set(np.linspace(-np.pi, np.pi, 200001))
+    distances = np.linalg.norm(grid, axis=1)
+    assert abs(closest.distance - np.linalg.norm(q)) < 1e-12
+    assert abs(closest.distance - distances.min()) < 1e-4  # the nearest of the hand-solved closed set
+    assert abs(abs(q[0]) - abs(grid[distances.argmin(), 0])) < 1e-3
+    report = info.report(robot)
+    assert report["reference"][0].startswith("the loops do not close at the actuated position of q0")
+    assert "  ja: " in "\n".join(report["reference"])
+    assert report["closest"]["moved"]["ja"] == pytest.approx(q[0], abs=1e-12)
+    assert report["closest"]["residual"] <= 1e-9 and report["closest"]["open"] == [["close", pytest.approx(0.8)]]
+
+
+def test_nullspace_at_the_nearest_closed_configuration_matches_pinocchio():
+    robot = robots.parse_urdf(OPEN_FOUR_BAR, where="open_four_bar")
+    result = drng.nullspace(robot)
+    grid = closed_set(np.linspace(-np.pi, np.pi, 20001))
+    theta, phi_b, phi_c = grid[np.linalg.norm(grid, axis=1).argmin()]
+    dim, gap, _, _ = file_nullity(robot, OPEN_FOUR_BAR, start={"ja": theta, "jb": phi_b, "jc": phi_c})
+    assert result.certified and result.dim == dim and gap > 1e3
+
+
+def test_a_reference_given_that_does_not_close_is_moved_too():
+    robot = robots.parse_urdf(OPEN_FOUR_BAR, where="open_four_bar")
+    variant = on_branch(robot, 0, [0.3, 0.0, 0.0])
+    closest = constraints(variant).closest
+    assert closest is not None and closest.given == "the reference given" and closest.residual <= 1e-9
+
+
+def test_a_loop_that_never_closes_names_the_smallest_residual():
+    robot = robots.parse_urdf(SHORT_FOUR_BAR, where="short_four_bar")
+    with pytest.raises(PgaDynError, match=r"short_four_bar: the loop joint 'close' cannot be closed .* 'close' \(0\.2"):
+        constraints(robot)
+
+
+# The spatial R-S-U-R four-bar with a crank 1.5 m long pointing away from the rocker: at q0 the
+# crank's tip is 2.5 m from the rocker's pivot, more than the coupler (1.06 m) and the rocker
+# (0.6 m) reach, so the crank must turn; the coupler hangs on a spherical tree joint (its
+# rotation composed, not added, by the search).
+OPEN_RSUR = RSUR.replace('name="rsur"', 'name="open_rsur"').replace(
+    '"coupler_joint" type="spherical" independent="false"><parent link="crank"/><child link="coupler"/>'
+    '<origin xyz="0.3 0 0"',
+    '"coupler_joint" type="spherical" independent="false"><parent link="crank"/><child link="coupler"/>'
+    '<origin xyz="-1.5 0 0"',
+)
+
+
+def test_a_spatial_loop_with_a_ball_joint_closes_near_q0():
+    """The reference of OPEN_RSUR closes by Pinocchio's kinematics (its own residual, not
+    pga-dyn's), and the nullspace there is Pinocchio's sampled rank on that branch."""
+    from oracle import TreeOracle
+
+    assert OPEN_RSUR != RSUR.replace('name="rsur"', 'name="open_rsur"')
+    robot = robots.parse_urdf(OPEN_RSUR, where="open_rsur")
+    con = constraints(robot)
+    assert con.closest is not None and con.closest.residual <= 1e-9 and con.closest.open[0][1] > 0.1
+    q = con.E @ con.z_ref + con.e0
+    oracle = TreeOracle(robot)
+    assert np.abs(oracle.residual(oracle.configuration(q))).max() < 1e-9
+    assert abs(q[0]) > 1.0  # the crank turned
+    result = drng.nullspace(robot)
+    start = {name: value for name, value in zip(robot.coordinate_names, q) if "coupler_joint" not in name}
+    dim, gap, _, _ = file_nullity(robot, OPEN_RSUR, spread=0.3, start=start)  # the oracle closes the ball joint
+    assert result.certified and result.dim == dim and gap > 1e6
