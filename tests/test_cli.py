@@ -369,8 +369,9 @@ def test_a_built_in_model_warns_in_one_short_line_a_users_file_in_full(tmp_path,
         assert main(argv) == 0, argv
         err = capsys.readouterr().err
         (line,) = [line for line in err.splitlines() if "warning" in line]
-        assert line.startswith("pga-dyn: warning: puma560: link1, link3 are not physically consistent"), line
-        assert "Corke and Armstrong-Helouvry" in line and "1994" in line and len(line) <= 160, line
+        assert line.startswith("pga-dyn: warning: puma560: not physically consistent in its source ("), line
+        assert line.endswith("): link1, link3; used as given") and len(line) <= 160, line
+        assert "Corke and Armstrong-Helouvry" in line and "1994" in line, line
 
     copy = tmp_path / "my_puma.urdf"
     copy.write_text(open(robots.data_path("puma560"), encoding="utf-8").read())

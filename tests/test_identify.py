@@ -613,7 +613,7 @@ def test_cli_whole_job(tmp_path, capsys):
     )
     assert code == 0 and "condition number:" in out and "Limits (respected at every sample)" in out
     code, out, err = run(["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0], capsys)
-    assert code == 0 and "puma560: link1, link3 are not physically consistent in its source" in err
+    assert code == 0 and "puma560: not physically consistent in its source (" in err and "): link1, link3; used" in err
     code, _, _ = run(
         ["simulate", "puma560", traj, "-o", test, "--viscous", 0.5, "--coulomb", 1.0, "--noise", 0.01], capsys
     )

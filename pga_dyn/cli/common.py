@@ -189,8 +189,7 @@ def force_argument(parser) -> None:
 
 
 def new_file(path: str, *inputs: str, force: bool = False) -> str:
-    """``path`` unless it is one of the input files (which pga-dyn never overwrites) or, without
-    ``force`` (--force), a file that exists."""
+    """``path``, refused when it is an input file (never overwritten) or, without --force, a file that exists."""
     for source in inputs:
         if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
             raise PgaDynError(f"{path}: this is an input file; write the output to a new file")
@@ -200,26 +199,19 @@ def new_file(path: str, *inputs: str, force: bool = False) -> str:
 
 
 def warn_model(robot) -> None:
-    """A warning when the model file's inertial parameters are not physical: for a built-in robot
-    (e.g. puma560) one short line naming its bodies and the data they come from, for any other
-    file every violation, naming the file."""
+    """A warning of the model's non-physical inertial parameters: one line for a built-in robot, all for a file."""
     import robots
     from drng.identification import model_violations
 
-    bad = model_violations(robot)
-    if not bad:
-        return
-    source = robots.builtin_source(robot.source)
-    if source:
-        bodies = list(dict.fromkeys(v.body for v in bad))
-        message = (
-            f"{robot.name}: {', '.join(bodies)} {'is' if len(bodies) == 1 else 'are'} not physically consistent "
-            f"in its source ({source}); used as given"
-        )
-    else:
+    bad, source = model_violations(robot), robots.builtin_source(robot.source)
+    if bad and source:  # data the user did not write, used as given: its bodies and where it comes from
+        bodies = ", ".join(dict.fromkeys(v.body for v in bad))
+        message = f"{robot.name}: not physically consistent in its source ({source}): {bodies}; used as given"
+    elif bad:
         message = f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
         message += "; ".join(str(v) for v in bad)
-    warnings.warn(message, PgaDynWarning, stacklevel=2)
+    if bad:
+        warnings.warn(message, PgaDynWarning, stacklevel=2)
 
 
 def print_json(report, out) -> None:
