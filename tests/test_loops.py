@@ -764,6 +764,7 @@ def planar_delta():
     return Robot("planar_delta", links, joints, loops=loops, gravity=(0.0, -9.81, 0.0))
 
 
+@pytest.mark.slow  # 300 samples over bifurcations and Pinocchio's rank of the planar Delta
 def test_samples_stay_on_the_branch_over_bifurcations():
     """The planar Delta's straight assembly paths cross bifurcations of its parallelograms, where
     Newton's corrector can land on the crossed branch with det(J_f) keeping its sign (before the

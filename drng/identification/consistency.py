@@ -12,8 +12,9 @@ Coulomb friction and the armature >= 0:
               m_lo,b <= m_b <= m_hi,b   (b = 1..n),   fv, fc, Ia >= 0,
 
 a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved by
-Clarabel (:class:`ConsistentProblem`): the optional extra ``pga-dyn[identify]``. Its base values K theta fit the data
-as well as the constraints allow; the directions the data do not see stay closest to the prior.
+Clarabel (:class:`ConsistentProblem`): the optional extra ``identify``. Its base values K theta
+fit the data as well as the constraints allow; the directions the data do not see stay closest
+to the prior.
 
 The extent bound tr(Q_b N_b) >= 0 (Wensing, Kim, Slotine 2018) says that the body's density lies
 inside the ellipsoid E_b of Q_b (:func:`~drng.identification.physics.ellipsoid_matrix`): by
@@ -225,7 +226,7 @@ class ConsistentProblem:
     M = L K diag(sigma_0), d = L (beta - K theta_0), minimised as its square root t over (z, t)
     with (t, M z - d, z) in a second-order cone (the same minimiser; a quadratic objective's large
     constant d^T d would drown the objective in the solver's relative duality gap). Clarabel (the optional extra
-    ``pga-dyn[identify]``) takes it as it is: the constraints A z + s = b with s in the cone of
+    ``identify``) takes it as it is: the constraints A z + s = b with s in the cone of
     non-negative numbers (the mass bounds, the extents tr(Q_b N_b) >= PSD_MARGIN, the friction and
     armature terms >= 0) and in one PSD triangle cone per body (N_b(theta_0 + sigma_0 z) -
     PSD_MARGIN 1, linear in z: N_b = N_b(theta_0) + sum_k sigma_0k z_k B_k, B_k =

@@ -652,7 +652,7 @@ def diagnostics_text(checks: dict) -> list:
 def plot(est: Estimate, path: os.PathLike | str, data: Trajectory | None = None) -> str:
     """Measured and predicted forces of every actuated coordinate against time on ``data``
     (default the identification data), saved to ``path`` (PNG, SVG or PDF by its extension).
-    Needs matplotlib (the optional extra ``pga-dyn[plot]``)."""
+    Needs matplotlib (the optional extra ``plot``)."""
     from pga_dyn.errors import optional
 
     optional("matplotlib", "the plot", "plot").use("Agg")
