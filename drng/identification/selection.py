@@ -90,6 +90,7 @@ class Candidate:
         return float("inf") if self.cv_rre is None else float(np.mean(self.cv_rre))
 
     def report(self) -> dict:
+        """The candidate as a JSON-ready dict (its figures None when it was not evaluated)."""
         return {
             "label": self.label,
             "friction": list(self.friction),
@@ -117,6 +118,7 @@ class Selection:
     why: str
 
     def report(self) -> dict:
+        """The selection as a JSON-ready dict: the folds, both stages' candidates, the choice and why."""
         return {
             "folds": len(self.folds),
             "by": self.by,
