@@ -10,7 +10,7 @@ residual error per coordinate j is
     CV-RRE_j = 100 sqrt(sum_k ||tau_kj - W_kj beta_(-k)||^2 / sum_k ||tau_kj||^2)   (%),
 
 k over the blocks, beta_(-k) the estimate without block k; the candidates are ranked by the
-mean of CV-RRE over the coordinates (:func:`score`), the same figure the report gives on
+mean of CV-RRE over the coordinates (:attr:`Candidate.score`), the same figure the report gives on
 held-out data. Two stages, each a table in the report:
 
 1. **Terms** (when the caller leaves them open): the friction models (none; viscous and
