@@ -29,6 +29,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
+from ..result import one_blas_thread
 from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
@@ -118,6 +119,7 @@ class Identification:
         return report_text(self.report())
 
 
+@one_blas_thread
 def identify_log(
     robot: Robot,
     data: Trajectory,

@@ -26,7 +26,7 @@ held-out data. Two stages, each a table in the report:
    in the prediction error.
 2. **Estimate**: for the chosen terms, WLS, OLS, MAP with the default prior
    (:func:`~drng.identification.estimation.map_estimate`) and the physically consistent
-   estimate (:func:`~drng.identification.consistency.consistent_estimate`, when cvxpy is
+   estimate (:func:`~drng.identification.consistency.consistent_estimate`, when Clarabel is
    installed), each fitted per fold the same way (MAP and consistent from the fold's WLS).
 
 The smallest score wins; a candidate within :data:`TIE` (or :data:`TIE_POINTS`) of the best and simpler (fewer
@@ -43,6 +43,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
+from ..result import one_blas_thread
 from .estimation import WLS_ITERATIONS, WLS_RTOL, map_estimate, wls_weights
 from .model import identification_model, sign_speeds, sliding, states_of
 
@@ -230,6 +231,7 @@ def preferred(candidates: list, order: tuple | None = None) -> Candidate:
     return min(tied, key=lambda c: (c.parameters, rank(c), c.score))
 
 
+@one_blas_thread
 def select(
     robot: Robot,
     data: Trajectory,
@@ -320,7 +322,7 @@ def select(
         betas, note = [], ""
         try:
             problem = (
-                ConsistentProblem(model, theta_prior, **(bounds or {}), parametric=True)
+                ConsistentProblem(model, theta_prior, **(bounds or {}), inaccurate=True)
                 if name == "consistent"
                 else None
             )
