@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .closure import CLOSURE_TOL, motion_kernel
-from .newton import newton_kernel
+from .newton import newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
 SINGULAR_S = 1e-12
@@ -269,18 +269,26 @@ def pack_parts(parts: tuple) -> tuple:
 
 
 @njit(cache=True)
-def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor):
+def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor, follow, r, J):
     """Assemble every part of ``packed`` (:func:`pack_parts`) at actuated position q_a (na,) from the
     free coordinates z (nz,), updated in place (its actuated coordinates become q_a): the compiled
     twin of :meth:`pga_dyn.loops.system.Constraints.assemble_parts` on all parts from z, each part
     by :func:`pga_dyn.loops.newton.newton_kernel` with q = E_p z_p + e0 + E_held z_held and
-    min_rcond = ``min_factor`` rcond_ref of the part (0: any path). Returns (status, part,
-    residual) of the first part that fails (status 1: the path leaves the workspace, 2: it meets
-    a singularity), (0, -1, 0) when all assemble."""
+    min_rcond = ``min_factor`` rcond_ref of the part (0: any path). With ``follow`` (z is the
+    previous sample's assembled state and J (m, nq) the loops' Jacobian there), a part first tries
+    the path's single step from it (:func:`pga_dyn.loops.newton.next_point`, the tangent predictor
+    from the previous sample), and newton_kernel runs where that does not pass. Returns (status,
+    part, residual, fresh) of the first part that fails (status 1: the path leaves the workspace,
+    2: it meets a singularity), (0, -1, 0, fresh) when all assemble; ``fresh``: r (m,) and J hold
+    the loops' residual and Jacobian at the new point (one part with every row and column, assembled
+    by that single step)."""
     parent, code, origin, axes, qidx, on = args[0], args[1], args[2], args[3], args[4], args[5]
     loops, kind, lpar, lchi, Fp, Fc, laxes, cos0 = packed[:8]
     cols_off, cols, part_na, held_off, held, e_off, e_flat, sph_off, sph = packed[8:17]
+    rows_off, rows = packed[17], packed[18]
     nq = E.shape[0]
+    whole = part_na.shape[0] == 1 and rows_off[1] == r.shape[0] and held_off[1] == 0
+    fresh = False
     for k in range(part_na.shape[0]):
         a, b, c0, c = loops[k], loops[k + 1], cols_off[k], cols_off[k + 1] - cols_off[k]
         e0k = np.empty(nq)
@@ -295,38 +303,80 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
         target = np.empty(part_na[k])
         for j in range(part_na[k]):
             target[j] = q_a[cols[c0 + j]]
-        status, norm = newton_kernel(
-            parent,
-            code,
-            origin,
-            axes,
-            qidx,
-            on,
-            kind[a:b],
-            lpar[a:b],
-            lchi[a:b],
-            Fp[a:b],
-            Fc[a:b],
-            laxes[a:b],
-            cos0[a:b],
-            e_flat[e_off[k] : e_off[k + 1]].reshape((nq, c)),
-            e0k,
-            part_na[k],
-            sph[sph_off[k] : sph_off[k + 1]],
-            local,
-            target,
-            tol,
-            max_iter,
-            max(rcond_ref[k], 1e-300),
-            min_factor * rcond_ref[k],
-        )
-        if status:
-            return status, k, norm
+        Ek = e_flat[e_off[k] : e_off[k + 1]].reshape((nq, c))
+        stepped = False
+        if follow:
+            r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
+            Jz = np.empty((mp, c))  # J_p E_p at the previous sample
+            for i in range(mp):
+                for j in range(c):
+                    v = 0.0
+                    for l in range(nq):
+                        v += J[rows[r0 + i], l] * Ek[l, j]
+                    Jz[i, j] = v
+            rk, Jk = (r, J) if whole else (np.empty(mp), np.empty((mp, nq)))
+            stepped = next_point(
+                parent,
+                code,
+                origin,
+                axes,
+                qidx,
+                on,
+                kind[a:b],
+                lpar[a:b],
+                lchi[a:b],
+                Fp[a:b],
+                Fc[a:b],
+                laxes[a:b],
+                cos0[a:b],
+                Ek,
+                e0k,
+                part_na[k],
+                sph[sph_off[k] : sph_off[k + 1]],
+                local,
+                target,
+                Jz,
+                tol,
+                max_iter,
+                max(rcond_ref[k], 1e-300),
+                min_factor * rcond_ref[k],
+                rk,
+                Jk,
+            )
+            fresh = whole and stepped
+        if not stepped:
+            status, norm = newton_kernel(
+                parent,
+                code,
+                origin,
+                axes,
+                qidx,
+                on,
+                kind[a:b],
+                lpar[a:b],
+                lchi[a:b],
+                Fp[a:b],
+                Fc[a:b],
+                laxes[a:b],
+                cos0[a:b],
+                Ek,
+                e0k,
+                part_na[k],
+                sph[sph_off[k] : sph_off[k + 1]],
+                local,
+                target,
+                tol,
+                max_iter,
+                max(rcond_ref[k], 1e-300),
+                min_factor * rcond_ref[k],
+            )
+            if status:
+                return status, k, norm, False
         for j in range(c):
             z[cols[c0 + j]] = local[j]
     for j in range(na):
         z[j] = q_a[j]
-    return 0, -1, 0.0
+    return 0, -1, 0.0, fresh
 
 
 @njit(cache=True)
@@ -433,7 +483,8 @@ def record_kernel(
     """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
     the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
     (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
-    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`),
+    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
+    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`),
     q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
     over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_project_state`):
     Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
@@ -448,10 +499,13 @@ def record_kernel(
     z = np.empty(nz)
     zero = np.zeros(nq)
     conds = np.empty(packed[10].shape[0])
+    r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
-        status, k, norm = _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a[s], tol, max_iter, min_factor)
+        status, k, norm, fresh = _assemble_state(
+            args, E, e0, na, packed, rcond_ref, z, q_a[s], tol, max_iter, min_factor, not first[s], r, J
+        )
         if status:
             return s, status, k, norm
         q = Q[s]
@@ -460,7 +514,12 @@ def record_kernel(
             for j in range(nz):
                 v += E[i, j] * z[j]
             q[i] = v + e0[i]
-        r, J, _ = motion_kernel(*args, q, zero)
+        if not fresh:  # the loops' residual and Jacobian at q (loops, not slice assignments: numba's shape checks)
+            rn, Jn, _ = motion_kernel(*args, q, zero)
+            for i in range(rn.shape[0]):
+                r[i] = rn[i]
+                for l in range(nq):
+                    J[i, l] = Jn[i, l]
         for l in range(n_loops):
             v = 0.0
             for i in range(loop_rows[l], loop_rows[l + 1]):
