@@ -380,6 +380,57 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
 
 
 @njit(cache=True)
+def small_svd(A):
+    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), m >= n, by one-sided Jacobi
+    rotations of its columns (Hestenes): U (m, n), s (n,) descending, V^T (n, n); twin:
+    ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up to the signs of the singular
+    vectors, and s to a few units of round-off relative to each value). Columns of U of zero
+    singular values are zero."""
+    m, n = A.shape
+    U, V = A.copy(), np.eye(n)
+    for _ in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for i in range(m):
+                    alpha += U[i, p] * U[i, p]
+                    beta += U[i, q] * U[i, q]
+                    gamma += U[i, p] * U[i, q]
+                if gamma == 0.0 or abs(gamma) <= 1e-16 * np.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(m):
+                    up, uq = U[i, p], U[i, q]
+                    U[i, p], U[i, q] = c * up - sn * uq, sn * up + c * uq
+                for i in range(n):
+                    vp, vq = V[i, p], V[i, q]
+                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
+        if not rotated:
+            break
+    norms = np.empty(n)
+    for j in range(n):
+        v = 0.0
+        for i in range(m):
+            v += U[i, j] * U[i, j]
+        norms[j] = np.sqrt(v)
+    order = np.argsort(-norms)
+    u, sv, vt = np.zeros((m, n)), np.empty(n), np.empty((n, n))
+    for c in range(n):
+        j = order[c]
+        sv[c] = norms[j]
+        for i in range(m):
+            u[i, c] = U[i, j] / norms[j] if norms[j] > 0.0 else 0.0
+        for i in range(n):
+            vt[c, i] = V[i, j]
+    return u, sv, vt
+
+
+@njit(cache=True)
 def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
     """The compiled twin of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
     with the loops' Jacobian J (m, nq) there: qd, qdd (nq,), G = E_a - sum_p E_f J_f^+ J_p E_a
@@ -407,7 +458,7 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
                 for l in range(nq):
                     s += J[rows[r0 + i], l] * E[l, cols[f0 + a]]
                 Jf[i, a] = s
-        u, sv, vt = np.linalg.svd(Jf, full_matrices=False)
+        u, sv, vt = small_svd(Jf) if mp >= nf else np.linalg.svd(Jf, full_matrices=False)
         cut = SINGULAR_S * max(sv[0], 1.0)
         conds[k] = np.inf if sv.shape[0] < nf or sv[-1] <= cut else sv[0] / sv[-1]
         pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
@@ -426,7 +477,13 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
                 for l in range(nq):
                     s += J[rows[r0 + i], l] * E[l, j]
                 JEa[i, j] = s
-        X = pinv @ JEa
+        X = np.empty((nf, na))  # J_f^+ J_p E_a
+        for a in range(nf):
+            for j in range(na):
+                v = 0.0
+                for i in range(mp):
+                    v += pinv[a, i] * JEa[i, j]
+                X[a, j] = v
         for i in range(nq):
             for a in range(nf):
                 e = E[i, cols[f0 + a]]
