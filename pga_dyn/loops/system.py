@@ -18,7 +18,11 @@ fixed by the actuated coordinates q_a; the passive ones follow from the constrai
   (eq. 52), Y_a = G^T Y_tree. A robot with couplings and no loops has q_f empty: q = E q_a + e0
   and G = E_a is constant, exact at any ratio and over any range.
 
-Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (samples, nq, n_a).
+Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (samples, nq, n_a),
+each from the reference; compiled: :meth:`Constraints.record` (a record, each sample from the
+previous one: :func:`pga_dyn.loops.parts.record_kernel`) and :meth:`Constraints.project_all`
+(:func:`pga_dyn.loops.parts.project_kernel`), whose readable twins are :meth:`Constraints.complete`
+and :meth:`Constraints.project` applied sample by sample.
 """
 
 from __future__ import annotations
