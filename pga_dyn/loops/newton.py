@@ -699,7 +699,7 @@ def next_point(
         step,
         tol,
         max_iter,
-        True,
+        np.bool_(True),  # not a numba literal: one compiled _correct
         np.empty(nq),
         T,
         S,
