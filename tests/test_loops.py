@@ -823,14 +823,16 @@ def test_compiled_record_and_projection_equal_their_twins(name):
 
 def test_small_svd_equals_numpy():
     """pga_dyn.loops.parts.small_svd (one-sided Jacobi) against its twin numpy.linalg.svd: the
-    singular values, and the pseudo-inverse they give, on matrices of every shape the parts have
-    (m >= n) with condition numbers up to 1e6."""
+    singular values, and the pseudo-inverse they give, on matrices of the shapes of the parts' J_f
+    (also fewer rows than columns) with condition numbers up to 1e6."""
     from pga_dyn.loops.parts import small_svd
 
     rng = np.random.default_rng(0)
-    for shape in [(7, 5), (6, 6), (12, 5), (3, 2), (5, 1), (18, 12)]:
+    for shape in [(7, 5), (6, 6), (12, 5), (3, 2), (5, 1), (18, 12), (2, 5), (1, 3)]:
         for _ in range(20):
             A = rng.standard_normal(shape) * np.logspace(0, -rng.uniform(0, 6), shape[1])
+            if shape[0] < shape[1]:
+                A = rng.standard_normal(shape[::-1]).T * np.logspace(0, -rng.uniform(0, 6), shape[0])[:, None]
             u, s, vt = small_svd(A)
             np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False), rtol=0, atol=1e-13 * s[0])
             np.testing.assert_allclose(u * s @ vt, A, rtol=0, atol=1e-13 * s[0])

@@ -381,11 +381,21 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
 
 @njit(cache=True)
 def small_svd(A):
-    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), m >= n, by one-sided Jacobi
-    rotations of its columns (Hestenes): U (m, n), s (n,) descending, V^T (n, n); twin:
-    ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up to the signs of the singular
-    vectors, and s to a few units of round-off relative to each value). Columns of U of zero
-    singular values are zero."""
+    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
+    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`_jacobi_svd`) of the columns of
+    A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
+    to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
+    if A.shape[0] >= A.shape[1]:
+        return _jacobi_svd(A)
+    u, s, vt = _jacobi_svd(np.ascontiguousarray(A.T))
+    return np.ascontiguousarray(vt.T), s, np.ascontiguousarray(u.T)
+
+
+@njit(cache=True)
+def _jacobi_svd(A):
+    """:func:`small_svd` of A (m, n), m >= n: one-sided Jacobi (Hestenes) on its columns until no
+    pair has a cosine above 1e-16; U (m, n), s (n,), V^T (n, n). Columns of U of zero singular
+    values are zero."""
     m, n = A.shape
     U, V = A.copy(), np.eye(n)
     for _ in range(60):
@@ -458,7 +468,7 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
                 for l in range(nq):
                     s += J[rows[r0 + i], l] * E[l, cols[f0 + a]]
                 Jf[i, a] = s
-        u, sv, vt = small_svd(Jf) if mp >= nf else np.linalg.svd(Jf, full_matrices=False)
+        u, sv, vt = small_svd(Jf)
         cut = SINGULAR_S * max(sv[0], 1.0)
         conds[k] = np.inf if sv.shape[0] < nf or sv[-1] <= cut else sv[0] / sv[-1]
         pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
