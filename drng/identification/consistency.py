@@ -230,8 +230,9 @@ class ConsistentProblem:
     non-negative numbers (the mass bounds, the extents tr(Q_b N_b) >= PSD_MARGIN, the friction and
     armature terms >= 0) and in one PSD triangle cone per body (N_b(theta_0 + sigma_0 z) -
     PSD_MARGIN 1, linear in z: N_b = N_b(theta_0) + sum_k sigma_0k z_k B_k, B_k =
-    :data:`~.physics.PSEUDO_BASIS`). ``inaccurate``: a solution the solver calls almost solved is
-    accepted when it passes the checks of :meth:`solve` (the cross-validation's folds)."""
+    :data:`~.physics.PSEUDO_BASIS`). A solution the solver calls almost solved (its reduced
+    tolerances met) is accepted when it passes the checks of :meth:`solve`, and said so
+    (:attr:`status`)."""
 
     def __init__(
         self,
@@ -241,13 +242,12 @@ class ConsistentProblem:
         mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
         extent: float | None = EXTENT_FACTOR,
         ellipsoids: dict | None = None,
-        inaccurate: bool = False,
     ) -> None:
         if solver.upper() != "CLARABEL":
             raise PgaDynError(f"the consistent estimate is solved by Clarabel, got solver {solver!r}")
         self.clarabel = optional("clarabel", "the physically consistent estimate")
         self.sparse = optional("scipy.sparse", "the physically consistent estimate")
-        self.model, self.solver, self.inaccurate = model, "CLARABEL", inaccurate
+        self.model, self.solver, self.status = model, "CLARABEL", ""
         self.theta0, self.sigma0 = theta0, sigma0 = check_prior(model, prior)
         self.bounds = body_bounds(model.robot, mass_bounds, extent, ellipsoids)
         nphi, size = model.base.K.shape[1], theta0.size
@@ -310,8 +310,9 @@ class ConsistentProblem:
         except Exception as exc:  # noqa: BLE001 - the solver's own errors, named in the message
             raise PgaDynError(f"the consistent estimate: solver {solver} failed: {exc}") from None
         status = str(found.status)
-        if not (status == "Solved" or (self.inaccurate and status == "AlmostSolved")):
+        if status not in ("Solved", "AlmostSolved"):
             raise PgaDynError(f"the consistent estimate: solver {solver} ended with status '{status}'")
+        self.status = status
         theta_hat = self.theta0 + self.sigma0 * np.asarray(found.x)[:-1]
         nphi = model.base.K.shape[1]
         eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
@@ -360,4 +361,5 @@ def consistent_estimate(
     theta_hat = problem.solve(est.beta, est.information())
     nphi = model.base.K.shape[1]
     eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
+    solver = problem.solver + (", almost solved: its reduced tolerances" if problem.status == "AlmostSolved" else "")
     return ConsistentEstimate(model, theta_hat, model.K @ theta_hat, None, "consistent", eig, solver, problem.bounds)

@@ -323,11 +323,7 @@ def select(
         G, *_ = stepped if model.has_steps else every
         betas, note = [], ""
         try:
-            problem = (
-                ConsistentProblem(model, theta_prior, **(bounds or {}), inaccurate=True)
-                if name == "consistent"
-                else None
-            )
+            problem = ConsistentProblem(model, theta_prior, **(bounds or {})) if name == "consistent" else None
             for k, (beta, weights) in enumerate(wls_fits):
                 train = np.arange(len(folds_)) != k
                 gram = G[train].sum(0)[:, cols][:, :, cols]
