@@ -259,7 +259,8 @@ def select(
     :func:`~drng.identification.consistency.consistent_estimate`) for MAP and the consistent
     estimate; ``states`` the pga-dyn states of ``data`` when the caller has them. Returns
     (:class:`Selection`, the chosen :class:`~drng.identification.model.IdentificationModel` with
-    its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``)."""
+    its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``, the
+    states of ``data``)."""
     from .consistency import ConsistentProblem
     from .estimation import default_prior, estimate
 
@@ -319,7 +320,7 @@ def select(
             continue
         if full is None:
             full = estimate(model, data, states=states, regressor=W[:, :, cols])
-            theta_prior = default_prior(full.model, data, relative=prior_std) if prior is None else prior
+            theta_prior = default_prior(full.model, data, relative=prior_std, states=states) if prior is None else prior
         G, *_ = stepped if model.has_steps else every
         betas, note = [], ""
         try:
@@ -357,4 +358,5 @@ def select(
         ),
         model,
         W[:, :, cols],
+        states,
     )
