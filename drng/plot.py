@@ -1,4 +1,4 @@
-"""Pictures of a robot and of what DRNG finds on it (matplotlib: ``pip install 'pga-dyn[plot]'``).
+"""Pictures of a robot and of what DRNG finds on it (matplotlib: the extra ``plot``, ``pip install '.[plot]'``).
 
 * :func:`plot_robot` - the robot at q0: bodies as segments between their joints, joint axes,
   loop joints, and the joints whose nullspace vectors come from each principle (the

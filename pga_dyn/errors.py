@@ -34,4 +34,6 @@ def optional(module: str, what: str, extra: str = "identify") -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError:
-        raise PgaDynError(f"{what} needs {module.split('.')[0]}: pip install 'pga-dyn[{extra}]'") from None
+        raise PgaDynError(
+            f"{what} needs {module.split('.')[0]}: pip install '.[{extra}]' in pga-dyn's checkout"
+        ) from None

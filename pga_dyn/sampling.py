@@ -102,10 +102,7 @@ def projected_states(robot: Robot, q: np.ndarray, q_a: np.ndarray, qd_a: np.ndar
         return States(
             robot, q, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, np.repeat(Ea[None], ns, axis=0), np.ones(ns), ns, 0
         )
-    QD, QDD, G, cond = np.empty(q.shape), np.empty(q.shape), np.empty((ns, q.shape[1], na)), np.empty(ns)
-    for s in range(ns):
-        QD[s], QDD[s], G[s], conds = con.project(q[s], qd_a[s], qdd_a[s])
-        cond[s] = conds.max() if len(conds) else 1.0
+    QD, QDD, G, cond = con.project_all(q, qd_a, qdd_a)
     return States(robot, q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
 
 
@@ -216,34 +213,32 @@ def passive_measurements(
 
 
 def _along_record(robot: Robot, t, q_a, qd_a, qdd_a, limit: float, where: str) -> States:
-    """The states of :func:`record_states` for a robot with loop joints, assembled by continuation."""
+    """The states of :func:`record_states` for a robot with loop joints, assembled by continuation
+    (compiled: :meth:`pga_dyn.loops.system.Constraints.record`, each sample as
+    :meth:`~pga_dyn.loops.system.Constraints.complete` with ``regular=True`` from the previous one,
+    or from the reference where t does not increase)."""
     con = constraints(robot)
-    ns, nq, na = q_a.shape[0], robot.nq, len(robot.actuated)
-    Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
-    G, cond = np.empty((ns, nq, na)), np.empty(ns)
-    for s in range(ns):
-        first = s == 0 or t[s] <= t[s - 1]
-        try:
-            Q[s], QD[s], QDD[s], G[s], cond[s] = con.complete(
-                q_a[s], qd_a[s], qdd_a[s], None if first else Q[s - 1], regular=True
-            )
-        except PgaDynError as exc:
-            leg = (
-                "from the reference configuration along a regular path"
-                if first
-                else f"from the previous sample (t = {t[s - 1]:.6g} s) in the model's assembly mode"
-            )
-            raise PgaDynError(
-                f"{where}: t = {t[s]:.6g} s (sample {s}): the record leaves the assembly mode of the "
-                f"model: this sample is not reached {leg}: {exc}"
-            ) from None
-        if cond[s] >= limit:
+    first = np.ones(len(t), dtype=bool)
+    first[1:] = t[1:] <= t[:-1]
+    Q, QD, QDD, G, cond, refused = con.record(q_a, qd_a, qdd_a, first, limit)
+    if refused is not None:
+        s, exc = refused
+        if exc is None:
             raise PgaDynError(
                 f"{where}: t = {t[s]:.6g} s (sample {s}): cond(J_p) = {cond[s]:.3g} reaches the limit "
                 f"{limit:.3g}: the record comes so close to a singular configuration that it cannot "
                 "tell the model's assembly mode from another"
             )
-    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0, limit)
+        leg = (
+            "from the reference configuration along a regular path"
+            if first[s]
+            else f"from the previous sample (t = {t[s - 1]:.6g} s) in the model's assembly mode"
+        )
+        raise PgaDynError(
+            f"{where}: t = {t[s]:.6g} s (sample {s}): the record leaves the assembly mode of the "
+            f"model: this sample is not reached {leg}: {exc}"
+        )
+    return States(robot, Q, QD, QDD, q_a, qd_a, qdd_a, G, cond, len(t), 0, limit)
 
 
 def _check_passive(robot: Robot, q, measured: dict, t, tol: float, where: str) -> None:

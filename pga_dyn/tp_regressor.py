@@ -276,7 +276,8 @@ def actuated_regressor(
     block = (n, 4, 4) if want_tensor else (10 * n,)
     result = output_array((ns, na, *block), out)
     if robot.constrained:
-        np.einsum("skj,sk...->sj...", G, tree_regressor(robot, Q, QD, QDD, want_tensor), out=result)
+        tree = tree_regressor(robot, Q, QD, QDD, want_tensor).reshape(ns, robot.nq, -1)
+        np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T Y (BLAS)
     elif want_tensor:
         result[...] = tree_regressor(robot, Q, QD, QDD, True)
     else:

@@ -1,6 +1,7 @@
 """Robot descriptions for pga-dyn: the built-in models and the readers of robot files.
 
-* :func:`load` builds a built-in robot by name (see :func:`available`);
+* :func:`load` builds a built-in robot by name (see :func:`available`; :func:`data_path` its
+  file, :func:`builtin_source` where its inertial parameters come from);
 * :func:`load_file` reads any robot file, by its root element: URDF / URDF+, Extended URDF +
   YAML (a YAML given, or beside the URDF), MJCF;
 * :func:`load_urdf` reads a URDF or URDF+ file, :func:`parse_urdf` reads URDF text;
@@ -50,6 +51,7 @@ __all__ = [
     "load",
     "available",
     "data_path",
+    "builtin_source",
     "load_file",
     "load_urdf",
     "parse_urdf",
@@ -65,20 +67,21 @@ __all__ = [
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
-#: Built-in models: name -> (file in robots/data, floating base by default).
+#: Built-in models: name -> (file in robots/data, floating base by default, where its inertial
+#: parameters come from: the file's header says more).
 _BUILTIN = {
-    "puma560": ("puma560.urdf", False),
-    "go2": ("go2.urdf", True),
-    "2rru_1rrs": ("2rru_1rrs.urdf", False),
-    "2prs_1psr": ("2prs_1psr.urdf", False),
-    "five_bar": ("five_bar.urdf", False),
-    "3rrr": ("3rrr.urdf", False),
-    "3prs": ("3prs.urdf", False),
-    "6ups": ("6ups.urdf", False),
-    "3ups_1up": ("3ups_1up.urdf", False),
-    "delta": ("delta.urdf", False),
-    "6sps": ("6sps.urdf", False),
-    "parallelogram": ("parallelogram.urdf", False),
+    "puma560": ("puma560.urdf", False, "Corke and Armstrong-Helouvry's published table, ICRA 1994"),
+    "go2": ("go2.urdf", True, "Unitree's go2_description, as in example-robot-data"),
+    "2rru_1rrs": ("2rru_1rrs.urdf", False, "pga-dyn's own choice for the machine of Xu, Chai and Ding 2023"),
+    "2prs_1psr": ("2prs_1psr.urdf", False, "pga-dyn's own choice for the machine of Shi, Zhang and Ding 2023"),
+    "five_bar": ("five_bar.urdf", False, "tests/make_pkms.py"),
+    "3rrr": ("3rrr.urdf", False, "tests/make_pkms.py"),
+    "3prs": ("3prs.urdf", False, "tests/make_pkms.py"),
+    "6ups": ("6ups.urdf", False, "tests/make_pkms.py"),
+    "3ups_1up": ("3ups_1up.urdf", False, "tests/make_pkms.py"),
+    "delta": ("delta.urdf", False, "tests/make_pkms.py"),
+    "6sps": ("6sps.urdf", False, "tests/make_pkms.py"),
+    "parallelogram": ("parallelogram.urdf", False, "tests/make_pkms.py"),
 }
 
 
@@ -99,6 +102,18 @@ def data_path(name: str) -> str:
     return os.path.join(_DATA, _entry(name)[0])
 
 
+def builtin_source(path: os.PathLike | str | None) -> str | None:
+    """Where the inertial parameters of the built-in robot whose file is ``path`` come from (e.g.
+    ``puma560``: the published table of Corke and Armstrong-Helouvry), or None when ``path`` is
+    not a built-in robot's file (a user's file, even a copy of one)."""
+    if path is None:
+        return None
+    for filename, _, source in _BUILTIN.values():
+        if os.path.abspath(path) == os.path.join(_DATA, filename):
+            return source
+    return None
+
+
 def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
     """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
@@ -112,7 +127,7 @@ def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = 
     gravity : array_like (3,)
         The gravity vector in the world frame (m/s^2).
     """
-    filename, floating_default = _entry(name)
+    filename, floating_default, _ = _entry(name)
     floating = floating_default if floating_base is None else bool(floating_base)
     return load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity)
 

@@ -60,7 +60,7 @@ def _read_yaml(path: str) -> dict:
     try:
         import yaml
     except ImportError:
-        raise PgaDynError(f"{path}: reading YAML needs PyYAML: pip install 'pga-dyn[yaml]'") from None
+        raise PgaDynError(f"{path}: reading YAML needs PyYAML: pip install '.[yaml]' in pga-dyn's checkout") from None
     try:
         content = yaml.safe_load(read_text(path))
     except yaml.YAMLError as exc:

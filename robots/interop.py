@@ -1,6 +1,6 @@
 """Pinocchio models in and out of pga-dyn: :func:`from_pinocchio` and :func:`to_pinocchio`.
 
-Both need the optional extra ``pinocchio`` (``pip install 'pga-dyn[pinocchio]'``); without it they
+Both need the optional extra ``pinocchio`` (``pip install '.[pinocchio]'``); without it they
 raise a :class:`~pga_dyn.errors.PgaDynError` that says so. Importing this module imports neither
 Pinocchio nor the compiled kernels.
 

@@ -309,6 +309,82 @@ def test_analyze_several_robots_bad_arguments(capsys):
     assert "--jobs must be a positive number" in capsys.readouterr().err
 
 
+def test_an_output_file_that_exists_is_refused_without_force(tmp_path, capsys):
+    """Every output option (-o, --csv, --coefficients, the file of --controller-rate, --plot) refuses
+    a file that exists, naming it and --force, before any work (no other output is written) and
+    leaves it as it was; --force overwrites it; an input file is refused even with --force."""
+    import robots
+    from drng.identification import random_excitation
+
+    traj, data = tmp_path / "traj.csv", tmp_path / "data.csv"
+    random_excitation(robots.load("puma560"), duration=1, rate=50, period=1, seed=0).trajectory.write(traj)
+    assert main(["simulate", "puma560", str(traj), "-o", str(data), "--viscous", "0.5"]) == 0
+    capsys.readouterr()
+    taken, fresh = tmp_path / "taken.json", tmp_path / "fresh.csv"
+    taken.write_text("mine")
+    excite = ["excite", "puma560", "--duration", "1", "--rate", "50", "--period", "1", "--iterations", "1"]
+    refused = [
+        ["plot", "puma560", "-o", taken],
+        ["base", "puma560", "--csv", taken],
+        [*excite, "-o", taken],
+        [*excite, "-o", fresh, "--coefficients", taken],
+        ["simulate", "puma560", traj, "-o", taken],
+        ["identify", "puma560", data, "--consistent", "-o", taken],
+        ["identify", "puma560", data, "--plot", taken],
+    ]
+    for argv in refused:
+        assert main([str(a) for a in argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err == f"pga-dyn: error: {taken}: the file exists; give --force to overwrite it\n", (argv, err)
+        assert taken.read_text() == "mine" and not fresh.exists(), argv
+    controller = tmp_path / "fresh_25Hz.csv"
+    controller.write_text("mine")
+    assert main([*excite, "-o", str(fresh), "--controller-rate", "25"]) == 2
+    assert f"{controller}: the file exists; give --force" in capsys.readouterr().err and not fresh.exists()
+
+    assert main(["base", "puma560", "--csv", str(taken), "--force"]) == 0
+    assert taken.read_text().startswith("name,leading,body,value,expression")
+    assert main([*excite, "-o", str(fresh), "--controller-rate", "25", "--coefficients", str(taken), "--force"]) == 0
+    assert json.loads(taken.read_text()) and len(controller.read_text().splitlines()) == 1 + 25
+    assert main(["simulate", "puma560", str(traj), "-o", str(data), "--viscous", "0.5", "--force"]) == 0
+    assert main(["simulate", "puma560", str(traj), "-o", str(traj), "--force"]) == 2
+    assert "this is an input file" in capsys.readouterr().err
+
+
+def test_a_built_in_model_warns_in_one_short_line_a_users_file_in_full(tmp_path, capsys):
+    """The built-in puma560 is not physically consistent as published (its header: link 1 has
+    mass 0 and an inertia; link 3's principal moments 0.0125 + 0.066 < 0.086): simulate and
+    identify say so once, in at most two 80-column lines naming the bodies and the publication.
+    A user's copy of the same file is warned about in full, every violation and the file named;
+    a consistent built-in (five_bar) is not warned about."""
+    import robots
+    from drng.identification import random_excitation
+
+    header = open(robots.data_path("puma560"), encoding="utf-8").read().split("-->")[0]
+    assert "Corke and B. Armstrong-Helouvry" in header and "ICRA 1994" in header
+    assert 0.0125 + 0.066 < 0.086
+    traj, data = tmp_path / "traj.csv", tmp_path / "data.csv"
+    random_excitation(robots.load("puma560"), duration=1, rate=50, period=1, seed=0).trajectory.write(traj)
+    for argv in (["simulate", "puma560", str(traj), "-o", str(data)], ["identify", "puma560", str(data)]):
+        assert main(argv) == 0, argv
+        err = capsys.readouterr().err
+        (line,) = [line for line in err.splitlines() if "warning" in line]
+        assert line.startswith("pga-dyn: warning: puma560: not physically consistent in its source ("), line
+        assert line.endswith("): link1, link3; used as given") and len(line) <= 160, line
+        assert "Corke and Armstrong-Helouvry" in line and "1994" in line, line
+
+    copy = tmp_path / "my_puma.urdf"
+    copy.write_text(open(robots.data_path("puma560"), encoding="utf-8").read())
+    assert main(["simulate", str(copy), str(traj), "-o", str(tmp_path / "mine.csv")]) == 0
+    (line,) = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert line.startswith(f"pga-dyn: warning: {copy}: the model's inertial parameters are not physically consistent")
+    assert "link1: mass 0 kg is not positive" in line and "0.0125 + 0.066 < 0.086" in line and "Corke" not in line
+
+    random_excitation(robots.load("five_bar"), duration=1, rate=50, period=1, seed=0).trajectory.write(traj)
+    assert main(["simulate", "five_bar", str(traj), "-o", str(tmp_path / "five_bar.csv")]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 def test_reference_option(capsys, tmp_path):
     """--reference NAME=VALUE,... or a file of such lines: the loops are closed from there (a
     regular configuration of the parallelogram: one branch, no warning), said by info; a name that

@@ -1,4 +1,5 @@
-"""Every ```python block of the README and of docs/*.md runs (blocks of one file share a namespace)."""
+"""Every ```python block of the README and of docs/*.md runs: each README block alone (a reader
+copies one), the blocks of a docs page in one namespace (a page is read from the top)."""
 
 import pathlib
 import re
@@ -17,6 +18,8 @@ def blocks(path):
 def test_examples_run(path, capsys):
     namespace = {"__name__": f"doc_{path.stem}"}
     for k, code in enumerate(blocks(path)):
+        if path.name == "README.md":
+            namespace = {"__name__": f"doc_{path.stem}_{k}"}
         exec(compile(code, f"{path.name}[block {k}]", "exec"), namespace)
 
 

@@ -6,7 +6,6 @@ Pinocchio's own MJCF parser; unsupported elements are refused by name."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import warnings
 
@@ -24,6 +23,7 @@ import pga_dyn  # noqa: E402
 import pga_dyn.loops  # noqa: E402
 import pga_dyn.sampling  # noqa: E402
 import robots  # noqa: E402
+from pga_dyn.cli import main  # noqa: E402
 from pga_dyn.errors import PgaDynError, PgaDynWarning  # noqa: E402
 from pga_dyn.kinematics import initial_poses  # noqa: E402
 
@@ -315,27 +315,21 @@ def test_extended_urdf_joint_types_and_an_explicit_yaml(tmp_path):
     assert robot.actuated_names == ("crank_joint",)
 
 
-def test_cli_analyzes_every_format(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def test_cli_analyzes_every_format(tmp_path, capsys):
+    """The command (in this process: tests/test_cli.py runs ``python -m pga_dyn.cli`` itself)."""
     for path in paths("four_bar"):
-        run = subprocess.run(
-            [sys.executable, "-m", "pga_dyn.cli", "analyze", path], capture_output=True, text=True, env=env
-        )
-        assert run.returncode == 0, run.stderr
-        assert "26" in run.stdout and "certified" in run.stdout.lower()
+        code = main(["analyze", path])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert "26" in out and "certified" in out.lower()
     urdf = write(tmp_path, "tree.urdf", files()["four_bar/robot.urdf"])
     yaml = write(tmp_path, "other.yaml", files()["four_bar/robot.yaml"])
-    run = subprocess.run(
-        [sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", yaml], capture_output=True, text=True, env=env
-    )
-    assert run.returncode == 0 and "pin_A__pin_B" in run.stdout, run.stderr
-    run = subprocess.run(
-        [sys.executable, "-m", "pga_dyn.cli", "info", urdf, "--yaml", "missing.yaml"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert run.returncode == 2 and "missing.yaml" in run.stderr and "Traceback" not in run.stderr
+    code = main(["info", urdf, "--yaml", yaml])
+    out, err = capsys.readouterr()
+    assert code == 0 and "pin_A__pin_B" in out, err
+    code = main(["info", urdf, "--yaml", "missing.yaml"])
+    err = capsys.readouterr().err
+    assert code == 2 and "missing.yaml" in err and "Traceback" not in err
 
 
 def test_fixtures_load_without_warnings():
@@ -432,18 +426,16 @@ def test_mjcf_joints_of_one_body_act_in_turn_as_pinocchio_reads_them(tmp_path):
         assert np.allclose(tau, pin.rnea(model, data, q, qd, qdd), atol=1e-12)
 
 
-def test_cli_takes_the_gravity_of_an_mjcf_file_unless_told(tmp_path):
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def test_cli_takes_the_gravity_of_an_mjcf_file_unless_told(tmp_path, capsys):
     text = files()["four_bar.xml"].replace(
         '<compiler angle="radian"/>', '<compiler angle="radian"/><option gravity="0 -9.81 0"/>'
     )
     path = write(tmp_path, "four_bar.xml", text)
     assert np.allclose(robots.load_file(path).gravity, (0, -9.81, 0))
     for extra, shown in (((), "(0, -9.81, 0)"), (("--gravity", "0", "0", "-9.81"), "(0, 0, -9.81)")):
-        run = subprocess.run(
-            [sys.executable, "-m", "pga_dyn.cli", "info", path, *extra], capture_output=True, text=True, env=env
-        )
-        assert run.returncode == 0 and f"gravity:     {shown}" in run.stdout, (run.stdout, run.stderr)
+        code = main(["info", path, *extra])
+        out, err = capsys.readouterr()
+        assert code == 0 and f"gravity:     {shown}" in out, (out, err)
 
 
 def test_load_file_reads_the_root_element_not_the_text(tmp_path):

@@ -340,6 +340,7 @@ def test_cli_smooth_coulomb_and_stribeck(tmp_path, capsys, puma):
     code, _, _ = run(
         ["simulate", "puma560", traj, "-o", data, "--viscous", 0.5, "--coulomb", 1.0, "--coulomb-speed", 0.05], capsys
     )
+    assert code == 0
     code, out, _ = run(
         ["identify", "puma560", data, "--friction", "viscous", "coulomb-tanh", "--coulomb-speed", 0.05, "--json"],
         capsys,
@@ -363,9 +364,11 @@ def test_cli_smooth_coulomb_and_stribeck(tmp_path, capsys, puma):
             1.5,
             "--stribeck-speed",
             0.1,
+            "--force",
         ],
         capsys,
     )
+    assert code == 0
     code, out, _ = run(["identify", "puma560", data, "--friction", "viscous", "stribeck", "--no-hold-out"], capsys)
     assert code == 0
     line = next(line for line in out.splitlines() if line.startswith("Stribeck speed:"))

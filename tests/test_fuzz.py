@@ -36,11 +36,26 @@ CHAIN = """<robot name="chain">
 </robot>"""
 
 
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+FUZZ = {"deadline": None, "derandomize": True, "suppress_health_check": list(HealthCheck)}
+
+
+@settings(max_examples=50, **FUZZ)
 @given(data=st.data())
 def test_fuzz_only_pga_dyn_errors_and_finite_results(data, tmp_path_factory):
     """Valid files and their mutations: every entry point answers with finite numbers or
     refuses with a PgaDynError; the CLI prints one message, no traceback."""
+    fuzz(data, tmp_path_factory)
+
+
+@pytest.mark.slow
+@settings(max_examples=300, **FUZZ)
+@given(data=st.data())
+def test_fuzz_300_cases(data, tmp_path_factory):
+    """The same on 300 cases."""
+    fuzz(data, tmp_path_factory)
+
+
+def fuzz(data, tmp_path_factory):
     content, floating, gravity, what = random_case(lambda options: data.draw(st.sampled_from(options)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PgaDynWarning)

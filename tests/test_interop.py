@@ -390,7 +390,9 @@ def test_refused_models():
 def test_without_pinocchio_the_error_names_the_extra(monkeypatch):
     robot = robots.load("puma560")
     monkeypatch.setitem(sys.modules, "pinocchio", None)  # import pinocchio raises ImportError
-    with pytest.raises(PgaDynError, match=r"robots.to_pinocchio needs pinocchio: pip install 'pga-dyn\[pinocchio\]'"):
+    with pytest.raises(
+        PgaDynError, match=r"robots.to_pinocchio needs pinocchio: pip install '\.\[pinocchio\]' in pga-dyn's checkout"
+    ):
         robots.to_pinocchio(robot)
     with pytest.raises(PgaDynError, match=r"robots.from_pinocchio needs pinocchio"):
         robots.from_pinocchio(None)

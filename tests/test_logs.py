@@ -641,5 +641,7 @@ def test_ros_bag_without_rosbags_or_file(tmp_path, monkeypatch):
     with pytest.raises(PgaDynError, match=r"absent.bag: cannot be read"):
         read_trajectory(PUMA, tmp_path / "absent.bag")
     monkeypatch.setitem(__import__("sys").modules, "rosbags.highlevel", None)  # as if not installed
-    with pytest.raises(PgaDynError, match=r"reading ROS bags needs rosbags: pip install 'pga-dyn\[logs\]'"):
+    with pytest.raises(
+        PgaDynError, match=r"reading ROS bags needs rosbags: pip install '\.\[logs\]' in pga-dyn's checkout"
+    ):
         read_trajectory(PUMA, tmp_path / "absent.bag")

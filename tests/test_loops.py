@@ -764,6 +764,7 @@ def planar_delta():
     return Robot("planar_delta", links, joints, loops=loops, gravity=(0.0, -9.81, 0.0))
 
 
+@pytest.mark.slow  # 300 samples over bifurcations and Pinocchio's rank of the planar Delta
 def test_samples_stay_on_the_branch_over_bifurcations():
     """The planar Delta's straight assembly paths cross bifurcations of its parallelograms, where
     Newton's corrector can land on the crossed branch with det(J_f) keeping its sign (before the
@@ -786,3 +787,55 @@ def test_samples_stay_on_the_branch_over_bifurcations():
     assert gap > 1e8
     result = drng.nullspace(robot)
     assert result.certified and result.dim == dim == 69
+
+
+@pytest.mark.parametrize("name", ["two_legs", "rsur", "six_bar", "2rru_1rrs", "2prs_1psr", "five_bar"])
+def test_compiled_record_and_projection_equal_their_twins(name):
+    """The compiled record (pga_dyn.loops.parts.record_kernel: each sample from the previous one,
+    Newton's one step from its Jacobian or the whole path) and projection (project_kernel) give the
+    states of their readable twins, Constraints.complete(regular=True) sample after sample and
+    Constraints.project, to the Newton tolerance; two independent parts, a held hip, spherical
+    joints among them."""
+    from pga_dyn.loops import constraints
+    from pga_dyn.sampling import projected_states, record_states
+
+    robot = load(name)
+    con = constraints(robot)
+    t = np.linspace(0.0, 1.0, 201)
+    w = 2 * np.pi * np.arange(1, con.na + 1)
+    q_a = con.z_ref[: con.na] + 0.05 * np.sin(np.outer(t, w))
+    qd_a, qdd_a = 0.05 * w * np.cos(np.outer(t, w)), -0.05 * w**2 * np.sin(np.outer(t, w))
+    states = record_states(robot, t, q_a, qd_a, qdd_a)
+    twin = [
+        con.complete(q_a[s], qd_a[s], qdd_a[s], None if s == 0 else states.q[s - 1], regular=True)
+        for s in range(len(t))
+    ]
+    for k, got in enumerate((states.q, states.qd, states.qdd, states.G, states.cond)):
+        expected = np.array([state[k] for state in twin])
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+    moved = states.q + 1e-3 * states.G[:, :, 0]  # not assembled: projected where it is
+    projected = projected_states(robot, moved, q_a, qd_a, qdd_a)
+    for s in range(0, len(t), 20):
+        qd, qdd, G, conds = con.project(moved[s], qd_a[s], qdd_a[s])
+        for got, expected in ((projected.qd[s], qd), (projected.qdd[s], qdd), (projected.G[s], G)):
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
+        assert projected.cond[s] == pytest.approx(conds.max(), rel=1e-12)
+
+
+def test_small_svd_equals_numpy():
+    """pga_dyn.loops.parts.small_svd (one-sided Jacobi) against its twin numpy.linalg.svd: the
+    singular values, and the pseudo-inverse they give, on matrices of the shapes of the parts' J_f
+    (also fewer rows than columns) with condition numbers up to 1e6."""
+    from pga_dyn.loops.parts import small_svd
+
+    rng = np.random.default_rng(0)
+    for shape in [(7, 5), (6, 6), (12, 5), (3, 2), (5, 1), (18, 12), (2, 5), (1, 3)]:
+        for _ in range(20):
+            A = rng.standard_normal(shape) * np.logspace(0, -rng.uniform(0, 6), shape[1])
+            if shape[0] < shape[1]:
+                A = rng.standard_normal(shape[::-1]).T * np.logspace(0, -rng.uniform(0, 6), shape[0])[:, None]
+            u, s, vt = small_svd(A)
+            np.testing.assert_allclose(s, np.linalg.svd(A, compute_uv=False), rtol=0, atol=1e-13 * s[0])
+            np.testing.assert_allclose(u * s @ vt, A, rtol=0, atol=1e-13 * s[0])
+            pinv = np.linalg.pinv(A)
+            np.testing.assert_allclose((vt.T / s) @ u.T, pinv, rtol=0, atol=1e-9 * np.abs(pinv).max())

@@ -188,7 +188,7 @@ def test_gravity_and_refusals():
 
 def test_a_missing_mujoco_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "mujoco", None)
-    with pytest.raises(PgaDynError, match=r"needs mujoco: pip install 'pga-dyn\[mjcf\]'"):
+    with pytest.raises(PgaDynError, match=r"needs mujoco: pip install '\.\[mjcf\]' in pga-dyn's checkout"):
         robots.parse_mjcf(ARM)
 
 

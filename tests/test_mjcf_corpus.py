@@ -21,13 +21,16 @@ REFUSED = {}
 COUPLED = {"manipulator.xml": 1, "quadruped.xml": 4, "stacker.xml": 1}
 #: A template whose bodies dm_control's Python adds: no moving body, nothing for Pinocchio to read.
 EMPTY = {"lqr.xml"}
+#: The largest model (75 bodies, about 2 s): slow (python -m pytest -m slow).
+SLOW = {"dog.xml"}
 
 
 def params(package):
     """The package's files, or one placeholder that the test skips when it is not installed."""
-    return [pytest.param(path, id=os.path.basename(path)) for path in corpus(package)] or [
-        pytest.param(None, id="not-installed")
-    ]
+    return [
+        pytest.param(path, id=name, marks=[pytest.mark.slow] if name in SLOW else [])
+        for path, name in ((path, os.path.basename(path)) for path in corpus(package))
+    ] or [pytest.param(None, id="not-installed")]
 
 
 def check(path, tmp_path):

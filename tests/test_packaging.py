@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 import pga_dyn
 import robots
 
@@ -100,6 +102,7 @@ def numba_cache_files(folder):
     }
 
 
+@pytest.mark.slow  # compiles every kernel into a new build (24-58 s on the project's machine)
 def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
     """setup.py's build step (what `pip install .` runs) compiles every kernel into the built
     packages' own __pycache__ (a NUMBA_CACHE_DIR of the builder's is not used; no .pyc files, the

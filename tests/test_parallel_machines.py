@@ -122,7 +122,9 @@ def test_closed_at_q0_with_the_actuated_mobility(name):
     assert sp[0] / sp[-1] < 30
 
 
-@each
+@pytest.mark.parametrize(
+    "name", [pytest.param(m, marks=pytest.mark.slow) if m == "delta" else m for m in sorted(MACHINES)]
+)  # the Delta: the longest (6sps has locked spins too)
 def test_nullspace_against_pinocchio(name):
     """Certified DRNG = drng's numerical method = Pinocchio's sampled rank (clean gaps)."""
     dim, spread = MACHINES[name][4], MACHINES[name][5]

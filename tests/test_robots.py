@@ -264,3 +264,18 @@ def test_lump_is_the_parallel_axis_sum():
     assert got.mass == pytest.approx(mass)
     np.testing.assert_allclose(got.com, com, atol=1e-12)
     np.testing.assert_allclose(got.inertia, inertia, atol=1e-12)
+
+
+def test_builtin_source_names_where_a_built_in_robot_comes_from(tmp_path):
+    """Every built-in robot's file has a source (the Puma's is the published table its header
+    cites); a copy of that file, a robot without a file and any other file have none."""
+    import shutil
+
+    sources = {name: robots.builtin_source(robots.data_path(name)) for name in robots.available()}
+    assert all(sources.values()), sources
+    header = open(robots.data_path("puma560"), encoding="utf-8").read().split("-->")[0]
+    assert "Armstrong-Helouvry" in header and "1994" in header
+    assert "Corke and Armstrong-Helouvry" in sources["puma560"] and "1994" in sources["puma560"]
+    copy = shutil.copy(robots.data_path("puma560"), tmp_path / "puma560.urdf")
+    assert robots.builtin_source(copy) is None and robots.builtin_source(None) is None
+    assert robots.builtin_source(robots.load("puma560").source) == sources["puma560"]

@@ -35,12 +35,12 @@ def test_the_terms_put_into_the_forces_are_chosen(puma):
     """Forces with viscous and Coulomb friction: the selection keeps both; without friction: none
     (every friction model predicts no better than the folds' scatter)."""
     robot, traj = puma
-    selection, model, _ = select(robot, measured(robot, traj, FRICTION), estimates=("wls",))
+    selection, model, _, _ = select(robot, measured(robot, traj, FRICTION), estimates=("wls",))
     assert {"viscous", "coulomb"} <= set(selection.chosen.friction)
     assert {term for term, _ in model.extras} >= {"viscous", "coulomb"}
     scores = {c.label: c.score for c in selection.terms}
     assert scores["no friction"] > 5 * min(scores.values())
-    selection, model, _ = select(robot, measured(robot, traj, {}), estimates=("wls",))
+    selection, model, _, _ = select(robot, measured(robot, traj, {}), estimates=("wls",))
     assert selection.chosen.friction == () and not selection.chosen.armature and model.extras == ()
 
 
@@ -49,7 +49,7 @@ def test_cross_validation_equals_refits_from_scratch(puma):
     without one block (numpy lstsq on the rows), predicting that block."""
     robot, traj = puma
     data = measured(robot, traj, FRICTION, seed=1)
-    selection, model, _ = select(robot, data, friction=("viscous", "coulomb"), armature=False, estimates=("ols",))
+    selection, model, _, _ = select(robot, data, friction=("viscous", "coulomb"), armature=False, estimates=("ols",))
     folds, by = blocks(data)
     assert by == "time" and len(folds) == FOLDS
     states = model.regressor  # W of the chosen model, the same columns for every fold

@@ -8,7 +8,8 @@ without it).
 * Every public name of the API reference has a summary line.
 
 The site is built once into a temporary folder (``mkdocs build --strict``, about 10 s), or read
-from ``$PGA_DYN_SITE`` when set (.ci/run builds the site once and points this test at it).
+from ``$PGA_DYN_SITE`` when set (.ci/run builds the site once and points this test at it). The
+tests of the built site are marked slow (``python -m pytest -m slow``); the others run by default.
 """
 
 from __future__ import annotations
@@ -57,10 +58,12 @@ def site(tmp_path_factory) -> pathlib.Path:
     return out
 
 
+@pytest.mark.slow  # builds the site (about 10 s) unless $PGA_DYN_SITE names one
 def test_no_raw_roles(site):
     assert raw_roles(site) == {}
 
 
+@pytest.mark.slow  # builds the site (about 10 s) unless $PGA_DYN_SITE names one
 def test_api_reference_has_tables_links_and_types(site):
     html = (site / "api" / "pga_dyn" / "index.html").read_text(encoding="utf-8")
     start = html.index('id="pga_dyn.sampling.sample_states"')
@@ -74,6 +77,7 @@ def test_api_reference_has_tables_links_and_types(site):
     assert "None, array_like (n_a, 2) or dict" in entry  # a docstring type as written
 
 
+@pytest.mark.slow  # builds the site (about 10 s) unless $PGA_DYN_SITE names one
 def test_notebook_page_shows_outputs(site):
     html = (site / "example" / "index.html").read_text(encoding="utf-8")
     assert len(re.findall(r"Out\[\d+\]", html)) >= 6

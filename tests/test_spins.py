@@ -225,6 +225,7 @@ def oracle_free(robot, motors):
     ]
 
 
+@pytest.mark.slow  # a 10-body Delta against Pinocchio; the rods' spins are checked fast on the RSSR and the leg
 def test_delta_with_ball_joints_locks_six_spins_and_equals_pinocchio(tmp_path):
     path, text, lines = delta(str(tmp_path))
     robot = robots.load_file(path)

@@ -11,9 +11,10 @@ Coulomb friction and the armature >= 0:
     s.t.      N_b(phi) >= PSD_MARGIN 1,  tr(Q_b N_b(phi)) >= PSD_MARGIN,
               m_lo,b <= m_b <= m_hi,b   (b = 1..n),   fv, fc, Ia >= 0,
 
-a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved with
-cvxpy (Clarabel): the optional extra ``pga-dyn[identify]``. Its base values K theta fit the data
-as well as the constraints allow; the directions the data do not see stay closest to the prior.
+a semidefinite program (linear matrix inequalities, since N_b is linear in phi), solved by
+Clarabel (:class:`ConsistentProblem`): the optional extra ``identify``. Its base values K theta
+fit the data as well as the constraints allow; the directions the data do not see stay closest
+to the prior.
 
 The extent bound tr(Q_b N_b) >= 0 (Wensing, Kim, Slotine 2018) says that the body's density lies
 inside the ellipsoid E_b of Q_b (:func:`~drng.identification.physics.ellipsoid_matrix`): by
@@ -31,7 +32,6 @@ first joint, regrouped into Izz1R) carry the prior's split and are marked so in 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -205,16 +205,34 @@ def identifiability(model: IdentificationModel) -> tuple:
     return tuple(notes)
 
 
+#: The rows (i, j) of a 4 x 4 symmetric matrix in Clarabel's PSD triangle cone: its upper
+#: triangle column by column, the off-diagonal entries times sqrt(2) (so that the cone's inner
+#: product is the matrices' trace inner product).
+TRIANGLE = tuple((i, j) for j in range(4) for i in range(j + 1))
+TRIANGLE_SCALE = np.array([1.0 if i == j else np.sqrt(2.0) for i, j in TRIANGLE])
+
+
+def triangle(N: np.ndarray) -> np.ndarray:
+    """The scaled upper triangle (10,) of a symmetric 4 x 4 matrix ``N`` (:data:`TRIANGLE`)."""
+    return np.array([N[i, j] for i, j in TRIANGLE]) * TRIANGLE_SCALE
+
+
 class ConsistentProblem:
     """The semidefinite program of :func:`consistent_estimate` for one ``model``, ``prior``
-    (theta_0, sigma_0) and bounds, built once (cvxpy with parameters) and solved for any estimate
-    of beta and its information (:meth:`solve`): the cross-validation of the model selection
-    solves it once per fold. With theta = theta_0 + sigma_0 z and the data term through the
-    Cholesky factor L of the information A (L^T L = A), the objective is
-    ||M z - d||^2 + ||z||^2, M = L K diag(sigma_0), d = L (beta - K theta_0). ``parametric``: M
-    and d are cvxpy parameters, the problem compiled once for every solve (a solution the solver
-    calls inaccurate is accepted when it passes the checks: the cross-validation's folds);
-    otherwise constants, the problem compiled at each solve (the estimate itself)."""
+    (theta_0, sigma_0) and bounds, its constraints built once and solved for any estimate of beta
+    and its information (:meth:`solve`): the cross-validation of the model selection solves it
+    once per fold. With theta = theta_0 + sigma_0 z and the data term through the Cholesky factor
+    L of the information A (L^T L = A), the objective is ||M z - d||^2 + ||z||^2 with
+    M = L K diag(sigma_0), d = L (beta - K theta_0), minimised as its square root t over (z, t)
+    with (t, M z - d, z) in a second-order cone (the same minimiser; a quadratic objective's large
+    constant d^T d would drown the objective in the solver's relative duality gap). Clarabel (the optional extra
+    ``identify``) takes it as it is: the constraints A z + s = b with s in the cone of
+    non-negative numbers (the mass bounds, the extents tr(Q_b N_b) >= PSD_MARGIN, the friction and
+    armature terms >= 0) and in one PSD triangle cone per body (N_b(theta_0 + sigma_0 z) -
+    PSD_MARGIN 1, linear in z: N_b = N_b(theta_0) + sum_k sigma_0k z_k B_k, B_k =
+    :data:`~.physics.PSEUDO_BASIS`). A solution the solver calls almost solved (its reduced
+    tolerances met) is accepted when it passes the checks of :meth:`solve`, and said so
+    (:attr:`status`)."""
 
     def __init__(
         self,
@@ -224,64 +242,78 @@ class ConsistentProblem:
         mass_bounds: tuple[float, float] | None = MASS_BOUNDS,
         extent: float | None = EXTENT_FACTOR,
         ellipsoids: dict | None = None,
-        parametric: bool = False,
-    ):
-        cp = optional("cvxpy", "the physically consistent estimate")
-        self.cp, self.model, self.solver = cp, model, solver
-        self.theta0, self.sigma0 = check_prior(model, prior)
+    ) -> None:
+        if solver.upper() != "CLARABEL":
+            raise PgaDynError(f"the consistent estimate is solved by Clarabel, got solver {solver!r}")
+        self.clarabel = optional("clarabel", "the physically consistent estimate")
+        self.sparse = optional("scipy.sparse", "the physically consistent estimate")
+        self.model, self.solver, self.status = model, "CLARABEL", ""
+        self.theta0, self.sigma0 = theta0, sigma0 = check_prior(model, prior)
         self.bounds = body_bounds(model.robot, mass_bounds, extent, ellipsoids)
-        theta0, sigma0 = self.theta0, self.sigma0
-        nphi = model.base.K.shape[1]
-        self.z = z = cp.Variable(theta0.size)
-        self.M = cp.Parameter((model.num_parameters, theta0.size)) if parametric else None
-        self.d = cp.Parameter(model.num_parameters) if parametric else None
-        theta = theta0 + cp.multiply(sigma0, z)
-        constraints = []
+        nphi, size = model.base.K.shape[1], theta0.size
+        rows, rhs, psd_rows, psd_rhs = [], [], [], []
+
+        def row(columns, values, bound):  # b - a^T z >= 0 with a nonzero at columns
+            r = np.zeros(size)
+            r[columns] = values
+            rows.append(-r)
+            rhs.append(bound)
+
         for b in range(nphi // 10):
-            cols = slice(10 * b, 10 * b + 10)
-            N = pseudo_inertia(theta0[cols]) + sum(
-                sigma0[10 * b + k] * z[10 * b + k] * PSEUDO_BASIS[k] for k in range(10)
-            )
-            constraints.append(N - PSD_MARGIN * np.eye(4) >> 0)
+            cols = np.arange(10 * b, 10 * b + 10)
             e = self.bounds.ellipsoids[b]
             if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
                 a = np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS)
-                constraints.append(a @ theta0[cols] + (a * sigma0[cols]) @ z[cols] >= PSD_MARGIN)
+                row(cols, a * sigma0[cols], a @ theta0[cols] - PSD_MARGIN)
             lo, hi = self.bounds.mass[b]
             if np.isfinite(lo):
-                constraints += [theta[10 * b] >= lo, theta[10 * b] <= hi]
+                row([10 * b], [sigma0[10 * b]], theta0[10 * b] - lo)
+                row([10 * b], [-sigma0[10 * b]], hi - theta0[10 * b])
+            block = np.zeros((len(TRIANGLE), size))
+            block[:, cols] = -np.array([triangle(sigma0[10 * b + k] * PSEUDO_BASIS[k]) for k in range(10)]).T
+            psd_rows.append(block)
+            psd_rhs.append(triangle(pseudo_inertia(theta0[cols]) - PSD_MARGIN * np.eye(4)))
         for k, (term, _) in enumerate(model.extras):
             if term in NONNEGATIVE:
-                constraints.append(theta[nphi + k] >= 0)
-        self.constraints = constraints
-        self.problem = None if not parametric else self.objective(self.M, self.d)
-
-    def objective(self, M, d):
-        """The problem with the data term ||M z - d||^2 (parameters or arrays)."""
-        cp = self.cp
-        return cp.Problem(cp.Minimize(cp.sum_squares(M @ self.z - d) + cp.sum_squares(self.z)), self.constraints)
+                row([nphi + k], [sigma0[nphi + k]], theta0[nphi + k])
+        self.A = self.sparse.csc_matrix(np.vstack([np.reshape(rows, (-1, size)), *psd_rows]))
+        self.b = np.concatenate([np.asarray(rhs, dtype=float), *psd_rhs])
+        self.cones = ([self.clarabel.NonnegativeConeT(len(rows))] if rows else []) + [
+            self.clarabel.PSDTriangleConeT(4) for _ in psd_rows
+        ]
 
     def solve(self, beta: np.ndarray, information: np.ndarray) -> np.ndarray:
         """theta (10 n + n_e,) of the estimate ``beta`` (p,) with ``information`` (p, p), checked:
         PgaDynError when the solver fails, or its answer has a pseudo-inertia eigenvalue below
         -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL (relative for the masses)."""
-        cp, model, solver, K = self.cp, self.model, self.solver, self.model.K
+        model, solver, K = self.model, self.solver, self.model.K
         L = np.linalg.cholesky(information).T
         M, d = L @ (K * self.sigma0), L @ (beta - K @ self.theta0)
-        if self.problem is None:
-            problem, accepted = self.objective(M, d), (cp.OPTIMAL,)
-        else:
-            self.M.value, self.d.value = M, d
-            problem, accepted = self.problem, (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
+        # minimise t over (z, t) with (t, M z - d, z) in a second-order cone: t = sqrt of the objective
+        n, sp = M.shape[1], self.sparse
+        cone = sp.vstack(
+            [
+                sp.csc_matrix(([-1.0], ([0], [n])), shape=(1, n + 1)),
+                sp.hstack([sp.csc_matrix(-M), sp.csc_matrix((len(d), 1))]),
+                sp.hstack([-sp.identity(n), sp.csc_matrix((n, 1))]),
+            ]
+        )
+        A = sp.vstack([sp.hstack([self.A, sp.csc_matrix((self.A.shape[0], 1))]), cone], format="csc")
+        b = np.concatenate([self.b, [0.0], -d, np.zeros(n)])
+        q = np.zeros(n + 1)
+        q[n] = 1.0
+        settings = self.clarabel.DefaultSettings()
+        settings.verbose = False
+        cones = [*self.cones, self.clarabel.SecondOrderConeT(1 + len(d) + n)]
         try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Solution may be inaccurate")
-                problem.solve(solver=solver)
-        except (cp.error.SolverError, ValueError) as exc:
+            found = self.clarabel.DefaultSolver(sp.csc_matrix((n + 1, n + 1)), q, A, b, cones, settings).solve()
+        except Exception as exc:  # noqa: BLE001 - the solver's own errors, named in the message
             raise PgaDynError(f"the consistent estimate: solver {solver} failed: {exc}") from None
-        if problem.status not in accepted or self.z.value is None:
-            raise PgaDynError(f"the consistent estimate: solver {solver} ended with status '{problem.status}'")
-        theta_hat = self.theta0 + self.sigma0 * self.z.value
+        status = str(found.status)
+        if status not in ("Solved", "AlmostSolved"):
+            raise PgaDynError(f"the consistent estimate: solver {solver} ended with status '{status}'")
+        self.status = status
+        theta_hat = self.theta0 + self.sigma0 * np.asarray(found.x)[:-1]
         nphi = model.base.K.shape[1]
         eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
         if eig.min() < -ACCEPT_TOL:
@@ -318,8 +350,8 @@ def consistent_estimate(
     :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
     (default :func:`~drng.identification.estimation.default_prior`), with the bounds of
     :func:`body_bounds` (``mass_bounds``, ``extent``, ``ellipsoids``; None: that bound off), by a
-    :class:`ConsistentProblem`. Returns a :class:`ConsistentEstimate`; PgaDynError when cvxpy is
-    not installed, the solver fails (an infeasible prior and bounds included), or its answer has a
+    :class:`ConsistentProblem`. Returns a :class:`ConsistentEstimate`; PgaDynError when Clarabel
+    is not installed, the solver fails (an infeasible prior and bounds included), or its answer has a
     pseudo-inertia eigenvalue below -ACCEPT_TOL or leaves a bound by more than ACCEPT_TOL
     (relative for the masses)."""
     model = est.model
@@ -329,4 +361,5 @@ def consistent_estimate(
     theta_hat = problem.solve(est.beta, est.information())
     nphi = model.base.K.shape[1]
     eig = pseudo_inertia_eigenvalues(theta_hat[:nphi])
+    solver = problem.solver + (", almost solved: its reduced tolerances" if problem.status == "AlmostSolved" else "")
     return ConsistentEstimate(model, theta_hat, model.K @ theta_hat, None, "consistent", eig, solver, problem.bounds)

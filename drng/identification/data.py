@@ -13,7 +13,7 @@ actuated coordinate ``NAME``, ``q_NAME`` and optionally ``qd_NAME``, ``qdd_NAME`
 ``tau_NAME`` or ``current_NAME`` (all of a kind or none). NPZ: arrays ``t`` (ns,), ``q`` and
 optionally ``qd``, ``qdd``, ``tau``, ``current`` (ns, n_a), and optionally ``names`` (the
 actuated coordinate names, checked against the robot's). ROS bags (ROS 1 ``.bag``, ROS 2
-``.db3``, ``.mcap`` or a rosbag2 folder; the optional extra ``pga-dyn[logs]``, the ``rosbags``
+``.db3``, ``.mcap`` or a rosbag2 folder; the optional extra ``logs``, the ``rosbags``
 package): the ``sensor_msgs/JointState`` messages of one topic read as the columns ``t``
 (seconds after the first header stamp), ``position_JOINT``, ``velocity_JOINT`` and
 ``effort_JOINT`` for the joint names JOINT of the messages, mapped by :data:`BAG_COLUMNS`.

@@ -64,6 +64,7 @@ from pga_dyn.errors import PgaDynError
 
 from .consistency import ConsistentEstimate, identifiability
 from .estimation import MIN_BLOCKS, WEIGHT_CEILING, autocorrelation, force_delay
+from .model import SIGN_FLOOR, SIGN_NOISE
 from .physics import violations
 from .selection import Selection
 from .signals import FLOOR_ORDER, MARGIN, PREFILTER, bandwidth, prefiltered, white_noise
@@ -498,8 +499,8 @@ def report_text(report: dict) -> list:
         f"estimate:         {report['method'].upper()} of {report['parameters']} parameters (base inertial"
         f"{' + ' + str(len(report['extras'])) + ' friction/armature' if report['extras'] else ''}); condition "
         f"number {report['condition_number']:.4g}; variance factor {report['variance_factor']:.3g}",
-        f"chosen:           {report['chosen'].upper()}"
-        + (f": {report['selection']['why']}" if "selection" in report else " (as asked)"),
+        "chosen:           "
+        + (report["selection"]["why"] if "selection" in report else f"{report['chosen'].upper()} (as asked)"),
         "noise std:        " + ", ".join(f"{s:.4g}" for s in report["noise_std"]),
         "weights:          "
         + ", ".join(f"{s:.3g}" for s in report["weights"]["relative"])
@@ -510,7 +511,7 @@ def report_text(report: dict) -> list:
         lines.append(
             "Coulomb smooth:   "
             + ", ".join(f"{v:.3g}" for v in report["sign_speed"])
-            + " (v_0 of tanh(qd / v_0): 10x the velocity's noise, at least 1e-3 of the top speed)"
+            + f" (v_0 of tanh(qd / v_0): {SIGN_NOISE:g}x the velocity's noise, at least {SIGN_FLOOR:g} of the top speed)"
         )
     if "coulomb_speed" in report:
         lines.append(
@@ -645,6 +646,7 @@ def diagnostics_text(checks: dict) -> list:
     lines.append(
         f"  force delay:    {found}"
         + (f"; the forces were advanced by {1e3 * delay['compensated']:.3g} ms" if delay["compensated"] else "")
+        + (f" ({delay['decision']})" if "compensated" in delay.get("decision", "") else "")
     )
     return lines
 
@@ -652,7 +654,7 @@ def diagnostics_text(checks: dict) -> list:
 def plot(est: Estimate, path: os.PathLike | str, data: Trajectory | None = None) -> str:
     """Measured and predicted forces of every actuated coordinate against time on ``data``
     (default the identification data), saved to ``path`` (PNG, SVG or PDF by its extension).
-    Needs matplotlib (the optional extra ``pga-dyn[plot]``)."""
+    Needs matplotlib (the optional extra ``plot``)."""
     from pga_dyn.errors import optional
 
     optional("matplotlib", "the plot", "plot").use("Agg")

@@ -575,10 +575,13 @@ def identify(
 
 
 # -- prior and MAP -----------------------------------------------------------------------------------
-def default_prior(model: IdentificationModel, data: Trajectory | None = None, relative: float = 0.5) -> tuple:
+def default_prior(
+    model: IdentificationModel, data: Trajectory | None = None, relative: float = 0.5, *, states: States | None = None
+) -> tuple:
     """(theta_0, sigma_0) of the default prior (module docstring): the model file's link-frame
     parameters and zero extra terms. ``data`` (with tau) scales the extra terms' deviations;
-    without it they are 1e3 (a flat prior in practice)."""
+    without it they are 1e3 (a flat prior in practice). ``states``: the pga-dyn states of
+    ``data`` when the caller has them."""
     import pga_dyn
 
     if not relative > 0:
@@ -590,7 +593,7 @@ def default_prior(model: IdentificationModel, data: Trajectory | None = None, re
     sigma_phi = relative * np.maximum(np.abs(phi0), floor[kinds])
     sigma_x = np.full(len(model.extras), 1e3)
     if data is not None and data.tau is not None and model.extras:
-        states = states_of(robot, data)
+        states = states_of(robot, data) if states is None else states
         D = model.extra_columns(states.qd_a, states.qdd_a, states.qd, states.G)
         rms_tau = np.sqrt(np.mean(data.tau**2, axis=0))
         for k in range(len(model.extras)):  # the coordinate the term moves most (passive terms: through G)

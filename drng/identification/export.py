@@ -38,6 +38,7 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.model import rewritten_source
 
 from .consistency import identifiability
+from .diagnostics import rre
 from .model import PASSIVE_TERMS
 from .physics import mass_properties, violations
 
@@ -350,9 +351,7 @@ class SavedModel(NamedTuple):
             "samples": len(aligned),
             "coordinates": list(data.names),
             "delay": self.delay,
-            "rre_%": (
-                100 * np.linalg.norm(aligned.tau - predicted, axis=0) / np.linalg.norm(aligned.tau, axis=0)
-            ).tolist(),
+            "rre_%": rre(aligned.tau, predicted).tolist(),
             "residual_rms": np.sqrt(np.mean((aligned.tau - predicted) ** 2, axis=0)).tolist(),
         }
 

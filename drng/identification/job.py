@@ -29,6 +29,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
+from ..result import one_blas_thread
 from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
 
     from .data import Trajectory
     from .estimation import Estimate, FullEstimate
@@ -118,6 +120,7 @@ class Identification:
         return report_text(self.report())
 
 
+@one_blas_thread
 def identify_log(
     robot: Robot,
     data: Trajectory,
@@ -153,7 +156,7 @@ def identify_log(
     common = {"passive_friction": passive_friction, "coulomb_speed": coulomb_speed}
     estimates = ESTIMATES if estimate_kind is None else (estimate_kind,)
     nonlinear = friction is not None and bool(set(friction_terms(friction)) & set(STRIBECK_TERMS))
-    shift, note, found, W = 0.0, "not checked", None, None
+    shift, note, found, W, states = 0.0, "not checked", None, None, None
     if delay is not None:
         model = identification_model(robot, friction or (), bool(armature), **common)
         data, test, shift = compensate(data, test, delay, model)
@@ -162,19 +165,19 @@ def identify_log(
     if not nonlinear:
         options = {"friction": friction, "armature": armature, "folds": folds, "bounds": bounds, **common}
         options["prior_std"] = prior_std
-        selection, model, W = select(robot, data, estimates=estimates, **options)
+        selection, model, W, states = select(robot, data, estimates=estimates, **options)
         if delay is None:
-            data, test, shift, note, selection, model, W, found = checked_delay(
-                robot, data, test, selection, model, W, estimates, options
+            data, test, shift, note, selection, model, W, states, found = checked_delay(
+                robot, data, test, selection, model, W, states, estimates, options
             )
-        est = estimate(model, data, weighted=selection.chosen.estimate != "ols", regressor=W)
+        est = estimate(model, data, weighted=selection.chosen.estimate != "ols", states=states, regressor=W)
         chosen = selection.chosen.estimate
     else:
         est = identify(robot, data, friction, bool(armature), weighted=estimate_kind != "ols", **common)
         chosen = "ols" if estimate_kind == "ols" else "wls" if estimate_kind in (None, "wls") else estimate_kind
     solution = None
     if chosen in ("map", "consistent") or full:  # a model file's parameters must be physical: consistent
-        prior = default_prior(est.model, data, relative=prior_std)
+        prior = default_prior(est.model, data, relative=prior_std, states=states)
         solution = map_estimate(est, prior) if chosen == "map" else consistent_estimate(est, prior, **(bounds or {}))
     fitted = None if W is None else W @ (est.beta if solution is None or chosen == est.method else solution.beta)
     return Identification(est, solution, chosen, selection, test, shift, note, fitted, found)
@@ -187,34 +190,36 @@ def checked_delay(
     selection: Selection,
     model: IdentificationModel,
     W: np.ndarray,
+    states: States,
     estimates: tuple,
     options: dict,
 ) -> tuple:
     """The force delay found with the chosen ``model`` on ``data``, compensated when it exceeds a
     sample step and lowers the chosen candidate's cross-validated error by more than
-    :data:`.selection.TIE`: (data, test, delay, note, selection, model, its regressor W, the delay
-    left in the returned data, or why none was found)."""
+    :data:`.selection.TIE`: (data, test, delay, note, selection, model, its regressor W, the
+    states of the data, the delay left in them, or why none was found)."""
     step = float(np.median(np.diff(data.t)))
     try:
         found = force_delay(model, data)[0]
     except PgaDynError as exc:
-        return data, test, 0.0, f"not compensated: {exc}", selection, model, W, str(exc)
+        return data, test, 0.0, f"not compensated: {exc}", selection, model, W, states, str(exc)
     if abs(found) <= step:
-        return data, test, 0.0, f"{1e3 * found:+.3g} ms found, within a sample step: none", selection, model, W, found
+        note = f"{1e3 * found:+.3g} ms found, within a sample step: none"
+        return data, test, 0.0, note, selection, model, W, states, found
     rounded = step * round(found / step)
     moved, moved_test, shift = compensate(data, test, rounded)
     chosen = selection.chosen
     fixed = {**options, "friction": chosen.friction, "armature": chosen.armature}
-    trial, trial_model, trial_W = select(robot, moved, estimates=(chosen.estimate,), **fixed)
+    trial, trial_model, trial_W, trial_states = select(robot, moved, estimates=(chosen.estimate,), **fixed)
     before, after = chosen.score, trial.chosen.score
     if after < before * (1 - TIE):
         trial = type(selection)(
             selection.terms, selection.estimates, trial.chosen, trial.folds, trial.by, selection.why
         )
         note = f"{1e3 * shift:+.3g} ms found and compensated: cross-validated RRE {before:.3g} % -> {after:.3g} %"
-        return moved, moved_test, shift, note, trial, trial_model, trial_W, found - shift
+        return moved, moved_test, shift, note, trial, trial_model, trial_W, trial_states, found - shift
     note = (
         f"{1e3 * shift:+.3g} ms found, not compensated: it does not lower the cross-validated RRE "
         f"({before:.3g} % -> {after:.3g} %)"
     )
-    return data, test, 0.0, note, selection, model, W, found
+    return data, test, 0.0, note, selection, model, W, states, found

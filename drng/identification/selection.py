@@ -10,7 +10,7 @@ residual error per coordinate j is
     CV-RRE_j = 100 sqrt(sum_k ||tau_kj - W_kj beta_(-k)||^2 / sum_k ||tau_kj||^2)   (%),
 
 k over the blocks, beta_(-k) the estimate without block k; the candidates are ranked by the
-mean of CV-RRE over the coordinates (:func:`score`), the same figure the report gives on
+mean of CV-RRE over the coordinates (:attr:`Candidate.score`), the same figure the report gives on
 held-out data. Two stages, each a table in the report:
 
 1. **Terms** (when the caller leaves them open): the friction models (none; viscous and
@@ -26,7 +26,7 @@ held-out data. Two stages, each a table in the report:
    in the prediction error.
 2. **Estimate**: for the chosen terms, WLS, OLS, MAP with the default prior
    (:func:`~drng.identification.estimation.map_estimate`) and the physically consistent
-   estimate (:func:`~drng.identification.consistency.consistent_estimate`, when cvxpy is
+   estimate (:func:`~drng.identification.consistency.consistent_estimate`, when Clarabel is
    installed), each fitted per fold the same way (MAP and consistent from the fold's WLS).
 
 The smallest score wins; a candidate within :data:`TIE` (or :data:`TIE_POINTS`) of the best and simpler (fewer
@@ -43,6 +43,7 @@ import numpy as np
 
 from pga_dyn.errors import PgaDynError
 
+from ..result import one_blas_thread
 from .estimation import WLS_ITERATIONS, WLS_RTOL, map_estimate, wls_weights
 from .model import identification_model, sign_speeds, sliding, states_of
 
@@ -89,6 +90,7 @@ class Candidate:
         return float("inf") if self.cv_rre is None else float(np.mean(self.cv_rre))
 
     def report(self) -> dict:
+        """The candidate as a JSON-ready dict (its figures None when it was not evaluated)."""
         return {
             "label": self.label,
             "friction": list(self.friction),
@@ -116,6 +118,7 @@ class Selection:
     why: str
 
     def report(self) -> dict:
+        """The selection as a JSON-ready dict: the folds, both stages' candidates, the choice and why."""
         return {
             "folds": len(self.folds),
             "by": self.by,
@@ -230,6 +233,7 @@ def preferred(candidates: list, order: tuple | None = None) -> Candidate:
     return min(tied, key=lambda c: (c.parameters, rank(c), c.score))
 
 
+@one_blas_thread
 def select(
     robot: Robot,
     data: Trajectory,
@@ -255,7 +259,8 @@ def select(
     :func:`~drng.identification.consistency.consistent_estimate`) for MAP and the consistent
     estimate; ``states`` the pga-dyn states of ``data`` when the caller has them. Returns
     (:class:`Selection`, the chosen :class:`~drng.identification.model.IdentificationModel` with
-    its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``)."""
+    its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``, the
+    states of ``data``)."""
     from .consistency import ConsistentProblem
     from .estimation import default_prior, estimate
 
@@ -315,15 +320,11 @@ def select(
             continue
         if full is None:
             full = estimate(model, data, states=states, regressor=W[:, :, cols])
-            theta_prior = default_prior(full.model, data, relative=prior_std) if prior is None else prior
+            theta_prior = default_prior(full.model, data, relative=prior_std, states=states) if prior is None else prior
         G, *_ = stepped if model.has_steps else every
         betas, note = [], ""
         try:
-            problem = (
-                ConsistentProblem(model, theta_prior, **(bounds or {}), parametric=True)
-                if name == "consistent"
-                else None
-            )
+            problem = ConsistentProblem(model, theta_prior, **(bounds or {})) if name == "consistent" else None
             for k, (beta, weights) in enumerate(wls_fits):
                 train = np.arange(len(folds_)) != k
                 gram = G[train].sum(0)[:, cols][:, :, cols]
@@ -357,4 +358,5 @@ def select(
         ),
         model,
         W[:, :, cols],
+        states,
     )

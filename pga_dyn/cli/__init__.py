@@ -6,15 +6,15 @@ drng and robots (docs/architecture.md).
                     [--certify | --no-certify] [--bounds JOINT LOWER UPPER ...] [--budget SECONDS]
                     [--per-parameter] [--json] [--jobs N]
     pga-dyn base ROBOT_OR_PATH [--floating | --fixed] [--gravity GX GY GZ] [--keep NAME ...]
-                 [--json] [--csv FILE]
+                 [--json] [--csv FILE] [--force]
     pga-dyn excite ROBOT_OR_PATH -o TRAJECTORY [--duration S] [--rate HZ] [--period S] [--harmonics L]
                    [--velocity V] [--acceleration A] [--bounds JOINT LOWER UPPER ...] [--friction [TERM ...]]
-                   [--armature] [--iterations N] [--seed N] [--json]
+                   [--armature] [--iterations N] [--seed N] [--json] [--force]
     pga-dyn simulate ROBOT_OR_PATH TRAJECTORY -o DATA [--noise FRACTION] [--viscous X] [--coulomb X]
-                     [--offset X] [--armature X] [--seed N]
-    pga-dyn plot ROBOT_OR_PATH -o FILE [--samples N] [--seed N]
+                     [--offset X] [--armature X] [--seed N] [--force]
+    pga-dyn plot ROBOT_OR_PATH -o FILE [--samples N] [--seed N] [--force]
     pga-dyn identify ROBOT_OR_PATH DATA [--friction [TERM ...]] [--armature] [--ols] [--consistent | --map]
-                     [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json]
+                     [--prior-std REL] [--test DATA] [-o URDF] [--plot FILE] [--json] [--force]
     pga-dyn compile
 
 ``info`` prints what pga-dyn made of a robot (``pga_dyn.info``): its bodies (with the URDF links
@@ -38,8 +38,10 @@ draws the robot, the sampled regressor's spectrum and the identifiability of eac
 first call: docs/performance.md, "Cold start"; with ``--reuse``, as the build step runs it, it
 takes what an earlier build of the same files compiled from the build cache). Every command takes ``--quiet`` (no progress bars;
 bars are drawn on stderr only when it is a terminal) and ``--yaml FILE``; ``pga-dyn --version``
-prints the version. ``--json`` prints the report of the library's result object (``.report()``);
-the text is its ``.text()``: the Python API and the command give the same figures.
+prints the version. A command writes a file (``-o``, ``--csv``, ``--coefficients``, ``--plot``)
+only if it does not exist, or with ``--force`` (never over one of its input files). ``--json``
+prints the report of the library's result object (``.report()``); the text is its ``.text()``:
+the Python API and the command give the same figures.
 
 Every problem with the input is reported as one line ``pga-dyn: error: <message>`` on
 stderr, with exit status 2. A command is a module of this package with ``register(subparsers)``

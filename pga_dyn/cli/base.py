@@ -25,6 +25,7 @@ def register(sub) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print K, names, expressions and values as JSON")
     parser.add_argument("--csv", metavar="FILE", help="also write the table to FILE as CSV")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -32,10 +33,11 @@ def run(args, out) -> int:
     import drng
 
     robot = common.robot(args)
+    csv = common.new_file(args.csv, robot.source, force=args.force) if args.csv else None
     base = drng.base_parameters(robot, keep=tuple(args.keep))
     report = base.report()
-    if args.csv:
-        write_csv(report, common.new_file(args.csv, robot.source))
+    if csv:
+        write_csv(report, csv)
     if args.json:
         common.print_json(report, out)
     else:

@@ -183,26 +183,35 @@ def friction(values):
     return tuple(values) or DEFAULT_FRICTION
 
 
-def new_file(path: str, *inputs: str) -> str:
-    """``path`` unless it is one of the input files (which pga-dyn never overwrites)."""
+def force_argument(parser) -> None:
+    """--force: the commands that write files overwrite an existing output file only with it."""
+    parser.add_argument("--force", action="store_true", help="overwrite output files that exist (never an input file)")
+
+
+def new_file(path: str, *inputs: str, force: bool = False) -> str:
+    """``path``, refused when it is an input file (never overwritten) or, without --force, a file that exists."""
     for source in inputs:
         if source and os.path.exists(path) and os.path.exists(source) and os.path.samefile(path, source):
             raise PgaDynError(f"{path}: this is an input file; write the output to a new file")
+    if os.path.exists(path) and not force:
+        raise PgaDynError(f"{path}: the file exists; give --force to overwrite it")
     return path
 
 
 def warn_model(robot) -> None:
-    """A warning naming every body whose parameters in the model file are not physical."""
+    """A warning of the model's non-physical inertial parameters: one line for a built-in robot, all for a file."""
+    import robots
     from drng.identification import model_violations
 
-    bad = model_violations(robot)
+    bad, source = model_violations(robot), robots.builtin_source(robot.source)
+    if bad and source:  # data the user did not write, used as given: its bodies and where it comes from
+        bodies = ", ".join(dict.fromkeys(v.body for v in bad))
+        message = f"{robot.name}: not physically consistent in its source ({source}): {bodies}; used as given"
+    elif bad:
+        message = f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
+        message += "; ".join(str(v) for v in bad)
     if bad:
-        warnings.warn(
-            f"{robot.source or robot.name}: the model's inertial parameters are not physically consistent: "
-            + "; ".join(str(v) for v in bad),
-            PgaDynWarning,
-            stacklevel=2,
-        )
+        warnings.warn(message, PgaDynWarning, stacklevel=2)
 
 
 def print_json(report, out) -> None:

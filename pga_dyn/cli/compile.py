@@ -46,10 +46,11 @@ def register(sub) -> None:
 def compile_kernels() -> list:
     """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
 
-    Runs the paths that reach each kernel on built-in robots: the DRNG kernel and the poses at
-    q0 (puma560), the sampled regressor, the certificate and the numerical baseline's pivoted
+    Runs the paths that reach each kernel on built-in robots: the DRNG kernel (puma560), the
+    tree kinematics and the sampled regressor, the certificate and the numerical baseline's pivoted
     QR (puma560), the loop
-    closure (2rru_1rrs: assembly, loop Jacobians and their motion), a single-state regressor.
+    closure (2rru_1rrs: assembly, loop Jacobians and their motion, a record assembled along itself
+    and projected), a single-state regressor.
     Each kernel has one signature (docs/performance.md), so what is compiled here is what every
     later call loads. The cache is numba's: ``__pycache__`` beside the sources when it is
     writable, else ``NUMBA_CACHE_DIR`` or the user's cache folder. ``pip install .`` runs this
@@ -64,13 +65,19 @@ def compile_kernels() -> list:
     import robots
 
     from .. import regressor
+    from ..loops import constraints
+    from ..sampling import projected_states, record_states
 
     tree = robots.load("puma560")
     drng.nullspace(tree, certify=True)
     drng.numerical_nullspace(tree, samples=20)
     q = np.zeros(tree.nq)
     regressor(tree, q, q, q)
-    drng.nullspace(robots.load("2rru_1rrs"))
+    pkm = robots.load("2rru_1rrs")
+    drng.nullspace(pkm)
+    q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
+    record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
+    projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)
     names = []
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] in PACKAGES:

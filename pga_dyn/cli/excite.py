@@ -51,6 +51,7 @@ def register(sub) -> None:
         help="also write the trajectory sampled at the controller's rate, beside the output (FILE_<HZ>Hz.csv or .npz)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -61,6 +62,14 @@ def run(args, out) -> int:
     from drng.identification import excite, identification_model
 
     robot = common.robot(args)
+    output = common.new_file(args.output, robot.source, force=args.force)
+    coefficients = (
+        common.new_file(args.coefficients, robot.source, args.output, force=args.force) if args.coefficients else None
+    )
+    controller_file = None
+    if args.controller_rate is not None:
+        stem, ext = os.path.splitext(args.output)
+        controller_file = common.new_file(f"{stem}_{args.controller_rate:g}Hz{ext}", robot.source, force=args.force)
     excitation = excite(
         robot,
         duration=args.duration,
@@ -75,17 +84,15 @@ def run(args, out) -> int:
         max_cond=args.max_cond,
         iterations=args.iterations,
     )
-    excitation.trajectory.write(common.new_file(args.output, robot.source))
+    excitation.trajectory.write(output)
     written = []
-    if args.coefficients:
-        excitation.write_coefficients(common.new_file(args.coefficients, robot.source, args.output))
-        written.append(f"coefficients:     {args.coefficients}")
-    if args.controller_rate is not None:
-        stem, ext = os.path.splitext(args.output)
-        path = common.new_file(f"{stem}_{args.controller_rate:g}Hz{ext}", robot.source)
+    if coefficients:
+        excitation.write_coefficients(coefficients)
+        written.append(f"coefficients:     {coefficients}")
+    if controller_file:
         controller = excitation.at_rate(args.controller_rate)
-        controller.write(path)
-        written.append(f"controller rate:  {path}: {len(controller)} samples at {args.controller_rate:g} Hz")
+        controller.write(controller_file)
+        written.append(f"controller rate:  {controller_file}: {len(controller)} samples at {args.controller_rate:g} Hz")
     if args.json:
         json.dump(excitation.report(args.output), out, indent=2)
         out.write("\n")

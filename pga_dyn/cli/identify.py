@@ -14,7 +14,7 @@ def register(sub) -> None:
         help="identify the parameters from measured forces",
         description="Least squares (weighted by default) on the base parameters, with optional friction and "
         "armature, standard deviations, residuals; optionally the physically consistent full "
-        "parameters (LMI; needs the extra pga-dyn[identify]) written to a new URDF file.",
+        "parameters (LMI; needs the extra 'identify': pip install '.[identify]') written to a new URDF file.",
     )
     common.robot_arguments(parser)
     parser.add_argument(
@@ -134,6 +134,7 @@ def register(sub) -> None:
     )
     parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -163,6 +164,9 @@ def run(args, out) -> int:
         raise PgaDynError("--ols is a least-squares estimate, --consistent and --map full ones: choose one")
     if (args.armature and args.no_armature) or (args.friction is not None and args.no_friction):
         raise PgaDynError("--friction or --armature and their --no- form: choose one (neither: the selection decides)")
+    inputs = (robot.source, *args.data, *(args.test or ()), *(args.payload or ())[1:])
+    output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
+    plot_file = common.new_file(args.plot, *inputs, force=args.force) if args.plot else None
     common.warn_model(robot)
     data = reading.read_data(robot, args.data, args)
     test = reading.read_data(robot, args.test, args) if args.test else None
@@ -196,20 +200,20 @@ def run(args, out) -> int:
         loaded = read_trajectory(robot, args.payload[1], cutoff=args.cutoff, require_tau=True)
         payload = identify_payload(est, loaded, args.payload[0])
         result["payload"] = payload.report()
-    if args.output:
+    if output:
         full = None if args.energy else job.full
         try:
             if full is None:
                 raise PgaDynError("--energy gives base parameters only: a model file needs full parameters")
             result["written"] = job.write(
-                common.new_file(args.output, robot.source, *args.data),
+                output,
                 write_mjcf=robots.write_mjcf,
                 gains=reading.gains_of(robot, args.gains),
             )
         except PgaDynError as exc:  # the estimate is printed, then the reason nothing was written
-            failure = PgaDynError(f"-o {args.output}: {exc}")
-    if args.plot:
-        result["plot"] = plot(predictor, common.new_file(args.plot, robot.source, *args.data), test)
+            failure = PgaDynError(f"-o {output}: {exc}")
+    if plot_file:
+        result["plot"] = plot(predictor, plot_file, test)
     notes_read = [
         f"{label}: {note}"
         for label, traj in (("data", data), ("held-out", test))

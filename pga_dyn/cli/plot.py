@@ -14,7 +14,7 @@ def register(sub) -> None:
         "and the joints whose nullspace vectors come from each principle (shared points, fixed points, "
         "planar rotations); the singular values of the sampled regressor (the certificate's) with the "
         "rank at the largest gap and the threshold; each link-frame parameter of each body: identifiable "
-        "alone, in combination, or not. Needs matplotlib (pip install 'pga-dyn[plot]').",
+        "alone, in combination, or not. Needs matplotlib (pip install '.[plot]' in pga-dyn's checkout).",
     )
     common.robot_arguments(parser)
     parser.add_argument(
@@ -28,6 +28,7 @@ def register(sub) -> None:
         help="valid states of the sampled regressor (default: the certificate's)",
     )
     parser.add_argument("--seed", type=int, default=0, metavar="N", help="seed of the samples (default 0)")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -35,7 +36,9 @@ def run(args, out) -> int:
     from drng.plot import plot
 
     robot = common.robot(args)
-    figure = plot(robot, common.new_file(args.output, robot.source), samples=args.samples, seed=args.seed)
+    figure = plot(
+        robot, common.new_file(args.output, robot.source, force=args.force), samples=args.samples, seed=args.seed
+    )
     title = figure.texts[0].get_text() if figure.texts else robot.name
     print(f"{title}: written to {args.output}", file=out)
     return 0

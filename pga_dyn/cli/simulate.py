@@ -59,6 +59,7 @@ def register(sub) -> None:
         )
     parser.add_argument("--cutoff", type=float, help="filter cutoff (Hz) when qd, qdd are not in the file")
     parser.add_argument("--seed", type=int, default=0, help="noise seed (default 0)")
+    common.force_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -66,6 +67,7 @@ def run(args, out) -> int:
     from drng.identification import read_trajectory, simulate
 
     robot = common.robot(args)
+    output = common.new_file(args.output, args.trajectory, robot.source, force=args.force)
     common.warn_model(robot)
     traj = read_trajectory(robot, args.trajectory, cutoff=args.cutoff)
     stribeck = bool(args.static or args.stribeck_speed)
@@ -96,7 +98,7 @@ def run(args, out) -> int:
         coulomb_speed=args.coulomb_speed,
         stribeck_speed=args.stribeck_speed,
     )
-    data.write(common.new_file(args.output, args.trajectory, robot.source))
+    data.write(output)
     print(f"robot:    {robot.name}", file=out)
     print(
         f"data:     {args.output}: {len(data)} samples of {', '.join(data.names)} (tau: the model's forces"

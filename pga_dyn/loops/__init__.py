@@ -13,7 +13,8 @@ modules, lowest first (each imports only those above it):
   passive coordinates along a path of actuated positions, watched for singularities.
 * :mod:`pga_dyn.loops.parts`: the independent parts of the loops, each assembled, conditioned
   and projected on its own; the rank decision of a part's J_f (redundant closures: its rank
-  below its rows).
+  below its rows); compiled batches of all parts: a record assembled sample after sample
+  (``record_kernel``) and many states projected (``project_kernel``).
 * :mod:`pga_dyn.loops.closest`: the closed configuration nearest to a given one with every
   coordinate free (Levenberg-Marquardt, continuation and restarts): the reference of a model
   whose q0 does not close at its actuated position.
@@ -51,6 +52,7 @@ from .newton import (
     PATH_STEP,
     SINGULAR_RCOND,
     newton_kernel,
+    next_point,
     qr_solve,
     so3_log,
 )
@@ -63,7 +65,11 @@ from .parts import (
     closure_rank,
     condition_number,
     independent_parts,
+    pack_parts,
+    project_kernel,
     rcond_estimate,
+    record_kernel,
+    small_svd,
 )
 from .reference import (
     REFERENCE_STEP,
@@ -124,6 +130,11 @@ __all__ = [
     "loop_pga",
     "motion_kernel",
     "newton_kernel",
+    "next_point",
+    "pack_parts",
+    "project_kernel",
+    "record_kernel",
+    "small_svd",
     "named_configuration",
     "on_branch",
     "qr_solve",

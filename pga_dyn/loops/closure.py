@@ -77,7 +77,7 @@ CLOSURE_TOL = 1e-9
 
 
 # -- compiled kernels -------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _point_rows(S, on, b, p, sign, J, row):
     """J[row:row+3, k] += sign dp/dq_k = sign (m_k + d_k x p) for the coordinates k moving body b."""
     for k in range(S.shape[0]):
@@ -88,7 +88,7 @@ def _point_rows(S, on, b, p, sign, J, row):
             J[row + 2, k] += sign * (d[5] + d[0] * p[1] - d[1] * p[0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _direction_rows(S, on, b, u, sign, J, row):
     """J[row:row+3, k] += sign du/dq_k = sign d_k x u for the coordinates k moving body b."""
     for k in range(S.shape[0]):
@@ -99,14 +99,14 @@ def _direction_rows(S, on, b, u, sign, J, row):
             J[row + 2, k] += sign * (d[0] * u[1] - d[1] * u[0])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cross(a, b, out):
     out[0] = a[1] * b[2] - a[2] * b[1]
     out[1] = a[2] * b[0] - a[0] * b[2]
     out[2] = a[0] * b[1] - a[1] * b[0]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _point_motion(V, A, b, p, vel, acc):
     """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b."""
     w = V[b, :3]
@@ -120,7 +120,7 @@ def _point_motion(V, A, b, p, vel, acc):
         acc[r] += A[b, 3 + r] + t[r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _direction_motion(V, A, b, u, vel, acc):
     """Velocity w x u and bias acceleration a x u + w x (w x u) of direction u on body b."""
     t = np.empty(3)
@@ -131,14 +131,14 @@ def _direction_motion(V, A, b, u, vel, acc):
         acc[r] += t[r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _rotate(R, v, out):
     """out = R v for R (3, 3) and v (3,)."""
     for k in range(3):
         out[k] = R[k, 0] * v[0] + R[k, 1] * v[1] + R[k, 2] * v[2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, aa, vb, ab):
     """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a, x_b moving
     with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias."""
@@ -161,7 +161,7 @@ def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, 
             bias[row + k] = ab[k] - aa[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _frame(T, F, R, p):
     """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
     for r in range(3):

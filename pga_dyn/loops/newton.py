@@ -619,3 +619,114 @@ def newton_kernel(
         if watch and not _same_orientation(Q, Jz, na):
             return 2, norm
     return 0, norm
+
+
+@njit(cache=True)
+def next_point(
+    parent,
+    code,
+    origin,
+    axes,
+    qidx,
+    on,
+    kind,
+    lpar,
+    lchi,
+    Fp,
+    Fc,
+    laxes,
+    cos0,
+    E,
+    e0,
+    na,
+    spherical,
+    z,
+    target,
+    Jz,
+    tol,
+    max_iter,
+    rcond_ref,
+    min_rcond,
+    r,
+    J,
+):
+    """The path of :func:`newton_kernel` from an assembled z (nz,), whose Jacobian in the free
+    coordinates Jz (m, nz) = J E is known (the previous sample of a record), when that path is one
+    step: the tangent predictor dz_f = -J_f^+ J_a (target - start) from z, the corrector to ``tol``
+    at ``target`` (na,), and the same watch (rho >= ``min_rcond`` at the start, the correction
+    ratio, the turn of the tangent, the sign of det(Q^T J_f)); the arguments as there. Returns True
+    when the step is taken and passes: z updated in place, r (m,) and J (m, nq) the loops' residual
+    and Jacobian at the new point. False (z unchanged) when the path would take more than one step
+    or the step fails a check: :func:`newton_kernel` then decides (smaller steps, or a refusal)."""
+    nz = E.shape[1]
+    nf = nz - na
+    n = parent.shape[0] - 1
+    nq = E.shape[0]
+    m = r.shape[0]
+    M, B, X = np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
+    Q, tangent = np.empty((m, nf)), np.zeros((nf, 1))
+    start = z[:na].copy()
+    watch = min_rcond > 0.0 and m >= nf
+    rho = _tangent(Jz, na, start, target, M, B, X)
+    if (watch and not _orientation(Jz, na, Q)) or rho < min_rcond:
+        return False
+    if _path_step(rho, _first_step(start, target), rcond_ref, 0.0) < 1.0:
+        return False
+    predict = rho >= SINGULAR_RCOND
+    for j in range(nf):
+        tangent[j, 0] = X[j, 0] if predict else 0.0
+    step = z.copy()
+    if predict:
+        _update(step, tangent[:, 0], na, spherical, 1.0)
+    for j in range(na):
+        step[j] = start[j] + 1.0 * (target[j] - start[j])
+    predicted = step.copy()
+    T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
+    V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
+    Jnew = np.empty((m, nz))
+    converged, _ = _correct(
+        parent,
+        code,
+        origin,
+        axes,
+        qidx,
+        on,
+        kind,
+        lpar,
+        lchi,
+        Fp,
+        Fc,
+        laxes,
+        cos0,
+        E,
+        e0,
+        na,
+        spherical,
+        step,
+        tol,
+        max_iter,
+        np.bool_(True),  # not a numba literal: one compiled _correct
+        np.empty(nq),
+        T,
+        S,
+        V,
+        A,
+        r,
+        J,
+        np.empty(0),
+        Jnew,
+        M,
+        B,
+        X,
+    )
+    if not converged:
+        return False
+    _tangent(Jnew, na, start, target, M, B, X)
+    if watch and (
+        _correction_ratio(step, predicted, na, 1.0, start, target, tangent) > MAX_CORRECTION
+        or _tangent_cosine(start, target, tangent, X) < MIN_TANGENT_COS
+        or not _same_orientation(Q, Jnew, na)
+    ):
+        return False
+    z[:] = step
+    return True

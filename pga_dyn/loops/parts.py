@@ -37,8 +37,10 @@ from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
+from numba import njit
 
-from .newton import newton_kernel
+from .closure import CLOSURE_TOL, motion_kernel
+from .newton import newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
 SINGULAR_S = 1e-12
@@ -93,9 +95,8 @@ class Part:
         (nz,) move to ``target`` (na,; their values at the end of the path) and its passive ones
         follow, the other free coordinates held (through q = E z + e0, E (nq, nz), e0 (nq,)). z is
         updated in place when the part assembles. Returns the kernel's (status, residual)."""
-        if self.held.size:
-            e0 = e0 + E[:, self.held] @ z[self.held]
-            e0.flags.writeable = False  # as the robot's e0: one compiled signature
+        # e0 of the part, its other free coordinates held: a new writable array, as in record_kernel (one signature)
+        e0 = e0 + E[:, self.held] @ z[self.held] if self.held.size else e0.copy()
         local = z[self.columns]
         status, norm = newton_kernel(
             *self.args, self.E, e0, self.na, self.spherical, local, target, tol, max_iter, rcond_ref, min_rcond
@@ -229,3 +230,387 @@ def rcond_estimate(Jf) -> float:
         return 0.0
     d = np.abs(np.diag(np.linalg.qr(Jf, mode="r")))
     return float(d.min() / d.max()) if d.max() > 0 else 0.0
+
+
+# -- compiled batches: assembly along a record, projection of many states ----------------------------
+def pack_parts(parts: tuple) -> tuple:
+    """The arrays of the parts ``parts`` (:class:`Part`) that :func:`record_kernel` and
+    :func:`project_kernel` read, concatenated in part order with offsets (parts + 1,) into them:
+    (loop offsets, the parts' own loop arrays kind, lpar, lchi, Fp, Fc, laxes, cos0 (as in
+    :attr:`Part.args`), column offsets, columns, na of each part (parts,), held offsets, held,
+    offsets of E, each part's E (nq, c) flattened, spherical offsets, spherical, row offsets,
+    rows); read-only (one compiled signature)."""
+
+    def joined(arrays, dtype):
+        return np.ascontiguousarray(np.concatenate(arrays), dtype=dtype)
+
+    def offsets(sizes):
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+
+    own = [joined([part.args[a] for part in parts], parts[0].args[a].dtype) for a in range(6, 13)]
+    packed = (
+        offsets([len(part.loops) for part in parts]),
+        *own,
+        offsets([len(part.columns) for part in parts]),
+        joined([part.columns for part in parts], np.int64),
+        np.array([part.na for part in parts], dtype=np.int64),
+        offsets([len(part.held) for part in parts]),
+        joined([part.held for part in parts], np.int64),
+        offsets([part.E.size for part in parts]),
+        joined([part.E.reshape(-1) for part in parts], float),
+        offsets([len(part.spherical) for part in parts]),
+        joined([part.spherical for part in parts], np.int64),
+        offsets([len(part.rows) for part in parts]),
+        joined([part.rows for part in parts], np.int64),
+    )
+    for array in packed:
+        array.flags.writeable = False
+    return packed
+
+
+@njit(cache=True)
+def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor, follow, r, J):
+    """Assemble every part of ``packed`` (:func:`pack_parts`) at actuated position q_a (na,) from the
+    free coordinates z (nz,), updated in place (its actuated coordinates become q_a): the compiled
+    twin of :meth:`pga_dyn.loops.system.Constraints.assemble_parts` on all parts from z, each part
+    by :func:`pga_dyn.loops.newton.newton_kernel` with q = E_p z_p + e0 + E_held z_held and
+    min_rcond = ``min_factor`` rcond_ref of the part (0: any path). With ``follow`` (z is the
+    previous sample's assembled state and J (m, nq) the loops' Jacobian there), a part first tries
+    the path's single step from it (:func:`pga_dyn.loops.newton.next_point`, the tangent predictor
+    from the previous sample), and newton_kernel runs where that does not pass. Returns (status,
+    part, residual, fresh) of the first part that fails (status 1: the path leaves the workspace,
+    2: it meets a singularity), (0, -1, 0, fresh) when all assemble; ``fresh``: r (m,) and J hold
+    the loops' residual and Jacobian at the new point (one part with every row and column, assembled
+    by that single step)."""
+    parent, code, origin, axes, qidx, on = args[0], args[1], args[2], args[3], args[4], args[5]
+    loops, kind, lpar, lchi, Fp, Fc, laxes, cos0 = packed[:8]
+    cols_off, cols, part_na, held_off, held, e_off, e_flat, sph_off, sph = packed[8:17]
+    rows_off, rows = packed[17], packed[18]
+    nq = E.shape[0]
+    whole = part_na.shape[0] == 1 and rows_off[1] == r.shape[0] and held_off[1] == 0
+    fresh = False
+    for k in range(part_na.shape[0]):
+        a, b, c0, c = loops[k], loops[k + 1], cols_off[k], cols_off[k + 1] - cols_off[k]
+        e0k = np.empty(nq)
+        for i in range(nq):
+            s = 0.0
+            for h in range(held_off[k], held_off[k + 1]):
+                s += E[i, held[h]] * z[held[h]]
+            e0k[i] = e0[i] + s
+        local = np.empty(c)
+        for j in range(c):
+            local[j] = z[cols[c0 + j]]
+        target = np.empty(part_na[k])
+        for j in range(part_na[k]):
+            target[j] = q_a[cols[c0 + j]]
+        Ek = e_flat[e_off[k] : e_off[k + 1]].reshape((nq, c))
+        stepped = False
+        if follow:
+            r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
+            Jz = np.empty((mp, c))  # J_p E_p at the previous sample
+            for i in range(mp):
+                for j in range(c):
+                    v = 0.0
+                    for l in range(nq):
+                        v += J[rows[r0 + i], l] * Ek[l, j]
+                    Jz[i, j] = v
+            rk, Jk = (r, J) if whole else (np.empty(mp), np.empty((mp, nq)))
+            stepped = next_point(
+                parent,
+                code,
+                origin,
+                axes,
+                qidx,
+                on,
+                kind[a:b],
+                lpar[a:b],
+                lchi[a:b],
+                Fp[a:b],
+                Fc[a:b],
+                laxes[a:b],
+                cos0[a:b],
+                Ek,
+                e0k,
+                part_na[k],
+                sph[sph_off[k] : sph_off[k + 1]],
+                local,
+                target,
+                Jz,
+                tol,
+                max_iter,
+                max(rcond_ref[k], 1e-300),
+                min_factor * rcond_ref[k],
+                rk,
+                Jk,
+            )
+            fresh = whole and stepped
+        if not stepped:
+            status, norm = newton_kernel(
+                parent,
+                code,
+                origin,
+                axes,
+                qidx,
+                on,
+                kind[a:b],
+                lpar[a:b],
+                lchi[a:b],
+                Fp[a:b],
+                Fc[a:b],
+                laxes[a:b],
+                cos0[a:b],
+                Ek,
+                e0k,
+                part_na[k],
+                sph[sph_off[k] : sph_off[k + 1]],
+                local,
+                target,
+                tol,
+                max_iter,
+                max(rcond_ref[k], 1e-300),
+                min_factor * rcond_ref[k],
+            )
+            if status:
+                return status, k, norm, False
+        for j in range(c):
+            z[cols[c0 + j]] = local[j]
+    for j in range(na):
+        z[j] = q_a[j]
+    return 0, -1, 0.0, fresh
+
+
+@njit(cache=True)
+def small_svd(A):
+    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
+    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`_jacobi_svd`) of the columns of
+    A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
+    to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
+    if A.shape[0] >= A.shape[1]:
+        return _jacobi_svd(A)
+    u, s, vt = _jacobi_svd(np.ascontiguousarray(A.T))
+    return np.ascontiguousarray(vt.T), s, np.ascontiguousarray(u.T)
+
+
+@njit(cache=True)
+def _jacobi_svd(A):
+    """:func:`small_svd` of A (m, n), m >= n: one-sided Jacobi (Hestenes) on its columns until no
+    pair has a cosine above 1e-16; U (m, n), s (n,), V^T (n, n). Columns of U of zero singular
+    values are zero."""
+    m, n = A.shape
+    U, V = A.copy(), np.eye(n)
+    for _ in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for i in range(m):
+                    alpha += U[i, p] * U[i, p]
+                    beta += U[i, q] * U[i, q]
+                    gamma += U[i, p] * U[i, q]
+                if gamma == 0.0 or abs(gamma) <= 1e-16 * np.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(m):
+                    up, uq = U[i, p], U[i, q]
+                    U[i, p], U[i, q] = c * up - sn * uq, sn * up + c * uq
+                for i in range(n):
+                    vp, vq = V[i, p], V[i, q]
+                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
+        if not rotated:
+            break
+    norms = np.empty(n)
+    for j in range(n):
+        v = 0.0
+        for i in range(m):
+            v += U[i, j] * U[i, j]
+        norms[j] = np.sqrt(v)
+    order = np.argsort(-norms)
+    u, sv, vt = np.zeros((m, n)), np.empty(n), np.empty((n, n))
+    for c in range(n):
+        j = order[c]
+        sv[c] = norms[j]
+        for i in range(m):
+            u[i, c] = U[i, j] / norms[j] if norms[j] > 0.0 else 0.0
+        for i in range(n):
+            vt[c, i] = V[i, j]
+    return u, sv, vt
+
+
+@njit(cache=True)
+def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
+    """The compiled twin of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
+    with the loops' Jacobian J (m, nq) there: qd, qdd (nq,), G = E_a - sum_p E_f J_f^+ J_p E_a
+    (nq, n_a) and cond(J_f) of each part into ``conds`` (parts,) (inf where singular), J_f^+ from
+    the SVD with the singular values at or below SINGULAR_S max(s_0, 1) left out (:meth:`Part.inverse`)."""
+    cols_off, cols, part_na = packed[8], packed[9], packed[10]
+    rows_off, rows = packed[17], packed[18]
+    nq = E.shape[0]
+    parts = part_na.shape[0]
+    size = 0
+    for k in range(parts):
+        size += (cols_off[k + 1] - cols_off[k] - part_na[k]) * (rows_off[k + 1] - rows_off[k])
+    pinvs = np.empty(size)  # each part's J_f^+ (nf, m_p), one after the other
+    for i in range(nq):
+        for j in range(na):
+            G[i, j] = E[i, j]
+    at = 0
+    for k in range(parts):
+        r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
+        f0, nf = cols_off[k] + part_na[k], cols_off[k + 1] - cols_off[k] - part_na[k]
+        Jf = np.empty((mp, nf))
+        for i in range(mp):
+            for a in range(nf):
+                s = 0.0
+                for l in range(nq):
+                    s += J[rows[r0 + i], l] * E[l, cols[f0 + a]]
+                Jf[i, a] = s
+        u, sv, vt = small_svd(Jf)
+        cut = SINGULAR_S * max(sv[0], 1.0)
+        conds[k] = np.inf if sv.shape[0] < nf or sv[-1] <= cut else sv[0] / sv[-1]
+        pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
+        at += nf * mp
+        for a in range(nf):
+            for i in range(mp):
+                s = 0.0
+                for c in range(sv.shape[0]):
+                    if sv[c] > cut:
+                        s += vt[c, a] / sv[c] * u[i, c]
+                pinv[a, i] = s
+        JEa = np.empty((mp, na))
+        for i in range(mp):
+            for j in range(na):
+                s = 0.0
+                for l in range(nq):
+                    s += J[rows[r0 + i], l] * E[l, j]
+                JEa[i, j] = s
+        X = np.empty((nf, na))  # J_f^+ J_p E_a
+        for a in range(nf):
+            for j in range(na):
+                v = 0.0
+                for i in range(mp):
+                    v += pinv[a, i] * JEa[i, j]
+                X[a, j] = v
+        for i in range(nq):
+            for a in range(nf):
+                e = E[i, cols[f0 + a]]
+                if e != 0.0:
+                    for j in range(na):
+                        G[i, j] -= e * X[a, j]
+    for i in range(nq):
+        s, s2 = 0.0, 0.0
+        for j in range(na):
+            s += G[i, j] * qd_a[j]
+            s2 += G[i, j] * qdd_a[j]
+        qd[i], qdd[i] = s, s2
+    bias = motion_kernel(*args, q, qd)[2]
+    at = 0
+    for k in range(parts):
+        r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
+        f0, nf = cols_off[k] + part_na[k], cols_off[k + 1] - cols_off[k] - part_na[k]
+        pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
+        at += nf * mp
+        for a in range(nf):
+            y = 0.0
+            for i in range(mp):
+                y += pinv[a, i] * bias[rows[r0 + i]]
+            for l in range(nq):
+                qdd[l] -= E[l, cols[f0 + a]] * y
+
+
+@njit(cache=True)
+def record_kernel(
+    args,
+    E,
+    e0,
+    z_index,
+    na,
+    loop_rows,
+    n_loops,
+    packed,
+    rcond_ref,
+    z_ref,
+    first,
+    q_a,
+    qd_a,
+    qdd_a,
+    tol,
+    max_iter,
+    min_factor,
+    limit,
+    Q,
+    QD,
+    QDD,
+    G,
+    cond,
+):
+    """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
+    the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
+    (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
+    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
+    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`),
+    q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
+    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_project_state`):
+    Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
+    parts, filled up to the sample returned. The compiled twin of
+    :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
+
+    Returns (sample, status, which, value): (ns, 0, -1, 0) when every sample assembles below
+    ``limit``; else the first sample refused, status 1 or 2 with the part and its residual
+    (:func:`_assemble_state`), 3 with the open loop joint and its residual norm, 4 (J_p
+    singular) or 5 (cond(J_p) >= ``limit``, in cond[sample])."""
+    ns, nq, nz = q_a.shape[0], E.shape[0], E.shape[1]
+    z = np.empty(nz)
+    zero = np.zeros(nq)
+    conds = np.empty(packed[10].shape[0])
+    r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
+    for s in range(ns):
+        for j in range(nz):
+            z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
+        status, k, norm, fresh = _assemble_state(
+            args, E, e0, na, packed, rcond_ref, z, q_a[s], tol, max_iter, min_factor, not first[s], r, J
+        )
+        if status:
+            return s, status, k, norm
+        q = Q[s]
+        for i in range(nq):
+            v = 0.0
+            for j in range(nz):
+                v += E[i, j] * z[j]
+            q[i] = v + e0[i]
+        if not fresh:  # the loops' residual and Jacobian at q (loops, not slice assignments: numba's shape checks)
+            rn, Jn, _ = motion_kernel(*args, q, zero)
+            for i in range(rn.shape[0]):
+                r[i] = rn[i]
+                for l in range(nq):
+                    J[i, l] = Jn[i, l]
+        for l in range(n_loops):
+            v = 0.0
+            for i in range(loop_rows[l], loop_rows[l + 1]):
+                v += r[i] * r[i]
+            if np.sqrt(v) > CLOSURE_TOL:
+                return s, 3, l, np.sqrt(v)
+        _project_state(args, E, na, packed, q, J, qd_a[s], qdd_a[s], QD[s], QDD[s], G[s], conds)
+        cond[s] = conds.max()
+        if cond[s] == np.inf:
+            return s, 4, -1, cond[s]
+        if cond[s] >= limit:
+            return s, 5, -1, cond[s]
+    return ns, 0, -1, 0.0
+
+
+@njit(cache=True)
+def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
+    """:func:`_project_state` at each tree configuration Q (ns, nq), not assembled, with actuated
+    velocities and accelerations qd_a, qdd_a (ns, n_a): QD, QDD (ns, nq), G (ns, nq, n_a) and
+    cond (ns,) = cond(J_p) (inf where a part is singular); the compiled twin of
+    :meth:`pga_dyn.loops.system.Constraints.project` applied to each sample."""
+    zero = np.zeros(Q.shape[1])
+    conds = np.empty(packed[10].shape[0])
+    for s in range(Q.shape[0]):
+        J = motion_kernel(*args, Q[s], zero)[1]
+        _project_state(args, E, na, packed, Q[s], J, qd_a[s], qdd_a[s], QD[s], QDD[s], G[s], conds)
+        cond[s] = conds.max()

@@ -18,7 +18,11 @@ fixed by the actuated coordinates q_a; the passive ones follow from the constrai
   (eq. 52), Y_a = G^T Y_tree. A robot with couplings and no loops has q_f empty: q = E q_a + e0
   and G = E_a is constant, exact at any ratio and over any range.
 
-Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (samples, nq, n_a).
+Batches: :meth:`Constraints.complete_all` (samples, n_a) -> (samples, nq), G (samples, nq, n_a),
+each from the reference; compiled: :meth:`Constraints.record` (a record, each sample from the
+previous one: :func:`pga_dyn.loops.parts.record_kernel`) and :meth:`Constraints.project_all`
+(:func:`pga_dyn.loops.parts.project_kernel`), whose readable twins are :meth:`Constraints.complete`
+and :meth:`Constraints.project` applied sample by sample.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from ..errors import PgaDynError
 from ..model import Robot
 from .closure import CLOSURE_TOL, LOCK_ROWS, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
 from .newton import ASSEMBLY_TOL, PATH_LIMIT
-from .parts import condition_number, independent_parts
+from .parts import condition_number, independent_parts, pack_parts, project_kernel, record_kernel
 from .reference import listing, reference_configuration, reference_ranks
 
 
@@ -82,6 +86,8 @@ class Constraints:
         )
         #: The independent parts of the loops (:class:`pga_dyn.loops.parts.Part`).
         self.parts = independent_parts(self.args, self.E, self.na, self.spherical, self.loop_rows) if self.nf else ()
+        #: The parts' arrays concatenated for the compiled batches (:func:`pga_dyn.loops.parts.pack_parts`).
+        self.packed = pack_parts(self.parts) if self.parts else ()
 
     def lock(self, spins) -> None:
         """Lock the free spins ``spins`` (:class:`pga_dyn.loops.spins.FreeSpin`): one spin-rate
@@ -236,23 +242,12 @@ class Constraints:
 
     def _assemble(self, q_a, start, tol, max_iter, regular):
         """:meth:`assemble`, and the loops' Jacobian at q (m, nq) that its closure check computed."""
-        robot = self.robot
         q_a = np.ascontiguousarray(q_a, dtype=float)
         z = self.z_ref.copy() if start is None else self.free(start)
         failed = self.assemble_parts(q_a, z, range(len(self.parts)), regular, tol, max_iter, start=z.copy())
         if failed:
             k, status, norm = failed[0]
-            loops = listing([self.names[l] for l in self.parts[k].loops])
-            if status == 2:
-                raise PgaDynError(
-                    f"{robot.source or robot.name}: the assembly path from the start to q_a = "
-                    f"{np.round(q_a, 6).tolist()} meets a singular configuration of the loops {loops}"
-                )
-            raise PgaDynError(
-                f"{robot.source or robot.name}: the loops do not close at q_a = {np.round(q_a, 6).tolist()}: "
-                f"the assembly path from the start leaves the workspace of the loops {loops} "
-                f"(residual {norm:.2e})"
-            )
+            raise self.refusal(q_a, status, k, norm)
         q = self.E @ z + self.e0
         r, J = self.loop_jacobian(q)
         self._check_closed(q, q_a, r)
@@ -262,11 +257,32 @@ class Constraints:
         """PgaDynError naming the first loop joint open at q (:meth:`open_loops`; r as there)."""
         open_ = self.open_loops(q, r)
         if open_:
-            robot = self.robot
-            raise PgaDynError(
-                f"{robot.source or robot.name}: the loop joint '{open_[0][0]}' does not close at q_a = "
-                f"{np.round(q_a, 6).tolist()} (residual {open_[0][1]:.2e})"
+            names = [lp.name for lp in self.robot.loop_joints]
+            raise self.refusal(q_a, 3, names.index(open_[0][0]), open_[0][1])
+
+    def refusal(self, q_a, status: int, which: int, value: float) -> PgaDynError:
+        """The error of a state at actuated position q_a (n_a,) that does not assemble: ``status`` 1
+        (the path leaves the workspace of part ``which``, residual ``value``), 2 (it meets a singular
+        configuration of part ``which``), 3 (loop joint number ``which`` open, residual norm ``value``)
+        or 4 (J_p singular); the codes of :func:`pga_dyn.loops.parts.record_kernel`."""
+        where, at = self.robot.source or self.robot.name, np.round(q_a, 6).tolist()
+        if status in (1, 2):
+            loops = listing([self.names[l] for l in self.parts[which].loops])
+            if status == 2:
+                return PgaDynError(
+                    f"{where}: the assembly path from the start to q_a = {at} meets a singular configuration of the "
+                    f"loops {loops}"
+                )
+            return PgaDynError(
+                f"{where}: the loops do not close at q_a = {at}: the assembly path from the start leaves the "
+                f"workspace of the loops {loops} (residual {value:.2e})"
             )
+        if status == 3:
+            return PgaDynError(
+                f"{where}: the loop joint '{self.robot.loop_joints[which].name}' does not close at q_a = {at} "
+                f"(residual {value:.2e})"
+            )
+        return PgaDynError(f"{where}: J_p is singular at q_a = {at}")
 
     def open_loops(self, q, r=None) -> list:
         """(loop name, residual norm) of the loop joints open at tree configuration q (residual
@@ -310,10 +326,66 @@ class Constraints:
         qd, qdd, G, conds = self.project(q, qd_a, qdd_a, J)
         cond = float(conds.max()) if len(conds) else 1.0
         if cond == np.inf:
-            raise PgaDynError(
-                f"{self.robot.source or self.robot.name}: J_p is singular at q_a = {np.round(q_a, 6).tolist()}"
-            )
+            raise self.refusal(q_a, 4, -1, cond)
         return q, qd, qdd, G, cond
+
+    def record(self, q_a, qd_a, qdd_a, first, limit: float):
+        """:meth:`complete` with ``regular=True`` for each actuated state of a record (q_a, qd_a, qdd_a
+        (ns, n_a)), each from the previous sample's configuration or, where ``first`` (ns,) is set,
+        from the reference, compiled (:func:`pga_dyn.loops.parts.record_kernel`; the robot has
+        passive coordinates). Returns (Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,), refused):
+        refused is None when every sample assembles with cond(J_p) below ``limit``, else (sample,
+        error): the first sample refused and the :meth:`refusal` of its assembly, or None as the error
+        when its cond(J_p) (cond[sample]) reaches ``limit``; the arrays hold the samples before it."""
+        ns, nq, na = q_a.shape[0], self.robot.nq, self.na
+        Q, QD, QDD = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq))
+        G, cond = np.empty((ns, nq, na)), np.empty(ns)
+        s, status, which, value = record_kernel(
+            self.args,
+            self.E,
+            self.e0,
+            self.z_index,
+            self.na,
+            self.loop_rows,
+            len(self.robot.loop_joints),
+            self.packed,
+            np.array(self.rcond_ref, dtype=float),
+            np.array(self.z_ref, dtype=float),
+            np.array(first, dtype=bool),
+            *(np.array(x, dtype=float, order="C") for x in (q_a, qd_a, qdd_a)),
+            ASSEMBLY_TOL,
+            30,
+            PATH_LIMIT,
+            float(limit),
+            Q,
+            QD,
+            QDD,
+            G,
+            cond,
+        )
+        if not status:
+            return Q, QD, QDD, G, cond, None
+        return Q, QD, QDD, G, cond, (int(s), None if status == 5 else self.refusal(q_a[s], status, which, value))
+
+    def project_all(self, q, qd_a, qdd_a):
+        """:meth:`project` at each tree configuration q (ns, nq) with the actuated velocities and
+        accelerations qd_a, qdd_a (ns, n_a), compiled (:func:`pga_dyn.loops.parts.project_kernel`; the
+        robot has passive coordinates): QD, QDD (ns, nq), G (ns, nq, n_a), cond(J_p) (ns,), inf where
+        a part is singular."""
+        ns, nq, na = q.shape[0], self.robot.nq, self.na
+        QD, QDD, G, cond = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq, na)), np.empty(ns)
+        project_kernel(
+            self.args,
+            self.E,
+            self.na,
+            self.packed,
+            *(np.array(x, dtype=float, order="C") for x in (q, qd_a, qdd_a)),
+            QD,
+            QDD,
+            G,
+            cond,
+        )
+        return QD, QDD, G, cond
 
     def complete_all(self, q_a, qd_a, qdd_a, start=None):
         """:meth:`complete` for a batch: actuated states (samples, n_a) in, the tree states Q, QD,
