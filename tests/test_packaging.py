@@ -258,3 +258,13 @@ def test_build_cache_keeps_the_entries_used_last(tmp_path):
     (folder / "storing").mkdir()  # a build storing now
     assert sorted(prune_entries(str(folder), keep=8)) == ["entry1", "entry2", "stopped"]
     assert sorted(p.name for p in folder.iterdir()) == ["entry0"] + [f"entry{k}" for k in range(3, 10)] + ["storing"]
+
+
+def test_compile_reuse_refuses_a_numba_cache_elsewhere(monkeypatch, capsys):
+    """--reuse copies numba's files beside the sources: with NUMBA_CACHE_DIR set it would store
+    nothing numba wrote, so it says so before compiling."""
+    from pga_dyn.cli import main
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", "/nonexistent/numba-cache")
+    assert main(["compile", "--reuse", "--quiet"]) == 2
+    assert "unset NUMBA_CACHE_DIR" in capsys.readouterr().err
