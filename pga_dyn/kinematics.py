@@ -448,8 +448,17 @@ def tree_poses(robot: Robot, q: np.ndarray) -> np.ndarray:
     return T
 
 
+#: The most bodies whose poses at q0 are computed in numpy (:func:`tree_poses`, about 17 us a
+#: body) when :func:`forward` is not loaded yet in this process: a first ``pga-dyn analyze`` of a
+#: tree then compiles no kinematics kernel, and a large robot keeps the compiled speed.
+NUMPY_POSES_BODIES = 32
+
+
 def _poses_at_q0(robot: Robot):
-    T = tree_poses(robot, robot.q0)
+    if robot.n <= NUMPY_POSES_BODIES and not getattr(forward, "signatures", None):
+        T = tree_poses(robot, robot.q0)  # the same bits as forward's (tests/test_kernels.py)
+    else:
+        T = tree_state(robot, robot.q0)[0]
     inverse = np.zeros_like(T)  # [R^T, -R^T p; 0 0 0 1] for every body at once
     inverse[:, :3, :3] = T[:, :3, :3].transpose(0, 2, 1)
     inverse[:, :3, 3] = -np.matmul(inverse[:, :3, :3], T[:, :3, 3:])[:, :, 0]
