@@ -232,7 +232,7 @@ class ConsistentProblem:
     PSD_MARGIN 1, linear in z: N_b = N_b(theta_0) + sum_k sigma_0k z_k B_k, B_k =
     :data:`~.physics.PSEUDO_BASIS`). A solution the solver calls almost solved (its reduced
     tolerances met) is accepted when it passes the checks of :meth:`solve`, and said so
-    (:attr:`status`)."""
+    (its ``status``)."""
 
     def __init__(
         self,
