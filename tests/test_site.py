@@ -85,17 +85,25 @@ def test_notebook_page_shows_outputs(site):
     assert "dim=45, parameters=70, certified)" in html
 
 
+def api_loader():
+    """(docs/api_docstrings.py as a module, a griffe loader of the packages with its extension), as
+    the API reference reads the docstrings."""
+    griffe = pytest.importorskip("griffe")
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import api_docstrings
+    finally:
+        sys.path.remove(str(ROOT / "docs"))
+    extensions = griffe.load_extensions(api_docstrings.ApiDocstrings())
+    return api_docstrings, griffe.GriffeLoader(extensions=extensions, search_paths=[str(ROOT)])
+
+
 def test_public_names_have_a_summary():
     """Modules, classes, functions, methods, properties and module constants: each has a
     docstring (constants: a ``#:`` comment, as docs/api_docstrings.py reads them) whose first
     line says what it is. The fields of a dataclass are described by their class's docstring."""
-    griffe = pytest.importorskip("griffe")
-    sys.path.insert(0, str(ROOT / "docs"))
-    try:
-        from api_docstrings import PACKAGES, ApiDocstrings, walk
-    finally:
-        sys.path.remove(str(ROOT / "docs"))
-    loader = griffe.GriffeLoader(extensions=griffe.load_extensions(ApiDocstrings()), search_paths=[str(ROOT)])
+    docs, loader = api_loader()
+    PACKAGES, walk = docs.PACKAGES, docs.walk
     missing = []
     for package in PACKAGES:
         for obj in walk(loader.load(package)):
@@ -112,13 +120,7 @@ def test_roles_become_links():
     """docs/api_docstrings.py resolves roles like Sphinx: a package's lazy name, a name relative
     to the module, ``~`` (last component only), another package's class; a private target is
     code, not a link; a docstring's type stays as written."""
-    griffe = pytest.importorskip("griffe")
-    sys.path.insert(0, str(ROOT / "docs"))
-    try:
-        from api_docstrings import ApiDocstrings
-    finally:
-        sys.path.remove(str(ROOT / "docs"))
-    loader = griffe.GriffeLoader(extensions=griffe.load_extensions(ApiDocstrings()), search_paths=[str(ROOT)])
+    _, loader = api_loader()
     drng = loader.load("drng")
     assert "[`nullspace()`][drng.generator.nullspace]" in drng.docstring.value
     assert "[`Analysis`][drng.analysis.Analysis]" in drng.docstring.value
