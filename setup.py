@@ -36,8 +36,9 @@ class BuildPyCompiled(build_py):
         env = {key: value for key, value in os.environ.items() if not key.startswith("NUMBA_")}
         # The built packages first; the builder's PYTHONPATH after them: pip's isolated build
         # environment can reach its packages (numpy, numba) only through it (a sitecustomize).
-        env["PYTHONPATH"] = os.pathsep.join([os.path.abspath(self.build_lib)]
-                                            + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.abspath(self.build_lib)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        )
         env["PYTHONDONTWRITEBYTECODE"] = "1"  # numba's cache files go in the wheel, not .pyc files
         command = [sys.executable, "-m", "pga_dyn.cli", "compile", "--quiet"]
         reuse = not os.environ.get("PGA_DYN_NO_BUILD_CACHE")
@@ -46,15 +47,19 @@ class BuildPyCompiled(build_py):
         if done.returncode != 0 and reuse:
             # The build cache's files may be at fault (e.g. written by a numba that its index does not
             # name): compile everything without them.
-            self.announce(f"pga-dyn: compiling with the build cache failed, compiling without it:\n{done.stderr}",
-                          level=logging.WARNING)
+            self.announce(
+                f"pga-dyn: compiling with the build cache failed, compiling without it:\n{done.stderr}",
+                level=logging.WARNING,
+            )
             self._remove_numba_cache()
             done = subprocess.run(command, env=env, cwd=self.build_lib, capture_output=True, text=True)
         if done.returncode != 0:
             # Loud, not a warning that pip hides: a wheel without its kernels would only show as a
             # slow first call. The package works without them: PGA_DYN_NO_PRECOMPILE=1 skips this.
-            raise SystemExit("pga-dyn: compiling the kernels into the build failed (set PGA_DYN_NO_PRECOMPILE=1 to "
-                             f"build without them; they then compile on first use):\n{done.stderr}")
+            raise SystemExit(
+                "pga-dyn: compiling the kernels into the build failed (set PGA_DYN_NO_PRECOMPILE=1 to "
+                f"build without them; they then compile on first use):\n{done.stderr}"
+            )
         self.announce(f"pga-dyn: {done.stdout.strip()}", level=logging.INFO)
 
     def _remove_numba_cache(self):

@@ -41,7 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from oracle import Oracle, TreeOracle, erd_path  # noqa: E402
 
 import robots  # noqa: E402
-from drng.identification import (  # noqa: E402
+from identification import (  # noqa: E402
     consistent_estimate,
     default_prior,
     excite,
@@ -49,7 +49,7 @@ from drng.identification import (  # noqa: E402
     identify,
     random_excitation,
 )
-from drng.identification.estimation import estimate  # noqa: E402
+from identification.estimation import estimate  # noqa: E402
 from pga_dyn.sampling import complete_states  # noqa: E402
 
 #: The 2RRU-1RRS trajectory of the pipeline and of the speed of identify: a 2 s period, 3 rad/s, 30 rad/s^2.
@@ -97,8 +97,8 @@ def lmi_on_rows(est, prior, full):
     import cvxpy as cp
     from threadpoolctl import threadpool_limits
 
-    from drng.identification.model import states_of
-    from drng.identification.physics import PSEUDO_BASIS
+    from identification.model import states_of
+    from identification.physics import PSEUDO_BASIS
 
     model, data = est.model, est.data
     theta0, sigma0 = prior

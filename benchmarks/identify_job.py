@@ -66,21 +66,21 @@ HEAVY = (
 STAGE_FUNCTIONS = (
     ("pga_dyn.cli", "build_parser", "argument parser built"),
     ("pga_dyn.cli.common", "robot", "robot loaded"),
-    ("drng.identification.physics", "model_violations", "model file check"),
-    ("drng.identification.data", "_read_csv", "CSV parsed"),
-    ("drng.identification.data", "_table_arrays", "CSV parsed"),
-    ("drng.identification.data", "read_trajectory", "rest of the reading (checks)"),
-    ("drng.identification.signals", "differentiate", "qd, qdd derived"),
-    ("drng.identification.model", "identification_model", "identification model"),
-    ("drng.identification.model", "IdentificationModel.regressor", "regressor (wherever called)"),
-    ("drng.identification.job", "identify_log", "rest of identify_log"),
-    ("drng.identification.selection", "select", "model selection (without the regressor)"),
-    ("drng.identification.estimation", "identify", "estimate (without the regressor)"),
-    ("drng.identification.estimation", "estimate", "estimate (without the regressor)"),
-    ("drng.identification.estimation", "force_delay", "force delay (without the regressor)"),
-    ("drng.identification.diagnostics", "hold_out", "hold-out"),
-    ("drng.identification.diagnostics", "report", "diagnostics (without the regressor)"),
-    ("drng.identification.diagnostics", "report_text", "report text"),
+    ("identification.physics", "model_violations", "model file check"),
+    ("identification.data", "_read_csv", "CSV parsed"),
+    ("identification.data", "_table_arrays", "CSV parsed"),
+    ("identification.data", "read_trajectory", "rest of the reading (checks)"),
+    ("identification.signals", "differentiate", "qd, qdd derived"),
+    ("identification.model", "identification_model", "identification model"),
+    ("identification.model", "IdentificationModel.regressor", "regressor (wherever called)"),
+    ("identification.job", "identify_log", "rest of identify_log"),
+    ("identification.selection", "select", "model selection (without the regressor)"),
+    ("identification.estimation", "identify", "estimate (without the regressor)"),
+    ("identification.estimation", "estimate", "estimate (without the regressor)"),
+    ("identification.estimation", "force_delay", "force delay (without the regressor)"),
+    ("identification.diagnostics", "hold_out", "hold-out"),
+    ("identification.diagnostics", "report", "diagnostics (without the regressor)"),
+    ("identification.diagnostics", "report_text", "report text"),
 )
 
 #: The child of the stage timers: the import machinery timed (the outermost imports), and the
@@ -168,7 +168,7 @@ def make_log(folder: str) -> str:
     import numpy as np
 
     import robots
-    from drng.identification import excite, simulate
+    from identification import excite, simulate
 
     robot = robots.load("puma560")
     t0 = time.perf_counter()

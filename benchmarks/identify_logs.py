@@ -90,7 +90,7 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
     """The base parameters of the simulated arm, in the order of the report's parameters."""
     import pga_dyn
     import robots
-    from drng.identification import identification_model
+    from identification import identification_model
 
     robot = robots.load_file(xml_path)
     terms = [t for t in ("viscous", "coulomb", "offset") if any(e.startswith(t + " ") for e in report["extras"])]
@@ -111,7 +111,7 @@ def truth(xml_path: str, report: dict, dry: bool) -> np.ndarray:
 
 def run(name: str, folder: str, seed: int = 0) -> dict:
     import robots
-    from drng.identification import read_trajectory
+    from identification import read_trajectory
 
     kind, dry, options = CASES[name]
     arm = kind == "ur5"

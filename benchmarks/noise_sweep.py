@@ -52,7 +52,7 @@ def scores(est, beta) -> tuple:
 def compare(robot, model, data, beta, windows) -> dict:
     """{method: (error, median |error|/std)} of the acceleration-based and the energy-based
     estimates of ``data``; a method that refuses the data scores (nan, nan)."""
-    from drng.identification import identify, identify_energy
+    from identification import identify, identify_energy
     from pga_dyn.errors import PgaDynError
 
     out = {}
@@ -78,7 +78,7 @@ def ur5():
 def simulated(seeds: int, windows, position_noise, torque_noise) -> list:
     """Rows (position noise, torque noise, {method: (error, median |error|/std)}) on pga-dyn's data."""
     import pga_dyn
-    from drng.identification import excite, identification_model, simulate, trajectory
+    from identification import excite, identification_model, simulate, trajectory
 
     robot = ur5()
     model = identification_model(robot, friction=True)
@@ -113,7 +113,7 @@ def mujoco(windows, position_noise=MUJOCO_NOISE) -> list:
 
     import pga_dyn
     import robots
-    from drng.identification import excite, identification_model, read_trajectory
+    from identification import excite, identification_model, read_trajectory
 
     rows = []
     with tempfile.TemporaryDirectory() as folder:
@@ -155,7 +155,7 @@ def table(rows) -> str:
 
 
 def main(argv=None) -> None:
-    from drng.identification.energy import WINDOW
+    from identification.energy import WINDOW
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3, help="noise draws per cell (default 3)")

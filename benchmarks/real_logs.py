@@ -12,7 +12,7 @@ values as they are) and identifies the UR10e of the checkout's URe/urdf/ur10e.ur
 estimation log, then predicts every validation log (p1-p10: ten poses held still; ptp: a
 point-to-point motion with standstills) two ways, side by side:
 
-* pga-dyn: ``drng.identification.identify_log`` with the CLI's defaults (what ``pga-dyn identify
+* pga-dyn: ``identification.identify_log`` with the CLI's defaults (what ``pga-dyn identify
   ur10e.urdf LOG --columns ... --gains ...`` runs): terms and estimate chosen by
   cross-validation; and with the terms stated, ``--friction viscous coulomb offset --armature``.
 * the standard pipeline, written here: a zero-phase Butterworth low-pass of q (order 4, 7.5 Hz,
@@ -118,7 +118,7 @@ def panda(checkout: str) -> None:
     import re
 
     import robots
-    from drng.identification import identify_log, read_trajectory
+    from identification import identify_log, read_trajectory
 
     folder = tempfile.mkdtemp()
     source = os.path.join(
@@ -169,7 +169,7 @@ def main(argv=None) -> None:
     if not args.checkout:
         parser.error("give a checkout of the dynamic_calibration repository (or --panda PATH)")
     import robots
-    from drng.identification import identify_log, read_trajectory
+    from identification import identify_log, read_trajectory
 
     urdf = os.path.join(args.checkout, "URe", "urdf", "ur10e.urdf")
     robot = robots.load_file(urdf)

@@ -1,5 +1,5 @@
-"""The griffe extension that prepares the docstrings of pga_dyn, drng and robots for the site's
-API reference (mkdocs.yml: ``mkdocstrings`` -> ``extensions``); the docstrings stay as they are.
+"""The griffe extension that prepares the docstrings of pga_dyn, drng, robots and identification
+for the site's API reference (mkdocs.yml: ``mkdocstrings`` -> ``extensions``); the docstrings stay as they are.
 
 The docstrings are written for Sphinx and numpydoc: roles such as ``:func:`nullspace``` name
 other objects, constants carry a ``#:`` comment above them, and classes document their fields
@@ -40,7 +40,7 @@ from typing import Any
 import griffe
 
 #: The packages of the API reference (docs/api/*.md); names of other packages are not linked.
-PACKAGES = ("pga_dyn", "drng", "robots")
+PACKAGES = ("pga_dyn", "drng", "robots", "identification")
 #: A Sphinx role with its target: ``:func:`~drng.nullspace```.
 ROLE = re.compile(r":(?:py:)?(func|class|meth|attr|data|mod|exc|obj|const):`(~?)([\w.]+)`")
 

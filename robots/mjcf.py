@@ -160,7 +160,7 @@ def from_mujoco(
         warnings.warn(
             f"{compiled.where}: joints {', '.join(armature)} have an armature (rotor inertia), which is not a "
             "rigid-body parameter: pga-dyn leaves it out of the robot (robots.mjcf_armature gives the "
-            "values, e.g. for drng.identification's extras; identify it with --armature)",
+            "values, e.g. for identification's extras; identify it with --armature)",
             PgaDynWarning,
             stacklevel=2,
         )
@@ -192,7 +192,7 @@ def mjcf_armature(text: str, where: str = "<string>") -> dict:
     """{joint name: armature} of the joints of MJCF text with a nonzero ``armature`` (kg m^2 or
     kg, as MuJoCo compiled it, ``<default>`` classes applied), e.g. ``extras={"armature":
     [values.get(name, 0.0) for name in robot.actuated_names]}`` of
-    :func:`drng.identification.simulate`."""
+    :func:`identification.simulate`."""
     model = _compile(lambda: _mujoco().MjModel.from_xml_string(text), where)
     return _armature(_Compiled(model, where))
 

@@ -322,7 +322,7 @@ def test_base_parameters_carry_the_status_of_their_nullspace():
 
 def test_identification_refuses_an_untrusted_nullspace(monkeypatch):
     """identification_model does not build on base parameters whose nullspace is not trusted."""
-    from drng.identification import identification_model
+    from identification import identification_model
     from pga_dyn.errors import PgaDynError
 
     pkm = robots.load("2rru_1rrs")

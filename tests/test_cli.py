@@ -314,7 +314,7 @@ def test_an_output_file_that_exists_is_refused_without_force(tmp_path, capsys):
     a file that exists, naming it and --force, before any work (no other output is written) and
     leaves it as it was; --force overwrites it; an input file is refused even with --force."""
     import robots
-    from drng.identification import random_excitation
+    from identification import random_excitation
 
     traj, data = tmp_path / "traj.csv", tmp_path / "data.csv"
     random_excitation(robots.load("puma560"), duration=1, rate=50, period=1, seed=0).trajectory.write(traj)
@@ -358,7 +358,7 @@ def test_a_built_in_model_warns_in_one_short_line_a_users_file_in_full(tmp_path,
     A user's copy of the same file is warned about in full, every violation and the file named;
     a consistent built-in (five_bar) is not warned about."""
     import robots
-    from drng.identification import random_excitation
+    from identification import random_excitation
 
     header = open(robots.data_path("puma560"), encoding="utf-8").read().split("-->")[0]
     assert "Corke and B. Armstrong-Helouvry" in header and "ICRA 1994" in header

@@ -1,4 +1,4 @@
-"""The checks of an identification that can fail (drng.identification.diagnostics): each on data
+"""The checks of an identification that can fail (identification.diagnostics): each on data
 whose answer is known without the code under test. The forces are the model's own (simulate)
 with noise drawn here, the true parameters Pinocchio's reading of the model file; the noise
 floor is held to the noise drawn, the standard deviations to the normal law (the median of
@@ -14,7 +14,7 @@ from oracle import Oracle
 from scipy import stats
 
 import robots
-from drng.identification import (
+from identification import (
     identification_model,
     identify_log,
     random_excitation,
@@ -22,9 +22,9 @@ from drng.identification import (
     report_text,
     simulate,
 )
-from drng.identification.diagnostics import EXPLAINED, compensate, diagnose, hold_out, noise_floor
-from drng.identification.estimation import autocorrelation, estimate, force_delay, hac_scores
-from drng.identification.model import states_of
+from identification.diagnostics import EXPLAINED, compensate, diagnose, hold_out, noise_floor
+from identification.estimation import autocorrelation, estimate, force_delay, hac_scores
+from identification.model import states_of
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 

@@ -34,7 +34,7 @@ def test_api_reference_lists_every_module():
         )
     )
     modules = set()
-    for package in ("pga_dyn", "drng", "robots"):
+    for package in ("pga_dyn", "drng", "robots", "identification"):
         for path in (ROOT / package).rglob("*.py"):
             name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
             if not name.startswith("pga_dyn.cli") and not name.startswith("robots.data"):

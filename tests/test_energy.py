@@ -1,4 +1,4 @@
-"""Energy-based identification (drng.identification.energy) against independent oracles: the
+"""Energy-based identification (identification.energy) against independent oracles: the
 energy regressor against Pinocchio's kinetic and potential energies; the work of a closed-loop
 machine's actuator forces against the change of Pinocchio's energy of its spanning tree; the
 parameters from Pinocchio's forces; the standard deviations against the spread of the errors."""
@@ -12,7 +12,7 @@ from test_identify import EXTRAS, PKM_LIMITS, UR5, Setup
 
 import pga_dyn
 import robots
-from drng.identification import (
+from identification import (
     consistent_estimate,
     identification_model,
     identify_energy,
@@ -23,7 +23,7 @@ from drng.identification import (
     simulate,
     trajectory,
 )
-from drng.identification.energy import energy_equations, energy_regressor, force_noise, windows
+from identification.energy import energy_equations, energy_regressor, force_noise, windows
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states

@@ -1,4 +1,4 @@
-"""The optimisation of exciting trajectories (drng.identification.excitation): the analytic
+"""The optimisation of exciting trajectories (identification.excitation): the analytic
 gradient of its cost checked against central finite differences of the cost itself, the
 states it differentiates without assembling checked against states assembled again, and the
 five-bar, whose optimisation used to stop at its random start."""
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import robots
-from drng.identification import excite, identification_model
-from drng.identification.excitation import (
+from identification import excite, identification_model
+from identification.excitation import (
     BARRIER_START,
     barrier,
     excitation_cost,

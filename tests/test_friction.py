@@ -1,4 +1,4 @@
-"""Friction models of the identification (drng.identification.model, docs/identification.md,
+"""Friction models of the identification (identification.model, docs/identification.md,
 "Friction") against oracles pga-dyn did not compute: the columns against their formulas written
 here, forces from Pinocchio's RNEA plus those formulas, the identifiability against the rank of
 a sampled regressor stacked here, and the friction of passive joints against G = dq/dq_a from
@@ -11,7 +11,7 @@ import pytest
 from oracle import Oracle, TreeOracle, numerical_rank
 
 import robots
-from drng.identification import (
+from identification import (
     identification_model,
     identify,
     random_excitation,
@@ -20,8 +20,8 @@ from drng.identification import (
     simulate,
     trajectory,
 )
-from drng.identification.estimation import STRIBECK_RANGE, estimate, stribeck_estimate
-from drng.identification.model import STICTION_ZONE
+from identification.estimation import STRIBECK_RANGE, estimate, stribeck_estimate
+from identification.model import STICTION_ZONE
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states, sample_states

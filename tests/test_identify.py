@@ -1,4 +1,4 @@
-"""Identification (drng.identification) against Pinocchio: the forces of every test come from
+"""Identification (identification) against Pinocchio: the forces of every test come from
 pin.rnea (with its armature), for the 2RRU-1RRS from pin.rnea of its spanning tree projected
 onto the actuated coordinates, so the parameters recovered are checked against a dynamics
 that pga-dyn did not compute."""
@@ -13,7 +13,7 @@ from oracle import Oracle, TreeOracle, erd_path, pin
 
 import pga_dyn
 import robots
-from drng.identification import (
+from identification import (
     consistent_estimate,
     default_prior,
     excite,
@@ -30,9 +30,9 @@ from drng.identification import (
     violations,
     write_urdf,
 )
-from drng.identification.estimation import estimate, predict
-from drng.identification.excitation import fit, limits
-from drng.identification.model import STICTION_ZONE
+from identification.estimation import estimate, predict
+from identification.excitation import fit, limits
+from identification.model import STICTION_ZONE
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 from pga_dyn.sampling import complete_states
@@ -438,7 +438,7 @@ def test_filter_and_spectrum_are_scipys(ns):
     lose digits on longer windows: its taps are 8e-11 off the exact rational ones at 101
     samples, 1.7e-8 at 401, where ours stay within 1e-14); the spectrum is scipy.signal's welch of the detrended signal, to 1e-9."""
     signal = pytest.importorskip("scipy.signal")
-    from drng.identification.signals import POLYORDER, savgol, savgol_matrix, spectrum
+    from identification.signals import POLYORDER, savgol, savgol_matrix, spectrum
 
     rng = np.random.default_rng(ns)
     step = 1e-3
@@ -476,7 +476,7 @@ def test_cutoff_from_the_spectrum(noise):
     the larger power: the bandwidth of each coordinate is its upper sine (within the spectrum's
     resolution, 1000 / 4096 Hz), and the cutoff 5 times their median (the noise is strong
     enough that the spectrum falls to 100 times its floor below that)."""
-    from drng.identification.signals import bandwidth
+    from identification.signals import bandwidth
 
     rng = np.random.default_rng(0)
     t = np.arange(20000) / 1000.0
@@ -661,7 +661,7 @@ def test_cli_whole_job(tmp_path, capsys):
 
 def test_cli_reports_are_the_library_reports(tmp_path, capsys):
     """``excite`` and ``identify`` write (--json) the library's reports and print their text, for
-    the same inputs: Excitation.report and report_text, drng.identification.report and
+    the same inputs: Excitation.report and report_text, identification.report and
     report_text."""
     robot = robots.load("puma560")
     traj = str(tmp_path / "traj.csv")
@@ -752,7 +752,7 @@ def test_cli_errors(tmp_path, capsys):
 def test_force_delay(puma_data):
     """Forces logged 3 samples late: the estimated delay is 3 samples (within 0.1), and the
     aligned trajectory gives back the simulated model's parameters to the noise."""
-    from drng.identification.estimation import force_delay
+    from identification.estimation import force_delay
 
     robot, data = puma_data
     model = identification_model(robot, friction=["viscous"])
@@ -779,8 +779,8 @@ def test_consistent_estimate_equals_cvxpys_statement(ur5, ur5_model, ur5_estimat
     bounded, friction >= 0: the same minimum, at the same theta to 1e-3 relative."""
     import cvxpy as cp
 
-    from drng.identification.consistency import PSD_MARGIN, body_bounds
-    from drng.identification.physics import PSEUDO_BASIS
+    from identification.consistency import PSD_MARGIN, body_bounds
+    from identification.physics import PSEUDO_BASIS
 
     est = ur5_estimate
     prior = perturbed_prior(ur5_model, est.data)

@@ -1,4 +1,4 @@
-"""Data as robots log them (drng.identification.data; docs/identification.md, "Data as robots log
+"""Data as robots log them (identification.data; docs/identification.md, "Data as robots log
 it"): column maps, ignored columns, forces from motor currents, several experiments, a time
 window, trimming, decimation and ROS bags, on files the tests write with headers as loggers
 write them. The oracles: the values written (read back exactly), sines and their analytic
@@ -13,8 +13,8 @@ import pytest
 from oracle import Oracle
 
 import robots
-from drng.identification import combine, identification_model, random_excitation, read_trajectory, trajectory
-from drng.identification.estimation import estimate
+from identification import combine, identification_model, random_excitation, read_trajectory, trajectory
+from identification.estimation import estimate
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError
 
@@ -343,7 +343,7 @@ def test_decimation_keeps_the_motion_and_removes_the_noise_above_the_new_nyquist
     # the point reflection keeps them
     from scipy.signal import decimate as zero_padded
 
-    from drng.identification.signals import decimate
+    from identification.signals import decimate
 
     mine = decimate(t, {"q": clean}, 10)[1]["q"]
     assert np.abs(mine - clean[::10]).max() < 1e-4

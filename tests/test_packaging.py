@@ -34,7 +34,12 @@ def test_wheel_installs_every_built_in_robot_and_its_licence():
     for relative in needed + ["go2.LICENSE"]:
         assert any(fnmatch.fnmatch(relative, g) for g in globs), relative
     packages = set(config["packages"])
-    for top in ("pga_dyn", "drng", "robots"):  # not build/ (pip install . writes one), tests/, benchmarks/
+    for top in (
+        "pga_dyn",
+        "drng",
+        "robots",
+        "identification",
+    ):  # not build/ (pip install . writes one), tests/, benchmarks/
         for folder, _, names in os.walk(os.path.join(ROOT, top)):
             if "__init__.py" in names or folder == data:  # robots/data: a package of data (setuptools warns else)
                 assert os.path.relpath(folder, ROOT).replace(os.sep, ".") in packages, folder

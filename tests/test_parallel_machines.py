@@ -8,7 +8,7 @@ only the model's tree joints and loop joints, none of pga-dyn's kinematics, clos
 * the certified nullspace dimension equals Pinocchio's (stacked, projected regressor of closed
   rest states: fixture_oracle.file_nullity) and drng's numerical method; the planar ones equal
   the hand counts of docs/parallel_machines.md, with gravity along the axes and in the plane;
-* identification: random exciting trajectory, forces by drng.identification.simulate (checked
+* identification: random exciting trajectory, forces by identification.simulate (checked
   against Pinocchio's RNEA projected onto the actuated coordinates), the base parameters
   recovered to 1e-6 relative, no noise.
 """
@@ -23,7 +23,7 @@ from oracle import TreeOracle, pin
 
 import drng
 import robots
-from drng.identification import identification_model, identify, random_excitation, simulate
+from identification import identification_model, identify, random_excitation, simulate
 from pga_dyn.loops import constraints
 from pga_dyn.sampling import complete_states
 

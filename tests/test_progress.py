@@ -63,8 +63,8 @@ def test_excite_reports_its_iterations_and_finishes_the_step():
     """The excitation optimiser reports through pga_dyn.progress; its step always ends at
     done == total, so the bar's line is closed even when the optimiser stops early."""
     import robots
-    from drng.identification import excite
-    from drng.identification.excitation import STEP
+    from identification import excite
+    from identification.excitation import STEP
 
     seen = []
     with reporting(lambda step, done, total: seen.append((step, done, total))):

@@ -1,4 +1,4 @@
-"""Records of a parallel machine (pga_dyn.sampling.record_states, drng.identification states_of):
+"""Records of a parallel machine (pga_dyn.sampling.record_states, identification states_of):
 assembled along the record in the model's assembly mode, refused with the time where they leave it.
 
 The oracle is the planar five-bar's closed-form inverse kinematics, written here from the joint
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import robots
-from drng.identification import read_trajectory, trajectory
-from drng.identification.excitation import MIN_TRANSMISSION, default_max_cond, random_excitation
-from drng.identification.model import states_of
+from identification import read_trajectory, trajectory
+from identification.excitation import MIN_TRANSMISSION, default_max_cond, random_excitation
+from identification.model import states_of
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.sampling import PASSIVE_TOL, complete_states, record_states
 

@@ -1,4 +1,4 @@
-"""Results a robot can use (drng.identification: export, consistency, payload): the written
+"""Results a robot can use (identification: export, consistency, payload): the written
 robot files read back by Pinocchio and MuJoCo, the parameters the data do not determine marked
 so, a failed consistency check that still prints the estimate, the bounds on mass and extent
 (checked with Pinocchio's inertias and by hand), a payload and drive gains recovered from
@@ -14,7 +14,7 @@ from oracle import Oracle, erd_path, numerical_rank, pin
 
 import pga_dyn
 import robots
-from drng.identification import (
+from identification import (
     body_bounds,
     consistent_estimate,
     drive_gains,
@@ -31,9 +31,9 @@ from drng.identification import (
     simulate,
     write_model,
 )
-from drng.identification.consistency import EXTENT_FACTOR, MASS_BOUNDS
-from drng.identification.estimation import estimate
-from drng.identification.physics import ellipsoid_margin, inertia_ellipsoid
+from identification.consistency import EXTENT_FACTOR, MASS_BOUNDS
+from identification.estimation import estimate
+from identification.physics import ellipsoid_margin, inertia_ellipsoid
 from pga_dyn.cli import main
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.sampling import sample_states

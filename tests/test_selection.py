@@ -1,4 +1,4 @@
-"""The job of identifying from a robot's log (drng.identification.selection, .job): model terms
+"""The job of identifying from a robot's log (identification.selection, .job): model terms
 and the estimate chosen by cross-validation, the smooth sign of Coulomb friction, signals checked
 against each other, weights that cannot hurt, the verdict. Each against an answer known without
 the code under test: the terms put into simulated forces, fold estimates refitted here from
@@ -9,12 +9,12 @@ import pytest
 from scipy import signal
 
 import robots
-from drng.identification import identification_model, identify_log, random_excitation, simulate, trajectory
-from drng.identification.diagnostics import noise_floor, rre
-from drng.identification.estimation import WEIGHT_CEILING, estimate
-from drng.identification.model import SIGN_NOISE
-from drng.identification.selection import FOLDS, blocks, select
-from drng.identification.signals import differentiate, velocity_lag
+from identification import identification_model, identify_log, random_excitation, simulate, trajectory
+from identification.diagnostics import noise_floor, rre
+from identification.estimation import WEIGHT_CEILING, estimate
+from identification.model import SIGN_NOISE
+from identification.selection import FOLDS, blocks, select
+from identification.signals import differentiate, velocity_lag
 from pga_dyn.errors import PgaDynError
 
 FRICTION = {"viscous": np.array([2.0, 3.0, 1.5, 0.4, 0.3, 0.3]), "coulomb": np.array([3.0, 4.0, 2.0, 0.5, 0.4, 0.4])}
@@ -53,7 +53,7 @@ def test_cross_validation_equals_refits_from_scratch(puma):
     folds, by = blocks(data)
     assert by == "time" and len(folds) == FOLDS
     states = model.regressor  # W of the chosen model, the same columns for every fold
-    from drng.identification.model import sliding, states_of
+    from identification.model import sliding, states_of
 
     s = states_of(robot, data)
     W, keep = states(s), sliding(model, s.qd_a, qd_tree=s.qd)
@@ -69,7 +69,7 @@ def test_cross_validation_equals_refits_from_scratch(puma):
 
 
 def test_experiments_are_the_folds(puma):
-    from drng.identification import combine
+    from identification import combine
 
     robot, traj = puma
     parts = [measured(robot, traj, {}, seed=k) for k in range(3)]

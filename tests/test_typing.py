@@ -1,6 +1,6 @@
 """Type hints on the public API, read from the syntax trees (the packages ship ``py.typed``).
 
-* Every public function and method of pga_dyn, drng and robots (name without a leading
+* Every public function and method of pga_dyn, drng, robots and identification (name without a leading
   underscore, at module level or in a public class, nested classes included) and the
   constructor (``__init__``) of every public class annotates each parameter (``self`` and ``cls``
   excepted, ``*args`` and ``**kwargs`` included) and its return. Left alone: the numba kernels
@@ -17,7 +17,7 @@ import pathlib
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-PACKAGES = ("pga_dyn", "drng", "robots")
+PACKAGES = ("pga_dyn", "drng", "robots", "identification")
 #: Not library API: the command line (the composition root).
 CLI = "pga_dyn.cli"
 #: Decorators whose functions numba compiles from their signatures: not annotated.

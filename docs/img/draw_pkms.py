@@ -23,8 +23,7 @@ from pga_dyn.kinematics import initial_poses  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MARKERS = {"R": "o", "P": "s", "U": "D", "S": "o"}
-TITLES = {"2rru_1rrs": "2RRU-1RRS at q = 0 (DRNG section 6.3)",
-          "2prs_1psr": "2PRS-1PSR at q = 0 (DRNG section 6.4)"}
+TITLES = {"2rru_1rrs": "2RRU-1RRS at q = 0 (DRNG section 6.3)", "2prs_1psr": "2PRS-1PSR at q = 0 (DRNG section 6.4)"}
 
 
 def joints(robot):
@@ -34,7 +33,7 @@ def joints(robot):
     out = []
     for i in range(1, robot.n + 1):
         kind = robot.joint_type[i]
-        axes = [T[i][:3, :3] @ a for a in robot.axes[i, :{"R": 1, "P": 1, "U": 2}.get(kind, 0)]]
+        axes = [T[i][:3, :3] @ a for a in robot.axes[i, : {"R": 1, "P": 1, "U": 2}.get(kind, 0)]]
         out.append((robot.joint_names[i], kind, T[i][:3, 3], axes, robot.joint_names[i] in actuated, False))
     for loop in robot.loop_specs:
         pred = T[robot.body_index(loop.predecessor)] @ robot.link_pose(loop.predecessor) @ loop.predecessor_origin
@@ -79,8 +78,15 @@ def draw(name, path):
     base = [T[i][:3, 3] for i in range(1, robot.n + 1) if robot.parent[i] == 0]
     for jname, kind, p, axes, act, loop in joints(robot):
         colour = "tab:red" if act else ("tab:purple" if loop else "k")
-        ax.scatter(*p, marker=MARKERS[kind], s=60 if kind == "S" else 40, color=colour,
-                   facecolors="none" if loop else colour, depthshade=False, zorder=5)
+        ax.scatter(
+            *p,
+            marker=MARKERS[kind],
+            s=60 if kind == "S" else 40,
+            color=colour,
+            facecolors="none" if loop else colour,
+            depthshade=False,
+            zorder=5,
+        )
         for a in axes:
             ends = np.array([p - 0.05 * a, p + 0.05 * a])
             ax.plot(*ends.T, color=colour, lw=1.2)
@@ -100,7 +106,9 @@ def draw(name, path):
     g = robot.gravity / np.linalg.norm(robot.gravity) * 0.15
     start = np.array([-0.55, 0.45, 0.6])
     ax.quiver(*start, *g, color="tab:orange", arrow_length_ratio=0.25, lw=2)
-    ax.text(*(start + [0.03, 0, -0.1]), f"g = {tuple(float(v) for v in robot.gravity)}", color="tab:orange", fontsize=9.5)
+    ax.text(
+        *(start + [0.03, 0, -0.1]), f"g = {tuple(float(v) for v in robot.gravity)}", color="tab:orange", fontsize=9.5
+    )
     ax.set_xlabel("x (m)")
     ax.set_ylabel("y (m)")
     ax.set_zlabel("z (m)")

@@ -29,7 +29,7 @@ proven NOT CERTIFIED; several robots: one line each, analysed by ``drng.nullspac
 (``drng.base_parameters``): each regrouped combination, its expression in the link-frame
 parameters and its value for the model's own inertias. ``excite``, ``simulate`` and ``identify``
 carry an identification from an exciting trajectory to identified parameters
-(``drng.identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
+(``identification``, docs/identification.md). ROBOT_OR_PATH is a built-in robot
 (``robots.available()``) or a robot file read by ``robots.load_file``: URDF, URDF+, Extended
 URDF + YAML (``--yaml FILE``, default a ``robot.yaml`` beside the URDF) or MJCF. ``plot``
 draws the robot, the sampled regressor's spectrum and the identifiability of each parameter

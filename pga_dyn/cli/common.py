@@ -124,8 +124,8 @@ def robot_arguments(parser, many: bool = False) -> None:
 
 def identification_terms(parser) -> None:
     """--friction [MODEL ...], --coulomb-speed, --passive-friction and --armature (excite, identify):
-    the options of ``drng.identification.identification_model`` (:func:`model_options`)."""
-    from drng.identification.model import FRICTION_MODELS, PASSIVE_FRICTION
+    the options of ``identification.identification_model`` (:func:`model_options`)."""
+    from identification.model import FRICTION_MODELS, PASSIVE_FRICTION
 
     parser.add_argument(
         "--friction",
@@ -176,7 +176,7 @@ def bounds(triples):
 
 def friction(values):
     """The friction terms of --friction: None when absent, DEFAULT_FRICTION when bare."""
-    from drng.identification.model import DEFAULT_FRICTION
+    from identification.model import DEFAULT_FRICTION
 
     if values is None:
         return ()
@@ -201,7 +201,7 @@ def new_file(path: str, *inputs: str, force: bool = False) -> str:
 def warn_model(robot) -> None:
     """A warning of the model's non-physical inertial parameters: one line for a built-in robot, all for a file."""
     import robots
-    from drng.identification import model_violations
+    from identification import model_violations
 
     bad, source = model_violations(robot), robots.builtin_source(robot.source)
     if bad and source:  # data the user did not write, used as given: its bodies and where it comes from

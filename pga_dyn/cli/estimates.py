@@ -1,6 +1,6 @@
 """The options of ``pga-dyn identify`` that choose the model and the estimate: the model terms
 left to the model selection, the consistent estimate's bounds, the force delay
-(``drng.identification.identify_log``'s keyword arguments)."""
+(``identification.identify_log``'s keyword arguments)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def delay(text: str):
 def terms(args) -> dict:
     """The model options of the identify job from the command line: friction and armature as
     given, None where left to the model selection."""
-    from drng.identification.model import DEFAULT_FRICTION
+    from identification.model import DEFAULT_FRICTION
 
     friction = () if args.no_friction else None if args.friction is None else (tuple(args.friction) or DEFAULT_FRICTION)
     armature = True if args.armature else False if args.no_armature else None

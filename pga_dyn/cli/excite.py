@@ -1,4 +1,4 @@
-"""``pga-dyn excite``: an exciting trajectory (``drng.identification.excite``, docs/identification.md)."""
+"""``pga-dyn excite``: an exciting trajectory (``identification.excite``, docs/identification.md)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def run(args, out) -> int:
     import json
     import os
 
-    from drng.identification import excite, identification_model
+    from identification import excite, identification_model
 
     robot = common.robot(args)
     output = common.new_file(args.output, robot.source, force=args.force)

@@ -1,4 +1,4 @@
-"""``pga-dyn identify``: the parameters from measured forces (``drng.identification``,
+"""``pga-dyn identify``: the parameters from measured forces (``identification``,
 docs/identification.md)."""
 
 from __future__ import annotations
@@ -142,7 +142,7 @@ def run(args, out) -> int:
     import json
 
     import robots
-    from drng.identification import (
+    from identification import (
         export_text,
         identification_model,
         identify_energy,
@@ -152,8 +152,8 @@ def run(args, out) -> int:
         report,
         report_text,
     )
-    from drng.identification.diagnostics import hold_out, plot
-    from drng.identification.energy import WINDOW
+    from identification.diagnostics import hold_out, plot
+    from identification.energy import WINDOW
 
     robot = common.robot(args)
     if args.energy and args.ols:

@@ -1,5 +1,5 @@
 """``pga-dyn predict``: the forces of a new log predicted by an identified model, from the files
-``pga-dyn identify -o`` wrote (``drng.identification.saved_model``)."""
+``pga-dyn identify -o`` wrote (``identification.saved_model``)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def run(args, out) -> int:
-    from drng.identification import saved_model
+    from identification import saved_model
 
     robot = common.robot(args)
     saved = saved_model(robot, args.robot)

@@ -1,6 +1,6 @@
 """How the identification commands read data files as robots log them: the options (column map,
 time unit, drive gains, window, trimming, decimation, bag topic) and the reading
-(``drng.identification.read_trajectory`` per file, ``combine`` of the experiments)."""
+(``identification.read_trajectory`` per file, ``combine`` of the experiments)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def log_options(parser) -> None:
 
 def read_data(robot, paths, args):
     """The files ``paths`` read with the command's options, combined into one trajectory."""
-    from drng.identification import combine, read_trajectory
+    from identification import combine, read_trajectory
 
     return combine(
         [
@@ -82,6 +82,6 @@ def read_data(robot, paths, args):
 
 def gains_of(robot, gains):
     """The drive gains (n_a,) of the --gains strings, or None without them."""
-    from drng.identification.data import gain_values
+    from identification.data import gain_values
 
     return None if gains is None else gain_values("--gains", gains, robot.actuated_names)

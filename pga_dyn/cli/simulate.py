@@ -1,5 +1,5 @@
 """``pga-dyn simulate``: forces of the model along a trajectory, with friction and noise
-(``drng.identification.simulate``, docs/identification.md)."""
+(``identification.simulate``, docs/identification.md)."""
 
 from __future__ import annotations
 
@@ -64,7 +64,7 @@ def register(sub) -> None:
 
 
 def run(args, out) -> int:
-    from drng.identification import read_trajectory, simulate
+    from identification import read_trajectory, simulate
 
     robot = common.robot(args)
     output = common.new_file(args.output, args.trajectory, robot.source, force=args.force)

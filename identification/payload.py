@@ -1,4 +1,4 @@
-"""Payloads and drive gains, a stage of the identification (:mod:`drng.identification` lists them
+"""Payloads and drive gains, a stage of the identification (:mod:`identification` lists them
 in order): the parameters of a load rigidly attached to a link, and the scale of the drives
 that turn motor currents into forces.
 
@@ -10,7 +10,7 @@ loaded robot are then
 
     tau_loaded = W(q, qd, qdd) beta + Y_P(q, qd, qdd) phi_P,   Y_P = Y_link[:, :, b] X_L   (ns, n_a, 10),
 
-W beta the unloaded robot (:mod:`drng.identification.model`, friction and armature included) and
+W beta the unloaded robot (:mod:`identification.model`, friction and armature included) and
 Y_link[:, :, b] the ten columns of body b in the link-frame regressor. :func:`identify_payload`
 estimates phi_P from a loaded experiment either given the unloaded robot's identified beta (the
 rows tau_loaded - W beta = Y_P phi_P) or, ``together``, with beta from an unloaded and a loaded
@@ -43,7 +43,7 @@ The gains' covariance is s^2 (J^T J)^-1 of the projected residual's Jacobian J (
 Every fit here weighs the rows of each coordinate by 1 / sigma_j, its noise standard deviation
 estimated from the residuals of an unweighted fit (at least NOISE_FLOOR times the RMS of the
 terms of its rows, as for the estimates: noise-free data are fitted to round-off), on the column-scaled matrix, leaves out the rows in the
-stiction zones of the model's Coulomb terms (:func:`~drng.identification.model.sliding`), and
+stiction zones of the model's Coulomb terms (:func:`~identification.model.sliding`), and
 reports Cov = s^2 (A_w^T A_w)^-1 with s^2 the weighted residual variance.
 """
 
@@ -54,10 +54,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.conventions import LINK_PARAM_NAMES, link_to_pseudo, pseudo_to_link
 from pga_dyn.errors import PgaDynError, optional
 
-from ..result import one_blas_thread
 from .estimation import MIN_RCOND, NOISE_FLOOR
 from .model import sliding, states_of
 from .physics import mass_properties, violations
@@ -225,7 +225,7 @@ def identify_payload(
     ``loaded`` experiment (a Trajectory with measured tau).
 
     Given the unloaded robot's identified parameters ``est`` (an
-    :class:`~drng.identification.estimation.Estimate` or a full estimate: its ``model`` and
+    :class:`~identification.estimation.Estimate` or a full estimate: its ``model`` and
     ``beta``), the payload is the least-squares fit of the forces the unloaded robot does not
     explain. With ``together``, beta is estimated again, from ``unloaded`` (default
     ``est.data``) and ``loaded`` at once. PgaDynError when the data do not determine the ten
@@ -302,7 +302,7 @@ def drive_gains(
     model: IdentificationModel, unloaded: Trajectory, loaded: Trajectory, link: str, payload_mass: float
 ) -> DriveGains:
     """The drive gains g (n_a,) of ``model``'s robot (an
-    :class:`~drng.identification.model.IdentificationModel`) from an ``unloaded`` and a
+    :class:`~identification.model.IdentificationModel`) from an ``unloaded`` and a
     ``loaded`` experiment whose ``tau`` holds the measured currents (Trajectories), the payload
     of known mass ``payload_mass`` (kg) rigidly attached to ``link`` (module docstring).
     PgaDynError when the data do not determine the unknowns or the linear start puts a gain at 0."""

@@ -1,4 +1,4 @@
-"""The whole job in one call, the last stage of the identification (:mod:`drng.identification`
+"""The whole job in one call, the last stage of the identification (:mod:`identification`
 lists them in order): from a robot and its measured record to the estimate the report stands
 behind, as ``pga-dyn identify`` runs it (:func:`identify_log`).
 
@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate

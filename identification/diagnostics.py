@@ -1,4 +1,4 @@
-"""Diagnostics, a stage of the identification (:mod:`drng.identification` lists them in order):
+"""Diagnostics, a stage of the identification (:mod:`identification` lists them in order):
 the report of an identification, as a JSON-ready dict (:func:`report`) and as text
 (:func:`report_text`), with checks that can fail, and a plot of measured against predicted
 forces (:func:`plot`).
@@ -19,7 +19,7 @@ The checks (:func:`diagnose`; docs/identification.md, "Diagnostics"):
   averaged above f_s / 4 (Welch) counts their high-frequency content as noise (2 to 10 times
   the noise on a Puma's wrists with 1 N m of Coulomb friction).
   The motion's bandwidth (:func:`.signals.bandwidth` of q) must lie below f_s / (4
-  :data:`~drng.identification.signals.MARGIN`), or the floor is not measured. A
+  :data:`~identification.signals.MARGIN`), or the floor is not measured. A
   coordinate is **explained** when its residual RMS is at most :data:`EXPLAINED` times its floor
   (on the held-out data when there are some); otherwise the model misses an effect there (or
   noise in the derived qd, qdd reaches the prediction), and the standard deviations, which
@@ -29,7 +29,7 @@ The checks (:func:`diagnose`; docs/identification.md, "Diagnostics"):
   5 % for white residuals); white when at most :data:`WHITE_SHARE`. Correlated residuals are
   covered by the HAC covariance of :mod:`.estimation` (bandwidth from their correlation
   length); the standard deviations are unreliable when the correlation outlasts ns /
-  :data:`~drng.identification.estimation.MIN_BLOCKS` lags (no covariance estimate covers it).
+  :data:`~identification.estimation.MIN_BLOCKS` lags (no covariance estimate covers it).
 * **Delay** of the force channel behind the positions (:func:`.estimation.force_delay`), found
   when it exceeds one sample step; compensated on request (:func:`compensate`).
 
@@ -124,7 +124,7 @@ def compensate(
     model: IdentificationModel | None = None,
 ) -> tuple:
     """(data, test, d): the records with their forces advanced by the delay d (s) of the force
-    channel (:meth:`~drng.identification.data.Trajectory.aligned`), ``delay`` seconds or
+    channel (:meth:`~identification.data.Trajectory.aligned`), ``delay`` seconds or
     ``"auto"``: estimated on ``data`` with ``model`` (:func:`.estimation.force_delay`) and rounded
     to whole sample steps (the residual delay is at most half a step, below the one step at which
     a delay is reported). A shift by a fraction a of a step interpolates the forces linearly,
@@ -373,8 +373,8 @@ def report(
     ``test`` data's residual RMS and RRE, and the full parameters of ``full`` (a MAP or
     consistent estimate) with their pseudo-inertias' smallest eigenvalues, a ``note`` on each
     full parameter the data do not determine on its own
-    (:func:`~drng.identification.consistency.identifiability`) and, for a consistent estimate,
-    its bounds per body (:meth:`~drng.identification.consistency.BodyBounds.report`)."""
+    (:func:`~identification.consistency.identifiability`) and, for a consistent estimate,
+    its bounds per body (:meth:`~identification.consistency.BodyBounds.report`)."""
     import pga_dyn
 
     model, data, robot = est.model, est.data, est.model.robot

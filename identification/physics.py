@@ -1,9 +1,9 @@
 """Physical consistency of inertial parameters, a stage of the identification
-(:mod:`drng.identification` lists them in order): the pseudo-inertia of a body's parameters,
+(:mod:`identification` lists them in order): the pseudo-inertia of a body's parameters,
 its mass properties, and the check of any parameter vector, used by the estimates
-(:mod:`~drng.identification.estimation`, :mod:`~drng.identification.consistency`), the reports
-(:mod:`~drng.identification.diagnostics`) and the files written
-(:mod:`~drng.identification.export`).
+(:mod:`~identification.estimation`, :mod:`~identification.consistency`), the reports
+(:mod:`~identification.diagnostics`) and the files written
+(:mod:`~identification.export`).
 
 A body's link-frame parameters phi_b = [m, mcx, mcy, mcz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
 (inertia J about the frame origin) are those of a real mass distribution exactly when its

@@ -1,4 +1,4 @@
-"""The model columns, a stage of the identification (:mod:`drng.identification` lists them in
+"""The model columns, a stage of the identification (:mod:`identification` lists them in
 order): the parameters an identification estimates (the base inertial parameters, joint
 friction and rotor inertia, armature), with the identifiability of all of them decided
 together, their regressor, and the pga-dyn states of a trajectory (:func:`states_of`) at which
@@ -28,7 +28,7 @@ actuated coordinate j, with s = sign(qd_j) and the ``friction`` models of
 * ``stribeck`` fc_j, fs_j: tau_j += (fc_j + (fs_j - fc_j) exp(-(qd_j / v_s)^2)) s, i.e. the
   columns s (1 - e) of fc_j and s e of fs_j, e = exp(-(qd_j / v_s)^2): linear in fc, fs for a
   given Stribeck speed v_s (``stribeck_speed``), which
-  :func:`drng.identification.estimation.stribeck_estimate` fits (nonlinear);
+  :func:`identification.estimation.stribeck_estimate` fits (nonlinear);
 * ``viscous+-`` fv+_j, fv-_j: tau_j += fv+_j max(qd_j, 0) + fv-_j min(qd_j, 0), and
   ``coulomb+-`` fc+_j, fc-_j: tau_j += fc+_j max(s, 0) + fc-_j min(s, 0): per direction (s smooth
   as for ``coulomb``).
@@ -69,9 +69,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .signals import white_noise
 
 if TYPE_CHECKING:
@@ -79,10 +79,10 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
+    from drng.regrouping import BaseParameters
     from pga_dyn.model import Robot
     from pga_dyn.sampling import States
 
-    from ..regrouping import BaseParameters
     from .data import Trajectory
 
 #: The extra terms (the columns of D) and the prefixes of their names (module docstring): the
@@ -248,7 +248,7 @@ def speed_scales(
 
 
 def states_of(robot: Robot, data: Trajectory) -> States:
-    """pga-dyn states (:class:`pga_dyn.States`) of a :class:`~drng.identification.data.Trajectory`
+    """pga-dyn states (:class:`pga_dyn.States`) of a :class:`~identification.data.Trajectory`
     ``data`` of ``robot``'s actuated coordinates. Closed loops are assembled along the record
     (:func:`pga_dyn.sampling.record_states`): its first sample from q0 along a regular path, each
     next one from the previous one, every sample in the model's assembly mode with cond(J_p)
@@ -581,8 +581,8 @@ def identification_model(
                 f"{base.status} (pga-dyn analyze says why): an identification on it could be wrong; "
                 "pass base= built from a result you trust"
             )
-    from ..numerical import GAP_MIN, sampled_nullspace
-    from ..regrouping import regroup
+    from drng.numerical import GAP_MIN, sampled_nullspace
+    from drng.regrouping import regroup
 
     na, nphi = len(robot.actuated), base.K.shape[1]
     kinds = joint_kinds(robot)

@@ -1,4 +1,4 @@
-"""Sampled signals, a stage of the identification (:mod:`drng.identification` lists them in
+"""Sampled signals, a stage of the identification (:mod:`identification` lists them in
 order): signals as robots log them put on a uniform grid, the cutoff of the filter chosen from
 the spectrum of q, zero-phase smoothing and differentiation, the alignment of a delayed
 channel. Arrays in, arrays out: no robot, no file.

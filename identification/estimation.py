@@ -1,6 +1,6 @@
-"""Estimation, a stage of the identification (:mod:`drng.identification` lists them in order):
+"""Estimation, a stage of the identification (:mod:`identification` lists them in order):
 least-squares and Bayesian estimates of the identifiable parameters beta = K theta
-(:mod:`drng.identification.model`) from measured generalized forces, and the priors.
+(:mod:`identification.model`) from measured generalized forces, and the priors.
 
 Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
 
@@ -45,7 +45,7 @@ Stack the samples: W (ns n_a, p) the regressor of beta, tau (ns n_a). Then
   combinations; the prior, the directions the data do not see. In A the noise standard
   deviation of each coordinate is at least :data:`NOISE_FLOOR` times its RMS force (active for
   noise-free simulated data only).
-* **Physically consistent** (:mod:`drng.identification.consistency`): the same objective with
+* **Physically consistent** (:mod:`identification.consistency`): the same objective with
   every pseudo-inertia positive semidefinite.
 
 The default prior (:func:`default_prior`) is the model file's parameters with standard
@@ -61,9 +61,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .model import (
     STICTION_ZONE,
     STRIBECK_TERMS,
@@ -281,7 +281,7 @@ def estimate(
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
     its stiction zone (below ``stiction`` times its largest speed in the data,
-    :func:`~drng.identification.model.sliding`) are left out. The covariance is the HAC one with
+    :func:`~identification.model.sliding`) are left out. The covariance is the HAC one with
     bandwidth ``lags`` (None: from the residuals' correlation length; 0: white residuals, s^2
     (W_w^T W_w)^-1). ``states`` (:class:`pga_dyn.States` of ``data``) and ``regressor`` (W
     (ns, n_a, p) at them), when the caller has them. PgaDynError when the data have fewer rows
@@ -559,7 +559,7 @@ def identify(
     passive_friction: bool | str | Iterable[str] | None = (),
     coulomb_speed: npt.ArrayLike | None = None,
 ) -> Estimate:
-    """Identify ``robot`` from ``data`` (a :class:`~drng.identification.data.Trajectory`
+    """Identify ``robot`` from ``data`` (a :class:`~identification.data.Trajectory`
     with measured tau): the identifiable parameters beta of its base inertial parameters and,
     optionally, ``friction`` models, ``armature`` and ``passive_friction``
     (:func:`identification_model`, with ``coulomb_speed``; or give ``model``), by WLS

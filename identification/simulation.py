@@ -1,4 +1,4 @@
-"""Simulated measurements, a stage of the identification (:mod:`drng.identification` lists them
+"""Simulated measurements, a stage of the identification (:mod:`identification` lists them
 in order): the generalized forces of a robot model along a trajectory, with friction, armature
 and noise, for an identification without a robot.
 
@@ -7,7 +7,7 @@ and noise, for an identification without a robot.
 Y pi the rigid-body forces of pga-dyn's TP model (:func:`pga_dyn.regressor`; for closed loops
 the forces of the actuated coordinates, each state assembled along a path from q0), D x the
 extra terms (fv qd + fc sign(qd) + f0 + Ia qdd, the other friction models and the friction of
-passive coordinates, G^T F) with the columns of :func:`drng.identification.model.extra_forces`,
+passive coordinates, G^T F) with the columns of :func:`identification.model.extra_forces`,
 the same as the identification's, and Gaussian noise of
 standard deviation ``noise`` times the RMS of each coordinate's noise-free force (``noise=0.01``:
 1 % noise).
@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .model import extra_forces, extra_values, speed_scales, states_of
 
 if TYPE_CHECKING:
@@ -45,8 +45,8 @@ def simulate(
 ) -> tuple:
     """The ``trajectory`` with the forces tau (module docstring) of ``robot`` with link-frame
     parameters ``phi`` ((n, 10) or (10 n,); default the model file's) and ``extras``
-    ({term: value or values}, terms of :data:`~drng.identification.model.EXTRA_TERMS`, as in
-    :func:`~drng.identification.model.extra_values`: ``{"stribeck-coulomb": fc,
+    ({term: value or values}, terms of :data:`~identification.model.EXTRA_TERMS`, as in
+    :func:`~identification.model.extra_values`: ``{"stribeck-coulomb": fc,
     "stribeck-static": fs}`` is a Stribeck curve, ``{"passive-viscous": 0.02}`` damping at every
     passive joint); ``coulomb_speed`` v_c of ``coulomb-tanh`` and ``stribeck_speed`` v_s of the
     Stribeck curve (a number or one per actuated coordinate; required with those terms).

@@ -1,4 +1,4 @@
-"""Model selection, a stage of the identification (:mod:`drng.identification` lists them in
+"""Model selection, a stage of the identification (:mod:`identification` lists them in
 order): which model terms and which estimate predict forces best, decided by cross-validation
 on the identification record alone (never on the test data).
 
@@ -22,11 +22,11 @@ held-out data. Two stages, each a table in the report:
    columns C (scaled to unit diagonal, solved by least squares), the WLS weights iterated from
    the training blocks' residual sums s - 2 beta^T g + beta^T G beta; the prediction error of
    block k is that same quadratic form on block k. The rows a Coulomb term leaves out (the
-   stiction zones, :func:`~drng.identification.model.sliding`) are left out of the fit and kept
+   stiction zones, :func:`~identification.model.sliding`) are left out of the fit and kept
    in the prediction error.
 2. **Estimate**: for the chosen terms, WLS, OLS, MAP with the default prior
-   (:func:`~drng.identification.estimation.map_estimate`) and the physically consistent
-   estimate (:func:`~drng.identification.consistency.consistent_estimate`, when Clarabel is
+   (:func:`~identification.estimation.map_estimate`) and the physically consistent
+   estimate (:func:`~identification.consistency.consistent_estimate`, when Clarabel is
    installed), each fitted per fold the same way (MAP and consistent from the fold's WLS).
 
 The smallest score wins; a candidate within :data:`TIE` (or :data:`TIE_POINTS`) of the best and simpler (fewer
@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .estimation import WLS_ITERATIONS, WLS_RTOL, map_estimate, wls_weights
 from .model import identification_model, sign_speeds, sliding, states_of
 
@@ -252,13 +252,13 @@ def select(
 ) -> tuple:
     """The model terms and the estimate of ``robot`` that predict the forces of ``data`` best in
     cross-validation (module docstring): ``friction`` (models of
-    :func:`~drng.identification.model.friction_terms`) and ``armature`` as given, or chosen when
+    :func:`~identification.model.friction_terms`) and ``armature`` as given, or chosen when
     None; ``estimates`` the estimates compared (:data:`ESTIMATES`); ``prior`` (theta_0, sigma_0)
     (default: :func:`~.estimation.default_prior` with ``prior_std``)
     and ``bounds`` (keyword arguments of
-    :func:`~drng.identification.consistency.consistent_estimate`) for MAP and the consistent
+    :func:`~identification.consistency.consistent_estimate`) for MAP and the consistent
     estimate; ``states`` the pga-dyn states of ``data`` when the caller has them. Returns
-    (:class:`Selection`, the chosen :class:`~drng.identification.model.IdentificationModel` with
+    (:class:`Selection`, the chosen :class:`~identification.model.IdentificationModel` with
     its smooth sign's speeds set from ``data``, its regressor W (ns, n_a, p) along ``data``, the
     states of ``data``)."""
     from .consistency import ConsistentProblem

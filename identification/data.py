@@ -1,4 +1,4 @@
-"""Measurements in and out, a stage of the identification (:mod:`drng.identification` lists
+"""Measurements in and out, a stage of the identification (:mod:`identification` lists
 them in order): a :class:`Trajectory` from arrays, from a CSV or NPZ file or from a ROS bag,
 checked value by value, experiments combined, and written back to a file.
 
@@ -34,14 +34,14 @@ torque constant x gear ratio, the joint's force per ampere) give the forces, tau
 current_j. ``window`` (t0, t1): the samples between t0 and t1 seconds after the first; ``trim``:
 seconds dropped at both ends after the derivatives (the robot's start and stop, and the
 filter's ends); ``decimate``: every N-th sample after an anti-aliasing filter
-(:func:`~drng.identification.signals.decimate`). Several files (experiments) are read one by
+(:func:`~identification.signals.decimate`). Several files (experiments) are read one by
 one and joined by :func:`combine`, which keeps their boundaries (:attr:`Trajectory.breaks`).
 
 Derivatives. When ``qdd`` is not given, the checked signals are handed to
-:mod:`drng.identification.signals`: put on a uniform grid when the sample times are irregular
-(:func:`~drng.identification.signals.resample`), then q (or the measured ``qd``, when it is the
+:mod:`identification.signals`: put on a uniform grid when the sample times are irregular
+(:func:`~identification.signals.resample`), then q (or the measured ``qd``, when it is the
 quieter signal) smoothed and differentiated with a cutoff chosen from the spectrum of q
-(:func:`~drng.identification.signals.differentiate`). tau is used as measured. Decimation
+(:func:`~identification.signals.differentiate`). tau is used as measured. Decimation
 comes after the derivatives: the differentiator then averages the noise over every sample
 (the same window in seconds holds N times as many), and the anti-aliasing filter is applied to
 q, qd, qdd and tau alike, so that both sides of tau = Y(q, qd, qdd) beta see the same filter
@@ -100,7 +100,7 @@ class Trajectory:
     from currents, window, decimation, trimming); ``passive``: measured passive tree
     coordinates {name: (ns,) values} (passive encoders of a closed-loop machine; empty when
     none); ``qd_noise`` (n_a,): the standard deviation of the noise the velocities keep, when
-    pga-dyn derived or smoothed them (:func:`~drng.identification.signals.differentiate`; None for
+    pga-dyn derived or smoothed them (:func:`~identification.signals.differentiate`; None for
     velocities given as they are)."""
 
     names: tuple
@@ -151,7 +151,7 @@ class Trajectory:
 
     def aligned(self, delay: float) -> Trajectory:
         """The trajectory with its forces advanced by ``delay`` s (a force channel that lags the
-        positions by ``delay``, :func:`~drng.identification.estimation.force_delay`), on the
+        positions by ``delay``, :func:`~identification.estimation.force_delay`), on the
         samples where the advanced forces are inside the record (linear interpolation), each
         experiment on its own."""
         if self.tau is None:
@@ -373,12 +373,12 @@ def trajectory(
     """A validated :class:`Trajectory` of ``robot``'s actuated coordinates from arrays: ``t``
     (ns,) strictly increasing, ``q`` (ns, n_a), optionally ``qd``, ``qdd``, ``tau`` (ns, n_a).
     ``window`` (t0, t1): only the samples between t0 and t1 seconds after the first. A missing
-    ``qdd`` is derived (:func:`~drng.identification.signals.differentiate`, ``cutoff`` in Hz,
+    ``qdd`` is derived (:func:`~identification.signals.differentiate`, ``cutoff`` in Hz,
     None: from the spectrum of q): from the measured ``qd`` when given, else from q; at
     irregular sample times every signal is first resampled onto a uniform grid
-    (:func:`~drng.identification.signals.resample`). Then ``decimate`` > 1 keeps every N-th
+    (:func:`~identification.signals.resample`). Then ``decimate`` > 1 keeps every N-th
     sample after an anti-aliasing filter on every signal alike
-    (:func:`~drng.identification.signals.decimate`), and ``trim`` drops that many seconds at
+    (:func:`~identification.signals.decimate`), and ``trim`` drops that many seconds at
     both ends. ``notes``: sentences on how the arrays were read, kept in the Trajectory with
     those of these steps. ``passive``: measured passive coordinates {name: (ns,) values}
     (:func:`pga_dyn.sampling.passive_measurements`), selected, resampled and decimated with q.

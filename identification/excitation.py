@@ -1,4 +1,4 @@
-"""Exciting trajectories, a stage of the identification (:mod:`drng.identification` lists them
+"""Exciting trajectories, a stage of the identification (:mod:`identification` lists them
 in order): finite Fourier series per actuated coordinate (Swevers, Ganseman, Tukel, De Schutter,
 Van Brussel 1997), optimised for the condition number of the regressor, with their report
 (:meth:`Excitation.report`, :meth:`Excitation.report_text`).
@@ -20,7 +20,7 @@ The optimisation (``scipy.optimize.minimize``, L-BFGS-B with the gradient of
 :func:`excitation_cost`: analytic through the singular values, the column scaling, the
 scaling into the limits and the Fourier basis, with the regressor's derivatives in q, qd and
 qdd of every sample from one batch of states) minimises log cond of the column-scaled stacked
-regressor W of the identification model (:mod:`drng.identification.model`: base inertial
+regressor W of the identification model (:mod:`identification.model`: base inertial
 parameters, and the friction and armature columns asked for) over one period sampled at
 ``points`` instants. For a robot with closed loops the states are assembled along the
 trajectory as the identification assembles a record (:func:`pga_dyn.sampling.record_states`:
@@ -57,11 +57,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.display import number, text_table
 from pga_dyn.errors import PgaDynError, PgaDynWarning
 from pga_dyn.progress import report
 
-from ..result import one_blas_thread
 from .data import Trajectory
 from .model import identification_model, joint_kinds
 
@@ -258,7 +258,7 @@ class Excitation:
     identification model over all samples and ``cond_start`` that of the random start;
     ``max_cond_jp`` the largest cond(J_p) of the samples (1 for a tree) and ``max_cond`` the
     limit it was kept below; ``iterations`` of the optimiser (0: not optimised); ``model`` the
-    :class:`~drng.identification.model.IdentificationModel` whose regressor was conditioned."""
+    :class:`~identification.model.IdentificationModel` whose regressor was conditioned."""
 
     trajectory: Trajectory
     fourier: Fourier

@@ -1,4 +1,4 @@
-"""Identified parameters out, the last stage of the identification (:mod:`drng.identification`
+"""Identified parameters out, the last stage of the identification (:mod:`identification`
 lists them in order): a new robot file with every identified term its format can hold.
 
 The URDF (:func:`write_urdf`) is the robot's own file with the ``<inertial>`` of each moving
@@ -8,7 +8,7 @@ frame is the body frame), with the centre of mass as ``<origin xyz>``, ``rpy="0 
 inertia about the centre of mass; the ``<inertial>`` of the links merged into it are removed.
 Links fixed to the base keep theirs. The input file is never written to.
 
-The friction and armature terms (:mod:`drng.identification.model`) go to joint attributes
+The friction and armature terms (:mod:`identification.model`) go to joint attributes
 (:func:`export_plan`, :data:`ATTRIBUTES`): in URDF ``<dynamics damping="fv" friction="fc"/>``
 (tau = fv qd + fc sign(qd), as Pinocchio reads them); in MJCF (``robots.write_mjcf``) the joint's
 ``damping``, ``frictionloss`` and ``armature``. URDF has no rotor inertia (armature), and neither
@@ -191,7 +191,7 @@ def write_urdf(robot: Robot, phi: npt.ArrayLike, path: os.PathLike | str, extras
     ``path`` (module docstring), and the joint attributes ``extras`` {``damping`` or
     ``friction``: {joint: value >= 0}} (:meth:`ExportPlan.attributes`) in each joint's
     ``<dynamics>``. Raises PgaDynError when ``phi`` is not physically consistent
-    (:func:`~drng.identification.physics.violations`), the robot has no source file, ``path``
+    (:func:`~identification.physics.violations`), the robot has no source file, ``path``
     is that file, or an attribute or joint is unknown. Returns ``path``."""
     source, path, phi = rewritten_source(robot, phi, path)
     bad = violations(robot.body_names, phi)

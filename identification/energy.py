@@ -1,5 +1,5 @@
-"""Energy-based identification, a stage of the identification (:mod:`drng.identification`
-lists them in order): the identifiable parameters beta of :mod:`drng.identification.model` from
+"""Energy-based identification, a stage of the identification (:mod:`identification`
+lists them in order): the identifiable parameters beta of :mod:`identification.model` from
 the work of the actuators over windows of time, without accelerations (Gautier 1997, the energy
 model; the energy observations of Martinez, Tonneau and Mastalli, eqs. 62-69).
 
@@ -55,7 +55,7 @@ the work of window k through the integration weight a_s times qd_sj of each samp
     var(work_k) = sum_j sigma_j^2 c_kj,   c_kj = sum_s (a_s qd_sj)^2.
 
 sigma_j is measured without the model (:func:`force_noise`), at least
-:data:`~drng.identification.estimation.NOISE_FLOOR` times its RMS force; WLS divides each window
+:data:`~identification.estimation.NOISE_FLOOR` times its RMS force; WLS divides each window
 by sqrt(var(work_k)) and Cov(beta) = s^2 (W_w^T W_w)^-1 with s^2 = ||e_w||^2 / (m - p), as in
 :mod:`.estimation`. Position noise reaches the work through qd and h; the variance factor s^2
 takes it up. Neighbouring windows share an end sample, whose noise is a small share of either.
@@ -68,9 +68,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError
 
-from ..result import one_blas_thread
 from .estimation import NOISE_FLOOR, Estimate, scaled_least_squares, unexcited
 from .model import identification_model, states_of
 
@@ -136,7 +136,7 @@ def windows(t: np.ndarray, window: float, rule: str = "simpson", where: str = "a
     if not is_uniform(t):
         raise PgaDynError(
             f"{where}: the energy windows need uniformly sampled times; give the data without qdd, "
-            "so that it is resampled onto a uniform grid (drng.identification.trajectory)"
+            "so that it is resampled onto a uniform grid (identification.trajectory)"
         )
     step = (t[-1] - t[0]) / (len(t) - 1)
     if rule == "simpson":
@@ -173,7 +173,7 @@ def energy_equations(
     model: IdentificationModel, data: Trajectory, window: float = WINDOW, rule: str = "simpson"
 ) -> EnergyEquations:
     """The :class:`EnergyEquations` of ``data`` (a Trajectory with measured tau) for ``model``
-    (:class:`~drng.identification.model.IdentificationModel`) on consecutive windows of
+    (:class:`~identification.model.IdentificationModel`) on consecutive windows of
     ``window`` s integrated by ``rule`` (:func:`windows`)."""
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): no work to identify from")
@@ -209,7 +209,7 @@ def force_noise(tau: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class EnergyEstimate(Estimate):
-    """An :class:`~drng.identification.estimation.Estimate` of beta from the work over windows
+    """An :class:`~identification.estimation.Estimate` of beta from the work over windows
     (module docstring). The windows are one channel: ``gram`` (1, p, p) is W_w^T W_w of the
     weighted window rows and ``variances`` (1,) the variance factor s^2, so that
     Cov(beta)^-1 = gram[0] / variances[0]; ``sigma`` (n_a,) the force noise of each coordinate
@@ -224,7 +224,7 @@ class EnergyEstimate(Estimate):
     def information(self, floor: float = NOISE_FLOOR) -> np.ndarray:
         """A = W_E^T diag(1 / var_k) W_E (p, p) with each coordinate's force noise s sigma_j
         taken at least ``floor`` times its RMS force (as
-        :meth:`~drng.identification.estimation.Estimate.information`)."""
+        :meth:`~identification.estimation.Estimate.information`)."""
         rms2 = np.mean(self.data.tau**2, axis=0)
         variances = self.equations.noise @ np.maximum(self.sigma**2, floor**2 * rms2)
         rows = self.equations.rows
@@ -295,7 +295,7 @@ def identify_energy(
     rule: str = "simpson",
 ) -> EnergyEstimate:
     """Identify ``robot`` from the work of ``data``'s forces (:func:`energy_estimate`): the
-    parameters of :func:`~drng.identification.model.identification_model` (``friction``,
+    parameters of :func:`~identification.model.identification_model` (``friction``,
     ``armature``; or give ``model``), without accelerations."""
     model = identification_model(robot, friction, armature) if model is None else model
     return energy_estimate(model, data, window, rule)

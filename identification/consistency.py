@@ -1,9 +1,9 @@
 """The physically consistent estimate, a stage of the identification
-(:mod:`drng.identification` lists them in order): an LMI.
+(:mod:`identification` lists them in order): an LMI.
 
 A body's parameters are physical exactly when its pseudo-inertia N_b is positive semidefinite
-(:mod:`drng.identification.physics`). The consistent estimate (:func:`consistent_estimate`) is
-the MAP estimate of :mod:`drng.identification.estimation` under the constraints N_b >= 0 for
+(:mod:`identification.physics`). The consistent estimate (:func:`consistent_estimate`) is
+the MAP estimate of :mod:`identification.estimation` under the constraints N_b >= 0 for
 every body, bounds on each body's mass and extent (:func:`body_bounds`), and the viscous and
 Coulomb friction and the armature >= 0:
 
@@ -17,9 +17,9 @@ fit the data as well as the constraints allow; the directions the data do not se
 to the prior.
 
 The extent bound tr(Q_b N_b) >= 0 (Wensing, Kim, Slotine 2018) says that the body's density lies
-inside the ellipsoid E_b of Q_b (:func:`~drng.identification.physics.ellipsoid_matrix`): by
+inside the ellipsoid E_b of Q_b (:func:`~identification.physics.ellipsoid_matrix`): by
 default the ellipsoid of the model file's inertia of the body scaled by :data:`EXTENT_FACTOR`
-(:func:`~drng.identification.physics.inertia_ellipsoid`; the file has no geometry pga-dyn reads),
+(:func:`~identification.physics.inertia_ellipsoid`; the file has no geometry pga-dyn reads),
 or one given per link. Without it a body the data do not pin down can end on the PSD boundary
 with its mass on a line reaching far out of the link. The mass bounds are :data:`MASS_BOUNDS`
 times the model file's masses. A body of mass 0 in the file gets neither bound, and says so.
@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from drng.result import one_blas_thread
 from pga_dyn.errors import PgaDynError, optional
 
-from ..result import one_blas_thread
 from .estimation import FullEstimate, check_prior, default_prior
 from .model import NONNEGATIVE
 from .physics import (
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from .model import IdentificationModel
 
 #: The consistent estimate asks N_b - PSD_MARGIN 1 >= 0: a body on the boundary of the cone (a flat
-#: or massless body) then passes :func:`~drng.identification.physics.violations` despite the
+#: or massless body) then passes :func:`~identification.physics.violations` despite the
 #: solver's round-off. That round-off is usually about 1e-12 but reached 2.5e-9 on a Puma energy
 #: estimate (Clarabel's feasibility tolerance is 1e-8 relative), so the margin is 1e-8.
 PSD_MARGIN = 1e-8
@@ -71,7 +71,7 @@ ACCEPT_TOL = 1e-9
 #: Default mass bounds of each body, relative to its mass in the model file.
 MASS_BOUNDS = (0.5, 2.0)
 #: Default extent bound: the ellipsoid of the model file's inertia of each body
-#: (:func:`~drng.identification.physics.inertia_ellipsoid`) with its semi-axes scaled by this.
+#: (:func:`~identification.physics.inertia_ellipsoid`) with its semi-axes scaled by this.
 EXTENT_FACTOR = 2.0
 #: Identifiability of a single parameter: |e_k projected on the row space of K| >= 1 - RANGE_TOL.
 RANGE_TOL = 1e-9
@@ -81,7 +81,7 @@ RANGE_TOL = 1e-9
 class BodyBounds:
     """The bounds of the consistent estimate on each body (``names``, the robot's bodies): ``mass``
     (n, 2) lower and upper mass (kg; -inf, inf: none), ``ellipsoids`` (n,) of
-    :class:`~drng.identification.physics.Ellipsoid` (None: no extent bound) in the body frames,
+    :class:`~identification.physics.Ellipsoid` (None: no extent bound) in the body frames,
     ``sources`` (n,) where each body's bounds come from (or why it has none)."""
 
     names: tuple
@@ -92,7 +92,7 @@ class BodyBounds:
     def report(self, phi: np.ndarray | None = None) -> list:
         """One JSON-ready dict per body: the mass bounds, the ellipsoid's centre, semi-axes and axes
         (rows), the source; with link-frame parameters ``phi`` (n, 10), the mass, the extent margin
-        tr(Q N) (kg, :func:`~drng.identification.physics.ellipsoid_margin`) and which bounds are
+        tr(Q N) (kg, :func:`~identification.physics.ellipsoid_margin`) and which bounds are
         active (within 1e-6 relative)."""
         out = []
         for b, name in enumerate(self.names):
@@ -179,7 +179,7 @@ def body_bounds(
 
 @dataclass(frozen=True, eq=False)
 class ConsistentEstimate(FullEstimate):
-    """A :class:`~drng.identification.estimation.FullEstimate` with the :class:`BodyBounds` it
+    """A :class:`~identification.estimation.FullEstimate` with the :class:`BodyBounds` it
     was found under (``bounds``)."""
 
     bounds: BodyBounds | None = None
@@ -187,7 +187,7 @@ class ConsistentEstimate(FullEstimate):
 
 def identifiability(model: IdentificationModel) -> tuple:
     """For each full parameter theta_k of ``model`` (an
-    :class:`~drng.identification.model.IdentificationModel`), "" when the data determine it on
+    :class:`~identification.model.IdentificationModel`), "" when the data determine it on
     its own (e_k in the row space of K), else a note: "not identifiable separately: regrouped into
     Izz1R, ..." (the identifiable parameters it is part of) or "not identifiable: no effect on the
     forces" (a zero column of K)."""
@@ -347,8 +347,8 @@ def consistent_estimate(
     ellipsoids: dict | None = None,
 ) -> ConsistentEstimate:
     """The physically consistent estimate (module docstring) from ``est`` (an
-    :class:`~drng.identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
-    (default :func:`~drng.identification.estimation.default_prior`), with the bounds of
+    :class:`~identification.estimation.Estimate`) and a Gaussian ``prior`` (theta_0, sigma_0)
+    (default :func:`~identification.estimation.default_prior`), with the bounds of
     :func:`body_bounds` (``mass_bounds``, ``extent``, ``ellipsoids``; None: that bound off), by a
     :class:`ConsistentProblem`. Returns a :class:`ConsistentEstimate`; PgaDynError when Clarabel
     is not installed, the solver fails (an infeasible prior and bounds included), or its answer has a
