@@ -240,7 +240,7 @@ def _as_rigid(T) -> np.ndarray:
     return T
 
 
-def _quaternion(R: np.ndarray) -> np.ndarray:
+def rotation_quaternion(R: np.ndarray) -> np.ndarray:
     """Unit quaternion (w, x, y, z) of the rotation matrix R, with w >= 0 (Shepperd's method).
 
     R rotates by theta about the unit axis n for (w, x, y, z) = (cos theta/2, sin theta/2 n).
@@ -270,7 +270,7 @@ def motor_from_matrix(T: npt.ArrayLike) -> MultiVector:
     M = q_w + r + (q_w t - r x t) on e01, e02, e03 + (r . t) e0123, with r = (q_x, q_y, q_z).
     """
     T = _as_rigid(T)
-    q = _quaternion(T[:3, :3])
+    q = rotation_quaternion(T[:3, :3])
     r, t = q[1:], 0.5 * T[:3, 3]
     return motor(np.concatenate([[q[0]], r, q[0] * t - np.cross(r, t), [r @ t]]))
 
@@ -286,17 +286,19 @@ def matrix_from_motor(M: MultiVector) -> np.ndarray:
 # ---------------------------------------------------------------------------
 
 
-def _sinc(x: float) -> float:
-    """sin(x)/x, equal to 1 at x = 0."""
-    return float(np.sinc(x / np.pi))
+def _sinc(x):
+    """sin(x)/x, equal to 1 at x = 0 (a float, or an array elementwise)."""
+    return np.sinc(np.asarray(x) / np.pi)[()]
 
 
-def _g(x: float) -> float:
-    """(x cos x - sin x)/x^3, the derivative of sin(x)/x divided by x; a series below 0.1."""
-    if abs(x) < 0.1:
-        x2 = x * x
-        return -1.0 / 3.0 + x2 / 30.0 - x2 * x2 / 840.0 + x2**3 / 45360.0
-    return (x * np.cos(x) - np.sin(x)) / x**3
+def _g(x):
+    """(x cos x - sin x)/x^3, the derivative of sin(x)/x divided by x; a series below 0.1 (a float,
+    or an array elementwise)."""
+    x = np.asarray(x, dtype=float)
+    x2 = x * x
+    series = -1.0 / 3.0 + x2 / 30.0 - x2 * x2 / 840.0 + x2**3 / 45360.0
+    safe = np.where(np.abs(x) < 0.1, 1.0, x)
+    return np.where(np.abs(x) < 0.1, series, (safe * np.cos(safe) - np.sin(safe)) / safe**3)[()]
 
 
 def _check_unit_motor(c: np.ndarray) -> None:
@@ -370,10 +372,19 @@ def se3_log(T: npt.ArrayLike) -> np.ndarray:
     Agrees with line_coords(motor_log(motor_from_matrix(T))).
     """
     T = _as_rigid(T)
-    q = _quaternion(T[:3, :3])
-    phi = float(np.arctan2(np.linalg.norm(q[1:]), q[0]))
+    return quaternion_log(rotation_quaternion(T[:3, :3]), T[:3, 3])
+
+
+def quaternion_log(quaternion: npt.ArrayLike, position: npt.ArrayLike) -> np.ndarray:
+    """:func:`se3_log` of the poses given by unit quaternions (w, x, y, z) ``quaternion`` (..., 4)
+    of their rotations and their translations ``position`` (..., 3): the twists xi (..., 6),
+    with the formulas of :func:`se3_log` (a quaternion with w < 0 is flipped first)."""
+    q = np.asarray(quaternion, dtype=float)
+    p = np.asarray(position, dtype=float)
+    q = np.where(q[..., :1] < 0.0, -q, q)
+    phi = np.arctan2(np.linalg.norm(q[..., 1:], axis=-1), q[..., 0])
     s = _sinc(phi)
-    omega = 2.0 * q[1:] / s
-    K = skew(omega)
-    v = T[:3, 3] - 0.5 * (K @ T[:3, 3]) - _g(phi) / (4.0 * s) * (K @ (K @ T[:3, 3]))
-    return np.concatenate([omega, v])
+    omega = 2.0 * q[..., 1:] / np.asarray(s)[..., None]
+    Kp = np.cross(omega, p)
+    v = p - 0.5 * Kp - (np.asarray(_g(phi) / (4.0 * s))[..., None]) * np.cross(omega, Kp)
+    return np.concatenate([omega, v], axis=-1)

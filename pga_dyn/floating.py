@@ -1,0 +1,136 @@
+"""The floating base's coordinates from the trunk's pose and twist as robots log them
+(docs/conventions.md, "Floating base").
+
+pga-dyn's floating joint F (paper eqs. 102-104) has the coordinates q = xi = (omega; v), the
+exponential coordinates of the displacement in the spatial frame: T(q) = exp(xi^) T0, T0 the
+trunk's pose at q0. Its velocity coordinates are the trunk's *spatial* twist qd = (omega; v_o):
+omega the angular velocity in the world frame and v_o the velocity of the point of the trunk
+that is at the world origin; qdd is the time derivative of qd.
+
+Robots (and Pinocchio, MuJoCo) log the pose as the position p of the trunk frame's origin and a
+unit quaternion, and the twist as the velocity v_p of that origin. In the world frame:
+
+    v_o = v_p - omega x p,            d v_o / dt = a_p - alpha x p - omega x v_p,
+
+a_p the acceleration of the trunk frame's origin and alpha = d omega / dt. Pinocchio's
+free-flyer velocity is local, (R^T v_p; R^T omega); MuJoCo's ``qvel`` of a free joint is
+(v_p; R^T omega) (world linear, body angular).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .errors import PgaDynError
+from .pga import quaternion_log, rotation_quaternion
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+#: Largest deviation of a logged quaternion's norm from 1 that is normalised silently; a larger
+#: one is an error (a column mix-up, or a quaternion in another order).
+QUATERNION_TOL = 1e-3
+
+
+def unit_quaternions(quaternion: npt.ArrayLike, where: str = "quaternion") -> np.ndarray:
+    """Quaternions (..., 4) in the order (x, y, z, w) as logged, checked to be unit within
+    :data:`QUATERNION_TOL` and normalised; PgaDynError naming ``where`` otherwise."""
+    q = np.asarray(quaternion, dtype=float)
+    if q.shape[-1:] != (4,) or not np.all(np.isfinite(q)):
+        raise PgaDynError(f"{where}: expected finite quaternions (x, y, z, w) of shape (..., 4), got {q.shape}")
+    norm = np.linalg.norm(q, axis=-1)
+    worst = int(np.argmax(np.abs(norm - 1.0))) if norm.size else 0
+    if norm.size and abs(norm.flat[worst] - 1.0) > QUATERNION_TOL:
+        raise PgaDynError(
+            f"{where}: quaternion {worst} has norm {norm.flat[worst]:.6g}, not 1 (within {QUATERNION_TOL}): "
+            "is it (x, y, z, w)?"
+        )
+    return q / norm[..., None]
+
+
+def rotation_matrices(quaternion: npt.ArrayLike) -> np.ndarray:
+    """Rotation matrices (..., 3, 3) of unit quaternions (..., 4) in the order (x, y, z, w)."""
+    x, y, z, w = np.moveaxis(np.asarray(quaternion, dtype=float), -1, 0)
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], axis=-1),
+            np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], axis=-1),
+            np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], axis=-1),
+        ],
+        axis=-2,
+    )
+
+
+def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The Hamilton product a b of quaternions (..., 4) in the order (x, y, z, w) (rotation b, then a)."""
+    va, wa = a[..., :3], a[..., 3:]
+    vb, wb = b[..., :3], b[..., 3:]
+    return np.concatenate([wa * vb + wb * va + np.cross(va, vb), wa * wb - np.sum(va * vb, axis=-1, keepdims=True)], -1)
+
+
+def base_coordinates(
+    position: npt.ArrayLike,
+    quaternion: npt.ArrayLike,
+    reference: npt.ArrayLike | None = None,
+) -> np.ndarray:
+    """The floating joint's coordinates xi (ns, 6) of trunk poses: ``position`` (ns, 3) and unit
+    ``quaternion`` (ns, 4), (x, y, z, w), of the trunk frame in the world; ``reference`` (4, 4) the
+    trunk's pose at q0, T0 (default the identity): exp(xi^) = T T0^-1 (principal logarithm,
+    |omega| <= pi, :func:`pga_dyn.pga.quaternion_log`)."""
+    p = np.asarray(position, dtype=float)
+    q = unit_quaternions(quaternion)
+    if reference is not None:
+        T0 = np.asarray(reference, dtype=float)
+        if not np.allclose(T0, np.eye(4)):
+            # T T0^-1 = [R R0^T, p - R R0^T p0]: the quaternion of R R0^T is q q0^-1
+            q0 = _xyzw(T0[:3, :3])
+            q = quaternion_product(q, q0 * np.array([-1.0, -1.0, -1.0, 1.0]))
+            p = p - np.einsum("nij,j->ni", rotation_matrices(q), T0[:3, 3])
+    return quaternion_log(q[..., [3, 0, 1, 2]], p)
+
+
+def _xyzw(R: np.ndarray) -> np.ndarray:
+    """The unit quaternion (x, y, z, w), w >= 0, of the rotation matrix R (3, 3)."""
+    return rotation_quaternion(R)[[1, 2, 3, 0]]
+
+
+def spatial_twist(position: npt.ArrayLike, linear: npt.ArrayLike, angular: npt.ArrayLike) -> np.ndarray:
+    """The floating joint's velocity coordinates (ns, 6), the spatial twist (omega; v_o), from the
+    trunk frame origin's ``position`` p and world ``linear`` velocity v_p and the world ``angular``
+    velocity omega (each (ns, 3)): v_o = v_p - omega x p."""
+    p, v, w = (np.asarray(x, dtype=float) for x in (position, linear, angular))
+    return np.concatenate([w, v - np.cross(w, p)], axis=-1)
+
+
+def spatial_acceleration(
+    position: npt.ArrayLike,
+    linear: npt.ArrayLike,
+    angular: npt.ArrayLike,
+    linear_acceleration: npt.ArrayLike,
+    angular_acceleration: npt.ArrayLike,
+) -> np.ndarray:
+    """The floating joint's acceleration coordinates (ns, 6), d/dt (omega; v_o), from p, v_p, omega
+    and the world accelerations a_p, alpha of the trunk frame's origin: (alpha; a_p - alpha x p -
+    omega x v_p)."""
+    p, v, w, a, al = (
+        np.asarray(x, dtype=float) for x in (position, linear, angular, linear_acceleration, angular_acceleration)
+    )
+    return np.concatenate([al, a - np.cross(al, p) - np.cross(w, v)], axis=-1)
+
+
+def trunk_state(q: npt.ArrayLike, qd: npt.ArrayLike, reference: npt.ArrayLike | None = None) -> tuple:
+    """The inverse of :func:`base_coordinates` and :func:`spatial_twist`: the trunk's position
+    (ns, 3), quaternion (ns, 4) (x, y, z, w; w >= 0), world linear velocity of its origin and world
+    angular velocity (ns, 3) from the floating joint's coordinates ``q`` and ``qd`` (ns, 6)."""
+    from .kinematics import se3_exp
+
+    q = np.atleast_2d(np.asarray(q, dtype=float))
+    qd = np.atleast_2d(np.asarray(qd, dtype=float))
+    T0 = np.eye(4) if reference is None else np.asarray(reference, dtype=float)
+    T = np.stack([se3_exp(np.ascontiguousarray(x)) @ T0 for x in q])
+    p = T[:, :3, 3]
+    quats = np.stack([_xyzw(R) for R in T[:, :3, :3]])
+    w = qd[:, :3]
+    return p, quats, qd[:, 3:] + np.cross(w, p), w
