@@ -401,7 +401,7 @@ def sensing_rows(
     if case == "B":
         return np.ascontiguousarray(W[:, :6]), tau_c[:, :6]
     P = contact_projectors(record.frames, J, record.contact)
-    return np.einsum("sij,sjp->sip", P, W), np.einsum("sij,sj->si", P, tau)
+    return np.matmul(P, W), np.matmul(P, tau[:, :, None])[:, :, 0]
 
 
 def contact_projectors(frames: ContactFrames, J: np.ndarray, contact: np.ndarray) -> np.ndarray:
@@ -503,7 +503,7 @@ def case_matrix(robot: Robot, frames: ContactFrames, case: str, mode: Iterable[s
     if case == "C" and set(mode):
         _, J, _ = contact_terms(robot, frames, states.q)
         contact = np.tile([name in set(mode) for name in frames.names], (len(states), 1))
-        Y = np.einsum("sij,sjp->sip", contact_projectors(frames, J, contact), Y)
+        Y = np.matmul(contact_projectors(frames, J, contact), Y)
     return Y.reshape(-1, Y.shape[2])
 
 
@@ -674,28 +674,37 @@ class LeggedEstimate:
         ``measured`` their right-hand side; when the case's base parameters are DRNG's (all rows
         determined by beta): ``tau`` (ns, nq - 6) the joint torques W beta - J_c^T w (measured
         wrenches) and ``wrench`` (ns, 6) the total contact wrench about the world origin, the base
-        rows of W beta."""
+        rows of W beta. Along the fitted record of case A, from the fit's residuals."""
         model = self.model
-        states = states_of(model.robot, record.motion)
-        full = model.regressor(states)
-        W, y = sensing_rows(model, record, self.case, states, full)
-        out = {"rows": W @ self.beta, "measured": y}
+        if record is self.record and self.case == "A":
+            measured = self.estimate.targets
+            rows = measured - self.estimate.residuals
+            out, predicted, q = {"rows": rows, "measured": measured}, rows, record.motion.q
+        else:
+            states = states_of(model.robot, record.motion)
+            full = model.regressor(states)
+            W, y = sensing_rows(model, record, self.case, states, full)
+            out = {"rows": W @ self.beta, "measured": y}
+            predicted, q = full @ self.beta, states.q
         if self.nullspace.certificate["equals_drng"] and self.case != "D":
-            predicted = full @ self.beta
-            _, _, tau_c = contact_terms(model.robot, record.frames, states.q, record.wrenches)
             out["wrench"] = predicted[:, :6]
             if record.wrenches is not None:
+                _, _, tau_c = contact_terms(model.robot, record.frames, q, record.wrenches, jacobians=False)
                 out["tau"] = (predicted - tau_c)[:, 6:]
         return out
 
-    def check(self, record: LeggedRecord) -> dict:
+    def check(self, record: LeggedRecord, predicted: dict | None = None) -> dict:
         """Held-out figures along ``record``: ``rre`` the relative residual error of the case's
-        rows (%), per joint the torque RMS error ``tau_rms`` (N m) when predicted and measured,
+        rows (%) and ``rms`` their residual's RMS, per joint the torque RMS error ``tau_rms`` (N m) when predicted and measured,
         and the RMS error of the total contact force ``force_rms`` (N) with it over the robot's
-        weight ``force_share`` when the record has contact forces."""
-        p = self.predict(record)
+        weight ``force_share`` when the record has contact forces. ``predicted``: :meth:`predict`'s
+        answer on ``record``, when the caller has it."""
+        p = self.predict(record) if predicted is None else predicted
         e = p["rows"] - p["measured"]
-        out = {"rre": float(100 * np.linalg.norm(e) / np.linalg.norm(p["measured"]))}
+        out = {
+            "rre": float(100 * np.linalg.norm(e) / np.linalg.norm(p["measured"])),
+            "rms": float(np.sqrt(np.mean(e**2))),
+        }
         if "tau" in p and record.motion.tau is not None:
             out["tau_rms"] = np.sqrt(np.mean((p["tau"] - record.motion.tau[:, 6:]) ** 2, axis=0))
         if "wrench" in p and record.wrenches is not None:
@@ -705,6 +714,157 @@ class LeggedEstimate:
             weight = sum(robot.inertial(i).mass for i in range(1, robot.n + 1)) * np.linalg.norm(robot.gravity)
             out["force_share"] = out["force_rms"] / weight
         return out
+
+
+#: The verdict trusts an estimate whose held-out residual RMS is at most this factor times the
+#: fit's (the arms' transfer check, identification.diagnostics).
+TRANSFER = 2.0
+
+
+def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> dict:
+    """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
+    contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
+    certified ones), the estimate (names, beta, std), the total mass, the fit's and the held-out
+    ``test``'s relative residual errors per contact mode, the held-out joint torques and contact
+    forces (:meth:`LeggedEstimate.check`), and the ``verdict``: OK when the held-out residual's
+    RMS is at most :data:`TRANSFER` times the fit's (the RRE depends on the mix of contact modes, a
+    flight's base rows being zero), FAILS otherwise, "not checked" without a test."""
+    record, cert = est.record, est.nullspace.certificate
+    mass = est.total_mass()
+    fitted = est.predict(record)
+
+    def per_mode(rec, p):
+        modes = mode_names(rec if est.case != "D" else rec.select(~rec.contact.any(axis=1)))
+        out = {}
+        for mode in dict.fromkeys(modes):
+            keep = modes == mode
+            e = p["rows"][keep] - p["measured"][keep]
+            out[str(mode)] = float(100 * np.linalg.norm(e) / max(np.linalg.norm(p["measured"][keep]), 1e-300))
+        return out
+
+    report = {
+        "robot": est.model.robot.name,
+        "case": est.case,
+        "equations": CASES[est.case],
+        "data": {
+            "source": record.source,
+            "samples": len(record),
+            "modes": {"+".join(k) or "flight": v for k, v in record.modes().items()},
+            "derivatives": record.motion.derivatives,
+            "notes": list(record.notes),
+        },
+        "identifiability": {
+            "base_parameters": est.model.base.num_base_parameters,
+            "equals_drng": cert["equals_drng"],
+            "certified": bool(est.nullspace.certified),
+            "modes": cert["modes"],
+        },
+        "estimate": {
+            "method": est.estimate.method,
+            "names": list(est.model.names),
+            "beta": est.beta.tolist(),
+            "std": est.std.tolist(),
+            "cond": float(est.estimate.cond),
+        },
+        "total_mass": None if mass is None else {"value": mass[0], "std": mass[1]},
+        "fit": {**est.check(record, fitted), "per_mode": per_mode(record, fitted)},
+    }
+    if test is not None:
+        on_test = est.predict(test)
+        report["held_out"] = {"source": test.source, **est.check(test, on_test), "per_mode": per_mode(test, on_test)}
+        fit, held = report["fit"]["rms"], report["held_out"]["rms"]
+        ok = held <= TRANSFER * fit
+        report["verdict"] = {
+            "state": "OK" if ok else "FAILS",
+            "reason": f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit"
+            + (
+                f" (within {TRANSFER:g}x: the estimate transfers)"
+                if ok
+                else f": more than {TRANSFER:g}x, the estimate does not transfer"
+            ),
+        }
+    else:
+        report["verdict"] = {"state": "not checked", "reason": "no held-out data"}
+    for part in ("fit", "held_out"):
+        if part in report and "tau_rms" in report[part]:
+            report[part]["tau_rms"] = dict(zip(est.model.robot.actuated_names[6:], report[part]["tau_rms"].tolist()))
+    return report
+
+
+def report_lines(report: dict) -> list:
+    """The lines of :func:`estimate_report`'s report."""
+    from pga_dyn.display import number, text_table
+
+    ident, data = report["identifiability"], report["data"]
+    lines = [
+        f"verdict:          {report['verdict']['state']}: {report['verdict']['reason']}",
+        f"robot:            {report['robot']}, case {report['case']}: {report['equations']}",
+        f"data:             {data['source']}: {data['samples']} samples; modes "
+        + ", ".join(f"{k} {v}" for k, v in data["modes"].items()),
+        f"derivatives:      {data['derivatives']}",
+        f"base parameters:  {ident['base_parameters']} "
+        + (
+            "(DRNG's, all rows: proven)"
+            if ident["equals_drng"]
+            else "(the case's own over these modes: certified by the sampled rank)"
+            if ident["certified"]
+            else "(NOT certified)"
+        ),
+    ]
+    mass = report["total_mass"]
+    lines.append(
+        "total mass:       "
+        + (f"{number(mass['value'])} +- {number(mass['std'])} kg" if mass else "not identified by this case and record")
+    )
+    for part, label in (("fit", "fit"), ("held_out", "held out")):
+        if part not in report:
+            continue
+        r = report[part]
+        modes = ", ".join(f"{k} {v:.3g} %" for k, v in r["per_mode"].items())
+        lines.append(
+            f"{label + ':':<18}RRE {r['rre']:.3g} % ({modes})"
+            + (
+                f"; contact force RMS {number(r['force_rms'])} N = {100 * r['force_share']:.3g} % of the weight"
+                if "force_rms" in r
+                else ""
+            )
+        )
+        if "tau_rms" in r:
+            lines.append(
+                f"{'':18}joint torque RMS error: " + ", ".join(f"{k} {number(v)}" for k, v in r["tau_rms"].items())
+            )
+    est = report["estimate"]
+    lines += [f"estimate:         {est['method']}, cond {number(est['cond'])}"]
+    lines += text_table(
+        ["parameter", "value", "std"],
+        [(n, number(b), number(s)) for n, b, s in zip(est["names"], est["beta"], est["std"])],
+    )
+    return lines
+
+
+def mode_names(record: LeggedRecord) -> np.ndarray:
+    """(ns,) the contact mode of each sample, in words: "flight", "stance" (every frame in
+    contact) or the frames in contact joined by "+"."""
+    names = np.array(record.frames.names, dtype=object)
+    return np.array(
+        ["flight" if not row.any() else "stance" if row.all() else "+".join(names[row]) for row in record.contact],
+        dtype=object,
+    )
+
+
+def split(record: LeggedRecord, share: float = 0.2) -> tuple:
+    """(fit, test): the samples before and from t_0 + (1 - ``share``) (t_end - t_0), the latter
+    held out; ``share`` 0: (record, None)."""
+    if not (isinstance(share, (int, float)) and 0 <= share < 1):
+        raise PgaDynError(f"hold-out: the held-out share of the record is in [0, 1), got {share!r}")
+    if share == 0:
+        return record, None
+    t = record.motion.t
+    cut = int(np.searchsorted(t, t[0] + (1 - share) * (t[-1] - t[0])))
+    return (
+        record.part(0, cut, f"{record.source} (first {100 * (1 - share):.3g} %)"),
+        record.part(cut, len(record), f"{record.source} (last {100 * share:.3g} % held out)"),
+    )
 
 
 @one_blas_thread
@@ -750,3 +910,97 @@ def identify_legged(
         targets=y,
     )
     return LeggedEstimate(case, est, result, record)
+
+
+#: The contact modes :func:`identifiability` answers for: the names of the modes and which of
+#: the frames are in contact in each (all, none).
+RECORDS = {"stance": ("stance",), "flight": ("flight",), "stance + flight": ("stance", "flight")}
+
+
+def identifiability(
+    robot: Robot, frames: ContactFrames, clamped: Robot | None = None, samples: int = MODE_SAMPLES
+) -> dict:
+    """Which parameters each sensing case identifies from a stance-only, a flight-only and a
+    stance-and-flight record (:data:`RECORDS`; stance: every frame of ``frames`` in contact), JSON-
+    ready: per case and record the nullspace dimension, the base parameters, whether they are
+    DRNG's (all rows, proven) and certified, whether the total mass is identified, and how many
+    directions are lost against case A; with ``clamped`` (the same robot file without its floating
+    base) case E, a clamped or suspended trunk: the fixed robot's base parameters (DRNG, proven),
+    and how many of the floating robot's identifiable directions it cannot see (the trunk's own
+    parameters among them)."""
+    import drng
+
+    proven = drng.nullspace(robot)
+    mass = np.zeros(10 * robot.n)
+    mass[9::10] = 1.0
+    out = {
+        "robot": robot.name,
+        "frames": list(frames.names),
+        "parameters": 10 * robot.n,
+        "drng_dim": int(proven.dim),
+        "cases": {},
+    }
+    for case in CASES:
+        rows = {}
+        for record, parts in RECORDS.items():
+            modes = [tuple(frames.names) if part == "stance" else () for part in parts]
+            if case == "D" and record != "flight":
+                continue  # D keeps the flight phases of any record
+            result = case_nullspace(robot, frames, case, modes, samples)
+            N = result.nullspace
+            rows[record] = {
+                "nullspace_dimension": int(N.shape[1]),
+                "base_parameters": int(10 * robot.n - N.shape[1]),
+                "equals_drng": result.certificate["equals_drng"],
+                "certified": bool(result.certified),
+                "mass_identified": bool(np.linalg.norm(N.T @ mass) <= 1e-8 * np.sqrt(robot.n)),
+                "lost": int(N.shape[1] - proven.dim),
+            }
+        out["cases"][case] = {"equations": CASES[case], "records": rows}
+    if clamped is not None:
+        fixed = drng.nullspace(clamped)
+        if tuple(clamped.body_names) != tuple(robot.body_names[1:]):
+            raise PgaDynError(
+                f"{clamped.name}: the clamped robot's bodies are not the floating robot's without its trunk"
+            )
+        embedded = np.zeros((10 * robot.n, fixed.dim + 10))
+        embedded[10:, : fixed.dim] = fixed.nullspace
+        embedded[:10, fixed.dim :] = np.eye(10)  # the trunk does not move: none of its parameters is seen
+        lost = int(np.linalg.matrix_rank(embedded, tol=1e-9)) - proven.dim
+        out["cases"]["E"] = {
+            "equations": "a clamped or suspended trunk: the fixed-base robot's rows (its trunk does not move)",
+            "base_parameters": int(10 * clamped.n - fixed.dim),
+            "status": fixed.status,
+            "lost": lost,
+        }
+    return out
+
+
+def identifiability_text(report: dict) -> list:
+    """The lines of :func:`identifiability`'s report."""
+    lines = [
+        f"robot:           {report['robot']} ({report['parameters']} inertial parameters; all rows, any motion "
+        f"(DRNG, proven): {report['parameters'] - report['drng_dim']} base parameters)",
+        f"contact frames:  {', '.join(report['frames'])}",
+    ]
+    for case, entry in report["cases"].items():
+        lines += ["", f"case {case}: {entry['equations']}"]
+        if case == "E":
+            lines.append(
+                f"  clamped trunk     {entry['base_parameters']:>3} base parameters ({entry['status']}), "
+                f"{entry['lost']} directions lost (the trunk's own among them), total mass not identified"
+            )
+            continue
+        for record, row in entry["records"].items():
+            lines.append(
+                f"  {record:<16}  {row['base_parameters']:>3} base parameters, "
+                + ("the same as all rows" if row["equals_drng"] else f"{row['lost']} direction(s) lost")
+                + f", total mass {'identified' if row['mass_identified'] else 'NOT identified'}"
+                + ("" if row["certified"] else " (NOT certified: no clean singular gap)")
+            )
+    lines += [
+        "",
+        "stance: every contact frame pinned (J_c qd = 0); flight: no contact, the base accelerating as the model "
+        "falls; each answer certified by the sampled rank of the case's rows in those modes",
+    ]
+    return lines

@@ -160,30 +160,10 @@ def test_noisy_records_and_held_out_checks(go2):
 
 def test_a_log_file_reads_back(go2, tmp_path):
     record, arrays, (q, qd, qdd) = simulated(go2, [FEET, ()], n=30)
-    joints = go2.actuated_names[6:]
-    columns = {"t": arrays["t"]}
-    for k, c in enumerate(("base_x", "base_y", "base_z")):
-        columns[c] = arrays["position"][:, k]
-    for k, c in enumerate(("base_qx", "base_qy", "base_qz", "base_qw")):
-        columns[c] = arrays["quaternion"][:, k]
-    for k, x in enumerate("xyz"):
-        columns[f"base_v{x}"] = arrays["linear"][:, k]
-        columns[f"base_w{x}"] = arrays["angular"][:, k]
-        columns[f"base_a{x}"] = arrays["linear_acceleration"][:, k]
-        columns[f"base_alpha{x}"] = arrays["angular_acceleration"][:, k]
-    for j, name in enumerate(joints):
-        for kind in ("q", "qd", "qdd", "tau"):
-            columns[f"{kind}_{name}"] = arrays[kind][:, j]
-    for c, foot in enumerate(FEET):
-        for k, x in enumerate("xyz"):
-            columns[f"f_{foot}_{x}"] = arrays["forces"][:, c, k]
-        columns[f"contact_{foot}"] = arrays["contact"][:, c].astype(float)
-    columns["battery"] = np.ones(len(arrays["t"]))
-    path = tmp_path / "log.csv"
-    with open(path, "w") as handle:
-        handle.write(",".join(columns) + "\n")
-        for row in np.column_stack(list(columns.values())):
-            handle.write(",".join(repr(float(x)) for x in row) + "\n")
+    path = write_log(tmp_path / "log.csv", go2, arrays)
+    with open(path) as handle:  # a column the reader does not know
+        lines = handle.read().splitlines()
+    path.write_text("\n".join([lines[0] + ",battery"] + [line + ",1.0" for line in lines[1:]]) + "\n")
     read = read_legged(go2, path, FEET)
     np.testing.assert_allclose(read.motion.q, record.motion.q, atol=1e-12)
     np.testing.assert_allclose(read.motion.qdd, record.motion.qdd, atol=1e-10)
@@ -242,3 +222,52 @@ def test_cases_refuse_what_the_record_lacks(go2):
             FEET,
             contact=np.ones((2, 4)),
         )
+
+
+def write_log(path, robot, arrays):
+    """The arrays of simulated() as a log in the format of docs/identification.md."""
+    columns = {"t": arrays["t"]}
+    for k, c in enumerate(("base_x", "base_y", "base_z")):
+        columns[c] = arrays["position"][:, k]
+    for k, c in enumerate(("base_qx", "base_qy", "base_qz", "base_qw")):
+        columns[c] = arrays["quaternion"][:, k]
+    for k, x in enumerate("xyz"):
+        columns[f"base_v{x}"] = arrays["linear"][:, k]
+        columns[f"base_w{x}"] = arrays["angular"][:, k]
+        columns[f"base_a{x}"] = arrays["linear_acceleration"][:, k]
+        columns[f"base_alpha{x}"] = arrays["angular_acceleration"][:, k]
+    for j, name in enumerate(robot.actuated_names[6:]):
+        for kind in ("q", "qd", "qdd", "tau"):
+            columns[f"{kind}_{name}"] = arrays[kind][:, j]
+    for c, foot in enumerate(FEET):
+        for k, x in enumerate("xyz"):
+            columns[f"f_{foot}_{x}"] = arrays["forces"][:, c, k]
+        columns[f"contact_{foot}"] = arrays["contact"][:, c].astype(float)
+    with open(path, "w") as handle:
+        handle.write(",".join(columns) + "\n")
+        for row in np.column_stack(list(columns.values())):
+            handle.write(",".join(repr(float(x)) for x in row) + "\n")
+    return path
+
+
+def test_the_command_line(go2, tmp_path, capsys):
+    """pga-dyn identify ROBOT LOG --contacts ... --case B --json: the total mass of the model file
+    within 1 % with 1 % noise and a verdict; pga-dyn analyze --contacts prints the cases."""
+    import json
+
+    from pga_dyn.cli import main
+
+    _, arrays, _ = simulated(go2, [FEET, FEET[:3], FEET[1:]], n=150, noise=0.01)
+    log = write_log(tmp_path / "log.csv", go2, arrays)
+    assert main(["identify", "go2", str(log), "--contacts", *FEET, "--case", "B", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    total = sum(go2.inertial(i).mass for i in range(1, go2.n + 1))
+    assert report["total_mass"]["value"] == pytest.approx(total, rel=0.01)
+    assert report["verdict"]["state"] == "OK" and report["identifiability"]["equals_drng"]
+    assert main(["identify", "go2", str(log), "--contacts", *FEET]) == 0
+    assert capsys.readouterr().out.startswith("verdict:          OK")
+    assert main(["analyze", "go2", "--contacts", *FEET, "--json"]) == 0
+    cases = json.loads(capsys.readouterr().out)["cases"]
+    assert cases["C"]["records"]["stance"]["lost"] == 4 and cases["E"]["base_parameters"] == 68
+    assert main(["identify", "go2", "--fixed", str(log), "--contacts", *FEET]) == 2
+    assert "has no floating base here" in capsys.readouterr().err
