@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from pga_dyn.model import Robot
     from pga_dyn.sampling import States
 
-    from .estimation import Estimate
+    from .estimation import Estimate, FullEstimate
     from .model import IdentificationModel
 
 #: The sensing cases and their equations (module docstring).
@@ -669,14 +669,15 @@ class LeggedEstimate:
         g = selector[model.leading]
         return float(g @ self.beta), float(np.sqrt(g @ self.estimate.covariance @ g))
 
-    def predict(self, record: LeggedRecord) -> dict:
+    def predict(self, record: LeggedRecord, beta: np.ndarray | None = None) -> dict:
         """Along ``record`` (same robot and frames): ``rows`` (ns, m) the case's rows W beta and
         ``measured`` their right-hand side; when the case's base parameters are DRNG's (all rows
         determined by beta): ``tau`` (ns, nq - 6) the joint torques W beta - J_c^T w (measured
         wrenches) and ``wrench`` (ns, 6) the total contact wrench about the world origin, the base
-        rows of W beta. Along the fitted record of case A, from the fit's residuals."""
+        rows of W beta. Along the fitted record of case A, from the fit's residuals. ``beta``:
+        other values of the base parameters (a full estimate's K theta; default this estimate's)."""
         model = self.model
-        if record is self.record and self.case == "A":
+        if beta is None and record is self.record and self.case == "A":
             measured = self.estimate.targets
             rows = measured - self.estimate.residuals
             out, predicted, q = {"rows": rows, "measured": measured}, rows, record.motion.q
@@ -684,8 +685,9 @@ class LeggedEstimate:
             states = states_of(model.robot, record.motion)
             full = model.regressor(states)
             W, y = sensing_rows(model, record, self.case, states, full)
-            out = {"rows": W @ self.beta, "measured": y}
-            predicted, q = full @ self.beta, states.q
+            beta = self.beta if beta is None else np.asarray(beta, dtype=float)
+            out = {"rows": W @ beta, "measured": y}
+            predicted, q = full @ beta, states.q
         if self.nullspace.certificate["equals_drng"] and self.case != "D":
             out["wrench"] = predicted[:, :6]
             if record.wrenches is not None:
@@ -721,12 +723,13 @@ class LeggedEstimate:
 TRANSFER = 2.0
 
 
-def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> dict:
+def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
     """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
     contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
     certified ones), the estimate (names, beta, std), the total mass, the fit's and the held-out
     ``test``'s relative residual errors per contact mode, the held-out joint torques and contact
-    forces (:meth:`LeggedEstimate.check`), and the ``verdict``: OK when the held-out residual's
+    forces (:meth:`LeggedEstimate.check`), a ``full`` estimate's (MAP or consistent) total mass and
+    residual RMS on the fit and the test, and the ``verdict``: OK when the held-out residual's
     RMS is at most :data:`TRANSFER` times the fit's (the RRE depends on the mix of contact modes, a
     flight's base rows being zero), FAILS otherwise, "not checked" without a test."""
     record, cert = est.record, est.nullspace.certificate
@@ -785,6 +788,14 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> di
         }
     else:
         report["verdict"] = {"state": "not checked", "reason": "no held-out data"}
+    if full is not None:
+        on_fit = est.check(record, est.predict(record, full.beta))
+        report["full"] = {
+            "method": full.method,
+            "total_mass": float(full.phi[:, 0].sum()),
+            "fit_rms": on_fit["rms"],
+            "held_out_rms": None if test is None else est.check(test, est.predict(test, full.beta))["rms"],
+        }
     for part in ("fit", "held_out"):
         if part in report and "tau_rms" in report[part]:
             report[part]["tau_rms"] = dict(zip(est.model.robot.actuated_names[6:], report[part]["tau_rms"].tolist()))
@@ -833,6 +844,12 @@ def report_lines(report: dict) -> list:
             lines.append(
                 f"{'':18}joint torque RMS error: " + ", ".join(f"{k} {number(v)}" for k, v in r["tau_rms"].items())
             )
+    if "full" in report:
+        f = report["full"]
+        lines.append(
+            f"{f['method'] + ':':<18}total mass {number(f['total_mass'])} kg, residual RMS {number(f['fit_rms'])} on the fit"
+            + ("" if f["held_out_rms"] is None else f", {number(f['held_out_rms'])} held out")
+        )
     est = report["estimate"]
     lines += [f"estimate:         {est['method']}, cond {number(est['cond'])}"]
     lines += text_table(
