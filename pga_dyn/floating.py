@@ -15,6 +15,15 @@ unit quaternion, and the twist as the velocity v_p of that origin. In the world 
 a_p the acceleration of the trunk frame's origin and alpha = d omega / dt. Pinocchio's
 free-flyer velocity is local, (R^T v_p; R^T omega); MuJoCo's ``qvel`` of a free joint is
 (v_p; R^T omega) (world linear, body angular).
+
+The other way, and for the other tools: :func:`trunk_state` and :func:`trunk_motion` give the
+logged quantities of the coordinates; :func:`local_coordinates` and :func:`local_wrench` give
+Pinocchio's free flyer (pose, local twist and its derivative, local wrench about the trunk
+origin), :func:`free_joint_coordinates` and :func:`free_joint_wrench` MuJoCo's free joint
+(qpos, qvel, qacc and qfrc: world force, body-frame moment about the trunk origin); the
+``from_`` functions invert them. The generalized forces are the duals of the velocities: the
+power tau . qd is the same in every convention. ``robots.pinocchio_state`` and
+``robots.mujoco_state`` apply them to whole robots.
 """
 
 from __future__ import annotations

@@ -58,6 +58,14 @@ angle, also for URDF ``continuous`` joints), U as ``Universal``, S as ``Spherica
 quaternion; velocity coordinates the same as pga-dyn's), F as ``FreeFlyer``; a ``JOINT`` frame per
 joint and a ``BODY`` frame per link at ``robot.link_pose(link)``. Loop joints and couplings are
 refused: a ``pinocchio.Model`` is a tree.
+
+States and generalized forces (:func:`pinocchio_state`, :func:`from_pinocchio_state`,
+:func:`pinocchio_forces`, :func:`from_pinocchio_forces`) map pga-dyn's coordinates to
+Pinocchio's and back, joint by joint (found by name in the model, the floating base also as
+joint 1): R, P, U the same numbers (q = (cos, sin) for an unbounded revolute joint), S the
+quaternion of the rotation vector, F the free flyer's pose, local twist and local wrench
+(:func:`pga_dyn.floating.local_coordinates`, :func:`pga_dyn.floating.local_wrench`;
+docs/conventions.md, "Floating base").
 """
 
 from __future__ import annotations

@@ -44,7 +44,14 @@ that leaves one joint), flexes, gravity compensation, an actuator neither on a j
 fixed tendon in a model with equalities (then the actuated joints decide the passive ones), an
 actuator on a fixed tendon whose joints a loop moves.
 
-:func:`write_mjcf` writes identified parameters into a copy of the file.
+:func:`write_mjcf` writes identified parameters into a copy of the file, or a new MJCF file of a
+robot read from another format (URDF: a legged robot's floating base as a ``freejoint``).
+:func:`mujoco_state`, :func:`from_mujoco_state`, :func:`mujoco_forces` and
+:func:`from_mujoco_forces` map pga-dyn's states and generalized forces to MuJoCo's ``qpos``,
+``qvel``, ``qacc`` and ``qfrc_*`` and back: hinge and slide q + qpos0, ball the quaternion (w, x,
+y, z), free joint (p, w x y z), (v_p world; omega body), (f world; moment about the body origin in
+the body frame) (:func:`pga_dyn.floating.free_joint_coordinates`; docs/conventions.md,
+"Floating base").
 """
 
 from __future__ import annotations
@@ -531,7 +538,11 @@ def write_mjcf(
 ) -> str:
     """Write identified parameters into a copy of an MJCF file; returns ``path``.
 
-    ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file;
+    ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file; a
+    Robot read from another format (URDF, a built-in robot, :func:`robots.from_pinocchio`) is
+    written as a new MJCF file of its tree instead (each body at its joint's placement, R
+    ``hinge``, P ``slide``, S ``ball``, F ``freejoint``, merged links as ``<site>``, gravity,
+    every number to its last digit; loop joints, couplings and universal joints refused);
     ``phi`` (n, 10) or (10 n,) are the link-frame parameters of its bodies
     (``robot.body_names`` order, ``conventions.LINK_PARAM_NAMES``: m, m c, the inertia about
     the link frame's origin), e.g. an identification's ``full.phi``. Each body's ``<inertial>``
