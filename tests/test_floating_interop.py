@@ -248,3 +248,49 @@ def test_what_cannot_be_written_or_mapped_is_refused(go2, tmp_path):
     fixed = pin.buildModelFromUrdf(robots.data_path("go2"))  # no free flyer
     with pytest.raises(PgaDynError, match="no joint 'base_floating'"):
         pinocchio_state(go2, fixed, go2.q0)
+
+
+TWO_FREE_BODIES = """<mujoco model="two">
+  <compiler angle="radian"/>
+  <worldbody>
+    <body name="a" pos="0.3 -0.2 0.5" quat="0.9 0.1 -0.3 0.2">
+      <freejoint name="a_free"/>
+      <inertial pos="0.01 0.02 -0.03" mass="2.0" fullinertia="0.05 0.06 0.07 0.001 -0.002 0.003"/>
+      <body name="a_leg" pos="0.1 0.0 -0.1" quat="0.8 0.0 0.6 0.0">
+        <joint name="a_knee" type="hinge" axis="0 1 0" ref="0.2"/>
+        <inertial pos="0.0 0.0 -0.1" mass="0.5" diaginertia="0.002 0.003 0.004"/>
+      </body>
+    </body>
+    <body name="b" pos="-0.4 0.1 0.2">
+      <freejoint/>
+      <inertial pos="0.0 0.0 0.0" mass="1.0" diaginertia="0.01 0.02 0.03"/>
+      <body name="b_arm" pos="0.0 0.2 0.0">
+        <joint name="b_ball" type="ball"/>
+        <inertial pos="0.05 0.0 0.0" mass="0.3" diaginertia="0.001 0.002 0.002"/>
+      </body>
+    </body>
+  </worldbody>
+</mujoco>"""
+
+
+def test_free_joints_placed_away_from_the_origin(tmp_path):
+    """Free joints beside other moving bodies of the world are F joints at the bodies' poses (T0
+    != I), one body's free joint unnamed, a hinge with a ref and a ball joint: MuJoCo's mj_inverse
+    on the file and Pinocchio's rnea on to_pinocchio's model (free flyers placed at T0) equal
+    pga-dyn's forces, and the states round trip."""
+    path = tmp_path / "two.xml"
+    path.write_text(TWO_FREE_BODIES)
+    robot = robots.load_mjcf(path)
+    assert not robot.floating_base and robot.joint_type[1:] == ("F", "R", "F", "S")
+    assert not np.allclose(robot.origin[1], np.eye(4))
+    rng = np.random.default_rng(8)
+    q, qd, qdd = (rng.uniform(-1, 1, (6, robot.nq)) for _ in range(3))
+    tau = pga_forces(robot, q, qd, qdd)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert relative(mujoco_inverse(robot, model, q, qd, qdd), tau) < RTOL
+    for a, b in zip(from_mujoco_state(robot, model, *mujoco_state(robot, model, q, qd, qdd)), (q, qd, qdd)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+    model = robots.to_pinocchio(robot)
+    assert relative(pinocchio_rnea(robot, model, q, qd, qdd), tau) < RTOL
+    for a, b in zip(from_pinocchio_state(robot, model, *pinocchio_state(robot, model, q, qd, qdd)), (q, qd, qdd)):
+        np.testing.assert_allclose(a, b, atol=1e-12)
