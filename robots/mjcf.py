@@ -549,7 +549,8 @@ def write_mjcf(
     is replaced (or added) by ``pos`` (the centre of mass in the body frame), ``mass`` and
     ``fullinertia`` (about the centre of mass; ``diaginertia`` when it is diagonal); the bodies merged into it (welded, without a
     joint) get a zero inertial, as their mass is the body's. ``extras`` {attribute: {joint:
-    value} or values of ``robot.actuated_names``} for the attributes ``damping``,
+    value} or values of ``robot.actuated_names``, 0 for the coordinates of a joint of several: a
+    floating base, a ball} for the attributes ``damping``,
     ``frictionloss`` and ``armature`` (the identification's viscous, Coulomb and armature terms)
     sets those joint attributes. So that the inertials are the model's, ``inertiafromgeom="true"``
     becomes ``"auto"`` and the compiler's ``settotalmass``, ``boundmass``, ``boundinertia`` and
@@ -744,7 +745,13 @@ def _set_joint_extras(robot, root, extras, file) -> None:
                     f"extras['{attribute}']: expected {len(robot.actuated_names)} values, one per "
                     f"actuated coordinate {list(robot.actuated_names)}, or a {{joint: value}} dict"
                 )
-            values = dict(zip(robot.actuated_names, values))
+            several = [c for c, v in zip(robot.actuated_names, values) if c not in joints and v != 0]
+            if several:
+                raise PgaDynError(
+                    f"extras['{attribute}']: coordinates {several} are not joints of one coordinate (a "
+                    "floating base, a ball joint): an MJCF joint attribute cannot hold their values (give 0)"
+                )
+            values = {c: v for c, v in zip(robot.actuated_names, values) if c in joints}
         for joint, value in values.items():
             if joint not in joints:
                 raise PgaDynError(f"{file}: extras['{attribute}']: no <joint name='{joint}'> in this file")

@@ -294,3 +294,26 @@ def test_free_joints_placed_away_from_the_origin(tmp_path):
     assert relative(pinocchio_rnea(robot, model, q, qd, qdd), tau) < RTOL
     for a, b in zip(from_pinocchio_state(robot, model, *pinocchio_state(robot, model, q, qd, qdd)), (q, qd, qdd)):
         np.testing.assert_allclose(a, b, atol=1e-12)
+
+
+def test_joint_friction_of_a_floating_robot_is_written_to_its_joints(go2, tmp_path):
+    """write_model with viscous and Coulomb terms: URDF <dynamics> and MJCF joint attributes on
+    the 12 joints, none on the floating base; write_mjcf's per-coordinate extras take 0 for the
+    base's coordinates and refuse another value. MuJoCo's mj_inverse adds the damping."""
+    phi = perturbed(go2, 4)
+    model = identification_model(go2, friction=True)
+    theta = model.theta(phi.reshape(-1), {"viscous": 0.5, "coulomb": 1.0})
+    eig = np.array([np.linalg.eigvalsh(link_to_pseudo(p)).min() for p in phi])
+    report = write_model(FullEstimate(model, theta, model.values(theta), None, "consistent", eig), tmp_path / "f.urdf")
+    assert {w["joint"] for w in report["written"]} == set(go2.actuated_names[6:])
+    text = open(report["file"]).read()
+    assert text.count('damping="0.5"') == 12 and text.count('friction="1.0"') == 12
+    damping = np.r_[np.zeros(6), np.full(12, 0.5)]
+    path = robots.write_mjcf(go2, phi, tmp_path / "f.xml", extras={"damping": damping})
+    mj = mujoco.MjModel.from_xml_path(path)
+    np.testing.assert_array_equal(mj.dof_damping, damping)
+    q, qd, qdd = random_states(go2, 3, 9)
+    rigid = pga_forces(go2, q, qd, qdd, pga_dyn.from_link_parameters(go2, phi.reshape(-1)))
+    assert relative(mujoco_inverse(go2, mj, q, qd, qdd), rigid + damping * qd) < RTOL
+    with pytest.raises(PgaDynError, match="not joints of one coordinate"):
+        robots.write_mjcf(go2, phi, tmp_path / "g.xml", extras={"damping": np.full(18, 0.5)})
