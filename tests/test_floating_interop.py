@@ -304,10 +304,18 @@ def test_joint_friction_of_a_floating_robot_is_written_to_its_joints(go2, tmp_pa
     model = identification_model(go2, friction=True)
     theta = model.theta(phi.reshape(-1), {"viscous": 0.5, "coulomb": 1.0})
     eig = np.array([np.linalg.eigvalsh(link_to_pseudo(p)).min() for p in phi])
-    report = write_model(FullEstimate(model, theta, model.values(theta), None, "consistent", eig), tmp_path / "f.urdf")
+    full = FullEstimate(model, theta, model.values(theta), None, "consistent", eig)
+    report = write_model(full, tmp_path / "f.urdf")
     assert {w["joint"] for w in report["written"]} == set(go2.actuated_names[6:])
     text = open(report["file"]).read()
     assert text.count('damping="0.5"') == 12 and text.count('friction="1.0"') == 12
+    report = write_model(full, tmp_path / "f_model.xml", write_mjcf=robots.write_mjcf, fmt="mjcf")  # from the URDF
+    mj = mujoco.MjModel.from_xml_path(report["file"])
+    assert mj.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE and report["format"] == "mjcf"
+    np.testing.assert_array_equal(mj.dof_frictionloss, np.r_[np.zeros(6), np.ones(12)])
+    with pytest.raises(PgaDynError, match="this is MJCF"):
+        from_mjcf = robots.load_mjcf(report["file"])
+        write_model(estimate(from_mjcf, phi), tmp_path / "g.urdf", fmt="urdf")
     damping = np.r_[np.zeros(6), np.full(12, 0.5)]
     path = robots.write_mjcf(go2, phi, tmp_path / "f.xml", extras={"damping": damping})
     mj = mujoco.MjModel.from_xml_path(path)
