@@ -325,3 +325,24 @@ def test_joint_friction_of_a_floating_robot_is_written_to_its_joints(go2, tmp_pa
     assert relative(mujoco_inverse(go2, mj, q, qd, qdd), rigid + damping * qd) < RTOL
     with pytest.raises(PgaDynError, match="not joints of one coordinate"):
         robots.write_mjcf(go2, phi, tmp_path / "g.xml", extras={"damping": np.full(18, 0.5)})
+
+
+def test_continuous_joints_are_unbounded_in_pinocchio():
+    """Pinocchio's URDF reader holds a continuous joint as q = (cos, sin): pinocchio_state and
+    from_pinocchio_state convert, and rnea equals pga-dyn's forces on a floating two-link robot."""
+    text = """<robot name="wheel">
+  <link name="body"><inertial><origin xyz="0.1 0 0"/><mass value="3"/>
+    <inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>
+  <link name="wheel"><inertial><origin xyz="0 0.02 0"/><mass value="0.5"/>
+    <inertia ixx="0.01" ixy="0" ixz="0" iyy="0.02" iyz="0" izz="0.01"/></inertial></link>
+  <joint name="axle" type="continuous"><parent link="body"/><child link="wheel"/>
+    <origin xyz="0.2 0.1 0" rpy="0.3 0 0"/><axis xyz="0 1 0"/></joint>
+</robot>"""
+    robot = robots.parse_urdf(text, floating_base=True)
+    model = pin.buildModelFromXML(text, pin.JointModelFreeFlyer())
+    assert model.joints[2].nq == 2
+    rng = np.random.default_rng(10)
+    q, qd, qdd = (rng.uniform(-2, 2, (4, robot.nq)) for _ in range(3))
+    assert relative(pinocchio_rnea(robot, model, q, qd, qdd), pga_forces(robot, q, qd, qdd)) < RTOL
+    back = from_pinocchio_state(robot, model, *pinocchio_state(robot, model, q, qd, qdd))
+    np.testing.assert_allclose(back[0][:, 6], q[:, 6], atol=1e-12)
