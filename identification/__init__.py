@@ -38,7 +38,12 @@ above it in this list (tests/test_architecture.py checks it).
     model written to a new robot file (inertials, joint friction and armature where the format
     holds them), :func:`write_sidecar` and :func:`saved_model`: what the file cannot hold beside
     it, and both read back for predictions;
-14. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
+14. :mod:`.legged` - legged robots: a floating base with contacts, :func:`read_legged` and
+    :func:`legged_record` (the trunk's pose and twist, joint torques, contact forces),
+    :func:`sensing_rows` of the sensing cases A-D, which parameters each case identifies over the
+    record's contact modes (:func:`case_nullspace`, certified), :func:`identify_legged`, a
+    :class:`LeggedEstimate` with its held-out check;
+15. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
     model selection, delay, estimate, report), an :class:`Identification`.
 """
 
@@ -75,6 +80,14 @@ _LAZY = {
     "write_sidecar": "export",
     "saved_model": "export",
     "select": "selection",
+    "read_legged": "legged",
+    "legged_record": "legged",
+    "LeggedRecord": "legged",
+    "sensing_rows": "legged",
+    "case_nullspace": "legged",
+    "identify_legged": "legged",
+    "LeggedEstimate": "legged",
+    "legged_forces": "legged",
     "identify_log": "job",
     "Identification": "job",
 }

@@ -556,6 +556,43 @@ def read_trajectory(
     )
 
 
+def read_columns(path: os.PathLike | str, wanted: Iterable[str]) -> tuple[dict, list]:
+    """({column: (ns,) values} of the columns ``wanted`` that a CSV file (a header row, then one row
+    per sample) or an NPZ file (one array (ns,) per column) holds, the names of its other columns
+    (not parsed: they may hold text)). PgaDynError naming the file, the line and the column of a
+    value that is not a finite number, and for an NPZ array that is not (ns,)."""
+    path = os.fspath(path)
+    kind = _kind(path)
+    wanted = list(dict.fromkeys(wanted))
+    try:
+        if kind == "npz":
+            data = _read_npz(path)
+            found = {name: np.asarray(data[name], dtype=float) for name in wanted if name in data}
+            lengths = {name: x.shape for name, x in found.items()}
+            first = next(iter(found.values()), np.zeros(0))
+            bad = [name for name, shape in lengths.items() if shape != (first.shape[0],) or first.ndim != 1]
+            if bad:
+                raise PgaDynError(f"{path}: arrays {bad} are not one value per sample, shape (ns,): {lengths}")
+            for name, x in found.items():
+                if not np.all(np.isfinite(x)):
+                    raise PgaDynError(
+                        f"{path}: array '{name}' is {x[~np.isfinite(x)][0]} at sample "
+                        f"{int(np.flatnonzero(~np.isfinite(x))[0])}"
+                    )
+            return found, sorted(set(data) - set(found))
+        if kind != "csv":
+            raise PgaDynError(f"{path}: a legged robot's log is read from .csv or .npz files")
+        header, body = _read_csv(path)
+    except OSError as exc:
+        raise PgaDynError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    duplicated = sorted({c for c in header if header.count(c) > 1 and c in wanted})
+    if duplicated:
+        raise PgaDynError(f"{path}: columns {duplicated} appear more than once")
+    used = [header.index(name) for name in wanted if name in header]
+    numbers = _csv_numbers(path, header, body, used)
+    return {header[c]: numbers[c] for c in used}, [c for c in header if c not in wanted]
+
+
 def _near(candidates, words) -> str:
     """ "; closest: [...]" naming the ``candidates`` (file columns) closest to ``words``
     (difflib), or ""."""

@@ -142,7 +142,10 @@ class Estimate:
     ``model.stribeck_speed`` fitted by :func:`stribeck_estimate` (NaN for a coordinate without
     them; None for a linear model); ``lags`` the HAC bandwidth L of the covariance (0: white residuals assumed) and
     ``white_std`` (p,) the standard deviations that white residuals would give, sqrt(diag(s^2
-    (W_w^T W_w)^-1)) (None: ``std`` are those); both keyword-only."""
+    (W_w^T W_w)^-1)) (None: ``std`` are those); ``targets`` (ns, m): the right-hand side fitted
+    when it is not ``data.tau`` (the rows of a sensing case of a legged robot,
+    :func:`identification.legged.sensing_rows`; ``gram``, ``variances``, ``sigma``, ``residuals``
+    and ``used`` are then per row of it); all three keyword-only."""
 
     model: IdentificationModel
     data: object
@@ -161,6 +164,12 @@ class Estimate:
     stribeck_speed_std: np.ndarray | None = None
     lags: int = field(default=0, kw_only=True)
     white_std: np.ndarray | None = field(default=None, kw_only=True)
+    targets: np.ndarray | None = field(default=None, kw_only=True)
+
+    @property
+    def fitted(self) -> np.ndarray:
+        """The right-hand side (ns, m) the estimate fitted: ``targets``, or the measured ``data.tau``."""
+        return self.data.tau if self.targets is None else self.targets
 
     @property
     def names(self) -> tuple:
@@ -169,7 +178,7 @@ class Estimate:
     def information(self, floor: float = NOISE_FLOOR) -> np.ndarray:
         """A = sum_j W_j^T W_j / v_j (p, p), the information of beta, with each coordinate's noise
         variance v_j taken at least (``floor`` times the RMS of its forces)^2 (module docstring)."""
-        rms2 = np.mean(self.data.tau**2, axis=0)
+        rms2 = np.mean(self.fitted**2, axis=0)
         v = np.maximum(self.variances, floor**2 * rms2)
         return np.einsum("jkl,j->kl", self.gram, 1.0 / v)
 
@@ -182,8 +191,12 @@ class Estimate:
     def predict(self, data: Trajectory) -> np.ndarray:
         """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot);
         along the identification data, tau - residuals (their regressor is not computed again)."""
-        if data is self.data:
+        if data is self.data and self.targets is None:
             return data.tau - self.residuals
+        if self.targets is not None:
+            raise PgaDynError(
+                "the estimate fitted the rows of a sensing case: predict with identification.legged.predict_record"
+            )
         return predict(self.model, self.beta, data)
 
     def rms(self, data: Trajectory | None = None) -> np.ndarray:
@@ -277,6 +290,7 @@ def estimate(
     *,
     states: States | None = None,
     regressor: np.ndarray | None = None,
+    targets: np.ndarray | None = None,
 ) -> Estimate:
     """OLS or (``weighted``) WLS estimate of beta from ``data``, a Trajectory with measured tau
     (see the module docstring). The rows of a coordinate with a Coulomb term at speeds inside
@@ -284,17 +298,25 @@ def estimate(
     :func:`~identification.model.sliding`) are left out. The covariance is the HAC one with
     bandwidth ``lags`` (None: from the residuals' correlation length; 0: white residuals, s^2
     (W_w^T W_w)^-1). ``states`` (:class:`pga_dyn.States` of ``data``) and ``regressor`` (W
-    (ns, n_a, p) at them), when the caller has them. PgaDynError when the data have fewer rows
+    (ns, n_a, p) at them), when the caller has them; ``targets`` (ns, m): the right-hand side of
+    ``regressor`` (ns, m, p) when its rows are not the actuated coordinates' forces ``data.tau``
+    (a legged robot's sensing case, :func:`identification.legged.sensing_rows`: rows of another
+    number m leave no row out). PgaDynError when the data have fewer rows
     than parameters, or do not excite
     every parameter (the column-scaled stacked regressor is rank-deficient: the parameters it
     cannot tell apart are named)."""
-    if data.tau is None:
+    if data.tau is None and targets is None:
         raise PgaDynError(f"{data.source}: no measured tau (columns tau_NAME): nothing to identify from")
+    tau = data.tau if targets is None else targets
+    if targets is not None and regressor is None:
+        raise PgaDynError("targets are the right-hand side of a regressor: give both")
     robot, p = model.robot, model.num_parameters
-    ns, na = data.tau.shape
+    ns, na = tau.shape
     model = sign_speeds(model, data)
     states = states_of(robot, data) if states is None else states
     keep = sliding(model, states.qd_a, stiction, states.qd)
+    if keep.shape != tau.shape:
+        keep = np.ones(tau.shape, dtype=bool)
     rows = keep.sum(axis=0)
     if rows.sum() <= p:
         outside = "" if rows.sum() == ns * na else " outside the stiction zones"
@@ -303,7 +325,7 @@ def estimate(
             "parameters: too few samples"
         )
     Wt = model.regressor(states) if regressor is None else regressor
-    blocks = [reduced_rows(Wt[keep[:, j], j], data.tau[keep[:, j], j]) for j in range(na)]
+    blocks = [reduced_rows(Wt[keep[:, j], j], tau[keep[:, j], j]) for j in range(na)]
     R = np.concatenate([b[0] for b in blocks])
     z = np.concatenate([b[1] for b in blocks])
     jk = np.concatenate([np.full(len(b[1]), j) for j, b in enumerate(blocks)])
@@ -320,10 +342,10 @@ def estimate(
         return beta, inverse, cond
 
     def deviations(beta):
-        e = np.where(keep, data.tau - Wt @ beta, 0.0)
+        e = np.where(keep, tau - Wt @ beta, 0.0)
         return e, np.sqrt(np.sum(e**2, axis=0) / np.maximum(rows - p / na, 1.0))
 
-    rms = np.sqrt(np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0) / np.maximum(rows, 1))
+    rms = np.sqrt(np.sum(np.where(keep, tau, 0.0) ** 2, axis=0) / np.maximum(rows, 1))
     beta, inverse, cond = solve(np.ones(na))
     residuals, sigma = deviations(beta)
     method, weights = "ols", np.ones(na)
@@ -342,7 +364,7 @@ def estimate(
     # a coordinate fitted worse than by zero gets its weight doubled until it is not: with its
     # weight dominant the fit tends to its own least squares, whose residual is below ||tau_j||
     for _ in range(RAISES if weighted else 0):
-        worse = np.sum(residuals**2, axis=0) >= np.sum(np.where(keep, data.tau, 0.0) ** 2, axis=0)
+        worse = np.sum(residuals**2, axis=0) >= np.sum(np.where(keep, tau, 0.0) ** 2, axis=0)
         if not worse.any():
             break
         weights = np.where(worse, 2 * weights, weights)
@@ -371,13 +393,14 @@ def estimate(
         scale / weights**2,
         method,
         sigma,
-        data.tau - Wt @ beta,
+        tau - Wt @ beta,
         cond,
         scale,
         float(states.cond.max()),
         keep,
         lags=lags,
         white_std=np.sqrt(np.diag(white)),
+        targets=targets,
     )
 
 

@@ -69,6 +69,7 @@ STAGES = (
     "selection",
     "diagnostics",
     "export",
+    "legged",
     "job",
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import PgaDynError
-from . import common
+from . import common, legged
 
 
 def register(sub) -> None:
@@ -68,6 +68,7 @@ def register(sub) -> None:
         "the report lists the dimension on each branch that meets there)",
     )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    legged.contact_arguments(parser, identify=False)
     parser.set_defaults(func=run)
 
 
@@ -79,6 +80,8 @@ def run(args, out) -> int:
         raise PgaDynError(f"--budget must be a positive number of seconds, got {args.budget}")
     if args.jobs is not None and args.jobs < 1:
         raise PgaDynError(f"--jobs must be a positive number of worker processes, got {args.jobs}")
+    if args.contacts:
+        return legged.analyze(args, out)
     if len(args.robot) > 1:
         if args.branch is not None or args.reference is not None:
             raise PgaDynError("--branch and --reference take one robot")

@@ -65,6 +65,7 @@ def compile_kernels() -> list:
     import robots
 
     from .. import regressor
+    from ..contacts import contact_frames, contact_terms
     from ..loops import constraints
     from ..sampling import projected_states, record_states
 
@@ -73,6 +74,8 @@ def compile_kernels() -> list:
     drng.numerical_nullspace(tree, samples=20)
     q = np.zeros(tree.nq)
     regressor(tree, q, q, q)
+    legged = robots.load("go2")
+    contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
     pkm = robots.load("2rru_1rrs")
     drng.nullspace(pkm)
     q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on

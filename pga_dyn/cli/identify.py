@@ -4,7 +4,7 @@ docs/identification.md)."""
 from __future__ import annotations
 
 from ..errors import PgaDynError
-from . import common, reading
+from . import common, legged, reading
 from .estimates import bounds, delay, terms
 
 
@@ -134,6 +134,7 @@ def register(sub) -> None:
     )
     parser.add_argument("--plot", metavar="FILE", help="plot measured and predicted forces (matplotlib)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    legged.contact_arguments(parser, identify=True)
     common.force_argument(parser)
     parser.set_defaults(func=run)
 
@@ -155,6 +156,8 @@ def run(args, out) -> int:
     from identification.diagnostics import hold_out, plot
     from identification.energy import WINDOW
 
+    if args.contacts:
+        return legged.identify(args, out)
     robot = common.robot(args)
     if args.energy and args.ols:
         raise PgaDynError("--energy is a weighted estimate (the windows' work weighed by its noise): drop --ols")

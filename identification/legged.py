@@ -1,0 +1,1006 @@
+"""Legged robots, a stage of the identification (:mod:`identification` lists them in order): a
+floating base with contacts, its records, the rows each way of sensing gives, which parameters
+they identify per contact mode (certified), the estimate and its held-out check
+(docs/identification.md, "Legged robots").
+
+A record (:class:`LeggedRecord`) holds the motion of all coordinates of a floating robot (the
+floating joint's from the trunk's logged pose and twist, :mod:`pga_dyn.floating`), the joint
+torques tau when measured, and per contact frame c (a foot, :mod:`pga_dyn.contacts`) the world
+wrench w_c = (f_c; m_c) at its origin and whether it is in contact. The equations of motion of
+the floating robot are
+
+    Y(q, qd, qdd) phi = S^T tau + sum_c J_c(q)^T w_c,
+
+Y the regressor of all coordinates (the first six rows the base's: the world moment about the
+origin and the force on the trunk, docs/conventions.md), S^T tau the joint torques with zero base
+rows. The sensing cases (:data:`CASES`) take different rows of it:
+
+* **A** joint torques and contact forces: all rows, right-hand side S^T tau + sum_c J_c^T w_c;
+* **B** contact forces and base motion only: the six base rows, Y_b phi = sum_c (p_c x f_c + m_c;
+  f_c) (no joint torques, so no joint friction or rotor inertia);
+* **C** joint torques only, the contact set known: each sample's rows projected onto the nullspace
+  of its stacked contact Jacobians, P = I - J^+ J (P J^T = 0): P Y phi = P S^T tau;
+* **D** flight phases: the samples without contact, all rows, Y phi = S^T tau (the base rows
+  are zero);
+* **E** a suspended or clamped trunk is the fixed-base pipeline (load the robot without its
+  floating base): not a case of this module.
+
+Which parameters a case identifies depends on the contact modes the record holds: in a mode the
+feet in contact do not move, J_c qd = 0 and J_c qdd + dJ_c/dt qd = 0, which restricts the states.
+:func:`case_nullspace` stacks the case's rows at random states of each mode present (sampled with
+those constraints, :func:`mode_states`) and reads the nullspace at the largest singular gap,
+certified against DRNG's proven nullspace of the floating robot (all rows, every state): where
+they span the same space, the base parameters are DRNG's (proven); where the case sees less, its
+own (certified by the sampled rank), and the report names what is lost (:func:`identifiability`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from drng.result import one_blas_thread
+from pga_dyn.contacts import ContactFrames, contact_frames, contact_terms
+from pga_dyn.errors import PgaDynError
+from pga_dyn.floating import base_coordinates, spatial_acceleration, spatial_twist, unit_quaternions
+
+from .data import Trajectory, read_columns
+from .estimation import estimate
+from .model import identification_model, states_of
+from .signals import differentiate, is_uniform
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    import numpy.typing as npt
+
+    from drng.regrouping import BaseParameters
+    from drng.result import NullspaceResult
+    from pga_dyn.model import Robot
+    from pga_dyn.sampling import States
+
+    from .estimation import Estimate
+    from .model import IdentificationModel
+
+#: The sensing cases and their equations (module docstring).
+CASES = {
+    "A": "joint torques and contact forces: all rows, Y phi = S^T tau + sum_c J_c^T w_c",
+    "B": "contact forces and base motion: the six base rows, Y_b phi = sum_c (p_c x f_c + m_c; f_c)",
+    "C": "joint torques, contact set known: rows projected onto null(J_c), P Y phi = P S^T tau",
+    "D": "flight phases: the samples without contact, all rows, Y phi = S^T tau",
+}
+#: The columns of the trunk's pose, world twist and world accelerations in a log (item order of
+#: :func:`legged_record`'s arrays).
+BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
+BASE_TWIST = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+BASE_ACCELERATION = ("base_ax", "base_ay", "base_az", "base_alphax", "base_alphay", "base_alphaz")
+#: A foot without a contact flag is in contact when its force exceeds this share of the robot's
+#: weight (the masses of its file).
+CONTACT_SHARE = 0.02
+#: Random states per contact mode for the identifiability of a case.
+MODE_SAMPLES = 60
+
+
+@dataclass(frozen=True, eq=False)
+class LeggedRecord:
+    """A record of a floating robot with contacts: ``motion`` the :class:`~.data.Trajectory` of
+    all its coordinates (``motion.tau``: the joint torques, zero on the six base coordinates, or
+    None when not measured), ``frames`` its :class:`pga_dyn.contacts.ContactFrames`, ``wrenches``
+    (ns, nc, 6) the world wrenches (f; m) at the frames' origins (None: not measured) and
+    ``contact`` (ns, nc) bool, whether each frame is in contact; ``notes``: how it was read."""
+
+    motion: Trajectory
+    frames: ContactFrames
+    wrenches: np.ndarray | None
+    contact: np.ndarray
+    notes: tuple = ()
+
+    def __len__(self) -> int:
+        return len(self.motion)
+
+    @property
+    def source(self) -> str:
+        return self.motion.source
+
+    def part(self, start: int, stop: int, source: str | None = None) -> LeggedRecord:
+        """The samples ``start`` to ``stop`` (stop excluded) as a record of their own."""
+        return LeggedRecord(
+            self.motion.part(start, stop, source),
+            self.frames,
+            None if self.wrenches is None else self.wrenches[start:stop],
+            self.contact[start:stop],
+            self.notes,
+        )
+
+    def select(self, keep: np.ndarray, source: str | None = None) -> LeggedRecord:
+        """The samples where ``keep`` (ns,) bool is True (not necessarily contiguous: nothing that
+        needs continuity is done on them)."""
+        m = self.motion
+        motion = dataclasses.replace(
+            m,
+            t=m.t[keep],
+            q=m.q[keep],
+            qd=m.qd[keep],
+            qdd=m.qdd[keep],
+            tau=None if m.tau is None else m.tau[keep],
+            source=m.source if source is None else source,
+            breaks=(),
+            passive={},
+        )
+        return LeggedRecord(
+            motion, self.frames, None if self.wrenches is None else self.wrenches[keep], self.contact[keep], self.notes
+        )
+
+    def modes(self) -> dict:
+        """{the frames in contact (a tuple of names): the number of samples in that mode}."""
+        patterns, counts = np.unique(self.contact, axis=0, return_counts=True)
+        return {
+            tuple(n for n, c in zip(self.frames.names, row) if c): int(k)
+            for row, k in sorted(zip(patterns, counts), key=lambda x: -x[1])
+        }
+
+
+def _samples(source: str, name: str, value, shape: tuple) -> np.ndarray:
+    x = np.asarray(value, dtype=float)
+    if x.shape != shape:
+        raise PgaDynError(f"{source}: {name} must have shape {shape}, got {x.shape}")
+    if not np.all(np.isfinite(x)):
+        s = int(np.flatnonzero(~np.isfinite(x).reshape(len(x), -1).all(axis=1))[0])
+        raise PgaDynError(f"{source}: {name} is not finite at sample {s}")
+    return np.ascontiguousarray(x)
+
+
+def _world_rates(t, quaternion, cutoff, source):
+    """World angular velocity and acceleration (ns, 3) of unit quaternions (x, y, z, w) sampled
+    at uniform times: omega = 2 vec(dq/dt q*), alpha = 2 vec(d2q/dt2 q*) (the product dq/dt dq*/dt
+    is a scalar), the quaternions smoothed and differentiated (:func:`~.signals.differentiate`)."""
+    q = quaternion.copy()
+    flips = np.cumsum(np.concatenate([[0], np.sum(q[1:] * q[:-1], axis=1) < 0])) % 2 == 1
+    q[flips] *= -1.0  # one sign along the record: q and -q are the same rotation
+    qs, qd, qdd, _, how = differentiate(t, q, cutoff, source)
+    conj = qs * np.array([-1.0, -1.0, -1.0, 1.0])
+
+    def vec(a, b):
+        return a[:, 3:] * b[:, :3] + b[:, 3:] * a[:, :3] + np.cross(a[:, :3], b[:, :3])
+
+    norm2 = np.sum(qs * qs, axis=1)[:, None]
+    return 2 * vec(qd, conj) / norm2, 2 * vec(qdd, conj) / norm2, how
+
+
+def legged_record(
+    robot: Robot,
+    t: npt.ArrayLike,
+    position: npt.ArrayLike,
+    quaternion: npt.ArrayLike,
+    q: npt.ArrayLike,
+    feet: Sequence[str],
+    *,
+    linear: npt.ArrayLike | None = None,
+    angular: npt.ArrayLike | None = None,
+    linear_acceleration: npt.ArrayLike | None = None,
+    angular_acceleration: npt.ArrayLike | None = None,
+    qd: npt.ArrayLike | None = None,
+    qdd: npt.ArrayLike | None = None,
+    tau: npt.ArrayLike | None = None,
+    forces: npt.ArrayLike | None = None,
+    moments: npt.ArrayLike | None = None,
+    contact: npt.ArrayLike | None = None,
+    cutoff: float | None = None,
+    source: str = "arrays",
+    notes: Iterable[str] = (),
+) -> LeggedRecord:
+    """A :class:`LeggedRecord` of the floating ``robot`` from arrays of ``ns`` samples: times
+    ``t``; the trunk frame's ``position`` (ns, 3) and unit ``quaternion`` (ns, 4) (x, y, z, w) in
+    the world; its world ``linear`` velocity (of the frame's origin) and ``angular`` velocity
+    (ns, 3), derived from the pose when not given; their world accelerations, derived from the
+    velocities when not given; the joint coordinates ``q`` (ns, n_j) (n_j = nq - 6, in the robot's
+    order after the floating joint's), ``qd``, ``qdd`` (derived when not given), joint torques
+    ``tau`` (ns, n_j) or None; per contact frame of ``feet`` (links of the robot) the world
+    ``forces`` (ns, nc, 3) on the robot at the frame's origin and, for flat feet, the ``moments``
+    (ns, nc, 3) about it, or None; ``contact`` (ns, nc) flags (default: the force above
+    :data:`CONTACT_SHARE` of the robot's weight). Derivatives as in
+    :func:`~.data.trajectory` (``cutoff`` Hz, None: from the spectrum), each group (trunk
+    position, orientation, velocities, joints) on its own. PgaDynError naming ``source`` and the
+    array at fault."""
+    if not robot.floating_base:
+        raise PgaDynError(
+            f"{robot.source or robot.name}: a legged record needs a floating base (load the robot with "
+            "floating_base=True; a clamped trunk is identified as a fixed-base robot)"
+        )
+    frames = contact_frames(robot, list(feet), flat=moments is not None)
+    t = np.asarray(t, dtype=float)
+    if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise PgaDynError(f"{source}: t must be at least two finite, strictly increasing times")
+    ns, nj, nc = t.size, robot.nq - 6, len(frames)
+    p = _samples(source, "the trunk's position", position, (ns, 3))
+    quat = unit_quaternions(_samples(source, "the trunk's quaternion", quaternion, (ns, 4)), f"{source}: base_q*")
+    qj = _samples(source, "q", q, (ns, nj))
+    given = {
+        name: None if value is None else _samples(source, name, value, shape)
+        for name, value, shape in (
+            ("linear", linear, (ns, 3)),
+            ("angular", angular, (ns, 3)),
+            ("linear_acceleration", linear_acceleration, (ns, 3)),
+            ("angular_acceleration", angular_acceleration, (ns, 3)),
+            ("qd", qd, (ns, nj)),
+            ("qdd", qdd, (ns, nj)),
+            ("tau", tau, (ns, nj)),
+            ("forces", forces, (ns, nc, 3)),
+            ("moments", moments, (ns, nc, 3)),
+        )
+    }
+    needed = [
+        name
+        for name in ("linear", "angular", "linear_acceleration", "angular_acceleration", "qdd")
+        if given[name] is None
+    ]
+    if needed and not is_uniform(t):
+        raise PgaDynError(f"{source}: {needed} are derived only from uniformly sampled times: resample the log first")
+    steps = []
+    v, w = given["linear"], given["angular"]
+    a, alpha = given["linear_acceleration"], given["angular_acceleration"]
+    if v is None or w is None:
+        _, dp, ddp, _, how = differentiate(t, p, cutoff, source)
+        w_d, alpha_d, how_w = _world_rates(t, quat, cutoff, source)
+        v, a = (v, a) if v is not None else (dp, ddp if a is None else a)
+        w, alpha = (w, alpha) if w is not None else (w_d, alpha_d if alpha is None else alpha)
+        steps.append(f"trunk velocities derived from its pose ({how}; orientation: {how_w})")
+    if a is None or alpha is None:
+        _, rates, _, _, how = differentiate(t, np.hstack([v, w]), cutoff, source)
+        a = rates[:, :3] if a is None else a
+        alpha = rates[:, 3:] if alpha is None else alpha
+        steps.append(f"trunk accelerations derived from its velocities ({how})")
+    qdj, qddj = given["qd"], given["qdd"]
+    if qddj is None:
+        qj, qdj, qddj, _, how = differentiate(t, qj, cutoff, source, qdj)
+        steps.append(f"joints: {how}")
+    elif qdj is None:
+        _, qdj, _, _, how = differentiate(t, qj, cutoff, source)
+        steps.append(f"joints: qd derived ({how})")
+    from pga_dyn.kinematics import initial_poses
+
+    xi = base_coordinates(p, quat, initial_poses(robot)[1])
+    names = tuple(robot.actuated_names)
+    motion = Trajectory(
+        names,
+        t,
+        np.hstack([xi, qj]),
+        np.hstack([spatial_twist(p, v, w), qdj]),
+        np.hstack([spatial_acceleration(p, v, w, a, alpha), qddj]),
+        None if given["tau"] is None else np.hstack([np.zeros((ns, 6)), given["tau"]]),
+        source,
+        "; ".join(steps) or "given",
+        notes=tuple(notes),
+    )
+    f, m = given["forces"], given["moments"]
+    wrenches = None
+    if f is not None:
+        wrenches = np.concatenate([f, np.zeros_like(f) if m is None else m], axis=2)
+    elif m is not None:
+        raise PgaDynError(f"{source}: contact moments without contact forces")
+    if contact is not None:
+        flags = _samples(source, "contact", contact, (ns, nc))
+        if np.any((flags != 0) & (flags != 1)):
+            raise PgaDynError(f"{source}: contact flags must be 0 or 1")
+        flags = flags.astype(bool)
+    elif f is not None:
+        weight = sum(robot.inertial(i).mass for i in range(1, robot.n + 1)) * np.linalg.norm(robot.gravity)
+        flags = np.linalg.norm(f, axis=2) > CONTACT_SHARE * weight
+        notes = (*motion.notes, f"contact where the force exceeds {CONTACT_SHARE:g} of the weight ({weight:.4g} N)")
+        motion = dataclasses.replace(motion, notes=notes)
+    else:
+        raise PgaDynError(f"{source}: neither contact forces nor contact flags for the feet {list(frames.names)}")
+    return LeggedRecord(motion, frames, wrenches, flags, motion.notes)
+
+
+def read_legged(
+    robot: Robot, path: os.PathLike | str, feet: Sequence[str], cutoff: float | None = None
+) -> LeggedRecord:
+    """The :class:`LeggedRecord` in a CSV or NPZ log (one column or array per quantity): ``t``;
+    the trunk's pose ``base_x base_y base_z base_qx base_qy base_qz base_qw`` in the world; its
+    world twist ``base_vx base_vy base_vz`` (the trunk frame origin's velocity) and ``base_wx
+    base_wy base_wz`` (optional: derived from the pose); optionally its world accelerations
+    ``base_ax base_ay base_az base_alphax base_alphay base_alphaz``; per joint NAME ``q_NAME``
+    and optionally ``qd_NAME``, ``qdd_NAME``, ``tau_NAME``; per contact frame FOOT of ``feet``
+    ``f_FOOT_x f_FOOT_y f_FOOT_z`` (the world force on the robot at the frame's origin), for a
+    flat foot ``m_FOOT_x m_FOOT_y m_FOOT_z`` (the moment about it), and ``contact_FOOT`` (1 in
+    contact; from the force when absent). A group (three force columns, the joints' tau) is read
+    whole or not at all. PgaDynError naming the file and the missing columns."""
+    path = os.fspath(path)
+    if not robot.floating_base:
+        raise PgaDynError(f"{path}: the robot '{robot.name}' has no floating base: read it as a fixed-base log")
+    joints = tuple(robot.actuated_names[6:])
+    feet = list(feet)
+    groups = {
+        "pose": list(BASE_POSE),
+        "twist": list(BASE_TWIST),
+        "acceleration": list(BASE_ACCELERATION),
+        "q": [f"q_{n}" for n in joints],
+        "qd": [f"qd_{n}" for n in joints],
+        "qdd": [f"qdd_{n}" for n in joints],
+        "tau": [f"tau_{n}" for n in joints],
+        "forces": [f"f_{foot}_{x}" for foot in feet for x in "xyz"],
+        "moments": [f"m_{foot}_{x}" for foot in feet for x in "xyz"],
+        "contact": [f"contact_{foot}" for foot in feet],
+    }
+    columns, ignored = read_columns(path, ["t", *(c for group in groups.values() for c in group)])
+    arrays = {}
+    for group, names in groups.items():
+        present = [c for c in names if c in columns]
+        if present and len(present) < len(names) or group in ("pose", "q") and not present:
+            missing = [c for c in names if c not in columns]
+            raise PgaDynError(
+                f"{path}: missing columns {missing}" + (f" (the other {group} columns are there)" if present else "")
+            )
+        if present:
+            arrays[group] = np.column_stack([columns[c] for c in names])
+    if "t" not in columns:
+        raise PgaDynError(f"{path}: missing the time column t")
+    nc = len(feet)
+    ns = len(columns["t"])
+    twist, acc = arrays.get("twist"), arrays.get("acceleration")
+    record = legged_record(
+        robot,
+        columns["t"],
+        arrays["pose"][:, :3],
+        arrays["pose"][:, 3:],
+        arrays["q"],
+        feet,
+        linear=None if twist is None else twist[:, :3],
+        angular=None if twist is None else twist[:, 3:],
+        linear_acceleration=None if acc is None else acc[:, :3],
+        angular_acceleration=None if acc is None else acc[:, 3:],
+        qd=arrays.get("qd"),
+        qdd=arrays.get("qdd"),
+        tau=arrays.get("tau"),
+        forces=None if "forces" not in arrays else arrays["forces"].reshape(ns, nc, 3),
+        moments=None if "moments" not in arrays else arrays["moments"].reshape(ns, nc, 3),
+        contact=arrays.get("contact"),
+        cutoff=cutoff,
+        source=path,
+        notes=(f"ignored columns: {ignored}",) if ignored else (),
+    )
+    return record
+
+
+def sensing_rows(
+    model: IdentificationModel,
+    record: LeggedRecord,
+    case: str = "A",
+    states: States | None = None,
+    regressor: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of sensing ``case`` (:data:`CASES`) along ``record``: W (ns, m, p) and the
+    right-hand side y (ns, m) with W beta = y (module docstring; m = nq for A, C and D, 6 for B;
+    for D, the samples without contact only). ``states`` and ``regressor`` (W of all rows) when
+    the caller has them. PgaDynError when the record lacks what the case needs."""
+    case = check_case(case)
+    tau = record.motion.tau
+    if case in "ACD" and tau is None:
+        raise PgaDynError(f"{record.source}: case {case} needs joint torques (columns tau_NAME)")
+    if case in "AB" and record.wrenches is None:
+        raise PgaDynError(f"{record.source}: case {case} needs contact forces (columns f_FOOT_x, ...)")
+    if case == "D":
+        flight = ~record.contact.any(axis=1)
+        if not flight.any():
+            raise PgaDynError(f"{record.source}: case D needs flight phases, and every sample has a foot in contact")
+        record = record.select(flight)
+        tau, states, regressor = record.motion.tau, None, None
+    robot = model.robot
+    states = states_of(robot, record.motion) if states is None else states
+    W = model.regressor(states) if regressor is None else regressor
+    if case == "D":
+        return W, tau
+    _, J, tau_c = contact_terms(robot, record.frames, states.q, record.wrenches, jacobians=case == "C")
+    if case == "A":
+        return W, tau + tau_c
+    if case == "B":
+        return np.ascontiguousarray(W[:, :6]), tau_c[:, :6]
+    P = contact_projectors(record.frames, J, record.contact)
+    return np.matmul(P, W), np.matmul(P, tau[:, :, None])[:, :, 0]
+
+
+def contact_projectors(frames: ContactFrames, J: np.ndarray, contact: np.ndarray) -> np.ndarray:
+    """P (ns, nq, nq) = I - J_s^+ J_s, the orthogonal projector onto the nullspace of each sample's
+    Jacobian rows ``J`` (ns, rows, nq) of the frames in ``contact`` (ns, nc) (P J_s^T = 0; the
+    identity without contact), one pseudo-inverse per contact mode's batch."""
+    ns, _, nq = J.shape
+    per_frame = np.where(frames.flat, 6, 3)
+    row_frame = np.repeat(np.arange(len(frames)), per_frame)
+    P = np.empty((ns, nq, nq))
+    patterns, inverse = np.unique(contact, axis=0, return_inverse=True)
+    for k, pattern in enumerate(patterns):
+        samples = np.flatnonzero(inverse.reshape(-1) == k)
+        rows = np.flatnonzero(pattern[row_frame])
+        Js = J[samples][:, rows]
+        P[samples] = np.eye(nq) - (np.linalg.pinv(Js) @ Js if rows.size else 0.0)
+    return P
+
+
+def check_case(case: str) -> str:
+    """``case`` as one of :data:`CASES` (case-insensitive), or a PgaDynError naming them."""
+    key = str(case).upper()
+    if key not in CASES:
+        raise PgaDynError(
+            f"sensing case '{case}': one of {', '.join(CASES)} ({'; '.join(f'{k}: {v}' for k, v in CASES.items())})"
+        )
+    return key
+
+
+def mode_states(robot: Robot, frames: ContactFrames, mode: Iterable[str], n: int, seed: int = 0) -> States:
+    """``n`` random states (:func:`pga_dyn.sample_states`) of the floating ``robot`` in the
+    contact ``mode`` (the names of the frames in contact): the velocities projected onto the
+    nullspace of the contact Jacobian J (J qd = 0), the accelerations such that the frames in
+    contact do not accelerate, J qdd = -(dJ/dt) qd (the minimum-norm correction of random
+    accelerations)."""
+    from pga_dyn.conventions import gravity_seed
+    from pga_dyn.kinematics import Kinematics
+    from pga_dyn.sampling import sample_states
+
+    st = sample_states(robot, n, seed=seed)
+    mode = set(mode)
+    chosen = [k for k, name in enumerate(frames.names) if name in mode]
+    if not chosen:
+        return flight_states(st)
+    rows = np.concatenate(
+        [np.arange(3) + 3 * k + 3 * int(np.count_nonzero(frames.flat[:k])) for k in chosen]
+        + [np.arange(3, 6) + 3 * k + 3 * int(np.count_nonzero(frames.flat[:k])) for k in chosen if frames.flat[k]]
+    )
+    _, J, _ = contact_terms(robot, frames, st.q)
+    G = gravity_seed(robot.gravity)
+    qd, qdd = st.qd.copy(), st.qdd.copy()
+    for s in range(len(st)):
+        Js = J[s, rows]
+        _, sv, vt = np.linalg.svd(Js)
+        N = vt[int(np.sum(sv > 1e-10 * sv[0])) :].T
+        qd[s] = N @ (N.T @ st.qd[s])
+        kin = Kinematics(robot, st.q[s], qd[s])
+        bias = []
+        for k in chosen:
+            body = frames.bodies[k]
+            p = (kin.T[body] @ np.append(frames.points[k], 1.0))[:3]
+            acc, V = kin.A[body] - G, kin.V[body]
+            v_p = V[3:] + np.cross(V[:3], p)
+            bias.append(acc[3:] + np.cross(acc[:3], p) + np.cross(V[:3], v_p))
+        bias += [kin.A[frames.bodies[k]][:3] - G[:3] for k in chosen if frames.flat[k]]
+        qdd[s] = N @ (N.T @ st.qdd[s]) - np.linalg.pinv(Js) @ np.concatenate(bias)
+    return dataclasses.replace(st, qd=qd, qdd=qdd, qd_a=qd, qdd_a=qdd)
+
+
+def flight_states(states: States) -> States:
+    """``states`` with the floating base's accelerations those of a flight with the robot's own
+    parameters pi (:func:`pga_dyn.inertial_parameters`): no external force, so the base rows of
+    Y(q, qd, qdd) pi vanish. They are linear in qdd, M_b qdd + h_b, M_b from the regressor at unit
+    accelerations; the six base accelerations are solved for, the joints' kept."""
+    import pga_dyn
+
+    robot = states.robot
+    pi = pga_dyn.inertial_parameters(robot)
+    n, nq = len(states), robot.nq
+    zero = np.zeros_like(states.qd)
+    h = pga_dyn.regressor(robot, states.q, states.qd, zero)[:, :6] @ pi  # (n, 6)
+    units = np.repeat(np.eye(nq)[None], n, axis=0).reshape(-1, nq)
+    M = pga_dyn.regressor(robot, np.repeat(states.q, nq, axis=0), np.zeros((n * nq, nq)), units)[:, :6] @ pi
+    gravity = pga_dyn.regressor(robot, states.q, zero, zero)[:, :6] @ pi
+    M = M.reshape(n, nq, 6).transpose(0, 2, 1) - gravity[:, :, None]  # (n, 6, nq): the base rows' mass matrix
+    qdd = states.qdd.copy()
+    rhs = -(h + np.einsum("sij,sj->si", M[:, :, 6:], qdd[:, 6:]))
+    qdd[:, :6] = np.linalg.solve(M[:, :, :6], rhs[..., None])[..., 0]
+    return dataclasses.replace(states, qdd=qdd, qdd_a=qdd)
+
+
+def case_matrix(robot: Robot, frames: ContactFrames, case: str, mode: Iterable[str], states: States) -> np.ndarray:
+    """The rows (rows, 10 n) of ``case`` in the spatial parameters (:func:`pga_dyn.inertial_parameters`)
+    at ``states`` of contact ``mode``: all rows (A, and D in flight), the base rows (B), the rows
+    projected onto the nullspace of the contact Jacobians (C)."""
+    Y = states.regressor()
+    if case == "B":
+        return Y[:, :6].reshape(-1, Y.shape[2])
+    if case == "C" and set(mode):
+        _, J, _ = contact_terms(robot, frames, states.q)
+        contact = np.tile([name in set(mode) for name in frames.names], (len(states), 1))
+        Y = np.matmul(contact_projectors(frames, J, contact), Y)
+    return Y.reshape(-1, Y.shape[2])
+
+
+@one_blas_thread
+def case_nullspace(
+    robot: Robot,
+    frames: ContactFrames,
+    case: str,
+    modes: Iterable[Iterable[str]],
+    samples: int = MODE_SAMPLES,
+    seed: int = 0,
+) -> NullspaceResult:
+    """The nullspace of sensing ``case``'s rows stacked over the contact ``modes`` (each the names
+    of the frames in contact; a case D record's are its flight phases, ``()``), from ``samples``
+    random states of each mode (:func:`mode_states`), at the largest singular gap of the column-
+    scaled stack (:func:`drng.numerical.sampled_nullspace`); ``certified`` when the gap is clean
+    (:data:`drng.numerical.GAP_MIN`). Its ``certificate`` says whether it spans DRNG's proven
+    nullspace of the floating robot (``equals_drng``)."""
+    import time
+
+    import drng
+    from drng.numerical import sampled_nullspace
+    from drng.result import NullspaceResult
+
+    case = check_case(case)
+    start = time.perf_counter()
+    modes = [tuple(m) for m in modes] or [tuple(frames.names)]
+    blocks = [
+        case_matrix(robot, frames, case, mode, mode_states(robot, frames, mode, samples, seed + k))
+        for k, mode in enumerate(modes)
+    ]
+    null, decision, s, _ = sampled_nullspace(np.concatenate(blocks))
+    proven = drng.nullspace(robot)
+    reference = proven.nullspace
+    inside = np.linalg.norm(null.T @ reference @ reference.T - null.T) if null.size else 0.0
+    equals = null.shape[1] == proven.dim and inside < 1e-6 * max(1.0, np.sqrt(null.shape[1]))
+    certificate = {
+        **decision,
+        "case": case,
+        "modes": [list(m) for m in modes],
+        "samples": samples * len(modes),
+        "equals_drng": bool(equals),
+        "drng_dim": int(proven.dim),
+        "singular_values": s,
+    }
+    certified = bool(decision["clean"])
+    return NullspaceResult(
+        robot.name,
+        f"sampled rows of case {case}",
+        null,
+        None,
+        (),
+        certified,
+        certificate,
+        False,
+        time.perf_counter() - start,
+    )
+
+
+def case_base_parameters(result: NullspaceResult, robot: Robot) -> BaseParameters:
+    """The base parameters of a case: DRNG's (proven) when its nullspace equals DRNG's, else those
+    of its certified sampled nullspace; PgaDynError when the sampled rank is not certified."""
+    import drng
+
+    if result.certificate["equals_drng"]:
+        return drng.base_parameters(robot)
+    if not result.certified:
+        raise PgaDynError(
+            f"{robot.source or robot.name}: the rank of case {result.certificate['case']}'s rows has no clean "
+            f"singular gap (gap {result.certificate.get('gap', 0):.3g}): its base parameters are not certified"
+        )
+    return drng.base_parameters(robot, result=result)
+
+
+def legged_forces(
+    robot: Robot,
+    frames: ContactFrames,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike,
+    qdd: npt.ArrayLike,
+    contact: npt.ArrayLike,
+    pi: npt.ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Joint torques (ns, nq - 6) and contact wrenches (ns, nc, 6) that realise the states ``q``,
+    ``qd``, ``qdd`` (ns, nq) of the floating ``robot`` with parameters ``pi`` (default its own):
+    Y pi = S^T tau + J_c^T w. The base rows fix the wrenches of the frames in ``contact`` (ns, nc)
+    up to the internal forces between the feet, taken as the least-norm solution (no friction cone:
+    simulated measurements for checks and examples, not a controller); the joint rows then give
+    tau. PgaDynError when a sample's base rows cannot be met (no contact where the base
+    accelerates otherwise than in flight)."""
+    import pga_dyn
+
+    pi = pga_dyn.inertial_parameters(robot) if pi is None else np.asarray(pi, dtype=float)
+    q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
+    contact = np.atleast_2d(np.asarray(contact, dtype=bool))
+    forces = pga_dyn.regressor(robot, q, qd, qdd) @ pi  # (ns, nq)
+    _, J, _ = contact_terms(robot, frames, q)
+    per_frame = np.where(frames.flat, 6, 3)
+    row_frame = np.repeat(np.arange(len(frames)), per_frame)
+    lam = np.zeros((len(q), frames.rows))
+    for s in range(len(q)):
+        rows = np.flatnonzero(contact[s][row_frame])
+        base = J[s][rows][:, :6].T  # (6, k): the base rows of J_c^T
+        if rows.size:
+            lam[s, rows] = np.linalg.lstsq(base, forces[s, :6], rcond=None)[0]
+        miss = np.abs(forces[s, :6] - base @ lam[s, rows]).max() if rows.size else np.abs(forces[s, :6]).max()
+        if miss > 1e-8 * max(1.0, np.abs(forces[s]).max()):
+            raise PgaDynError(
+                f"sample {s}: the contacts {contact[s].nonzero()[0].tolist()} cannot carry the base's "
+                f"wrench (off by {miss:.3g})"
+            )
+    wrenches = np.zeros((len(q), len(frames), 6))
+    row = 0
+    for c in range(len(frames)):
+        wrenches[:, c, : per_frame[c]] = lam[:, row : row + per_frame[c]]
+        row += per_frame[c]
+    tau = forces - np.einsum("sri,sr->si", J, lam)
+    return tau[:, 6:], wrenches
+
+
+@dataclass(frozen=True, eq=False)
+class LeggedEstimate:
+    """An estimate of a floating robot's parameters from sensing ``case``'s rows: ``estimate`` the
+    least-squares :class:`~.estimation.Estimate` (its ``targets`` the case's right-hand side),
+    ``nullspace`` the case's :class:`drng.result.NullspaceResult` over the record's contact modes
+    (:func:`case_nullspace`), ``record`` the :class:`LeggedRecord` it fitted."""
+
+    case: str
+    estimate: Estimate
+    nullspace: NullspaceResult
+    record: LeggedRecord
+
+    @property
+    def model(self) -> IdentificationModel:
+        return self.estimate.model
+
+    @property
+    def beta(self) -> np.ndarray:
+        return self.estimate.beta
+
+    @property
+    def std(self) -> np.ndarray:
+        return self.estimate.std
+
+    def mass_identifiable(self) -> bool:
+        """Whether the total mass sum_i m_i is a function of the identifiable parameters: its
+        selector is orthogonal to the case's nullspace."""
+        robot = self.model.robot
+        c = np.zeros(10 * robot.n)
+        c[9::10] = 1.0  # m is entry 9 of the spatial 10-vector, eq. (97)
+        N = self.nullspace.nullspace
+        return bool(np.linalg.norm(N.T @ c) <= 1e-8 * np.sqrt(robot.n))
+
+    def total_mass(self) -> tuple[float, float] | None:
+        """(the total mass, its standard deviation) from beta, or None when the case does not
+        identify it (:meth:`mass_identifiable`): any theta with K theta = beta gives it, theta zero
+        but at the leading parameters (K[:, leading] = I)."""
+        if not self.mass_identifiable():
+            return None
+        model = self.model
+        selector = np.zeros(model.K.shape[1])
+        selector[0 : 10 * model.robot.n : 10] = 1.0  # m is entry 0 of the link-frame 10-vector
+        g = selector[model.leading]
+        return float(g @ self.beta), float(np.sqrt(g @ self.estimate.covariance @ g))
+
+    def predict(self, record: LeggedRecord) -> dict:
+        """Along ``record`` (same robot and frames): ``rows`` (ns, m) the case's rows W beta and
+        ``measured`` their right-hand side; when the case's base parameters are DRNG's (all rows
+        determined by beta): ``tau`` (ns, nq - 6) the joint torques W beta - J_c^T w (measured
+        wrenches) and ``wrench`` (ns, 6) the total contact wrench about the world origin, the base
+        rows of W beta. Along the fitted record of case A, from the fit's residuals."""
+        model = self.model
+        if record is self.record and self.case == "A":
+            measured = self.estimate.targets
+            rows = measured - self.estimate.residuals
+            out, predicted, q = {"rows": rows, "measured": measured}, rows, record.motion.q
+        else:
+            states = states_of(model.robot, record.motion)
+            full = model.regressor(states)
+            W, y = sensing_rows(model, record, self.case, states, full)
+            out = {"rows": W @ self.beta, "measured": y}
+            predicted, q = full @ self.beta, states.q
+        if self.nullspace.certificate["equals_drng"] and self.case != "D":
+            out["wrench"] = predicted[:, :6]
+            if record.wrenches is not None:
+                _, _, tau_c = contact_terms(model.robot, record.frames, q, record.wrenches, jacobians=False)
+                out["tau"] = (predicted - tau_c)[:, 6:]
+        return out
+
+    def check(self, record: LeggedRecord, predicted: dict | None = None) -> dict:
+        """Held-out figures along ``record``: ``rre`` the relative residual error of the case's
+        rows (%) and ``rms`` their residual's RMS, per joint the torque RMS error ``tau_rms`` (N m) when predicted and measured,
+        and the RMS error of the total contact force ``force_rms`` (N) with it over the robot's
+        weight ``force_share`` when the record has contact forces. ``predicted``: :meth:`predict`'s
+        answer on ``record``, when the caller has it."""
+        p = self.predict(record) if predicted is None else predicted
+        e = p["rows"] - p["measured"]
+        out = {
+            "rre": float(100 * np.linalg.norm(e) / np.linalg.norm(p["measured"])),
+            "rms": float(np.sqrt(np.mean(e**2))),
+        }
+        if "tau" in p and record.motion.tau is not None:
+            out["tau_rms"] = np.sqrt(np.mean((p["tau"] - record.motion.tau[:, 6:]) ** 2, axis=0))
+        if "wrench" in p and record.wrenches is not None:
+            measured = record.wrenches[:, :, :3].sum(axis=1)
+            out["force_rms"] = float(np.sqrt(np.mean(np.sum((p["wrench"][:, 3:] - measured) ** 2, axis=1))))
+            robot = self.model.robot
+            weight = sum(robot.inertial(i).mass for i in range(1, robot.n + 1)) * np.linalg.norm(robot.gravity)
+            out["force_share"] = out["force_rms"] / weight
+        return out
+
+
+#: The verdict trusts an estimate whose held-out residual RMS is at most this factor times the
+#: fit's (the arms' transfer check, identification.diagnostics).
+TRANSFER = 2.0
+
+
+def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> dict:
+    """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
+    contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
+    certified ones), the estimate (names, beta, std), the total mass, the fit's and the held-out
+    ``test``'s relative residual errors per contact mode, the held-out joint torques and contact
+    forces (:meth:`LeggedEstimate.check`), and the ``verdict``: OK when the held-out residual's
+    RMS is at most :data:`TRANSFER` times the fit's (the RRE depends on the mix of contact modes, a
+    flight's base rows being zero), FAILS otherwise, "not checked" without a test."""
+    record, cert = est.record, est.nullspace.certificate
+    mass = est.total_mass()
+    fitted = est.predict(record)
+
+    def per_mode(rec, p):
+        modes = mode_names(rec if est.case != "D" else rec.select(~rec.contact.any(axis=1)))
+        out = {}
+        for mode in dict.fromkeys(modes):
+            keep = modes == mode
+            e = p["rows"][keep] - p["measured"][keep]
+            out[str(mode)] = float(100 * np.linalg.norm(e) / max(np.linalg.norm(p["measured"][keep]), 1e-300))
+        return out
+
+    report = {
+        "robot": est.model.robot.name,
+        "case": est.case,
+        "equations": CASES[est.case],
+        "data": {
+            "source": record.source,
+            "samples": len(record),
+            "modes": {"+".join(k) or "flight": v for k, v in record.modes().items()},
+            "derivatives": record.motion.derivatives,
+            "notes": list(record.notes),
+        },
+        "identifiability": {
+            "base_parameters": est.model.base.num_base_parameters,
+            "equals_drng": cert["equals_drng"],
+            "certified": bool(est.nullspace.certified),
+            "modes": cert["modes"],
+        },
+        "estimate": {
+            "method": est.estimate.method,
+            "names": list(est.model.names),
+            "beta": est.beta.tolist(),
+            "std": est.std.tolist(),
+            "cond": float(est.estimate.cond),
+        },
+        "total_mass": None if mass is None else {"value": mass[0], "std": mass[1]},
+        "fit": {**est.check(record, fitted), "per_mode": per_mode(record, fitted)},
+    }
+    if test is not None:
+        on_test = est.predict(test)
+        report["held_out"] = {"source": test.source, **est.check(test, on_test), "per_mode": per_mode(test, on_test)}
+        fit, held = report["fit"]["rms"], report["held_out"]["rms"]
+        ok = held <= TRANSFER * fit
+        report["verdict"] = {
+            "state": "OK" if ok else "FAILS",
+            "reason": f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit"
+            + (
+                f" (within {TRANSFER:g}x: the estimate transfers)"
+                if ok
+                else f": more than {TRANSFER:g}x, the estimate does not transfer"
+            ),
+        }
+    else:
+        report["verdict"] = {"state": "not checked", "reason": "no held-out data"}
+    for part in ("fit", "held_out"):
+        if part in report and "tau_rms" in report[part]:
+            report[part]["tau_rms"] = dict(zip(est.model.robot.actuated_names[6:], report[part]["tau_rms"].tolist()))
+    return report
+
+
+def report_lines(report: dict) -> list:
+    """The lines of :func:`estimate_report`'s report."""
+    from pga_dyn.display import number, text_table
+
+    ident, data = report["identifiability"], report["data"]
+    lines = [
+        f"verdict:          {report['verdict']['state']}: {report['verdict']['reason']}",
+        f"robot:            {report['robot']}, case {report['case']}: {report['equations']}",
+        f"data:             {data['source']}: {data['samples']} samples; modes "
+        + ", ".join(f"{k} {v}" for k, v in data["modes"].items()),
+        f"derivatives:      {data['derivatives']}",
+        f"base parameters:  {ident['base_parameters']} "
+        + (
+            "(DRNG's, all rows: proven)"
+            if ident["equals_drng"]
+            else "(the case's own over these modes: certified by the sampled rank)"
+            if ident["certified"]
+            else "(NOT certified)"
+        ),
+    ]
+    mass = report["total_mass"]
+    lines.append(
+        "total mass:       "
+        + (f"{number(mass['value'])} +- {number(mass['std'])} kg" if mass else "not identified by this case and record")
+    )
+    for part, label in (("fit", "fit"), ("held_out", "held out")):
+        if part not in report:
+            continue
+        r = report[part]
+        modes = ", ".join(f"{k} {v:.3g} %" for k, v in r["per_mode"].items())
+        lines.append(
+            f"{label + ':':<18}RRE {r['rre']:.3g} % ({modes})"
+            + (
+                f"; contact force RMS {number(r['force_rms'])} N = {100 * r['force_share']:.3g} % of the weight"
+                if "force_rms" in r
+                else ""
+            )
+        )
+        if "tau_rms" in r:
+            lines.append(
+                f"{'':18}joint torque RMS error: " + ", ".join(f"{k} {number(v)}" for k, v in r["tau_rms"].items())
+            )
+    est = report["estimate"]
+    lines += [f"estimate:         {est['method']}, cond {number(est['cond'])}"]
+    lines += text_table(
+        ["parameter", "value", "std"],
+        [(n, number(b), number(s)) for n, b, s in zip(est["names"], est["beta"], est["std"])],
+    )
+    return lines
+
+
+def mode_names(record: LeggedRecord) -> np.ndarray:
+    """(ns,) the contact mode of each sample, in words: "flight", "stance" (every frame in
+    contact) or the frames in contact joined by "+"."""
+    names = np.array(record.frames.names, dtype=object)
+    return np.array(
+        ["flight" if not row.any() else "stance" if row.all() else "+".join(names[row]) for row in record.contact],
+        dtype=object,
+    )
+
+
+def split(record: LeggedRecord, share: float = 0.2) -> tuple:
+    """(fit, test): the samples before and from t_0 + (1 - ``share``) (t_end - t_0), the latter
+    held out; ``share`` 0: (record, None)."""
+    if not (isinstance(share, (int, float)) and 0 <= share < 1):
+        raise PgaDynError(f"hold-out: the held-out share of the record is in [0, 1), got {share!r}")
+    if share == 0:
+        return record, None
+    t = record.motion.t
+    cut = int(np.searchsorted(t, t[0] + (1 - share) * (t[-1] - t[0])))
+    return (
+        record.part(0, cut, f"{record.source} (first {100 * (1 - share):.3g} %)"),
+        record.part(cut, len(record), f"{record.source} (last {100 * share:.3g} % held out)"),
+    )
+
+
+@one_blas_thread
+def identify_legged(
+    robot: Robot,
+    record: LeggedRecord,
+    case: str = "A",
+    friction: bool | str | Iterable[str] | None = (),
+    armature: bool = False,
+    weighted: bool = True,
+    samples: int = MODE_SAMPLES,
+) -> LeggedEstimate:
+    """The estimate of the floating ``robot``'s base parameters (with joint ``friction`` and
+    ``armature`` where joint torques are measured: cases A, C, D) from sensing ``case``'s rows of
+    ``record`` (:func:`sensing_rows`), OLS or (``weighted``) WLS (:func:`~.estimation.estimate`),
+    on the base parameters the case identifies over the record's contact modes
+    (:func:`case_nullspace`, ``samples`` random states per mode; :func:`case_base_parameters`).
+    PgaDynError when the record lacks what the case needs or does not excite every parameter."""
+    case = check_case(case)
+    if case == "B" and (friction or armature):
+        raise PgaDynError(f"{record.source}: case B has no joint torques: no joint friction or armature to identify")
+    if case == "D":
+        flight = ~record.contact.any(axis=1)
+        if not flight.any():
+            raise PgaDynError(f"{record.source}: case D needs flight phases, and every sample has a foot in contact")
+        record = record.select(flight, f"{record.source} (flight phases)")
+        modes = [()]
+    else:
+        modes = list(record.modes())
+    result = case_nullspace(robot, record.frames, case, modes, samples)
+    model = identification_model(robot, friction, armature, base=case_base_parameters(result, robot))
+    states = states_of(robot, record.motion)
+    W, y = sensing_rows(model, record, "A" if case == "D" else case, states)
+    if case == "D":
+        y = record.motion.tau
+    est = estimate(
+        model,
+        record.motion,
+        weighted,
+        **({"stiction": 0.0} if case == "C" else {}),
+        states=states,
+        regressor=W,
+        targets=y,
+    )
+    return LeggedEstimate(case, est, result, record)
+
+
+#: The contact modes :func:`identifiability` answers for: the names of the modes and which of
+#: the frames are in contact in each (all, none).
+RECORDS = {"stance": ("stance",), "flight": ("flight",), "stance + flight": ("stance", "flight")}
+
+
+def identifiability(
+    robot: Robot, frames: ContactFrames, clamped: Robot | None = None, samples: int = MODE_SAMPLES
+) -> dict:
+    """Which parameters each sensing case identifies from a stance-only, a flight-only and a
+    stance-and-flight record (:data:`RECORDS`; stance: every frame of ``frames`` in contact), JSON-
+    ready: per case and record the nullspace dimension, the base parameters, whether they are
+    DRNG's (all rows, proven) and certified, whether the total mass is identified, and how many
+    directions are lost against case A; with ``clamped`` (the same robot file without its floating
+    base) case E, a clamped or suspended trunk: the fixed robot's base parameters (DRNG, proven),
+    and how many of the floating robot's identifiable directions it cannot see (the trunk's own
+    parameters among them)."""
+    import drng
+
+    proven = drng.nullspace(robot)
+    mass = np.zeros(10 * robot.n)
+    mass[9::10] = 1.0
+    out = {
+        "robot": robot.name,
+        "frames": list(frames.names),
+        "parameters": 10 * robot.n,
+        "drng_dim": int(proven.dim),
+        "cases": {},
+    }
+    for case in CASES:
+        rows = {}
+        for record, parts in RECORDS.items():
+            modes = [tuple(frames.names) if part == "stance" else () for part in parts]
+            if case == "D" and record != "flight":
+                continue  # D keeps the flight phases of any record
+            result = case_nullspace(robot, frames, case, modes, samples)
+            N = result.nullspace
+            rows[record] = {
+                "nullspace_dimension": int(N.shape[1]),
+                "base_parameters": int(10 * robot.n - N.shape[1]),
+                "equals_drng": result.certificate["equals_drng"],
+                "certified": bool(result.certified),
+                "mass_identified": bool(np.linalg.norm(N.T @ mass) <= 1e-8 * np.sqrt(robot.n)),
+                "lost": int(N.shape[1] - proven.dim),
+            }
+        out["cases"][case] = {"equations": CASES[case], "records": rows}
+    if clamped is not None:
+        fixed = drng.nullspace(clamped)
+        if tuple(clamped.body_names) != tuple(robot.body_names[1:]):
+            raise PgaDynError(
+                f"{clamped.name}: the clamped robot's bodies are not the floating robot's without its trunk"
+            )
+        embedded = np.zeros((10 * robot.n, fixed.dim + 10))
+        embedded[10:, : fixed.dim] = fixed.nullspace
+        embedded[:10, fixed.dim :] = np.eye(10)  # the trunk does not move: none of its parameters is seen
+        lost = int(np.linalg.matrix_rank(embedded, tol=1e-9)) - proven.dim
+        out["cases"]["E"] = {
+            "equations": "a clamped or suspended trunk: the fixed-base robot's rows (its trunk does not move)",
+            "base_parameters": int(10 * clamped.n - fixed.dim),
+            "status": fixed.status,
+            "lost": lost,
+        }
+    return out
+
+
+def identifiability_text(report: dict) -> list:
+    """The lines of :func:`identifiability`'s report."""
+    lines = [
+        f"robot:           {report['robot']} ({report['parameters']} inertial parameters; all rows, any motion "
+        f"(DRNG, proven): {report['parameters'] - report['drng_dim']} base parameters)",
+        f"contact frames:  {', '.join(report['frames'])}",
+    ]
+    for case, entry in report["cases"].items():
+        lines += ["", f"case {case}: {entry['equations']}"]
+        if case == "E":
+            lines.append(
+                f"  clamped trunk     {entry['base_parameters']:>3} base parameters ({entry['status']}), "
+                f"{entry['lost']} directions lost (the trunk's own among them), total mass not identified"
+            )
+            continue
+        for record, row in entry["records"].items():
+            lines.append(
+                f"  {record:<16}  {row['base_parameters']:>3} base parameters, "
+                + ("the same as all rows" if row["equals_drng"] else f"{row['lost']} direction(s) lost")
+                + f", total mass {'identified' if row['mass_identified'] else 'NOT identified'}"
+                + ("" if row["certified"] else " (NOT certified: no clean singular gap)")
+            )
+    lines += [
+        "",
+        "stance: every contact frame pinned (J_c qd = 0); flight: no contact, the base accelerating as the model "
+        "falls; each answer certified by the sampled rank of the case's rows in those modes",
+    ]
+    return lines

@@ -1,0 +1,88 @@
+"""Legged robots in ``pga-dyn identify`` and ``pga-dyn analyze``: ``--contacts FOOT ...`` (and
+``--case``) for a floating robot with contacts (``identification.legged``,
+docs/identification.md, "Legged robots")."""
+
+from __future__ import annotations
+
+from ..errors import PgaDynError
+from . import common
+
+
+def contact_arguments(parser, identify: bool) -> None:
+    """--contacts (and for identify --case)."""
+    parser.add_argument(
+        "--contacts",
+        nargs="+",
+        metavar="FOOT",
+        help="the contact frames of a floating robot (links of its file, e.g. its feet): "
+        + (
+            "identify from a legged robot's log (t, base_x..base_qw, base_vx..base_wz, q_NAME, tau_NAME, "
+            "f_FOOT_x/y/z, m_FOOT_x/y/z for a flat foot, contact_FOOT; docs/identification.md)"
+            if identify
+            else "which parameters each sensing case identifies, per contact mode"
+        ),
+    )
+    if identify:
+        parser.add_argument(
+            "--case",
+            choices=("A", "B", "C", "D"),
+            default="A",
+            help="with --contacts, the rows used: A joint torques and contact forces (default), B contact forces "
+            "and base motion (the base rows), C joint torques with the contact forces projected out, D flight phases",
+        )
+
+
+def floating_robot(args, target=None):
+    robot = common.robot(args, target)
+    if not robot.floating_base:
+        raise PgaDynError(f"--contacts: '{target or args.robot}' has no floating base here: add --floating")
+    return robot
+
+
+def analyze(args, out) -> int:
+    """``pga-dyn analyze ROBOT --contacts FOOT ...``: identification.legged.identifiability."""
+    from identification.legged import identifiability, identifiability_text
+    from pga_dyn.contacts import contact_frames
+
+    if len(args.robot) > 1:
+        raise PgaDynError("--contacts takes one robot")
+    target = args.robot[0]
+    robot = floating_robot(args, target)
+    clamped = common.load(target, floating=False, gravity=tuple(robot.gravity), yaml=args.yaml)
+    report = identifiability(robot, contact_frames(robot, args.contacts), clamped)
+    if args.json:
+        common.print_json(report, out)
+    else:
+        print("\n".join(identifiability_text(report)), file=out)
+    return 0
+
+
+def identify(args, out) -> int:
+    """``pga-dyn identify ROBOT LOG --contacts FOOT ...``: identification.legged.identify_legged on the
+    record with its last share held out (or --test), the report, and -o the consistent estimate."""
+    import robots
+    from identification import consistent_estimate, write_model
+    from identification.legged import estimate_report, identify_legged, read_legged, report_lines, split
+
+    robot = floating_robot(args)
+    if len(args.data) > 1 or (args.test and len(args.test) > 1):
+        raise PgaDynError("--contacts: one log file (and one --test file)")
+    inputs = (robot.source, *args.data, *(args.test or ()))
+    output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
+    record = read_legged(robot, args.data[0], args.contacts, args.cutoff)
+    test = read_legged(robot, args.test[0], args.contacts, args.cutoff) if args.test else None
+    fit, test = (record, test) if test is not None else split(record, args.hold_out)
+    friction = () if args.no_friction else common.friction(args.friction)
+    est = identify_legged(robot, fit, args.case, friction, bool(args.armature), weighted=not args.ols)
+    report = estimate_report(est, test)
+    if output:
+        full = consistent_estimate(est.estimate)
+        report["written"] = write_model(full, output, write_mjcf=robots.write_mjcf)
+    if args.json:
+        common.print_json(report, out)
+    else:
+        lines = report_lines(report)
+        if output:
+            lines.append(f"written:          {output} (the consistent estimate)")
+        print("\n".join(lines), file=out)
+    return 0
