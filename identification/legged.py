@@ -934,6 +934,47 @@ def identify_legged(
 RECORDS = {"stance": ("stance",), "flight": ("flight",), "stance + flight": ("stance", "flight")}
 
 
+#: The whole robot's inertial quantities, sums over its bodies of one entry of the spatial
+#: 10-vector (eq. 97, at q0 in the world frame), in the order :func:`lost_quantities` tries them.
+WHOLE_ROBOT = (
+    ("m", 9),
+    ("hx", 6),
+    ("hy", 7),
+    ("hz", 8),
+    ("Sxx", 0),
+    ("Syy", 3),
+    ("Szz", 5),
+    ("Sxy", 1),
+    ("Sxz", 2),
+    ("Syz", 4),
+)
+
+
+def lost_quantities(robot: Robot, seen: np.ndarray, reference: np.ndarray) -> tuple[list, int]:
+    """Which whole-robot quantities (:data:`WHOLE_ROBOT`: the total mass m, first moment h and
+    second moments S of all bodies in the spatial assignment) a case's rows lose: those
+    identifiable from all rows (orthogonal to DRNG's nullspace ``reference`` (10 n, d)) that the
+    case's nullspace ``seen`` (10 n, d') does not determine, taken in order while each adds a lost
+    direction. Returns (their names, the lost directions they leave unexplained)."""
+    n = robot.n
+    rows = np.eye(10 * n) - seen @ seen.T  # the case's identifiable directions (a projector)
+    target = 10 * n - reference.shape[1]
+    rank = 10 * n - seen.shape[1]
+    names = []
+    for name, k in WHOLE_ROBOT:
+        c = np.zeros(10 * n)
+        c[k::10] = 1.0
+        if np.linalg.norm(reference.T @ c) > 1e-8 * np.sqrt(n) or np.linalg.norm(seen.T @ c) <= 1e-8 * np.sqrt(n):
+            continue  # not identifiable at all, or seen by the case
+        grown = np.linalg.matrix_rank(np.column_stack([rows, c]), tol=1e-8)
+        if grown > rank:
+            rows, rank = np.column_stack([rows, c]), grown
+            names.append(name)
+        if rank == target:
+            break
+    return names, target - rank
+
+
 def identifiability(
     robot: Robot, frames: ContactFrames, clamped: Robot | None = None, samples: int = MODE_SAMPLES
 ) -> dict:
@@ -941,7 +982,8 @@ def identifiability(
     stance-and-flight record (:data:`RECORDS`; stance: every frame of ``frames`` in contact), JSON-
     ready: per case and record the nullspace dimension, the base parameters, whether they are
     DRNG's (all rows, proven) and certified, whether the total mass is identified, and how many
-    directions are lost against case A; with ``clamped`` (the same robot file without its floating
+    directions are lost against case A (and which whole-robot quantities they are,
+    :func:`lost_quantities`); with ``clamped`` (the same robot file without its floating
     base) case E, a clamped or suspended trunk: the fixed robot's base parameters (DRNG, proven),
     and how many of the floating robot's identifiable directions it cannot see (the trunk's own
     parameters among them)."""
@@ -965,7 +1007,12 @@ def identifiability(
                 continue  # D keeps the flight phases of any record
             result = case_nullspace(robot, frames, case, modes, samples)
             N = result.nullspace
+            lost_names, unexplained = (
+                lost_quantities(robot, N, proven.nullspace) if N.shape[1] > proven.dim else ([], 0)
+            )
             rows[record] = {
+                "lost_quantities": lost_names,
+                "unexplained": unexplained,
                 "nullspace_dimension": int(N.shape[1]),
                 "base_parameters": int(10 * robot.n - N.shape[1]),
                 "equals_drng": result.certificate["equals_drng"],
@@ -1012,6 +1059,13 @@ def identifiability_text(report: dict) -> list:
             lines.append(
                 f"  {record:<16}  {row['base_parameters']:>3} base parameters, "
                 + ("the same as all rows" if row["equals_drng"] else f"{row['lost']} direction(s) lost")
+                + (
+                    f" (the whole robot's {', '.join(row['lost_quantities'])}"
+                    + (f" and {row['unexplained']} more" if row["unexplained"] else "")
+                    + ")"
+                    if row["lost_quantities"]
+                    else ""
+                )
                 + f", total mass {'identified' if row['mass_identified'] else 'NOT identified'}"
                 + ("" if row["certified"] else " (NOT certified: no clean singular gap)")
             )

@@ -268,6 +268,9 @@ def test_the_command_line(go2, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("verdict:          OK")
     assert main(["analyze", "go2", "--contacts", *FEET, "--json"]) == 0
     cases = json.loads(capsys.readouterr().out)["cases"]
-    assert cases["C"]["records"]["stance"]["lost"] == 4 and cases["E"]["base_parameters"] == 68
+    stance = cases["C"]["records"]["stance"]
+    assert stance["lost"] == 4 and cases["E"]["base_parameters"] == 68
+    # the ground carries the weight: the total mass and the horizontal first moment are among the lost
+    assert stance["lost_quantities"][:3] == ["m", "hx", "hy"] and stance["unexplained"] == 0
     assert main(["identify", "go2", "--fixed", str(log), "--contacts", *FEET]) == 2
     assert "has no floating base here" in capsys.readouterr().err
