@@ -968,11 +968,11 @@ def lost_quantities(robot: Robot, seen: np.ndarray, reference: np.ndarray) -> tu
             continue  # not identifiable at all, or seen by the case
         grown = np.linalg.matrix_rank(np.column_stack([rows, c]), tol=1e-8)
         if grown > rank:
-            rows, rank = np.column_stack([rows, c]), grown
+            rows, rank = np.column_stack([rows, c]), int(grown)
             names.append(name)
         if rank == target:
             break
-    return names, target - rank
+    return names, int(target - rank)
 
 
 def identifiability(
