@@ -78,6 +78,10 @@ CASES = {
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_TWIST = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_ACCELERATION = ("base_ax", "base_ay", "base_az", "base_alphax", "base_alphay", "base_alphaz")
+#: An IMU at the trunk frame's origin, in the trunk frame: the gyro's angular velocity (used when
+#: ``base_w*`` are absent) and the accelerometer's specific force f = R^T (a - g) (used when
+#: ``base_a*`` are absent).
+IMU = ("imu_gx", "imu_gy", "imu_gz", "imu_ax", "imu_ay", "imu_az")
 #: A foot without a contact flag is in contact when its force exceeds this share of the robot's
 #: weight (the masses of its file).
 CONTACT_SHARE = 0.02
@@ -303,8 +307,10 @@ def read_legged(
     """The :class:`LeggedRecord` in a CSV or NPZ log (one column or array per quantity): ``t``;
     the trunk's pose ``base_x base_y base_z base_qx base_qy base_qz base_qw`` in the world; its
     world twist ``base_vx base_vy base_vz`` (the trunk frame origin's velocity) and ``base_wx
-    base_wy base_wz`` (optional: derived from the pose); optionally its world accelerations
-    ``base_ax base_ay base_az base_alphax base_alphay base_alphaz``; per joint NAME ``q_NAME``
+    base_wy base_wz`` (optional: derived from the pose; or from an IMU's gyro ``imu_gx imu_gy
+    imu_gz`` in the trunk frame); optionally its world accelerations ``base_ax base_ay base_az
+    base_alphax base_alphay base_alphaz`` (or from an accelerometer at the trunk's origin ``imu_ax
+    imu_ay imu_az``, the specific force in the trunk frame: :data:`IMU`); per joint NAME ``q_NAME``
     and optionally ``qd_NAME``, ``qdd_NAME``, ``tau_NAME``; per contact frame FOOT of ``feet``
     ``f_FOOT_x f_FOOT_y f_FOOT_z`` (the world force on the robot at the frame's origin), for a
     flat foot ``m_FOOT_x m_FOOT_y m_FOOT_z`` (the moment about it), and ``contact_FOOT`` (1 in
@@ -317,8 +323,12 @@ def read_legged(
     feet = list(feet)
     groups = {
         "pose": list(BASE_POSE),
-        "twist": list(BASE_TWIST),
-        "acceleration": list(BASE_ACCELERATION),
+        "linear": list(BASE_TWIST[:3]),
+        "angular": list(BASE_TWIST[3:]),
+        "linear_acceleration": list(BASE_ACCELERATION[:3]),
+        "angular_acceleration": list(BASE_ACCELERATION[3:]),
+        "gyro": list(IMU[:3]),
+        "accelerometer": list(IMU[3:]),
         "q": [f"q_{n}" for n in joints],
         "qd": [f"qd_{n}" for n in joints],
         "qdd": [f"qdd_{n}" for n in joints],
@@ -342,7 +352,20 @@ def read_legged(
         raise PgaDynError(f"{path}: missing the time column t")
     nc = len(feet)
     ns = len(columns["t"])
-    twist, acc = arrays.get("twist"), arrays.get("acceleration")
+    notes = [f"ignored columns: {ignored}"] if ignored else []
+    if "gyro" in arrays or "accelerometer" in arrays:
+        from pga_dyn.floating import rotation_matrices
+
+        R = rotation_matrices(unit_quaternions(arrays["pose"][:, 3:], f"{path}: base_q*"))
+    if "angular" not in arrays and "gyro" in arrays:
+        arrays["angular"] = np.einsum("sij,sj->si", R, arrays["gyro"])
+        notes.append("the trunk's angular velocity from the gyro (imu_g*, trunk frame): omega = R omega_imu")
+    if "linear_acceleration" not in arrays and "accelerometer" in arrays:
+        arrays["linear_acceleration"] = np.einsum("sij,sj->si", R, arrays["accelerometer"]) + robot.gravity
+        notes.append(
+            "the trunk origin's acceleration from the accelerometer (imu_a*, trunk frame, at the "
+            "trunk's origin): a = R f_imu + g"
+        )
     record = legged_record(
         robot,
         columns["t"],
@@ -350,10 +373,10 @@ def read_legged(
         arrays["pose"][:, 3:],
         arrays["q"],
         feet,
-        linear=None if twist is None else twist[:, :3],
-        angular=None if twist is None else twist[:, 3:],
-        linear_acceleration=None if acc is None else acc[:, :3],
-        angular_acceleration=None if acc is None else acc[:, 3:],
+        linear=arrays.get("linear"),
+        angular=arrays.get("angular"),
+        linear_acceleration=arrays.get("linear_acceleration"),
+        angular_acceleration=arrays.get("angular_acceleration"),
         qd=arrays.get("qd"),
         qdd=arrays.get("qdd"),
         tau=arrays.get("tau"),
@@ -362,7 +385,7 @@ def read_legged(
         contact=arrays.get("contact"),
         cutoff=cutoff,
         source=path,
-        notes=(f"ignored columns: {ignored}",) if ignored else (),
+        notes=notes,
     )
     return record
 
