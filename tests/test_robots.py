@@ -84,6 +84,7 @@ def test_available():
         "go2",
         "parallelogram",
         "puma560",
+        "quadruped_fourbar",
     ]
     for name in robots.available():
         assert os.path.exists(robots.data_path(name))
