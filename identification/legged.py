@@ -32,6 +32,12 @@ those constraints, :func:`mode_states`) and reads the nullspace at the largest s
 certified against DRNG's proven nullspace of the floating robot (all rows, every state): where
 they span the same space, the base parameters are DRNG's (proven); where the case sees less, its
 own (certified by the sampled rank), and the report names what is lost (:func:`identifiability`).
+
+Legs with closed loops (a knee driven through a four-bar linkage) are the same equations in the
+actuated coordinates q_a: Y = G^T Y_tree with G = dq/dq_a (:class:`pga_dyn.States`), the contact
+terms G^T J_c^T w_c and the Jacobians J_c G (:func:`actuated_terms`; G = I without loops), the
+records' states assembled along them (:func:`~.model.states_of`), the random states of a mode
+assembled and contact-consistent in q_a (:func:`mode_states`).
 """
 
 from __future__ import annotations
@@ -201,8 +207,8 @@ def legged_record(
     ``t``; the trunk frame's ``position`` (ns, 3) and unit ``quaternion`` (ns, 4) (x, y, z, w) in
     the world; its world ``linear`` velocity (of the frame's origin) and ``angular`` velocity
     (ns, 3), derived from the pose when not given; their world accelerations, derived from the
-    velocities when not given; the joint coordinates ``q`` (ns, n_j) (n_j = nq - 6, in the robot's
-    order after the floating joint's), ``qd``, ``qdd`` (derived when not given), joint torques
+    velocities when not given; the actuated joint coordinates ``q`` (ns, n_j) (n_j = n_a - 6, in the
+    robot's order after the floating joint's; n_a = nq for a robot without loops), ``qd``, ``qdd`` (derived when not given), joint torques
     ``tau`` (ns, n_j) or None; per contact frame of ``feet`` (links of the robot) the world
     ``forces`` (ns, nc, 3) on the robot at the frame's origin and, for flat feet, the ``moments``
     (ns, nc, 3) about it, or None; ``contact`` (ns, nc) flags (default: the force above
@@ -219,7 +225,7 @@ def legged_record(
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
         raise PgaDynError(f"{source}: t must be at least two finite, strictly increasing times")
-    ns, nj, nc = t.size, robot.nq - 6, len(frames)
+    ns, nj, nc = t.size, len(robot.actuated_names) - 6, len(frames)
     p = _samples(source, "the trunk's position", position, (ns, 3))
     quat = unit_quaternions(_samples(source, "the trunk's quaternion", quaternion, (ns, 4)), f"{source}: base_q*")
     qj = _samples(source, "q", q, (ns, nj))
@@ -398,8 +404,9 @@ def sensing_rows(
     regressor: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows of sensing ``case`` (:data:`CASES`) along ``record``: W (ns, m, p) and the
-    right-hand side y (ns, m) with W beta = y (module docstring; m = nq for A, C and D, 6 for B;
-    for D, the samples without contact only). ``states`` and ``regressor`` (W of all rows) when
+    right-hand side y (ns, m) with W beta = y (module docstring; m = n_a for A, C and D, 6 for B;
+    for D, the samples without contact only). The rows are the actuated coordinates': with closed
+    loops the contact terms are mapped through them (:func:`actuated_terms`: G^T J_c^T w, J_c G). ``states`` and ``regressor`` (W of all rows) when
     the caller has them. PgaDynError when the record lacks what the case needs."""
     case = check_case(case)
     tau = record.motion.tau
@@ -419,6 +426,7 @@ def sensing_rows(
     if case == "D":
         return W, tau
     _, J, tau_c = contact_terms(robot, record.frames, states.q, record.wrenches, jacobians=case == "C")
+    tau_c, J = actuated_terms(states, tau_c, J)
     if case == "A":
         return W, tau + tau_c
     if case == "B":
@@ -428,8 +436,8 @@ def sensing_rows(
 
 
 def contact_projectors(frames: ContactFrames, J: np.ndarray, contact: np.ndarray) -> np.ndarray:
-    """P (ns, nq, nq) = I - J_s^+ J_s, the orthogonal projector onto the nullspace of each sample's
-    Jacobian rows ``J`` (ns, rows, nq) of the frames in ``contact`` (ns, nc) (P J_s^T = 0; the
+    """P (ns, m, m) = I - J_s^+ J_s, the orthogonal projector onto the nullspace of each sample's
+    Jacobian rows ``J`` (ns, rows, m) (m = nq, or n_a for J_c G with loops) of the frames in ``contact`` (ns, nc) (P J_s^T = 0; the
     identity without contact), one pseudo-inverse per contact mode's batch."""
     ns, _, nq = J.shape
     per_frame = np.where(frames.flat, 6, 3)
@@ -444,6 +452,21 @@ def contact_projectors(frames: ContactFrames, J: np.ndarray, contact: np.ndarray
     return P
 
 
+def actuated_terms(
+    states: States, tau_c: np.ndarray, J: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The contact terms of :func:`pga_dyn.contacts.contact_terms`, given in the tree coordinates,
+    in the actuated coordinates of ``states`` (:class:`pga_dyn.States`, G = dq/dq_a (ns, nq, n_a)):
+    the generalized forces G^T tau_c (ns, n_a) of tau_c = J_c^T w (ns, nq), since a wrench's power
+    tau_c . qd = (G^T tau_c) . qd_a, and the Jacobians J_c G (ns, rows, n_a) of ``J`` (ns, rows, nq)
+    (None: not mapped), since the frames' velocities are J_c qd = J_c G qd_a (eq. 52). A robot
+    without loops or couplings has G = I: both are returned as given."""
+    if not states.robot.constrained:
+        return tau_c, J
+    G = states.G
+    return np.einsum("skj,sk->sj", G, tau_c), None if J is None else np.matmul(J, G)
+
+
 def check_case(case: str) -> str:
     """``case`` as one of :data:`CASES` (case-insensitive), or a PgaDynError naming them."""
     key = str(case).upper()
@@ -455,14 +478,17 @@ def check_case(case: str) -> str:
 
 
 def mode_states(robot: Robot, frames: ContactFrames, mode: Iterable[str], n: int, seed: int = 0) -> States:
-    """``n`` random states (:func:`pga_dyn.sample_states`) of the floating ``robot`` in the
-    contact ``mode`` (the names of the frames in contact): the velocities projected onto the
-    nullspace of the contact Jacobian J (J qd = 0), the accelerations such that the frames in
-    contact do not accelerate, J qdd = -(dJ/dt) qd (the minimum-norm correction of random
-    accelerations)."""
+    """``n`` random states (:func:`pga_dyn.sample_states`, closed loops assembled) of the floating
+    ``robot`` in the contact ``mode`` (the names of the frames in contact): the actuated velocities
+    projected onto the nullspace of the contact Jacobian in the actuated coordinates, J_a = J G
+    (G = dq/dq_a, the identity without loops; J_a qd_a = 0), the actuated accelerations such that
+    the frames in contact do not accelerate, J_a qdd_a = -(J c + (dJ/dt) qd) (the minimum-norm
+    correction of random accelerations; c = the tree's accelerations at qdd_a = 0, zero without
+    loops). With loops the tree's velocities and accelerations are those of the assembly,
+    qd = G qd_a, qdd = G qdd_a + c (:func:`pga_dyn.sampling.projected_states`)."""
     from pga_dyn.conventions import gravity_seed
     from pga_dyn.kinematics import Kinematics
-    from pga_dyn.sampling import sample_states
+    from pga_dyn.sampling import projected_states, sample_states
 
     st = sample_states(robot, n, seed=seed)
     mode = set(mode)
@@ -473,15 +499,23 @@ def mode_states(robot: Robot, frames: ContactFrames, mode: Iterable[str], n: int
         [np.arange(3) + 3 * k + 3 * int(np.count_nonzero(frames.flat[:k])) for k in chosen]
         + [np.arange(3, 6) + 3 * k + 3 * int(np.count_nonzero(frames.flat[:k])) for k in chosen if frames.flat[k]]
     )
-    _, J, _ = contact_terms(robot, frames, st.q)
+    _, J, tau0 = contact_terms(robot, frames, st.q)
+    _, J = actuated_terms(st, tau0, J)  # (n, rows, n_a)
     G = gravity_seed(robot.gravity)
-    qd, qdd = st.qd.copy(), st.qdd.copy()
+    loops = robot.constrained
+    qd, qdd = st.qd_a.copy(), st.qdd_a.copy()
+    spaces = []
     for s in range(len(st)):
-        Js = J[s, rows]
-        _, sv, vt = np.linalg.svd(Js)
-        N = vt[int(np.sum(sv > 1e-10 * sv[0])) :].T
-        qd[s] = N @ (N.T @ st.qd[s])
-        kin = Kinematics(robot, st.q[s], qd[s])
+        _, sv, vt = np.linalg.svd(J[s, rows])
+        spaces.append(vt[int(np.sum(sv > 1e-10 * sv[0])) :].T)
+        qd[s] = spaces[s] @ (spaces[s].T @ st.qd_a[s])
+    if loops:  # the tree's rates of the assembly, and its accelerations at qdd_a = 0
+        drift = projected_states(robot, st.q, st.q_a, qd, np.zeros_like(qdd))
+        tree_qd, c = drift.qd, drift.qdd
+    else:
+        tree_qd, c = qd, np.zeros_like(qdd)
+    for s in range(len(st)):
+        kin = Kinematics(robot, st.q[s], tree_qd[s], c[s])
         bias = []
         for k in chosen:
             body = frames.bodies[k]
@@ -490,30 +524,51 @@ def mode_states(robot: Robot, frames: ContactFrames, mode: Iterable[str], n: int
             v_p = V[3:] + np.cross(V[:3], p)
             bias.append(acc[3:] + np.cross(acc[:3], p) + np.cross(V[:3], v_p))
         bias += [kin.A[frames.bodies[k]][:3] - G[:3] for k in chosen if frames.flat[k]]
-        qdd[s] = N @ (N.T @ st.qdd[s]) - np.linalg.pinv(Js) @ np.concatenate(bias)
-    return dataclasses.replace(st, qd=qd, qdd=qdd, qd_a=qd, qdd_a=qdd)
+        N = spaces[s]
+        qdd[s] = N @ (N.T @ st.qdd_a[s]) - np.linalg.pinv(J[s, rows]) @ np.concatenate(bias)
+    if not loops:
+        return dataclasses.replace(st, qd=qd, qdd=qdd, qd_a=qd, qdd_a=qdd)
+    done = projected_states(robot, st.q, st.q_a, qd, qdd)
+    return dataclasses.replace(done, drawn=st.drawn, rejected=st.rejected, max_cond=st.max_cond)
 
 
 def flight_states(states: States) -> States:
     """``states`` with the floating base's accelerations those of a flight with the robot's own
     parameters pi (:func:`pga_dyn.inertial_parameters`): no external force, so the base rows of
-    Y(q, qd, qdd) pi vanish. They are linear in qdd, M_b qdd + h_b, M_b from the regressor at unit
-    accelerations; the six base accelerations are solved for, the joints' kept."""
+    G^T Y(q, qd, qdd) pi vanish (G = dq/dq_a; the identity without loops). With the tree's
+    accelerations qdd = G qdd_a + c (c those at qdd_a = 0, zero without loops) they are linear in
+    qdd_a, M_b qdd_a + h_b, M_b (6, n_a) from the tree's regressor at the unit accelerations G e_j;
+    the six base accelerations are solved for, the joints' kept."""
     import pga_dyn
+    from pga_dyn.sampling import projected_states
+    from pga_dyn.tp_regressor import tree_regressor
 
     robot = states.robot
     pi = pga_dyn.inertial_parameters(robot)
-    n, nq = len(states), robot.nq
-    zero = np.zeros_like(states.qd)
-    h = pga_dyn.regressor(robot, states.q, states.qd, zero)[:, :6] @ pi  # (n, 6)
-    units = np.repeat(np.eye(nq)[None], n, axis=0).reshape(-1, nq)
-    M = pga_dyn.regressor(robot, np.repeat(states.q, nq, axis=0), np.zeros((n * nq, nq)), units)[:, :6] @ pi
-    gravity = pga_dyn.regressor(robot, states.q, zero, zero)[:, :6] @ pi
-    M = M.reshape(n, nq, 6).transpose(0, 2, 1) - gravity[:, :, None]  # (n, 6, nq): the base rows' mass matrix
-    qdd = states.qdd.copy()
+    n, nq, na = len(states), robot.nq, states.qd_a.shape[1]
+    loops = robot.constrained
+    zero = np.zeros((n, nq))
+    c = projected_states(robot, states.q, states.q_a, states.qd_a, np.zeros((n, na))).qdd if loops else zero
+
+    def base_rows(q, qd, qdd, G):
+        """(m, 6): the base rows of G^T Y(q, qd, qdd) pi."""
+        Y = tree_regressor(robot, *(np.ascontiguousarray(x, dtype=float) for x in (q, qd, qdd)))
+        return (np.matmul(G.transpose(0, 2, 1)[:, :6], Y) if loops else Y[:, :6]) @ pi
+
+    h = base_rows(states.q, states.qd, c, states.G)  # (n, 6)
+    G_rep = np.repeat(states.G, na, axis=0) if loops else None
+    units = (
+        states.G.transpose(0, 2, 1).reshape(-1, nq) if loops else np.repeat(np.eye(nq)[None], n, axis=0).reshape(-1, nq)
+    )
+    M = base_rows(np.repeat(states.q, na, axis=0), np.zeros((n * na, nq)), units, G_rep)
+    gravity = base_rows(states.q, zero, zero, states.G)
+    M = M.reshape(n, na, 6).transpose(0, 2, 1) - gravity[:, :, None]  # (n, 6, n_a): the base rows' mass matrix
+    qdd = states.qdd_a.copy()
     rhs = -(h + np.einsum("sij,sj->si", M[:, :, 6:], qdd[:, 6:]))
     qdd[:, :6] = np.linalg.solve(M[:, :, :6], rhs[..., None])[..., 0]
-    return dataclasses.replace(states, qdd=qdd, qdd_a=qdd)
+    if not loops:
+        return dataclasses.replace(states, qdd=qdd, qdd_a=qdd)
+    return dataclasses.replace(states, qdd=np.einsum("skj,sj->sk", states.G, qdd) + c, qdd_a=qdd)
 
 
 def case_matrix(robot: Robot, frames: ContactFrames, case: str, mode: Iterable[str], states: States) -> np.ndarray:
@@ -524,7 +579,8 @@ def case_matrix(robot: Robot, frames: ContactFrames, case: str, mode: Iterable[s
     if case == "B":
         return Y[:, :6].reshape(-1, Y.shape[2])
     if case == "C" and set(mode):
-        _, J, _ = contact_terms(robot, frames, states.q)
+        _, J, tau_c = contact_terms(robot, frames, states.q)
+        _, J = actuated_terms(states, tau_c, J)
         contact = np.tile([name in set(mode) for name in frames.names], (len(states), 1))
         Y = np.matmul(contact_projectors(frames, J, contact), Y)
     return Y.reshape(-1, Y.shape[2])
@@ -609,10 +665,14 @@ def legged_forces(
     qdd: npt.ArrayLike,
     contact: npt.ArrayLike,
     pi: npt.ArrayLike | None = None,
+    G: npt.ArrayLike | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Joint torques (ns, nq - 6) and contact wrenches (ns, nc, 6) that realise the states ``q``,
-    ``qd``, ``qdd`` (ns, nq) of the floating ``robot`` with parameters ``pi`` (default its own):
-    Y pi = S^T tau + J_c^T w. The base rows fix the wrenches of the frames in ``contact`` (ns, nc)
+    """Actuated joint torques (ns, n_a - 6) and contact wrenches (ns, nc, 6) that realise the tree
+    states ``q``, ``qd``, ``qdd`` (ns, nq) of the floating ``robot`` (assembled, with closed loops)
+    with parameters ``pi`` (default its own), in the actuated coordinates:
+    G^T Y pi = S^T tau + G^T J_c^T w, G = dq/dq_a (ns, nq, n_a) at the states (``G``; default:
+    projected at q, :meth:`pga_dyn.loops.system.Constraints.project_all`; the identity without
+    loops, n_a = nq). The base rows fix the wrenches of the frames in ``contact`` (ns, nc)
     up to the internal forces between the feet, taken as the least-norm solution (no friction cone:
     simulated measurements for checks and examples, not a controller); the joint rows then give
     tau. PgaDynError when a sample's base rows cannot be met (no contact where the base
@@ -622,8 +682,27 @@ def legged_forces(
     pi = pga_dyn.inertial_parameters(robot) if pi is None else np.asarray(pi, dtype=float)
     q, qd, qdd = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q, qd, qdd))
     contact = np.atleast_2d(np.asarray(contact, dtype=bool))
-    forces = pga_dyn.regressor(robot, q, qd, qdd) @ pi  # (ns, nq)
-    _, J, _ = contact_terms(robot, frames, q)
+    if robot.constrained:
+        from pga_dyn.kinematics import state_arrays
+        from pga_dyn.loops import constraints
+        from pga_dyn.tp_regressor import tree_regressor
+
+        q, qd, qdd, _ = state_arrays(robot, q, qd, qdd)
+        if G is None:
+            na = len(robot.actuated_names)
+            G = constraints(robot).project_all(q, np.zeros((len(q), na)), np.zeros((len(q), na)))[2]
+        G = np.asarray(G, dtype=float)
+        if G.shape != (len(q), robot.nq, len(robot.actuated_names)):
+            raise PgaDynError(
+                f"legged_forces: G must have shape {(len(q), robot.nq, len(robot.actuated_names))} (samples, nq, n_a), "
+                f"got {G.shape}"
+            )
+        forces = np.einsum("skj,sk->sj", G, tree_regressor(robot, q, qd, qdd) @ pi)  # (ns, n_a)
+        _, J, _ = contact_terms(robot, frames, q)
+        J = np.matmul(J, G)
+    else:
+        forces = pga_dyn.regressor(robot, q, qd, qdd) @ pi  # (ns, nq)
+        _, J, _ = contact_terms(robot, frames, q)
     per_frame = np.where(frames.flat, 6, 3)
     row_frame = np.repeat(np.arange(len(frames)), per_frame)
     lam = np.zeros((len(q), frames.rows))
@@ -695,7 +774,7 @@ class LeggedEstimate:
     def predict(self, record: LeggedRecord, beta: np.ndarray | None = None) -> dict:
         """Along ``record`` (same robot and frames): ``rows`` (ns, m) the case's rows W beta and
         ``measured`` their right-hand side; when the case's base parameters are DRNG's (all rows
-        determined by beta): ``tau`` (ns, nq - 6) the joint torques W beta - J_c^T w (measured
+        determined by beta): ``tau`` (ns, n_a - 6) the joint torques W beta - G^T J_c^T w (measured
         wrenches) and ``wrench`` (ns, 6) the total contact wrench about the world origin, the base
         rows of W beta. Along the fitted record of case A, from the fit's residuals. ``beta``:
         other values of the base parameters (a full estimate's K theta; default this estimate's)."""
@@ -703,18 +782,23 @@ class LeggedEstimate:
         if beta is None and record is self.record and self.case == "A":
             measured = self.estimate.targets
             rows = measured - self.estimate.residuals
-            out, predicted, q = {"rows": rows, "measured": measured}, rows, record.motion.q
+            out, predicted, states = {"rows": rows, "measured": measured}, rows, None
         else:
             states = states_of(model.robot, record.motion)
             full = model.regressor(states)
             W, y = sensing_rows(model, record, self.case, states, full)
             beta = self.beta if beta is None else np.asarray(beta, dtype=float)
             out = {"rows": W @ beta, "measured": y}
-            predicted, q = full @ beta, states.q
+            predicted = full @ beta
         if self.nullspace.certificate["equals_drng"] and self.case != "D":
             out["wrench"] = predicted[:, :6]
             if record.wrenches is not None:
+                if states is None and model.robot.constrained:  # the fitted record's tree states
+                    states = states_of(model.robot, record.motion)
+                q = record.motion.q if states is None else states.q
                 _, _, tau_c = contact_terms(model.robot, record.frames, q, record.wrenches, jacobians=False)
+                if states is not None:
+                    tau_c, _ = actuated_terms(states, tau_c)
                 out["tau"] = (predicted - tau_c)[:, 6:]
         return out
 
