@@ -28,6 +28,7 @@ ALPHA = 0.7  # the thigh's angle from the vertical at q = 0 (the knee behind the
 CRANK, LEVER = 0.06, 0.045  # crank at the hip, lever on the calf above the knee (not a parallelogram)
 LINKAGE_Y = 0.04  # the linkage's plane, inboard of the leg's
 LIMITS = {"hip": 0.5, "thigh": 0.6, "crank": 0.5}
+PASSIVE_LIMIT = 3.0  # the passive joints' limits: wide (the loops decide), written for URDF readers that want one
 
 HEADER = f"""\
   Quadruped with four-bar knees, a URDF+ model written for pga-dyn (the project wrote this file):
@@ -130,10 +131,10 @@ def quadruped() -> Urdf:
         u.link(f"{leg}_foot", foot, [sphere(0.12, foot, 0.03)])
         u.joint(f"{leg}_hip_joint", "revolute", "trunk", f"{leg}_hip", [X], LIMITS["hip"], True)
         u.joint(f"{leg}_thigh_joint", "revolute", f"{leg}_hip", f"{leg}_thigh", [Y], LIMITS["thigh"], True)
-        u.joint(f"{leg}_calf_joint", "revolute", f"{leg}_thigh", f"{leg}_calf", [Y], independent=False)
+        u.joint(f"{leg}_calf_joint", "revolute", f"{leg}_thigh", f"{leg}_calf", [Y], PASSIVE_LIMIT, False)
         u.joint(f"{leg}_foot_fixed", "fixed", f"{leg}_calf", f"{leg}_foot")
         u.joint(f"{leg}_crank_joint", "revolute", f"{leg}_thigh", f"{leg}_crank", [Y], LIMITS["crank"], True)
-        u.joint(f"{leg}_rod_joint", "revolute", f"{leg}_crank", f"{leg}_rod", [Y], independent=False)
+        u.joint(f"{leg}_rod_joint", "revolute", f"{leg}_crank", f"{leg}_rod", [Y], PASSIVE_LIMIT, False)
         u.loop(f"{leg}_rod_end", "revolute", f"{leg}_rod", f"{leg}_calf", lever, [Y])
     return u
 
