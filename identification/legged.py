@@ -599,8 +599,9 @@ def case_nullspace(
     of the frames in contact; a case D record's are its flight phases, ``()``), from ``samples``
     random states of each mode (:func:`mode_states`), at the largest singular gap of the column-
     scaled stack (:func:`drng.numerical.sampled_nullspace`); ``certified`` when the gap is clean
-    (:data:`drng.numerical.GAP_MIN`). Its ``certificate`` says whether it spans DRNG's proven
-    nullspace of the floating robot (``equals_drng``)."""
+    (:data:`drng.numerical.GAP_MIN`). Its ``certificate`` says whether it spans DRNG's
+    nullspace of the floating robot (``equals_drng``; ``drng_status``: proven on a tree, certified
+    with closed loops)."""
     import time
 
     import drng
@@ -626,6 +627,7 @@ def case_nullspace(
         "samples": samples * len(modes),
         "equals_drng": bool(equals),
         "drng_dim": int(proven.dim),
+        "drng_status": proven.status,  # proven on a tree, certified with loops
         "singular_values": s,
     }
     certified = bool(decision["clean"])
@@ -866,6 +868,7 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full:
         "identifiability": {
             "base_parameters": est.model.base.num_base_parameters,
             "equals_drng": cert["equals_drng"],
+            "drng_status": cert["drng_status"],
             "certified": bool(est.nullspace.certified),
             "modes": cert["modes"],
         },
@@ -922,7 +925,7 @@ def report_lines(report: dict) -> list:
         f"derivatives:      {data['derivatives']}",
         f"base parameters:  {ident['base_parameters']} "
         + (
-            "(DRNG's, all rows: proven)"
+            f"(DRNG's, all rows: {ident.get('drng_status', 'proven')})"
             if ident["equals_drng"]
             else "(the case's own over these modes: certified by the sampled rank)"
             if ident["certified"]
@@ -1104,6 +1107,7 @@ def identifiability(
         "frames": list(frames.names),
         "parameters": 10 * robot.n,
         "drng_dim": int(proven.dim),
+        "drng_status": proven.status,
         "cases": {},
     }
     for case in CASES:
@@ -1151,7 +1155,7 @@ def identifiability_text(report: dict) -> list:
     """The lines of :func:`identifiability`'s report."""
     lines = [
         f"robot:           {report['robot']} ({report['parameters']} inertial parameters; all rows, any motion "
-        f"(DRNG, proven): {report['parameters'] - report['drng_dim']} base parameters)",
+        f"(DRNG, {report.get('drng_status', 'proven')}): {report['parameters'] - report['drng_dim']} base parameters)",
         f"contact frames:  {', '.join(report['frames'])}",
     ]
     for case, entry in report["cases"].items():
