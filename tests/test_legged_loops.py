@@ -219,6 +219,22 @@ def test_noise_free_records_give_the_model_files_parameters(quadruped, case):
         assert mass[0] == pytest.approx(47.6, rel=1e-12)
 
 
+def test_flight_phases_give_the_parameters_in_case_D(quadruped):
+    """Flights (the base accelerating as the robot falls, with loops assembled) and a three-foot
+    stance: case D (the flights' joint torques alone) and case A give the model file's base
+    parameters to 1e-9; in flight the feet carry nothing; legged_forces projects G at q itself
+    when not given."""
+    record, (q, qd, qdd, tau, w), _ = simulated(quadruped, [(), FEET[:3]], n=120)
+    assert np.abs(w[:120]).max() == 0.0
+    for case in "DA":
+        est = identify_legged(quadruped, record, case, weighted=False)
+        beta = true_beta(quadruped, est)
+        assert np.abs(est.beta - beta).max() <= 1e-9 * np.abs(beta).max()
+    frames = contact_frames(quadruped, list(FEET))
+    again, _ = legged_forces(quadruped, frames, q[120:130], qd[120:130], qdd[120:130], record.contact[120:130])
+    np.testing.assert_allclose(again, tau[120:130], atol=1e-9 * np.abs(tau).max())
+
+
 def test_identifiability_per_case_is_certified(quadruped):
     """Per case and contact mode, certified by the sampled rank: all rows and the base rows in
     stance see DRNG's 138 base parameters (certified on the loops), flights alone lose the scale
