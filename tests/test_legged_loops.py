@@ -182,7 +182,8 @@ def test_assembly_and_G_follow_the_four_bars_closed_form(quadruped):
 def test_legged_forces_satisfy_pinocchios_equations_in_the_actuated_coordinates(quadruped):
     """The simulated torques and wrenches of a stance on three feet: G^T (tau_tree - J_c^T w) =
     (0; tau) with Pinocchio's RNEA and frame Jacobians of the tree and the closed-form G, and the
-    feet in contact do not move (J_c qd = 0, Pinocchio's frame velocities)."""
+    feet in contact neither move nor accelerate (Pinocchio's frame velocities and classical
+    accelerations of the assembled states of mode_states)."""
     record, (q, qd, qdd, tau, w), _ = simulated(quadruped, [FEET[:3]], n=8)
     oracle = Oracle(quadruped, robots.data_path("quadruped_fourbar"))
     G = analytic_G(quadruped, q)
@@ -196,8 +197,13 @@ def test_legged_forces_satisfy_pinocchios_equations_in_the_actuated_coordinates(
                 :3
             ]
             generalized -= B.T @ (J.T @ w[s, c, :3])
-            if c < 3:
+            if c < 3:  # a foot in contact neither moves nor accelerates
                 assert np.abs(J @ vp).max() < 1e-10
+                pin.forwardKinematics(oracle.model, oracle.data, qp, vp, ap)
+                acc = pin.getFrameClassicalAcceleration(
+                    oracle.model, oracle.data, oracle.model.getFrameId(foot), pin.LOCAL_WORLD_ALIGNED
+                )
+                assert np.abs(acc.linear).max() < 1e-9
         expected = np.concatenate([np.zeros(6), tau[s]])
         np.testing.assert_allclose(G[s].T @ generalized, expected, atol=1e-6 * np.abs(tau).max())
     assert np.abs(w[:, 3]).max() == 0.0  # the foot in the air carries nothing
