@@ -55,6 +55,7 @@ from pga_dyn.errors import PgaDynError
 from pga_dyn.floating import base_coordinates, spatial_acceleration, spatial_twist, unit_quaternions
 
 from .data import Trajectory, read_columns
+from .diagnostics import EXPLAINED, TRANSFER, noise_floor
 from .estimation import estimate
 from .model import identification_model, states_of
 from .signals import differentiate, is_uniform
@@ -827,20 +828,19 @@ class LeggedEstimate:
         return out
 
 
-#: The verdict trusts an estimate whose held-out residual RMS is at most this factor times the
-#: fit's (the arms' transfer check, identification.diagnostics).
-TRANSFER = 2.0
-
-
 def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
     """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
     contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
     certified ones), the estimate (names, beta, std), the total mass, the fit's and the held-out
     ``test``'s relative residual errors per contact mode, the held-out joint torques and contact
     forces (:meth:`LeggedEstimate.check`), a ``full`` estimate's (MAP or consistent) total mass and
-    residual RMS on the fit and the test, and the ``verdict``: OK when the held-out residual's
-    RMS is at most :data:`TRANSFER` times the fit's (the RRE depends on the mix of contact modes, a
-    flight's base rows being zero), FAILS otherwise, "not checked" without a test."""
+    residual RMS on the fit and the test, the noise floor of the case's right-hand side
+    (:func:`.diagnostics.noise_floor`), and the ``verdict``: FAILS when the held-out residual's RMS
+    is over :data:`.diagnostics.TRANSFER` times the fit's (RMS, not the relative error, which
+    depends on the mix of contact modes: a flight's base rows are zero), MISFIT when the fit's
+    residual is over :data:`.diagnostics.EXPLAINED` times the noise floor (the model misses what
+    the data hold: a loop ignored, friction left out), OK otherwise; "not checked" without a test
+    and no misfit."""
     record, cert = est.record, est.nullspace.certificate
     mass = est.total_mass()
     fitted = est.predict(record)
@@ -882,22 +882,44 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full:
         "total_mass": None if mass is None else {"value": mass[0], "std": mass[1]},
         "fit": {**est.check(record, fitted), "per_mode": per_mode(record, fitted)},
     }
+    fit = report["fit"]["rms"]
+    if est.case == "D":
+        floor, why = None, "the flight phases are not one contiguous record"
+    else:
+        floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=fitted["measured"]))
+    floor_rms = None if floor is None else float(np.sqrt(np.mean(floor**2)))
+    report["noise_floor"] = {"rms": floor_rms, "why_not": why}
+    reasons, state = [], "OK"
     if test is not None:
         on_test = est.predict(test)
         report["held_out"] = {"source": test.source, **est.check(test, on_test), "per_mode": per_mode(test, on_test)}
-        fit, held = report["fit"]["rms"], report["held_out"]["rms"]
-        ok = held <= TRANSFER * fit
-        report["verdict"] = {
-            "state": "OK" if ok else "FAILS",
-            "reason": f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit"
-            + (
-                f" (within {TRANSFER:g}x: the estimate transfers)"
-                if ok
-                else f": more than {TRANSFER:g}x, the estimate does not transfer"
-            ),
-        }
+        held = report["held_out"]["rms"]
+        if held > TRANSFER * fit:
+            state = "FAILS"
+            reasons.append(
+                f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit: more than {TRANSFER:g}x, "
+                "the estimate does not transfer"
+            )
+        else:
+            reasons.append(f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit (within {TRANSFER:g}x)")
     else:
-        report["verdict"] = {"state": "not checked", "reason": "no held-out data"}
+        reasons.append("no held-out data")
+    if floor_rms is not None:
+        worst = max(report["fit"]["per_mode"].items(), key=lambda item: item[1])[0]
+        if fit > EXPLAINED * floor_rms:
+            state = "MISFIT" if state == "OK" else state
+            reasons.append(
+                f"the fit's residual is {fit / floor_rms:.3g}x the noise floor {floor_rms:.4g}: the "
+                f"model misses what the data hold (worst mode: {worst})"
+            )
+        else:
+            reasons.append(f"the fit's residual is {fit / floor_rms:.3g}x the noise floor")
+    else:
+        reasons.append(f"noise floor not measured ({why})")
+    report["verdict"] = {
+        "state": state if test is not None or state != "OK" else "not checked",
+        "reason": "; ".join(reasons),
+    }
     if full is not None:
         on_fit = est.check(record, est.predict(record, full.beta))
         report["full"] = {
