@@ -77,6 +77,15 @@ EXTENT_FACTOR = 2.0
 RANGE_TOL = 1e-9
 
 
+def row_scale(a: np.ndarray, sigma: np.ndarray) -> float:
+    """The scale of a body's extent row tr(Q N) >= margin in the solver's variables z (phi = theta_0
+    + sigma_0 z): max(1, max_k |a_k sigma_0k|), a = tr(Q B_k) (10,). The solver meets the row to its
+    feasibility tolerance relative to this scale, so the row's margin and its acceptance are
+    PSD_MARGIN and ACCEPT_TOL times it (kg): a small body with a small ellipsoid has large a_k
+    (1 / semi-axis^2), and its answer missed an absolute 1e-8 kg by 2.6e-8 kg."""
+    return float(max(1.0, np.abs(a * sigma).max()))
+
+
 @dataclass(frozen=True, eq=False)
 class BodyBounds:
     """The bounds of the consistent estimate on each body (``names``, the robot's bodies): ``mass``
@@ -264,7 +273,7 @@ class ConsistentProblem:
             e = self.bounds.ellipsoids[b]
             if e is not None:  # tr(Q N) is linear in phi_b: its coefficients are tr(Q B_k)
                 a = np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS)
-                row(cols, a * sigma0[cols], a @ theta0[cols] - PSD_MARGIN)
+                row(cols, a * sigma0[cols], a @ theta0[cols] - PSD_MARGIN * row_scale(a, sigma0[cols]))
             lo, hi = self.bounds.mass[b]
             if np.isfinite(lo):
                 row([10 * b], [sigma0[10 * b]], theta0[10 * b] - lo)
@@ -323,13 +332,17 @@ class ConsistentProblem:
                 f"'{model.robot.body_names[worst]}' with eigenvalue {eig[worst]:.3g} < -{ACCEPT_TOL:g}"
             )
         phi = theta_hat[:nphi].reshape(-1, 10)
-        for name, p, (lo, hi), e in zip(self.bounds.names, phi, self.bounds.mass, self.bounds.ellipsoids):
+        sigmas = self.sigma0[:nphi].reshape(-1, 10)
+        for name, p, (lo, hi), e, sigma in zip(
+            self.bounds.names, phi, self.bounds.mass, self.bounds.ellipsoids, sigmas
+        ):
             if not lo * (1 - ACCEPT_TOL) - ACCEPT_TOL <= p[0] <= hi * (1 + ACCEPT_TOL) + ACCEPT_TOL:
                 raise PgaDynError(
                     f"the consistent estimate: solver {solver} returned a mass {p[0]:.6g} kg of body "
                     f"'{name}' outside its bounds [{lo:.6g}, {hi:.6g}]"
                 )
-            if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL:
+            scale = None if e is None else row_scale(np.einsum("ij,kji->k", e.matrix(), PSEUDO_BASIS), sigma)
+            if e is not None and ellipsoid_margin(p, e.matrix()) < -ACCEPT_TOL * scale:
                 raise PgaDynError(
                     f"the consistent estimate: solver {solver} returned body '{name}' outside its "
                     f"bounding ellipsoid (margin {ellipsoid_margin(p, e.matrix()):.3g} kg)"

@@ -304,3 +304,16 @@ def test_ignoring_the_loop_fails_the_held_out_check(quadruped):
     assert knee["held_out"]["tau_rms"]["FL_calf_joint"] > 8 * loop["held_out"]["tau_rms"]["FL_crank_joint"]
     loop, knee = figures["B"]
     assert knee["held_out"]["rms"] == pytest.approx(loop["held_out"]["rms"], rel=0.1)
+
+
+def test_the_consistent_estimate_of_the_loop_model_is_physical(quadruped):
+    """The LMI estimate of a noisy record is accepted and physical, the cranks' small ellipsoids
+    included (their extent rows are scaled: Clarabel's tolerance is relative to the row)."""
+    from identification import consistent_estimate
+    from identification.physics import violations
+
+    record, _, _ = simulated(quadruped, [FEET, FEET[:3]], n=300, noise=0.01)
+    full = consistent_estimate(identify_legged(quadruped, record, "A").estimate)
+    assert violations(quadruped.body_names, full.phi) == []
+    mass = sum(quadruped.inertial(i).mass for i in range(1, quadruped.n + 1))
+    assert full.phi[:, 0].sum() == pytest.approx(mass, rel=0.01)
