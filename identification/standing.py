@@ -68,10 +68,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from drng.result import one_blas_thread
-from pga_dyn.contacts import contact_frames, contact_terms
+from pga_dyn.contacts import ContactFrames, contact_frames, contact_terms
 from pga_dyn.display import number, text_table
 from pga_dyn.errors import PgaDynError
 from pga_dyn.floating import base_coordinates, quaternion_product, spatial_acceleration, spatial_twist
+from pga_dyn.pga import rotation_quaternion
 from pga_dyn.progress import report
 
 from .data import Trajectory
@@ -92,7 +93,6 @@ if TYPE_CHECKING:
 
     import numpy.typing as npt
 
-    from pga_dyn.contacts import ContactFrames
     from pga_dyn.model import Robot
 
     from .legged import LeggedRecord
@@ -250,11 +250,7 @@ def standing_pose(
     from pga_dyn.kinematics import initial_poses
 
     _check_robot(robot)
-    frames = (
-        feet
-        if not isinstance(feet, (list, tuple, str, np.ndarray))
-        else contact_frames(robot, list(np.atleast_1d(feet)))
-    )
+    frames = feet if isinstance(feet, ContactFrames) else contact_frames(robot, list(np.atleast_1d(feet)))
     if np.any(frames.flat):
         raise PgaDynError("a standing excitation takes point feet (contact frames that transmit no moment)")
     poses = initial_poses(robot)
@@ -298,17 +294,10 @@ def standing_pose(
         )
     floor = float(np.mean(P[:, 2]))
     lift = np.array([0.0, 0.0, -floor])
-    quaternion = quaternion_product(_rotation_quaternions(reference[:3, :3][None]), np.array([[0.0, 0.0, 0.0, 1.0]]))[0]
+    quaternion = rotation_quaternion(reference[:3, :3])[[1, 2, 3, 0]]  # (x, y, z, w)
     feet_world = P + lift
     feet_world[:, 2] = 0.0
     return StandingPose(qj, reference[:3, 3] + lift, quaternion, feet_world, reference)
-
-
-def _rotation_quaternions(R: np.ndarray) -> np.ndarray:
-    """Unit quaternions (ns, 4) (x, y, z, w), w >= 0, of rotation matrices (ns, 3, 3)."""
-    from pga_dyn.pga import rotation_quaternion
-
-    return np.array([rotation_quaternion(r)[[1, 2, 3, 0]] for r in R])
 
 
 def envelope(t: npt.ArrayLike, duration: float, ramp: float = RAMP) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -547,7 +536,7 @@ def violations(
         for k in np.flatnonzero(over.max(axis=0) > 0):
             s = int(np.argmax(over[:, k]))
             excess += float(min(over[s, k], 1e3))
-            b = np.broadcast_to(bound, (len(names),) + np.shape(bound)[1:])[k] if np.ndim(bound) else bound
+            b = np.broadcast_to(bound, (len(names),) + np.shape(bound)[1:])[k]
             shown = f"[{b[0]:.4g}, {b[1]:.4g}]" if np.ndim(b) else f"{float(b):.4g}"
             out.append(
                 f"sample {s} (t = {motion.t[s]:.4g} s): {kind} of the {what} {names[k]} {value[s, k]:.4g}, {side} {shown}"
@@ -911,7 +900,7 @@ def standing_excitation(
         scale *= SCALE_STEP
     if scale < 1:
         scaled_by = first
-    start_motion = standing_motion(robot, frames, pose, start_sine, t_opt, forces=False)
+    start_motion = standing_motion(robot, frames, pose, start_sine, t, forces=False)
     cond_start = {k: scaled_condition(W) for k, W in case_rows(robot, frames, models, start_motion).items()}
     rows = case_rows(robot, frames, models, motion)
     cond = {k: scaled_condition(W) for k, W in rows.items()}

@@ -235,3 +235,50 @@ def test_the_command_writes_the_reference(tmp_path):
     assert (
         report["feet"] == list(FEET) and report["samples"] == 151 and set(report["condition_number"]) == {"A", "B", "C"}
     )
+
+
+def test_the_forces_minimise_the_friction_ratios(go2, standing):
+    """At a few samples the feet's forces meet the base rows (the six equations of the trunk,
+    sum_c J_c^T f_c = F_b) with the least-norm normal forces and, those fixed, the least sum of
+    squared friction ratios sum_c |f_t,c|^2 / f_n,c^2: SciPy's SLSQP from another start finds no
+    lower value."""
+    from scipy.optimize import minimize
+
+    m = standing.motion
+    pi = pga_dyn.inertial_parameters(go2)
+    for s in (40, 120, 300):
+        F = pga_dyn.regressor(go2, m.q[s : s + 1], m.qd[s : s + 1], m.qdd[s : s + 1])[0] @ pi
+        _, J, _ = contact_terms(go2, standing.frames, m.q[s : s + 1])
+        A = J[0][:, :6].T  # (6, 12)
+        f = m.forces[s].reshape(-1)
+        np.testing.assert_allclose(A @ f, F[:6], atol=1e-9 * np.abs(F).max())
+        normal = np.arange(2, 12, 3)
+        fn = f[normal]
+        tangential = np.setdiff1d(np.arange(12), normal)
+
+        def ratios(ft, fn=fn):
+            return float(np.sum(ft.reshape(4, 2) ** 2 / fn[:, None] ** 2))
+
+        # on the floor z = 0 the base rows split: (moment x, y; force z) of the normal forces,
+        # (moment z; force x, y) of the tangential ones
+        tilt, slide = [0, 1, 5], [2, 3, 4]
+        assert np.abs(A[np.ix_(tilt, tangential)]).max() < 1e-12 and np.abs(A[np.ix_(slide, normal)]).max() < 1e-12
+        rhs = F[slide]
+        found = minimize(
+            ratios,
+            np.zeros(8),
+            constraints={"type": "eq", "fun": lambda ft: A[np.ix_(slide, tangential)] @ ft - rhs},
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        assert found.success
+        assert ratios(f[tangential]) <= found.fun * (1 + 1e-6) + 1e-12
+        # the normal forces: the least-norm ones meeting the base rows that the tangential ones leave
+        nz = minimize(
+            lambda x: float(x @ x),
+            np.full(4, fn.mean()),
+            constraints={"type": "eq", "fun": lambda x: A[np.ix_(tilt, normal)] @ x - F[tilt]},
+            method="SLSQP",
+            options={"ftol": 1e-14, "maxiter": 500},
+        )
+        np.testing.assert_allclose(fn, nz.x, rtol=1e-5)
