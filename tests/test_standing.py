@@ -282,3 +282,40 @@ def test_the_forces_minimise_the_friction_ratios(go2, standing):
             options={"ftol": 1e-14, "maxiter": 500},
         )
         np.testing.assert_allclose(fn, nz.x, rtol=1e-5)
+
+
+def test_the_torques_and_forces_are_pinocchios_dynamics(go2, standing):
+    """Pinocchio's inverse dynamics (RNEA) of the Go2 on a free flyer, read from the URDF, with the
+    feet's forces as external forces: zero on the free flyer (the feet carry the trunk) and the
+    joint torques of the reference."""
+    pin = pytest.importorskip("pinocchio")
+    from pga_dyn.floating import rotation_matrices
+
+    model = pin.buildModelFromUrdf(robots.data_path("go2"), pin.JointModelFreeFlyer())
+    data = model.createData()
+    joints = list(go2.actuated_names[6:])
+    ids = [model.getJointId(name) for name in joints]
+    m = standing.motion
+    for s in (25, 150, 333):
+        R = rotation_matrices(m.quaternion[s])
+        q = np.zeros(model.nq)
+        v, a = np.zeros(model.nv), np.zeros(model.nv)
+        q[:3], q[3:7] = m.position[s], m.quaternion[s]
+        v[:3], v[3:6] = R.T @ m.linear[s], R.T @ m.angular[s]  # Pinocchio's free-flyer velocity is local
+        a[:3] = R.T @ m.linear_acceleration[s] - np.cross(v[3:6], v[:3])  # d/dt of the local velocity
+        a[3:6] = R.T @ m.angular_acceleration[s]
+        for j, i in enumerate(ids):
+            q[model.idx_qs[i]], v[model.idx_vs[i]], a[model.idx_vs[i]] = m.q[s, 6 + j], m.qd[s, 6 + j], m.qdd[s, 6 + j]
+        pin.forwardKinematics(model, data, q)
+        pin.updateFramePlacements(model, data)
+        fext = [pin.Force.Zero() for _ in range(model.njoints)]
+        for c, foot in enumerate(FEET):
+            frame = model.frames[model.getFrameId(foot)]
+            joint = data.oMi[frame.parentJoint]
+            f = m.forces[s, c]
+            arm = data.oMf[model.getFrameId(foot)].translation - joint.translation
+            fext[frame.parentJoint] += pin.Force(joint.rotation.T @ f, joint.rotation.T @ np.cross(arm, f))
+        tau = pin.rnea(model, data, q, v, a, fext)
+        weight = sum(go2.inertial(i).mass for i in range(1, go2.n + 1)) * 9.81
+        np.testing.assert_allclose(tau[:6], 0.0, atol=1e-9 * weight)
+        np.testing.assert_allclose(tau[[model.idx_vs[i] for i in ids]], m.tau[s], atol=1e-9 * weight)
