@@ -662,7 +662,8 @@ class StandingExcitation:
         """A JSON-ready dict: robot, feet, ``file`` (where it was written), samples, duration (s),
         rate (Hz), period (s), harmonics, the amplitudes of the channels (m, rad) and the scale,
         the standing pose (trunk height, joints), the condition numbers per case (and of the random
-        start), iterations and seconds, and the limits with the largest share of each used."""
+        start), iterations and seconds, and the limits with the largest share of each used (of a
+        joint's position: of the room between its standing angle and the limit it moves towards)."""
         m, lim = self.motion, self.limits
         rate = 1 / float(m.t[1] - m.t[0])
         x = self.multisine.evaluate(m.t)[0]
@@ -675,8 +676,12 @@ class StandingExcitation:
                 share = np.abs(values).max(axis=0) / bound
             return {n: float(s) for n, s in zip(joints, share) if np.isfinite(s)}
 
-        box = lim.position
-        centre, half = box.mean(axis=1), 0.5 * (box[:, 1] - box[:, 0])
+        box, stand = lim.position, self.pose.joints
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.maximum(
+                (m.q[:, 6:] - stand).max(axis=0) / (box[:, 1] - stand),
+                (stand - m.q[:, 6:]).max(axis=0) / (stand - box[:, 0]),
+            )
         return {
             "robot": self.robot.name,
             "feet": list(self.frames.names),
@@ -706,7 +711,7 @@ class StandingExcitation:
                 "min_normal": lim.min_normal,
                 "normal_min": float(fn.min()),
                 "normal_max": float(fn.max()),
-                "position_used": used(m.q[:, 6:] - centre, half),
+                "position_used": {n: float(r) for n, r in zip(joints, room) if np.isfinite(r)},
                 "speed_used": used(m.qd[:, 6:], lim.velocity),
                 "torque_used": used(m.tau, lim.effort),
             },
@@ -754,7 +759,7 @@ class StandingExcitation:
         ]
         return (
             lines
-            + ["", "Joint limits (share used at the worst sample; all met)"]
+            + ["", "Joint limits (share used at the worst sample, of the position: of the room from standing; all met)"]
             + text_table(("joint", "standing", "position", "speed", "torque"), rows)
         )
 

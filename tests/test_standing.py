@@ -319,3 +319,21 @@ def test_the_torques_and_forces_are_pinocchios_dynamics(go2, standing):
         weight = sum(go2.inertial(i).mass for i in range(1, go2.n + 1)) * 9.81
         np.testing.assert_allclose(tau[:6], 0.0, atol=1e-9 * weight)
         np.testing.assert_allclose(tau[[model.idx_vs[i] for i in ids]], m.tau[s], atol=1e-9 * weight)
+
+
+def test_the_command_takes_the_standing_joints(tmp_path, capsys):
+    """--stand JOINT=ANGLE sets the standing pose (the others at q0, the feet level); an entry
+    that is not JOINT=ANGLE, or a joint that is not the robot's, is named."""
+    stand = [
+        f"{leg}_{part}_joint={value}"
+        for leg in ("FL", "FR", "RL", "RR")
+        for part, value in (("thigh", 0.8), ("calf", -1.5))
+    ]
+    argv = ["excite", "go2", "--contacts", *FEET, "--duration", "3", "--rate", "50", "--iterations", "2"]
+    assert main([*argv, "--stand", *stand, "-o", str(tmp_path / "a.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "FL_thigh_joint  0.8 " in out and "FR_calf_joint   -1.5 " in out
+    assert main([*argv, "--stand", "FL_thigh_joint:0.8", "-o", str(tmp_path / "b.csv")]) == 2
+    assert "--stand: 'FL_thigh_joint:0.8' is not JOINT=ANGLE" in capsys.readouterr().err
+    assert main([*argv, "--stand", "knee=0.8", "-o", str(tmp_path / "c.csv")]) == 2
+    assert "joints: 'knee' is not a joint of" in capsys.readouterr().err

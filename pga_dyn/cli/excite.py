@@ -48,6 +48,13 @@ def register(sub) -> None:
         help="with --contacts: the trunk channels' peaks, m and rad (default 0.04 0.04 0.03 0.15 0.15 0.15)",
     )
     parser.add_argument(
+        "--stand",
+        nargs="+",
+        metavar="JOINT=ANGLE",
+        help="with --contacts: the standing joint angles, rad (the others at q0; the feet level); default: "
+        "the feet below where they are at q0, at 3/4 of the legs' reach below the hips",
+    )
+    parser.add_argument(
         "--friction-coefficient", type=float, default=0.6, help="with --contacts: the floor's mu (default 0.6)"
     )
     parser.add_argument(
@@ -142,11 +149,21 @@ def standing(args, robot, output, out) -> int:
     if args.coefficients or args.controller_rate is not None or args.bounds:
         raise PgaDynError("--contacts: --coefficients, --controller-rate and --bounds are for fixed-base robots")
     given = {"duration": args.duration, "period": args.period, "harmonics": args.harmonics}
+    joints = None
+    if args.stand:
+        joints = {}
+        for entry in args.stand:
+            name, _, value = entry.partition("=")
+            try:
+                joints[name.strip()] = float(value)
+            except ValueError:
+                raise PgaDynError(f"--stand: '{entry}' is not JOINT=ANGLE (rad)") from None
     excitation = standing_excitation(
         robot,
         args.contacts,
         rate=args.rate,
         amplitudes=args.amplitudes,
+        joints=joints,
         seed=args.seed,
         iterations=args.iterations,
         friction_coefficient=args.friction_coefficient,
