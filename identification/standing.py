@@ -146,6 +146,11 @@ def _check_robot(robot: Robot) -> None:
         raise PgaDynError(
             f"{where}: a standing excitation needs a floating base (load the robot with floating_base=True)"
         )
+    if robot.constrained:
+        raise PgaDynError(
+            f"{where}: a standing excitation is made for legs without closed loops or couplings (not yet for "
+            f"{len(robot.loop_joints)} loop joints, {len(robot.couplings)} couplings)"
+        )
     g = np.asarray(robot.gravity, dtype=float)
     if not (abs(g[0]) < 1e-12 and abs(g[1]) < 1e-12 and g[2] < 0):
         raise PgaDynError(f"{where}: a standing excitation needs gravity along -z (the floor z = 0), got {g.tolist()}")
@@ -246,7 +251,9 @@ def standing_pose(
     feet must then be level within FLAT_TOLERANCE m). Default: the feet below where they are at q0,
     lowered to ``height`` times the legs' reach below their hips (bent legs: the mean over the
     legs, one floor), found by Newton (:func:`leg_inverse_kinematics`) from q0 held POSE_MARGIN of
-    each range inside the joint limits. PgaDynError naming a foot or joint at fault."""
+    each range inside the joint limits. The joints that move a foot must be fixed by the feet's
+    positions (J_j (3 nc, n_j) of full rank on them; joints that move no foot stay at their angle).
+    PgaDynError naming a foot or joint at fault."""
     from pga_dyn.kinematics import initial_poses
 
     _check_robot(robot)
@@ -291,6 +298,19 @@ def standing_pose(
         raise PgaDynError(
             f"the standing pose puts the joint {names[j]} at {qj[j]:.4g}, outside its limits "
             f"[{box[j, 0]:.4g}, {box[j, 1]:.4g}]: give the standing joints"
+        )
+    J = feet_at(robot, frames, qj)[1][0]
+    moving = np.flatnonzero(np.abs(J).max(axis=0) > 0)
+    rank = np.linalg.matrix_rank(J[:, moving])
+    if rank < J.shape[0]:
+        raise PgaDynError(
+            f"at the standing pose the legs cannot move their feet in every direction (rank {rank} of "
+            f"{J.shape[0]}: a leg stretched, or fewer than three joints per foot): give other standing joints"
+        )
+    if rank < moving.size:
+        raise PgaDynError(
+            f"the legs have more joints ({moving.size}) than the feet's positions fix ({rank}): the joints "
+            f"{[names[j] for j in moving]} are not determined by the trunk's motion"
         )
     floor = float(np.mean(P[:, 2]))
     lift = np.array([0.0, 0.0, -floor])
