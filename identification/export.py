@@ -225,15 +225,28 @@ def write_urdf(robot: Robot, phi: npt.ArrayLike, path: os.PathLike | str, extras
     return path
 
 
-def write_model(full: FullEstimate, path: os.PathLike | str, write_mjcf: Callable[..., str] | None = None) -> dict:
-    """Write the full estimate ``full`` (MAP or consistent) to the new file ``path`` in the format of
-    its robot's file (:func:`file_format`): its inertials and every extra term the format holds
-    (:func:`export_plan`), by :func:`write_urdf` or, for MJCF, by ``write_mjcf``
-    (``robots.write_mjcf``, given by the caller: drng does not import robots). Returns the
-    :meth:`ExportPlan.report`. PgaDynError, and no file, when the estimate is not physically
-    consistent or has a negative term to write."""
+def write_model(
+    full: FullEstimate,
+    path: os.PathLike | str,
+    write_mjcf: Callable[..., str] | None = None,
+    fmt: str | None = None,
+) -> dict:
+    """Write the full estimate ``full`` (MAP or consistent) to the new file ``path`` in the format
+    ``fmt`` (``urdf`` or ``mjcf``; None: the format of its robot's file, :func:`file_format`): its
+    inertials and every extra term the format holds (:func:`export_plan`), by :func:`write_urdf`
+    (a URDF robot's file) or, for MJCF, by ``write_mjcf`` (``robots.write_mjcf``, given by the
+    caller: identification does not import robots; a copy of an MJCF robot's file, or a new MJCF
+    file of a URDF robot, e.g. a legged robot with its floating base as a free joint). Returns
+    the :meth:`ExportPlan.report`. PgaDynError, and no file, when the estimate is not physically
+    consistent or has a negative term to write, or ``fmt`` is ``urdf`` for a robot not read from
+    URDF."""
     robot = full.model.robot
-    fmt = file_format(robot)
+    source_format = file_format(robot) if fmt != "mjcf" else None
+    fmt = fmt or source_format
+    if fmt == "urdf" and source_format != "urdf":
+        raise PgaDynError(
+            f"{robot.source}: a URDF file is written into a copy of the robot's URDF file, and this is MJCF"
+        )
     bad = violations(robot.body_names, full.phi)
     if bad:
         raise PgaDynError(

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from pga_dyn.model import Robot
     from pga_dyn.sampling import States
 
-    from .estimation import Estimate
+    from .estimation import Estimate, FullEstimate
     from .model import IdentificationModel
 
 #: The sensing cases and their equations (module docstring).
@@ -78,6 +78,10 @@ CASES = {
 BASE_POSE = ("base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw")
 BASE_TWIST = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 BASE_ACCELERATION = ("base_ax", "base_ay", "base_az", "base_alphax", "base_alphay", "base_alphaz")
+#: An IMU at the trunk frame's origin, in the trunk frame: the gyro's angular velocity (used when
+#: ``base_w*`` are absent) and the accelerometer's specific force f = R^T (a - g) (used when
+#: ``base_a*`` are absent).
+IMU = ("imu_gx", "imu_gy", "imu_gz", "imu_ax", "imu_ay", "imu_az")
 #: A foot without a contact flag is in contact when its force exceeds this share of the robot's
 #: weight (the masses of its file).
 CONTACT_SHARE = 0.02
@@ -303,8 +307,10 @@ def read_legged(
     """The :class:`LeggedRecord` in a CSV or NPZ log (one column or array per quantity): ``t``;
     the trunk's pose ``base_x base_y base_z base_qx base_qy base_qz base_qw`` in the world; its
     world twist ``base_vx base_vy base_vz`` (the trunk frame origin's velocity) and ``base_wx
-    base_wy base_wz`` (optional: derived from the pose); optionally its world accelerations
-    ``base_ax base_ay base_az base_alphax base_alphay base_alphaz``; per joint NAME ``q_NAME``
+    base_wy base_wz`` (optional: derived from the pose; or from an IMU's gyro ``imu_gx imu_gy
+    imu_gz`` in the trunk frame); optionally its world accelerations ``base_ax base_ay base_az
+    base_alphax base_alphay base_alphaz`` (or from an accelerometer at the trunk's origin ``imu_ax
+    imu_ay imu_az``, the specific force in the trunk frame: :data:`IMU`); per joint NAME ``q_NAME``
     and optionally ``qd_NAME``, ``qdd_NAME``, ``tau_NAME``; per contact frame FOOT of ``feet``
     ``f_FOOT_x f_FOOT_y f_FOOT_z`` (the world force on the robot at the frame's origin), for a
     flat foot ``m_FOOT_x m_FOOT_y m_FOOT_z`` (the moment about it), and ``contact_FOOT`` (1 in
@@ -317,8 +323,12 @@ def read_legged(
     feet = list(feet)
     groups = {
         "pose": list(BASE_POSE),
-        "twist": list(BASE_TWIST),
-        "acceleration": list(BASE_ACCELERATION),
+        "linear": list(BASE_TWIST[:3]),
+        "angular": list(BASE_TWIST[3:]),
+        "linear_acceleration": list(BASE_ACCELERATION[:3]),
+        "angular_acceleration": list(BASE_ACCELERATION[3:]),
+        "gyro": list(IMU[:3]),
+        "accelerometer": list(IMU[3:]),
         "q": [f"q_{n}" for n in joints],
         "qd": [f"qd_{n}" for n in joints],
         "qdd": [f"qdd_{n}" for n in joints],
@@ -342,7 +352,20 @@ def read_legged(
         raise PgaDynError(f"{path}: missing the time column t")
     nc = len(feet)
     ns = len(columns["t"])
-    twist, acc = arrays.get("twist"), arrays.get("acceleration")
+    notes = [f"ignored columns: {ignored}"] if ignored else []
+    if "gyro" in arrays or "accelerometer" in arrays:
+        from pga_dyn.floating import rotation_matrices
+
+        R = rotation_matrices(unit_quaternions(arrays["pose"][:, 3:], f"{path}: base_q*"))
+    if "angular" not in arrays and "gyro" in arrays:
+        arrays["angular"] = np.einsum("sij,sj->si", R, arrays["gyro"])
+        notes.append("the trunk's angular velocity from the gyro (imu_g*, trunk frame): omega = R omega_imu")
+    if "linear_acceleration" not in arrays and "accelerometer" in arrays:
+        arrays["linear_acceleration"] = np.einsum("sij,sj->si", R, arrays["accelerometer"]) + robot.gravity
+        notes.append(
+            "the trunk origin's acceleration from the accelerometer (imu_a*, trunk frame, at the "
+            "trunk's origin): a = R f_imu + g"
+        )
     record = legged_record(
         robot,
         columns["t"],
@@ -350,10 +373,10 @@ def read_legged(
         arrays["pose"][:, 3:],
         arrays["q"],
         feet,
-        linear=None if twist is None else twist[:, :3],
-        angular=None if twist is None else twist[:, 3:],
-        linear_acceleration=None if acc is None else acc[:, :3],
-        angular_acceleration=None if acc is None else acc[:, 3:],
+        linear=arrays.get("linear"),
+        angular=arrays.get("angular"),
+        linear_acceleration=arrays.get("linear_acceleration"),
+        angular_acceleration=arrays.get("angular_acceleration"),
         qd=arrays.get("qd"),
         qdd=arrays.get("qdd"),
         tau=arrays.get("tau"),
@@ -362,7 +385,7 @@ def read_legged(
         contact=arrays.get("contact"),
         cutoff=cutoff,
         source=path,
-        notes=(f"ignored columns: {ignored}",) if ignored else (),
+        notes=notes,
     )
     return record
 
@@ -669,14 +692,15 @@ class LeggedEstimate:
         g = selector[model.leading]
         return float(g @ self.beta), float(np.sqrt(g @ self.estimate.covariance @ g))
 
-    def predict(self, record: LeggedRecord) -> dict:
+    def predict(self, record: LeggedRecord, beta: np.ndarray | None = None) -> dict:
         """Along ``record`` (same robot and frames): ``rows`` (ns, m) the case's rows W beta and
         ``measured`` their right-hand side; when the case's base parameters are DRNG's (all rows
         determined by beta): ``tau`` (ns, nq - 6) the joint torques W beta - J_c^T w (measured
         wrenches) and ``wrench`` (ns, 6) the total contact wrench about the world origin, the base
-        rows of W beta. Along the fitted record of case A, from the fit's residuals."""
+        rows of W beta. Along the fitted record of case A, from the fit's residuals. ``beta``:
+        other values of the base parameters (a full estimate's K theta; default this estimate's)."""
         model = self.model
-        if record is self.record and self.case == "A":
+        if beta is None and record is self.record and self.case == "A":
             measured = self.estimate.targets
             rows = measured - self.estimate.residuals
             out, predicted, q = {"rows": rows, "measured": measured}, rows, record.motion.q
@@ -684,8 +708,9 @@ class LeggedEstimate:
             states = states_of(model.robot, record.motion)
             full = model.regressor(states)
             W, y = sensing_rows(model, record, self.case, states, full)
-            out = {"rows": W @ self.beta, "measured": y}
-            predicted, q = full @ self.beta, states.q
+            beta = self.beta if beta is None else np.asarray(beta, dtype=float)
+            out = {"rows": W @ beta, "measured": y}
+            predicted, q = full @ beta, states.q
         if self.nullspace.certificate["equals_drng"] and self.case != "D":
             out["wrench"] = predicted[:, :6]
             if record.wrenches is not None:
@@ -721,12 +746,13 @@ class LeggedEstimate:
 TRANSFER = 2.0
 
 
-def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> dict:
+def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
     """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
     contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
     certified ones), the estimate (names, beta, std), the total mass, the fit's and the held-out
     ``test``'s relative residual errors per contact mode, the held-out joint torques and contact
-    forces (:meth:`LeggedEstimate.check`), and the ``verdict``: OK when the held-out residual's
+    forces (:meth:`LeggedEstimate.check`), a ``full`` estimate's (MAP or consistent) total mass and
+    residual RMS on the fit and the test, and the ``verdict``: OK when the held-out residual's
     RMS is at most :data:`TRANSFER` times the fit's (the RRE depends on the mix of contact modes, a
     flight's base rows being zero), FAILS otherwise, "not checked" without a test."""
     record, cert = est.record, est.nullspace.certificate
@@ -785,6 +811,14 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None) -> di
         }
     else:
         report["verdict"] = {"state": "not checked", "reason": "no held-out data"}
+    if full is not None:
+        on_fit = est.check(record, est.predict(record, full.beta))
+        report["full"] = {
+            "method": full.method,
+            "total_mass": float(full.phi[:, 0].sum()),
+            "fit_rms": on_fit["rms"],
+            "held_out_rms": None if test is None else est.check(test, est.predict(test, full.beta))["rms"],
+        }
     for part in ("fit", "held_out"):
         if part in report and "tau_rms" in report[part]:
             report[part]["tau_rms"] = dict(zip(est.model.robot.actuated_names[6:], report[part]["tau_rms"].tolist()))
@@ -833,6 +867,12 @@ def report_lines(report: dict) -> list:
             lines.append(
                 f"{'':18}joint torque RMS error: " + ", ".join(f"{k} {number(v)}" for k, v in r["tau_rms"].items())
             )
+    if "full" in report:
+        f = report["full"]
+        lines.append(
+            f"{f['method'] + ':':<18}total mass {number(f['total_mass'])} kg, residual RMS {number(f['fit_rms'])} on the fit"
+            + ("" if f["held_out_rms"] is None else f", {number(f['held_out_rms'])} held out")
+        )
     est = report["estimate"]
     lines += [f"estimate:         {est['method']}, cond {number(est['cond'])}"]
     lines += text_table(
@@ -917,6 +957,47 @@ def identify_legged(
 RECORDS = {"stance": ("stance",), "flight": ("flight",), "stance + flight": ("stance", "flight")}
 
 
+#: The whole robot's inertial quantities, sums over its bodies of one entry of the spatial
+#: 10-vector (eq. 97, at q0 in the world frame), in the order :func:`lost_quantities` tries them.
+WHOLE_ROBOT = (
+    ("m", 9),
+    ("hx", 6),
+    ("hy", 7),
+    ("hz", 8),
+    ("Sxx", 0),
+    ("Syy", 3),
+    ("Szz", 5),
+    ("Sxy", 1),
+    ("Sxz", 2),
+    ("Syz", 4),
+)
+
+
+def lost_quantities(robot: Robot, seen: np.ndarray, reference: np.ndarray) -> tuple[list, int]:
+    """Which whole-robot quantities (:data:`WHOLE_ROBOT`: the total mass m, first moment h and
+    second moments S of all bodies in the spatial assignment) a case's rows lose: those
+    identifiable from all rows (orthogonal to DRNG's nullspace ``reference`` (10 n, d)) that the
+    case's nullspace ``seen`` (10 n, d') does not determine, taken in order while each adds a lost
+    direction. Returns (their names, the lost directions they leave unexplained)."""
+    n = robot.n
+    rows = np.eye(10 * n) - seen @ seen.T  # the case's identifiable directions (a projector)
+    target = 10 * n - reference.shape[1]
+    rank = 10 * n - seen.shape[1]
+    names = []
+    for name, k in WHOLE_ROBOT:
+        c = np.zeros(10 * n)
+        c[k::10] = 1.0
+        if np.linalg.norm(reference.T @ c) > 1e-8 * np.sqrt(n) or np.linalg.norm(seen.T @ c) <= 1e-8 * np.sqrt(n):
+            continue  # not identifiable at all, or seen by the case
+        grown = np.linalg.matrix_rank(np.column_stack([rows, c]), tol=1e-8)
+        if grown > rank:
+            rows, rank = np.column_stack([rows, c]), int(grown)
+            names.append(name)
+        if rank == target:
+            break
+    return names, int(target - rank)
+
+
 def identifiability(
     robot: Robot, frames: ContactFrames, clamped: Robot | None = None, samples: int = MODE_SAMPLES
 ) -> dict:
@@ -924,7 +1005,8 @@ def identifiability(
     stance-and-flight record (:data:`RECORDS`; stance: every frame of ``frames`` in contact), JSON-
     ready: per case and record the nullspace dimension, the base parameters, whether they are
     DRNG's (all rows, proven) and certified, whether the total mass is identified, and how many
-    directions are lost against case A; with ``clamped`` (the same robot file without its floating
+    directions are lost against case A (and which whole-robot quantities they are,
+    :func:`lost_quantities`); with ``clamped`` (the same robot file without its floating
     base) case E, a clamped or suspended trunk: the fixed robot's base parameters (DRNG, proven),
     and how many of the floating robot's identifiable directions it cannot see (the trunk's own
     parameters among them)."""
@@ -948,7 +1030,12 @@ def identifiability(
                 continue  # D keeps the flight phases of any record
             result = case_nullspace(robot, frames, case, modes, samples)
             N = result.nullspace
+            lost_names, unexplained = (
+                lost_quantities(robot, N, proven.nullspace) if N.shape[1] > proven.dim else ([], 0)
+            )
             rows[record] = {
+                "lost_quantities": lost_names,
+                "unexplained": unexplained,
                 "nullspace_dimension": int(N.shape[1]),
                 "base_parameters": int(10 * robot.n - N.shape[1]),
                 "equals_drng": result.certificate["equals_drng"],
@@ -995,6 +1082,13 @@ def identifiability_text(report: dict) -> list:
             lines.append(
                 f"  {record:<16}  {row['base_parameters']:>3} base parameters, "
                 + ("the same as all rows" if row["equals_drng"] else f"{row['lost']} direction(s) lost")
+                + (
+                    f" (the whole robot's {', '.join(row['lost_quantities'])}"
+                    + (f" and {row['unexplained']} more" if row["unexplained"] else "")
+                    + ")"
+                    if row["lost_quantities"]
+                    else ""
+                )
                 + f", total mass {'identified' if row['mass_identified'] else 'NOT identified'}"
                 + ("" if row["certified"] else " (NOT certified: no clean singular gap)")
             )

@@ -10,9 +10,14 @@
 * :func:`load_mjcf` reads an MJCF file (MuJoCo), :func:`parse_mjcf` reads MJCF text,
   :func:`from_mujoco` a compiled ``mujoco.MjModel`` (all three through MuJoCo's compiler, the
   ``mjcf`` extra), :func:`mjcf_armature` its joints' armature (rotor inertia);
-  :func:`write_mjcf` writes identified parameters into a copy of an MJCF file.
+  :func:`write_mjcf` writes identified parameters into a copy of an MJCF file (or a new MJCF
+  file of a robot read from another format); :func:`mujoco_state` and :func:`mujoco_forces`
+  map states and generalized forces to MuJoCo's coordinates, :func:`from_mujoco_state` and
+  :func:`from_mujoco_forces` back.
 * :func:`from_pinocchio` reads a ``pinocchio.Model``, :func:`to_pinocchio` builds one (the
-  ``pinocchio`` extra).
+  ``pinocchio`` extra); :func:`pinocchio_state` and :func:`pinocchio_forces` map states and
+  generalized forces to Pinocchio's coordinates, :func:`from_pinocchio_state` and
+  :func:`from_pinocchio_forces` back.
 
 The built-in models are URDF files in ``robots/data`` written by the project (see
 ``docs/robots.md``): ``puma560`` (Corke and Armstrong-Helouvry 1994, standard DH),
@@ -38,8 +43,25 @@ from pga_dyn.conventions import DEFAULT_GRAVITY
 from pga_dyn.errors import PgaDynError
 
 from .extended import load_extended_urdf, yaml_beside
-from .interop import from_pinocchio, to_pinocchio
-from .mjcf import from_mujoco, load_mjcf, mjcf_armature, parse_mjcf, write_mjcf
+from .interop import (
+    from_pinocchio,
+    from_pinocchio_forces,
+    from_pinocchio_state,
+    pinocchio_forces,
+    pinocchio_state,
+    to_pinocchio,
+)
+from .mjcf import (
+    from_mujoco,
+    from_mujoco_forces,
+    from_mujoco_state,
+    load_mjcf,
+    mjcf_armature,
+    mujoco_forces,
+    mujoco_state,
+    parse_mjcf,
+    write_mjcf,
+)
 from .urdf import load_urdf, parse_urdf, read_text
 
 if TYPE_CHECKING:
@@ -61,8 +83,16 @@ __all__ = [
     "from_mujoco",
     "mjcf_armature",
     "write_mjcf",
+    "mujoco_state",
+    "from_mujoco_state",
+    "mujoco_forces",
+    "from_mujoco_forces",
     "from_pinocchio",
     "to_pinocchio",
+    "pinocchio_state",
+    "from_pinocchio_state",
+    "pinocchio_forces",
+    "from_pinocchio_forces",
 ]
 
 _DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

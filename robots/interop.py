@@ -58,6 +58,14 @@ angle, also for URDF ``continuous`` joints), U as ``Universal``, S as ``Spherica
 quaternion; velocity coordinates the same as pga-dyn's), F as ``FreeFlyer``; a ``JOINT`` frame per
 joint and a ``BODY`` frame per link at ``robot.link_pose(link)``. Loop joints and couplings are
 refused: a ``pinocchio.Model`` is a tree.
+
+States and generalized forces (:func:`pinocchio_state`, :func:`from_pinocchio_state`,
+:func:`pinocchio_forces`, :func:`from_pinocchio_forces`) map pga-dyn's coordinates to
+Pinocchio's and back, joint by joint (found by name in the model, the floating base also as
+joint 1): R, P, U the same numbers (q = (cos, sin) for an unbounded revolute joint), S the
+quaternion of the rotation vector, F the free flyer's pose, local twist and local wrench
+(:func:`pga_dyn.floating.local_coordinates`, :func:`pga_dyn.floating.local_wrench`;
+docs/conventions.md, "Floating base").
 """
 
 from __future__ import annotations
@@ -74,7 +82,14 @@ if TYPE_CHECKING:
     import numpy.typing as npt
     import pinocchio
 
-__all__ = ["from_pinocchio", "to_pinocchio"]
+__all__ = [
+    "from_pinocchio",
+    "to_pinocchio",
+    "pinocchio_state",
+    "from_pinocchio_state",
+    "pinocchio_forces",
+    "from_pinocchio_forces",
+]
 
 #: The 1-DoF joints of Pinocchio read by their (constant) motion subspace.
 ONE_DOF = {
@@ -405,3 +420,228 @@ def _bounds(vector, values) -> np.ndarray:
     for k, value in values:
         bounds[k] = value
     return bounds
+
+
+# -- states and generalized forces, pga-dyn <-> Pinocchio ----------------------------------------
+
+
+def _joint_ids(pin, robot: Robot, model) -> list:
+    """[(tree joint i, Pinocchio joint id)] of ``robot``'s tree joints in ``model``: by name, the
+    floating base also as Pinocchio's joint 1 when that is a free flyer (``root_joint`` of
+    ``buildModelFromUrdf(path, JointModelFreeFlyer())``); each checked to have the coordinates
+    pga-dyn's joint maps to (module docstring of :func:`pinocchio_state`)."""
+    if robot.constrained:
+        raise PgaDynError(f"{robot.source or robot.name}: a pinocchio.Model is a tree (no loop joint, no coupling)")
+    expected = {"R": ((1, 1), (2, 1)), "P": ((1, 1),), "U": ((2, 2),), "S": ((4, 3),), "F": ((7, 6),)}
+    names = list(model.names)
+    pairs = []
+    for i in range(1, robot.n + 1):
+        name = robot.joint_names[i]
+        if name in names:
+            jid = names.index(name)
+        elif (
+            i == 1
+            and robot.floating_base
+            and model.njoints > 1
+            and model.joints[1].shortname() == "JointModelFreeFlyer"
+        ):
+            jid = 1
+        else:
+            raise PgaDynError(f"the Pinocchio model '{model.name}' has no joint '{name}' of {robot.name}")
+        joint, kind = model.joints[jid], robot.joint_type[i]
+        if (joint.nq, joint.nv) not in expected[kind] or (kind == "S" and joint.shortname() != "JointModelSpherical"):
+            raise PgaDynError(
+                f"Pinocchio's joint '{model.names[jid]}' ({joint.shortname()}, nq={joint.nq}, nv={joint.nv}) is "
+                f"not a counterpart of pga-dyn's {kind} joint '{name}'"
+            )
+        pairs.append((i, jid))
+    if model.nv != robot.nq:
+        raise PgaDynError(f"the Pinocchio model has nv={model.nv}, {robot.name} has {robot.nq} coordinates")
+    return pairs
+
+
+def _rows(x):
+    return None if x is None else np.atleast_2d(np.asarray(x, dtype=float))
+
+
+def _rotation_vector_quaternion(r: np.ndarray) -> np.ndarray:
+    """Unit quaternions (ns, 4), (x, y, z, w), of the rotation vectors r (ns, 3): exp(r^)."""
+    angle = np.linalg.norm(r, axis=1)
+    return np.concatenate([0.5 * np.sinc(angle / (2 * np.pi))[:, None] * r, np.cos(angle / 2)[:, None]], 1)
+
+
+def _quaternion_rotation_vector(quaternion: np.ndarray) -> np.ndarray:
+    """Rotation vectors (ns, 3), |r| <= pi, of unit quaternions (ns, 4) (x, y, z, w)."""
+    from pga_dyn.pga import quaternion_log
+
+    return quaternion_log(quaternion[:, [3, 0, 1, 2]], np.zeros((len(quaternion), 3)))[:, :3]
+
+
+def _placed(placement: np.ndarray, x: np.ndarray, inverse: bool) -> np.ndarray:
+    """Poses (ns, 7) (p, x y z w) composed with ``placement`` (4, 4): P^-1 X (``inverse``) or P X."""
+    from pga_dyn.floating import quaternion_product
+    from pga_dyn.pga import rotation_quaternion
+
+    if np.allclose(placement, np.eye(4), rtol=0, atol=0):
+        return x
+    R, t = placement[:3, :3], placement[:3, 3]
+    quat = rotation_quaternion(R)[[1, 2, 3, 0]]
+    if inverse:
+        quat = quat * np.array([-1.0, -1.0, -1.0, 1.0])
+        return np.concatenate(
+            [(x[:, :3] - t) @ R, quaternion_product(np.broadcast_to(quat, x[:, 3:].shape), x[:, 3:])], 1
+        )
+    return np.concatenate([x[:, :3] @ R.T + t, quaternion_product(np.broadcast_to(quat, x[:, 3:].shape), x[:, 3:])], 1)
+
+
+def pinocchio_state(
+    robot: Robot,
+    model: pinocchio.Model,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike | None = None,
+    qdd: npt.ArrayLike | None = None,
+) -> tuple:
+    """Pinocchio's (q, v, a) of pga-dyn's coordinates ``q``, ``qd``, ``qdd`` of ``robot``.
+
+    Parameters
+    ----------
+    robot : Robot
+        A tree (no loop joint, no coupling).
+    model : pinocchio.Model
+        ``to_pinocchio(robot)``, or Pinocchio's model of the same file
+        (``buildModelFromUrdf(path, JointModelFreeFlyer())`` for a floating robot): its joints are
+        found by name (the floating base also as joint 1, a free flyer).
+    q, qd, qdd : array_like (robot.nq,) or (ns, robot.nq)
+        pga-dyn's coordinates (docs/conventions.md); qd, qdd optional.
+
+    Returns
+    -------
+    tuple
+        (q (model.nq,), v (model.nv,), a (model.nv,)), or (ns, ...) for a batch; v, a None when
+        qd, qdd are. R, P, U: the same numbers (a continuous joint that Pinocchio holds unbounded
+        takes q = (cos, sin)); S: the quaternion (x, y, z, w) of exp(r^), the velocity the same;
+        F: :func:`pga_dyn.floating.local_coordinates` (q the pose relative to the joint's placement).
+    """
+    pin = _pinocchio("robots.pinocchio_state")
+    from pga_dyn.floating import local_coordinates
+
+    robot = check_robot(robot)
+    single = np.ndim(q) == 1
+    q, qd, qdd = (_rows(x) for x in (q, qd, qdd))
+    ns = len(q)
+    qp = np.tile(pin.neutral(model), (ns, 1))
+    vp = None if qd is None else np.zeros((ns, model.nv))
+    ap = None if qdd is None else np.zeros((ns, model.nv))
+    for i, jid in _joint_ids(pin, robot, model):
+        joint, sl, kind = model.joints[jid], robot.coordinates(i), robot.joint_type[i]
+        iq, iv = slice(joint.idx_q, joint.idx_q + joint.nq), slice(joint.idx_v, joint.idx_v + joint.nv)
+        if kind == "F":
+            x, v, a = local_coordinates(
+                q[:, sl],
+                np.zeros((ns, 6)) if qd is None else qd[:, sl],
+                None if qdd is None else qdd[:, sl],
+                robot.origin[i],
+            )
+            qp[:, iq] = _placed(model.jointPlacements[jid].homogeneous, x, inverse=True)
+            if vp is not None:
+                vp[:, iv] = v
+            if ap is not None:
+                ap[:, iv] = a
+            continue
+        if kind == "S":
+            qp[:, iq] = _rotation_vector_quaternion(q[:, sl])
+        elif joint.nq == 2 and joint.nv == 1:  # unbounded revolute
+            qp[:, iq] = np.concatenate([np.cos(q[:, sl]), np.sin(q[:, sl])], 1)
+        else:
+            qp[:, iq] = q[:, sl]
+        for out, src in ((vp, qd), (ap, qdd)):
+            if out is not None:
+                out[:, iv] = src[:, sl]
+    return tuple(x[0] if single and x is not None else x for x in (qp, vp, ap))
+
+
+def from_pinocchio_state(
+    robot: Robot,
+    model: pinocchio.Model,
+    q: npt.ArrayLike,
+    v: npt.ArrayLike | None = None,
+    a: npt.ArrayLike | None = None,
+) -> tuple:
+    """The inverse of :func:`pinocchio_state`: pga-dyn's (q, qd, qdd) ((robot.nq,) or (ns, robot.nq);
+    qd, qdd None when ``v``, ``a`` are) of Pinocchio's ``q`` (model.nq,), ``v``, ``a`` (model.nv,)
+    (or (ns, ...)). Rotations come back as principal rotation vectors and exponential coordinates
+    (|omega| <= pi)."""
+    pin = _pinocchio("robots.from_pinocchio_state")
+    from pga_dyn.floating import from_local_coordinates
+
+    robot = check_robot(robot)
+    single = np.ndim(q) == 1
+    qp, vp, ap = (_rows(x) for x in (q, v, a))
+    ns = len(qp)
+    q = np.zeros((ns, robot.nq))
+    qd = None if vp is None else np.zeros((ns, robot.nq))
+    qdd = None if ap is None else np.zeros((ns, robot.nq))
+    for i, jid in _joint_ids(pin, robot, model):
+        joint, sl, kind = model.joints[jid], robot.coordinates(i), robot.joint_type[i]
+        iq, iv = slice(joint.idx_q, joint.idx_q + joint.nq), slice(joint.idx_v, joint.idx_v + joint.nv)
+        if kind == "F":
+            x = _placed(model.jointPlacements[jid].homogeneous, qp[:, iq], inverse=False)
+            xi, twist, acc = from_local_coordinates(
+                x, np.zeros((ns, 6)) if vp is None else vp[:, iv], None if ap is None else ap[:, iv], robot.origin[i]
+            )
+            q[:, sl] = xi
+            if qd is not None:
+                qd[:, sl] = twist
+            if qdd is not None:
+                qdd[:, sl] = acc
+            continue
+        if kind == "S":
+            quat = qp[:, iq] / np.linalg.norm(qp[:, iq], axis=1, keepdims=True)
+            q[:, sl] = _quaternion_rotation_vector(quat)
+        elif joint.nq == 2 and joint.nv == 1:
+            q[:, sl] = np.arctan2(qp[:, iq][:, 1:], qp[:, iq][:, :1])
+        else:
+            q[:, sl] = qp[:, iq]
+        for out, src in ((qd, vp), (qdd, ap)):
+            if out is not None:
+                out[:, sl] = src[:, iv]
+    return tuple(x[0] if single and x is not None else x for x in (q, qd, qdd))
+
+
+def pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
+    """Pinocchio's generalized forces (model.nv,) (or (ns, model.nv)) of pga-dyn's ``tau``
+    (robot.nq,) (or (ns, robot.nq)) at pga-dyn's coordinates ``q``: the same numbers, but for the
+    floating joint's world wrench about the origin (n_o; f), which becomes the trunk's local wrench
+    (R^T f; R^T (n_o - p x f)) (:func:`pga_dyn.floating.local_wrench`)."""
+    pin = _pinocchio("robots.pinocchio_forces")
+    from pga_dyn.floating import local_wrench
+
+    robot = check_robot(robot)
+    single = np.ndim(tau) == 1
+    q, tau = _rows(q), _rows(tau)
+    out = np.zeros((len(tau), model.nv))
+    for i, jid in _joint_ids(pin, robot, model):
+        joint, sl = model.joints[jid], robot.coordinates(i)
+        iv = slice(joint.idx_v, joint.idx_v + joint.nv)
+        out[:, iv] = local_wrench(q[:, sl], tau[:, sl], robot.origin[i]) if robot.joint_type[i] == "F" else tau[:, sl]
+    return out[0] if single else out
+
+
+def from_pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
+    """The inverse of :func:`pinocchio_forces`: pga-dyn's generalized forces (robot.nq,) (or (ns,
+    robot.nq)) of Pinocchio's ``tau`` (model.nv,) (e.g. ``pinocchio.rnea``) at pga-dyn's
+    coordinates ``q`` (:func:`pga_dyn.floating.from_local_wrench` for the floating joint)."""
+    pin = _pinocchio("robots.from_pinocchio_forces")
+    from pga_dyn.floating import from_local_wrench
+
+    robot = check_robot(robot)
+    single = np.ndim(tau) == 1
+    q, tau = _rows(q), _rows(tau)
+    out = np.zeros((len(tau), robot.nq))
+    for i, jid in _joint_ids(pin, robot, model):
+        joint, sl = model.joints[jid], robot.coordinates(i)
+        iv = slice(joint.idx_v, joint.idx_v + joint.nv)
+        out[:, sl] = (
+            from_local_wrench(q[:, sl], tau[:, iv], robot.origin[i]) if robot.joint_type[i] == "F" else tau[:, iv]
+        )
+    return out[0] if single else out

@@ -44,7 +44,14 @@ that leaves one joint), flexes, gravity compensation, an actuator neither on a j
 fixed tendon in a model with equalities (then the actuated joints decide the passive ones), an
 actuator on a fixed tendon whose joints a loop moves.
 
-:func:`write_mjcf` writes identified parameters into a copy of the file.
+:func:`write_mjcf` writes identified parameters into a copy of the file, or a new MJCF file of a
+robot read from another format (URDF: a legged robot's floating base as a ``freejoint``).
+:func:`mujoco_state`, :func:`from_mujoco_state`, :func:`mujoco_forces` and
+:func:`from_mujoco_forces` map pga-dyn's states and generalized forces to MuJoCo's ``qpos``,
+``qvel``, ``qacc`` and ``qfrc_*`` and back: hinge and slide q + qpos0, ball the quaternion (w, x,
+y, z), free joint (p, w x y z), (v_p world; omega body), (f world; moment about the body origin in
+the body frame) (:func:`pga_dyn.floating.free_joint_coordinates`; docs/conventions.md,
+"Floating base").
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ import numpy as np
 
 from pga_dyn.conventions import inertia_of_pseudo, link_to_pseudo, pseudo_to_link
 from pga_dyn.errors import PgaDynError, PgaDynWarning, optional
-from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot, rewritten_source
+from pga_dyn.model import Inertial, JointSpec, LinkSpec, LoopSpec, Robot, check_robot, rewritten_source
 
 from .extended import weld_as_loop
 from .urdf import read_text
@@ -70,7 +77,17 @@ if TYPE_CHECKING:
     import mujoco
     import numpy.typing as npt
 
-__all__ = ["load_mjcf", "parse_mjcf", "from_mujoco", "mjcf_armature", "write_mjcf"]
+__all__ = [
+    "load_mjcf",
+    "parse_mjcf",
+    "from_mujoco",
+    "mjcf_armature",
+    "write_mjcf",
+    "mujoco_state",
+    "from_mujoco_state",
+    "mujoco_forces",
+    "from_mujoco_forces",
+]
 
 #: Attributes of a joint that :func:`write_mjcf` writes from its ``extras``.
 JOINT_EXTRAS = ("damping", "frictionloss", "armature")
@@ -521,14 +538,19 @@ def write_mjcf(
 ) -> str:
     """Write identified parameters into a copy of an MJCF file; returns ``path``.
 
-    ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file;
+    ``source`` is a Robot read from an MJCF file (:func:`load_mjcf`) or the path of that file; a
+    Robot read from another format (URDF, a built-in robot, :func:`robots.from_pinocchio`) is
+    written as a new MJCF file of its tree instead (each body at its joint's placement, R
+    ``hinge``, P ``slide``, S ``ball``, F ``freejoint``, merged links as ``<site>``, gravity,
+    every number to its last digit; loop joints, couplings and universal joints refused);
     ``phi`` (n, 10) or (10 n,) are the link-frame parameters of its bodies
     (``robot.body_names`` order, ``conventions.LINK_PARAM_NAMES``: m, m c, the inertia about
     the link frame's origin), e.g. an identification's ``full.phi``. Each body's ``<inertial>``
     is replaced (or added) by ``pos`` (the centre of mass in the body frame), ``mass`` and
     ``fullinertia`` (about the centre of mass; ``diaginertia`` when it is diagonal); the bodies merged into it (welded, without a
     joint) get a zero inertial, as their mass is the body's. ``extras`` {attribute: {joint:
-    value} or values of ``robot.actuated_names``} for the attributes ``damping``,
+    value} or values of ``robot.actuated_names``, 0 for the coordinates of a joint of several: a
+    floating base, a ball} for the attributes ``damping``,
     ``frictionloss`` and ``armature`` (the identification's viscous, Coulomb and armature terms)
     sets those joint attributes. So that the inertials are the model's, ``inertiafromgeom="true"``
     becomes ``"auto"`` and the compiler's ``settotalmass``, ``boundmass``, ``boundinertia`` and
@@ -539,6 +561,8 @@ def write_mjcf(
     body, an inertia off the triangle inequality, an ``<include>`` that sets the compiler)
     raises :class:`~pga_dyn.errors.PgaDynError` naming it, and the file is removed."""
     robot = source if isinstance(source, Robot) else load_mjcf(source)
+    if not _is_mjcf(robot.source):
+        return _write_generated(robot, phi, path, extras)
     file, path, phi = rewritten_source(robot, phi, path, "MJCF")
     mj = _mujoco()
     compiled = _Compiled(_compile(lambda: mj.MjModel.from_xml_path(file), file), file)
@@ -571,6 +595,98 @@ def write_mjcf(
     floating = True if robot.floating_base else (None if "F" in robot.joint_type else False)
     _check_written(robot, phi, path, floating)
     return path
+
+
+def _is_mjcf(source) -> bool:
+    """Whether ``source`` is an MJCF file (its root element ``<mujoco>``)."""
+    if not source or not os.path.isfile(source):
+        return False
+    try:
+        return ET.parse(source).getroot().tag == "mujoco"
+    except ET.ParseError:
+        return False
+
+
+def _numbers(values) -> str:
+    """Numbers as MJCF writes them, to the last digit (``repr``)."""
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _write_generated(robot: Robot, phi, path, extras) -> str:
+    """:func:`write_mjcf` of a robot that was not read from MJCF: a new MJCF file of its tree
+    (:func:`_generated`), MuJoCo's reading checked against ``phi``."""
+    path = os.fspath(path)
+    if robot.source and os.path.exists(path) and os.path.samefile(path, robot.source):
+        raise PgaDynError(f"{path}: this is the robot's own file; write the identified model to a new file")
+    phi = np.asarray(phi, dtype=float).reshape(-1, 10)
+    if phi.shape[0] != robot.n:
+        raise PgaDynError(f"phi has parameters of {phi.shape[0]} bodies, '{robot.name}' has {robot.n}")
+    root = _generated(robot, phi)
+    if extras:
+        _set_joint_extras(robot, root, extras, path)
+    tree = ET.ElementTree(root)
+    ET.indent(tree)
+    tree.write(path, encoding="unicode", xml_declaration=False)
+    floating = True if robot.floating_base else (None if "F" in robot.joint_type else False)
+    _check_written(robot, phi, path, floating)
+    return path
+
+
+def _generated(robot: Robot, phi: np.ndarray):
+    """The ``<mujoco>`` element of ``robot``'s tree with the link-frame parameters ``phi`` (n, 10):
+    body i named ``robot.body_names[i - 1]`` in its parent's at ``robot.origin[i]`` (pos, quat w x
+    y z), its joint at the body frame's origin (R ``hinge``, P ``slide`` along the axis, with the
+    joint's limits as ``range``; S ``ball``; F ``freejoint``), its ``<inertial>``; the links merged
+    into a body (fixed joints) as ``<site>`` elements at their poses (e.g. the feet, contact
+    frames); gravity as ``<option gravity>``; angles in radians. Loop joints, couplings and
+    universal joints are refused (a universal joint is two MJCF joints of one body, which read
+    back as two bodies)."""
+    from pga_dyn.pga import rotation_quaternion
+
+    where = robot.source or robot.name
+    if robot.constrained:
+        raise PgaDynError(
+            f"{where}: write_mjcf writes loop joints and couplings only into a copy of an MJCF file (this robot is "
+            "not from one)"
+        )
+    if "U" in robot.joint_type:
+        joint = robot.joint_names[robot.joint_type.index("U")]
+        raise PgaDynError(f"{where}: universal joint '{joint}': write_mjcf writes a new file of R, P, S and F joints")
+    root = ET.Element("mujoco", {"model": robot.name})
+    ET.SubElement(root, "compiler", {"angle": "radian", "autolimits": "true"})
+    ET.SubElement(root, "option", {"gravity": _numbers(robot.gravity)})
+    elements = [ET.SubElement(root, "worldbody")]
+
+    def sites(element, body: str) -> None:
+        for link in robot.graph.nodes[body]["links"]:
+            if link != body:
+                pose = robot.link_pose(link)
+                attributes = {"name": link, "pos": _numbers(pose[:3, 3])}
+                attributes["quat"] = _numbers(rotation_quaternion(pose[:3, :3]))
+                ET.SubElement(element, "site", attributes)
+
+    if not robot.floating_base:
+        sites(elements[0], robot.graph_name(0))
+    for i in range(1, robot.n + 1):
+        name, origin, kind = robot.body_names[i - 1], robot.origin[i], robot.joint_type[i]
+        attributes = {"name": name, "pos": _numbers(origin[:3, 3])}
+        attributes["quat"] = _numbers(rotation_quaternion(origin[:3, :3]))
+        body = ET.SubElement(elements[int(robot.parent[i])], "body", attributes)
+        elements.append(body)
+        if kind == "F":
+            ET.SubElement(body, "freejoint", {"name": robot.joint_names[i]})
+        else:
+            joint = {"name": robot.joint_names[i], "type": {"R": "hinge", "P": "slide", "S": "ball"}[kind]}
+            if kind in ("R", "P"):
+                joint["axis"] = _numbers(robot.axes[i][0])
+                limits = robot.tree_joints[i - 1].limits
+                if limits is not None:
+                    joint["range"] = _numbers(limits)
+            ET.SubElement(body, "joint", joint)
+        mass, com, inertia = _mass_properties(phi[i - 1])
+        _set_inertial(body, mass, com, inertia)
+        sites(body, name)
+    return root
 
 
 def _mass_properties(phi_b):
@@ -629,7 +745,13 @@ def _set_joint_extras(robot, root, extras, file) -> None:
                     f"extras['{attribute}']: expected {len(robot.actuated_names)} values, one per "
                     f"actuated coordinate {list(robot.actuated_names)}, or a {{joint: value}} dict"
                 )
-            values = dict(zip(robot.actuated_names, values))
+            several = [c for c, v in zip(robot.actuated_names, values) if c not in joints and v != 0]
+            if several:
+                raise PgaDynError(
+                    f"extras['{attribute}']: coordinates {several} are not joints of one coordinate (a "
+                    "floating base, a ball joint): an MJCF joint attribute cannot hold their values (give 0)"
+                )
+            values = {c: v for c, v in zip(robot.actuated_names, values) if c in joints}
         for joint, value in values.items():
             if joint not in joints:
                 raise PgaDynError(f"{file}: extras['{attribute}']: no <joint name='{joint}'> in this file")
@@ -666,3 +788,193 @@ def _check_written(robot, phi, path, floating) -> None:
     except PgaDynError:
         os.remove(path)
         raise
+
+
+# -- states and generalized forces, pga-dyn <-> MuJoCo -------------------------------------------
+
+
+def _mujoco_joints(robot: Robot, model) -> list:
+    """[(tree joint i, MuJoCo joint id)] of ``robot``'s tree joints in ``model``: by name, the
+    floating base as the free joint of the body named after it (its name need not be the joint's);
+    each checked to be of pga-dyn's joint type (hinge R, slide P, ball S, free F)."""
+    mj = _mujoco()
+    robot = check_robot(robot)
+    if robot.constrained or "U" in robot.joint_type:
+        raise PgaDynError(
+            f"{robot.source or robot.name}: mujoco_state maps trees of R, P, S and F joints (no loop joint, "
+            "coupling or universal joint)"
+        )
+    kinds = {
+        "R": int(mj.mjtJoint.mjJNT_HINGE),
+        "P": int(mj.mjtJoint.mjJNT_SLIDE),
+        "S": int(mj.mjtJoint.mjJNT_BALL),
+        "F": int(mj.mjtJoint.mjJNT_FREE),
+    }
+    pairs = []
+    for i in range(1, robot.n + 1):
+        name, kind = robot.joint_names[i], robot.joint_type[i]
+        j = mj.mj_name2id(model, int(mj.mjtObj.mjOBJ_JOINT), name)
+        if j < 0 and kind == "F":
+            b = mj.mj_name2id(model, int(mj.mjtObj.mjOBJ_BODY), robot.body_names[i - 1])
+            free = [k for k in range(model.njnt) if model.jnt_bodyid[k] == b and model.jnt_type[k] == kinds["F"]]
+            j = free[0] if b >= 0 and free else -1
+        if j < 0:
+            raise PgaDynError(f"the MuJoCo model has no joint '{name}' of {robot.name}")
+        if int(model.jnt_type[j]) != kinds[kind]:
+            raise PgaDynError(f"MuJoCo's joint '{name}' is of type {int(model.jnt_type[j])}, not pga-dyn's {kind}")
+        pairs.append((i, j))
+    return pairs
+
+
+def _rows(x):
+    return None if x is None else np.atleast_2d(np.asarray(x, dtype=float))
+
+
+def _slices(model, j: int, width: int) -> tuple:
+    """(qpos slice, dof slice) of MuJoCo joint ``j`` with ``width`` qpos entries."""
+    qa, da = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
+    dofs = {7: 6, 4: 3, 1: 1}[width]
+    return slice(qa, qa + width), slice(da, da + dofs)
+
+
+def mujoco_state(
+    robot: Robot,
+    model: mujoco.MjModel,
+    q: npt.ArrayLike,
+    qd: npt.ArrayLike | None = None,
+    qdd: npt.ArrayLike | None = None,
+) -> tuple:
+    """MuJoCo's (qpos, qvel, qacc) of pga-dyn's coordinates ``q``, ``qd``, ``qdd`` of ``robot``.
+
+    Parameters
+    ----------
+    robot : Robot
+        A tree of R, P, S and F joints.
+    model : mujoco.MjModel
+        MuJoCo's model of the robot (the file it was read from, or the one :func:`write_mjcf`
+        wrote): joints found by name, the floating base as the free joint of its body.
+    q, qd, qdd : array_like (robot.nq,) or (ns, robot.nq)
+        pga-dyn's coordinates (docs/conventions.md); qd, qdd optional.
+
+    Returns
+    -------
+    tuple
+        (qpos (model.nq,), qvel (model.nv,), qacc (model.nv,)), or (ns, ...) for a batch; qvel,
+        qacc None when qd, qdd are. Hinge and slide: qpos = q + qpos0 (pga-dyn measures from the
+        file's ``ref``), velocities the same; ball: the quaternion (w, x, y, z) of exp(r^), the
+        velocity (body frame) the same; free: :func:`pga_dyn.floating.free_joint_coordinates`
+        (qpos the world pose (p, w x y z), qvel = (v_p world; omega in the body frame)). Joints of
+        ``model`` that are not the robot's stay at qpos0 and rest.
+    """
+    from pga_dyn.floating import free_joint_coordinates
+
+    single = np.ndim(q) == 1
+    q, qd, qdd = (_rows(x) for x in (q, qd, qdd))
+    ns = len(q)
+    qpos = np.tile(model.qpos0, (ns, 1))
+    qvel = None if qd is None else np.zeros((ns, model.nv))
+    qacc = None if qdd is None else np.zeros((ns, model.nv))
+    for i, j in _mujoco_joints(robot, model):
+        sl, kind = robot.coordinates(i), robot.joint_type[i]
+        iq, iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))
+        if kind == "F":
+            zero = np.zeros((ns, 6))
+            pos, vel, acc = free_joint_coordinates(
+                q[:, sl], zero if qd is None else qd[:, sl], None if qdd is None else qdd[:, sl], robot.origin[i]
+            )
+            qpos[:, iq] = pos
+            for out, value in ((qvel, vel), (qacc, acc)):
+                if out is not None:
+                    out[:, iv] = value
+            continue
+        if kind == "S":
+            angle = np.linalg.norm(q[:, sl], axis=1)
+            half = 0.5 * np.sinc(angle / (2 * np.pi))[:, None] * q[:, sl]
+            qpos[:, iq] = np.concatenate([np.cos(angle / 2)[:, None], half], 1)
+        else:
+            qpos[:, iq] = q[:, sl] + model.qpos0[iq]
+        for out, src in ((qvel, qd), (qacc, qdd)):
+            if out is not None:
+                out[:, iv] = src[:, sl]
+    return tuple(x[0] if single and x is not None else x for x in (qpos, qvel, qacc))
+
+
+def from_mujoco_state(
+    robot: Robot,
+    model: mujoco.MjModel,
+    qpos: npt.ArrayLike,
+    qvel: npt.ArrayLike | None = None,
+    qacc: npt.ArrayLike | None = None,
+) -> tuple:
+    """The inverse of :func:`mujoco_state`: pga-dyn's (q, qd, qdd) ((robot.nq,) or (ns, robot.nq);
+    qd, qdd None when ``qvel``, ``qacc`` are) of MuJoCo's ``qpos`` (model.nq,), ``qvel``, ``qacc``
+    (model.nv,) (or (ns, ...)), e.g. ``data.qpos`` of a simulation. Rotations come back as
+    principal rotation vectors and exponential coordinates (|omega| <= pi)."""
+    from pga_dyn.floating import from_free_joint_coordinates
+    from pga_dyn.pga import quaternion_log
+
+    single = np.ndim(qpos) == 1
+    qpos, qvel, qacc = (_rows(x) for x in (qpos, qvel, qacc))
+    ns = len(qpos)
+    q = np.zeros((ns, robot.nq))
+    qd = None if qvel is None else np.zeros((ns, robot.nq))
+    qdd = None if qacc is None else np.zeros((ns, robot.nq))
+    for i, j in _mujoco_joints(robot, model):
+        sl, kind = robot.coordinates(i), robot.joint_type[i]
+        iq, iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))
+        if kind == "F":
+            zero = np.zeros((ns, 6))
+            xi, twist, acc = from_free_joint_coordinates(
+                qpos[:, iq],
+                zero if qvel is None else qvel[:, iv],
+                None if qacc is None else qacc[:, iv],
+                robot.origin[i],
+            )
+            q[:, sl] = xi
+            for out, value in ((qd, twist), (qdd, acc)):
+                if out is not None:
+                    out[:, sl] = value
+            continue
+        if kind == "S":
+            quat = qpos[:, iq] / np.linalg.norm(qpos[:, iq], axis=1, keepdims=True)
+            q[:, sl] = quaternion_log(quat, np.zeros((ns, 3)))[:, :3]
+        else:
+            q[:, sl] = qpos[:, iq] - model.qpos0[iq]
+        for out, src in ((qd, qvel), (qdd, qacc)):
+            if out is not None:
+                out[:, sl] = src[:, iv]
+    return tuple(x[0] if single and x is not None else x for x in (q, qd, qdd))
+
+
+def mujoco_forces(robot: Robot, model: mujoco.MjModel, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
+    """MuJoCo's generalized forces (model.nv,) (or (ns, model.nv)), as ``qfrc_inverse`` and
+    ``qfrc_applied`` hold them, of pga-dyn's ``tau`` (robot.nq,) (or (ns, robot.nq)) at pga-dyn's
+    coordinates ``q``: the same numbers, but for the floating joint's world wrench about the
+    origin (n_o; f), which becomes the free joint's (f; R^T (n_o - p x f)): the world force and the
+    moment about the trunk's origin in the trunk frame (:func:`pga_dyn.floating.free_joint_wrench`)."""
+    from pga_dyn.floating import free_joint_wrench
+
+    single = np.ndim(tau) == 1
+    q, tau = _rows(q), _rows(tau)
+    out = np.zeros((len(tau), model.nv))
+    for i, j in _mujoco_joints(robot, model):
+        sl, kind = robot.coordinates(i), robot.joint_type[i]
+        iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))[1]
+        out[:, iv] = free_joint_wrench(q[:, sl], tau[:, sl], robot.origin[i]) if kind == "F" else tau[:, sl]
+    return out[0] if single else out
+
+
+def from_mujoco_forces(robot: Robot, model: mujoco.MjModel, q: npt.ArrayLike, qfrc: npt.ArrayLike) -> np.ndarray:
+    """The inverse of :func:`mujoco_forces`: pga-dyn's generalized forces (robot.nq,) (or (ns,
+    robot.nq)) of MuJoCo's ``qfrc`` (model.nv,) (e.g. ``data.qfrc_inverse`` after ``mj_inverse``)
+    at pga-dyn's coordinates ``q`` (:func:`pga_dyn.floating.from_free_joint_wrench`)."""
+    from pga_dyn.floating import from_free_joint_wrench
+
+    single = np.ndim(qfrc) == 1
+    q, qfrc = _rows(q), _rows(qfrc)
+    out = np.zeros((len(qfrc), robot.nq))
+    for i, j in _mujoco_joints(robot, model):
+        sl, kind = robot.coordinates(i), robot.joint_type[i]
+        iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))[1]
+        out[:, sl] = from_free_joint_wrench(q[:, sl], qfrc[:, iv], robot.origin[i]) if kind == "F" else qfrc[:, iv]
+    return out[0] if single else out

@@ -7,9 +7,18 @@ import pytest
 from pga_dyn.errors import PgaDynError
 from pga_dyn.floating import (
     base_coordinates,
+    free_joint_coordinates,
+    free_joint_wrench,
+    from_free_joint_coordinates,
+    from_free_joint_wrench,
+    from_local_coordinates,
+    from_local_wrench,
+    local_coordinates,
+    local_wrench,
     rotation_matrices,
     spatial_acceleration,
     spatial_twist,
+    trunk_motion,
     trunk_state,
 )
 from pga_dyn.kinematics import se3_exp
@@ -66,3 +75,33 @@ def test_twist_and_acceleration_are_derivatives_of_the_pose():
 def test_a_quaternion_that_is_not_unit_is_refused():
     with pytest.raises(PgaDynError, match="norm 2"):
         base_coordinates(np.zeros((1, 3)), [[0.0, 0.0, 0.0, 2.0]])
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_other_conventions_round_trip_and_keep_the_power(seed):
+    """Pinocchio's (local) and MuJoCo's (free joint) coordinates and forces of the floating joint:
+    each pair of maps inverts the other, the power tau . qd is the same in every convention, and
+    the logged quantities of trunk_motion give back qd and qdd (with a reference pose T0 != I)."""
+    rng = np.random.default_rng(seed)
+    T0 = se3_exp(rng.normal(size=6)) if seed else None
+    q = rng.uniform(-1.5, 1.5, (10, 6))
+    qd, qdd, tau = rng.normal(size=(3, 10, 6))
+    for to, back in (
+        (local_coordinates, from_local_coordinates),
+        (free_joint_coordinates, from_free_joint_coordinates),
+    ):
+        for a, b in zip(back(*to(q, qd, qdd, T0), T0), (q, qd, qdd)):
+            np.testing.assert_allclose(a, b, atol=1e-12)
+    for to, back, velocity in (
+        (local_wrench, from_local_wrench, local_coordinates),
+        (free_joint_wrench, from_free_joint_wrench, free_joint_coordinates),
+    ):
+        np.testing.assert_allclose(back(q, to(q, tau, T0), T0), tau, atol=1e-12)
+        power = np.sum(to(q, tau, T0) * velocity(q, qd, None, T0)[1], axis=1)
+        np.testing.assert_allclose(power, np.sum(tau * qd, axis=1), atol=1e-12)
+    p, quat, R, v, w, a, alpha = trunk_motion(q, qd, qdd, T0)
+    np.testing.assert_allclose(R, rotation_matrices(quat), atol=1e-15)
+    np.testing.assert_allclose(spatial_twist(p, v, w), qd, atol=1e-12)
+    np.testing.assert_allclose(spatial_acceleration(p, v, w, a, alpha), qdd, atol=1e-12)
+    single = local_coordinates(q[0], qd[0], qdd[0], T0)
+    assert [x.shape for x in single] == [(7,), (6,), (6,)]

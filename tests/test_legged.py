@@ -268,6 +268,43 @@ def test_the_command_line(go2, tmp_path, capsys):
     assert capsys.readouterr().out.startswith("verdict:          OK")
     assert main(["analyze", "go2", "--contacts", *FEET, "--json"]) == 0
     cases = json.loads(capsys.readouterr().out)["cases"]
-    assert cases["C"]["records"]["stance"]["lost"] == 4 and cases["E"]["base_parameters"] == 68
+    stance = cases["C"]["records"]["stance"]
+    assert stance["lost"] == 4 and cases["E"]["base_parameters"] == 68
+    # the ground carries the weight: the total mass and the horizontal first moment are among the lost
+    assert stance["lost_quantities"][:3] == ["m", "hx", "hy"] and stance["unexplained"] == 0
     assert main(["identify", "go2", "--fixed", str(log), "--contacts", *FEET]) == 2
     assert "has no floating base here" in capsys.readouterr().err
+
+
+def test_an_imu_gives_the_trunk_rates(go2, tmp_path):
+    """A log with an IMU at the trunk's origin (gyro and accelerometer in the trunk frame) instead of
+    the world angular velocity and accelerations reads as the same record."""
+    from pga_dyn.floating import rotation_matrices
+
+    record, arrays, _ = simulated(go2, [FEET, ()], n=30)
+    R = rotation_matrices(arrays["quaternion"])
+    imu = dict(arrays)
+    gyro = np.einsum("sji,sj->si", R, arrays["angular"])  # R^T omega
+    specific = np.einsum("sji,sj->si", R, arrays["linear_acceleration"] - go2.gravity)  # R^T (a - g)
+    path = write_log(tmp_path / "imu.csv", go2, imu)
+    lines = path.read_text().splitlines()
+    header = lines[0].split(",")
+    drop = {header.index(c) for c in header if c.startswith("base_w") or c in ("base_ax", "base_ay", "base_az")}
+    extra = np.column_stack([gyro, specific])
+    rows = [
+        ",".join([x for k, x in enumerate(line.split(",")) if k not in drop] + [repr(float(v)) for v in extra[s]])
+        for s, line in enumerate(lines[1:])
+    ]
+    kept = [c for k, c in enumerate(header) if k not in drop] + [
+        "imu_gx",
+        "imu_gy",
+        "imu_gz",
+        "imu_ax",
+        "imu_ay",
+        "imu_az",
+    ]
+    path.write_text("\n".join([",".join(kept), *rows]) + "\n")
+    read = read_legged(go2, path, FEET)
+    np.testing.assert_allclose(read.motion.qd, record.motion.qd, atol=1e-9)
+    np.testing.assert_allclose(read.motion.qdd, record.motion.qdd, atol=1e-9)
+    assert any("gyro" in note for note in read.notes) and any("accelerometer" in note for note in read.notes)

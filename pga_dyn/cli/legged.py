@@ -59,9 +59,10 @@ def analyze(args, out) -> int:
 
 def identify(args, out) -> int:
     """``pga-dyn identify ROBOT LOG --contacts FOOT ...``: identification.legged.identify_legged on the
-    record with its last share held out (or --test), the report, and -o the consistent estimate."""
+    record with its last share held out (or --test), with --map or --consistent the full estimate,
+    the report, and -o the full estimate (consistent unless --map) as a new robot file."""
     import robots
-    from identification import consistent_estimate, write_model
+    from identification import consistent_estimate, map_estimate, write_model
     from identification.legged import estimate_report, identify_legged, read_legged, report_lines, split
 
     robot = floating_robot(args)
@@ -74,15 +75,19 @@ def identify(args, out) -> int:
     fit, test = (record, test) if test is not None else split(record, args.hold_out)
     friction = () if args.no_friction else common.friction(args.friction)
     est = identify_legged(robot, fit, args.case, friction, bool(args.armature), weighted=not args.ols)
-    report = estimate_report(est, test)
-    if output:
+    full = None
+    if args.map:
+        full = map_estimate(est.estimate)
+    elif args.consistent or output:
         full = consistent_estimate(est.estimate)
+    report = estimate_report(est, test, full)
+    if output:
         report["written"] = write_model(full, output, write_mjcf=robots.write_mjcf)
     if args.json:
         common.print_json(report, out)
     else:
         lines = report_lines(report)
         if output:
-            lines.append(f"written:          {output} (the consistent estimate)")
+            lines.append(f"written:          {output} (the {full.method} estimate)")
         print("\n".join(lines), file=out)
     return 0
