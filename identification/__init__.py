@@ -43,7 +43,11 @@ above it in this list (tests/test_architecture.py checks it).
     :func:`sensing_rows` of the sensing cases A-D, which parameters each case identifies over the
     record's contact modes (:func:`case_nullspace`, certified), :func:`identify_legged`, a
     :class:`LeggedEstimate` with its held-out check;
-15. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
+15. :mod:`.standing` - :func:`standing_excitation`: excitation a legged robot can run, the trunk's
+    six channels as multisines with the feet pinned and the joints by inverse kinematics, inside
+    the friction cone and the joint limits, optimised for the condition number, written as a
+    legged log a controller tracks (:class:`StandingExcitation`);
+16. :mod:`.job` - :func:`identify_log`: the whole job of ``pga-dyn identify`` in one call (hold-out,
     model selection, delay, estimate, report), an :class:`Identification`.
 """
 
@@ -88,6 +92,9 @@ _LAZY = {
     "identify_legged": "legged",
     "LeggedEstimate": "legged",
     "legged_forces": "legged",
+    "standing_excitation": "standing",
+    "standing_pose": "standing",
+    "StandingExcitation": "standing",
     "identify_log": "job",
     "Identification": "job",
 }

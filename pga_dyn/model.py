@@ -125,7 +125,9 @@ class JointSpec:
     (q = multiplier q_leader + offset), ``(leader joint, multiplier, offset, others)`` with
     ``others`` ((joint, weight), ...) adding weight q_joint each (MJCF's fixed-tendon equalities),
     or None. ``limits`` is ``(lower, upper)`` of a 1-DoF joint (URDF ``<limit>``) or None; a side
-    may be -inf / +inf (unbounded: Gazebo's -1e16 / 1e16 in a URDF).
+    may be -inf / +inf (unbounded: Gazebo's -1e16 / 1e16 in a URDF). ``velocity`` and ``effort``
+    are the largest speed (rad/s or m/s) and force (N m or N) of a 1-DoF joint (URDF ``<limit
+    velocity effort>``), None when the file does not give them (or gives 0).
     """
 
     name: str
@@ -137,6 +139,8 @@ class JointSpec:
     independent: bool | None = None
     mimic: tuple | None = None
     limits: tuple | None = None
+    velocity: float | None = None
+    effort: float | None = None
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,14 @@ class _Reader:
             if lower > upper:
                 self.fail(limit, f"lower limit {lower} is above upper limit {upper}")
             limits = (float(lower), float(upper))
+        rates = {"velocity": None, "effort": None}
+        if kind in ("revolute", "prismatic", "continuous") and limit is not None:
+            for attr in rates:
+                if attr in limit.attrib:
+                    value = self.floats(limit, attr, 1)[0]
+                    if value < 0:
+                        self.fail(limit, f"{attr} limit {value} is negative")
+                    rates[attr] = float(value) if 0 < value < UNBOUNDED_LIMIT else None
         return JointSpec(
             name,
             jtype,
@@ -224,6 +232,7 @@ class _Reader:
             self.bool(element, "independent"),
             mimic,
             limits,
+            **rates,
         )
 
     def bound(self, limit, attr: str, side: float) -> float:

@@ -70,6 +70,7 @@ STAGES = (
     "diagnostics",
     "export",
     "legged",
+    "standing",
     "job",
 )
 
