@@ -1,0 +1,579 @@
+"""Logs of a legged robot that pga-dyn did not make: MuJoCo simulations of the Unitree Go2.
+
+The data source of issue 27's benchmark (item 8), written in item 1's log format. MuJoCo
+(the ``mjcf`` extra) integrates the Go2 of ``robots/data/go2.urdf`` (the project's own file:
+its links, joints and inertials; rotors lumped as the file says) at 1 kHz on a floor, under
+controllers of this module's own, tracking references computed with MuJoCo's kinematics:
+
+* :func:`go2_mjcf` - the MJCF text: the trunk ``base`` on a free joint (or welded in the air,
+  ``fixed_base``), the URDF's joints as hinges with motors (torque limits = the URDF's
+  efforts), optional ``damping`` (viscous, N m s/rad) and ``frictionloss`` (dry, N m) on every
+  joint, no armature, no joint limits, a floor plane, and a small sphere (``foot_radius``) at
+  each foot frame ``FL_foot``, ``FR_foot``, ``RL_foot``, ``RR_foot`` (the URDF's foot links,
+  kept as bodies with their 0.04 kg, on no joint: the same rigid-body model as pga-dyn's
+  lumped calves). Only the feet touch the floor (no self-collision). ``imu`` is a site.
+* three experiments, each a :class:`Record` (noise-free, 1 kHz):
+  :func:`standing` - the standing wobble: the trunk's six channels (x, y, z, roll, pitch, yaw)
+  as multisines with all four feet pinned on the floor, joints by inverse kinematics (Newton
+  steps on ``mj_jacSite``); controller: joint PD + inverse-dynamics feedforward (MuJoCo's mass
+  matrix and bias forces, contact forces of least norm that balance the trunk's six rows);
+  :func:`hops` - pronking in place: the four legs' length a sine in the trunk frame, pushing
+  the trunk into flight phases at 2.5 Hz, joint PD + gravity feedforward, a pitch/roll
+  correction of the leg lengths in stance; :func:`suspended` - the trunk welded in the air
+  (no free joint), the legs swinging (joint multisines), PD + computed torque.
+* :func:`write_logs` - ``NAME.csv`` (noise-free) and ``NAME_noisy.csv``, each with an NPZ beside
+  it holding the exact noise-free truth; :func:`add_noise` - the sensor noise.
+
+Log columns (CSV, a header line of names), all in SI units:
+
+* ``t`` (s, starting at 0 after a settling phase that is not logged);
+* ``base_x base_y base_z base_qx base_qy base_qz base_qw``: the trunk frame's pose in the world,
+  quaternion in the order (x, y, z, w) (MuJoCo's ``qpos`` holds (w, x, y, z): reordered);
+* ``base_vx base_vy base_vz``: the world velocity of the trunk frame's origin (MuJoCo's free
+  joint ``qvel[0:3]``) and ``base_wx base_wy base_wz``: the WORLD angular velocity (MuJoCo's
+  ``qvel[3:6]`` is in the trunk frame: rotated, omega = R omega_body);
+* ``q_J qd_J tau_J`` for the 12 joints J of the URDF (``FL_hip_joint`` ...); ``tau`` is the
+  actuator's torque (``qfrc_actuator``, after the torque limit);
+* per foot F: ``f_F_x f_F_y f_F_z``, the contact force ON THE ROBOT in the world frame, summed
+  over the contacts of that foot's sphere, acting at the foot frame's origin together with
+  ``m_F_x m_F_y m_F_z``, the moment of those contact forces about the foot frame's origin,
+  m = sum (p_contact - p_F) x f (the contact point lies about one radius below the origin);
+  ``contact_F``, 1 while the sphere touches the floor;
+
+The NPZ beside a CSV holds the noise-free value of every column under its name, and the exact
+truth at each logged sample from MuJoCo's ``qacc`` of that state: ``base_ax base_ay base_az``
+(world acceleration of the trunk origin, = ``qacc[0:3]``), ``base_alphax base_alphay
+base_alphaz`` (world angular acceleration, R ``qacc[3:6]``), ``qdd_J``, ``com_ax com_ay com_az``
+(the whole robot's centre-of-mass acceleration, from ``mj_objectAcceleration`` of each body),
+``tau_friction_J`` (the joint's damping and dry-friction torque, ``qfrc_passive`` + the
+frictionloss constraint force, zero without them), ``gyro_bias`` (trunk frame, noisy log only),
+``mass``, ``gravity``, ``columns``, ``noisy`` (0/1) and ``experiment``.
+
+Equations the logs satisfy (noise-free, exactly up to MuJoCo's solver and float round-off): with
+pga-dyn's floating coordinates (:mod:`pga_dyn.floating`), Y(q, qd, qdd) phi = S^T (tau +
+tau_friction) + sum_F J_F^T (m_F; f_F), i.e. the six base rows are the contact wrench about
+the world origin (sum p_F x f_F + m_F; sum f_F) and each joint row is tau + tau_friction + the
+joint axis's moment of its leg's foot wrench; and mass (com_a - g) = sum_F f_F.
+:func:`check` evaluates both. Joint damping and dry friction are not in pga-dyn's rigid-body
+model: the torque that moves the links is tau + tau_friction (tau_friction = -damping qd - the
+frictionloss force, which opposes the motion and sticks near qd = 0), so a log made with them
+is the case of identification with friction; the exact case is made without (the default).
+
+Noise (:class:`Noise`, the noisy log only; ``seed`` fixes it): white Gaussian noise on q
+(``q_sigma`` rad: an encoder), on qd, tau, f and m (``relative``: 1 % of each column's RMS by
+default), and an IMU gyro on the angular velocity (white noise ``gyro_sigma`` rad/s and a
+constant bias drawn with ``gyro_bias`` rad/s per axis, both in the trunk frame, rotated into
+the world); ``delay`` (samples, 0 by default) delays q, qd, tau, f, m and the gyro against t and
+the base pose. The pose, linear velocity and contact flags are logged without noise.
+
+Run as a script: ``python benchmarks/legged_sim.py OUTDIR [--duration 15] [--experiments
+standing hops suspended] [--damping B --frictionloss C] [--check]`` writes
+``OUTDIR/go2_EXPERIMENT.csv/.npz`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv/.npz``.
+Nothing here is part of the installed package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+URDF = os.path.join(HERE, os.pardir, "robots", "data", "go2.urdf")
+
+LEGS = ("FL", "FR", "RL", "RR")
+FEET = tuple(f"{leg}_foot" for leg in LEGS)
+JOINTS = tuple(f"{leg}_{part}_joint" for leg in LEGS for part in ("hip", "thigh", "calf"))
+#: A standing posture (hip, thigh, calf) per leg, rad.
+STANCE = (0.0, 0.8, -1.55)
+TIMESTEP = 1e-3
+GRAVITY = 9.81
+BASE_COLUMNS = (
+    "base_x", "base_y", "base_z", "base_qx", "base_qy", "base_qz", "base_qw",
+    "base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz",
+)  # fmt: skip
+
+
+def columns() -> list:
+    """The log's column names, in order."""
+    names = ["t", *BASE_COLUMNS]
+    for j in JOINTS:
+        names += [f"q_{j}", f"qd_{j}", f"tau_{j}"]
+    for foot in FEET:
+        names += [f"f_{foot}_{a}" for a in "xyz"] + [f"m_{foot}_{a}" for a in "xyz"] + [f"contact_{foot}"]
+    return names
+
+
+# --------------------------------------------------------------------------------------------
+# the model
+
+
+def _quat_rpy(rpy) -> np.ndarray:
+    """Quaternion (w, x, y, z) of URDF's roll-pitch-yaw (R = Rz(y) Ry(p) Rx(r))."""
+    r, p, y = (0.5 * float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return np.array(
+        [
+            cr * cp * cy + sr * sp * sy,
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+        ]
+    )
+
+
+def _rot_wxyz(q) -> np.ndarray:
+    w, x, y, z = q
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _fmt(values) -> str:
+    return " ".join(repr(float(v)) for v in values)
+
+
+def _origin(element):
+    o = element.find("origin")
+    xyz = [0.0, 0.0, 0.0] if o is None else [float(v) for v in o.get("xyz", "0 0 0").split()]
+    rpy = [0.0, 0.0, 0.0] if o is None else [float(v) for v in o.get("rpy", "0 0 0").split()]
+    return xyz, rpy
+
+
+def _inertial(link, body) -> None:
+    e = link.find("inertial")
+    mass = float(e.find("mass").get("value"))
+    xyz, rpy = _origin(e)
+    i = e.find("inertia")
+    c = {k: float(i.get(k, 0.0)) for k in ("ixx", "iyy", "izz", "ixy", "ixz", "iyz")}
+    inertia = np.array([[c["ixx"], c["ixy"], c["ixz"]], [c["ixy"], c["iyy"], c["iyz"]], [c["ixz"], c["iyz"], c["izz"]]])
+    R = _rot_wxyz(_quat_rpy(rpy))
+    inertia = R @ inertia @ R.T  # about the centre of mass, in the link frame
+    full = (inertia[0, 0], inertia[1, 1], inertia[2, 2], inertia[0, 1], inertia[0, 2], inertia[1, 2])
+    ET.SubElement(body, "inertial", pos=_fmt(xyz), mass=repr(mass), fullinertia=_fmt(full))
+
+
+def go2_mjcf(
+    fixed_base: bool = False,
+    base_height: float = 0.33,
+    damping: float = 0.0,
+    frictionloss: float = 0.0,
+    foot_radius: float = 0.02,
+    friction: float = 0.9,
+    timestep: float = TIMESTEP,
+    urdf: str = URDF,
+) -> str:
+    """MJCF text of the Go2 of ``urdf`` (module docstring): free trunk at ``base_height`` (or
+    welded there when ``fixed_base``), motors on the 12 joints, ``damping`` and ``frictionloss``
+    on every joint, sphere feet of ``foot_radius`` with Coulomb ``friction`` on a floor."""
+    robot = ET.parse(urdf).getroot()
+    links = {link.get("name"): link for link in robot.iter("link")}
+    children: dict = {}
+    for joint in robot.iter("joint"):
+        children.setdefault(joint.find("parent").get("link"), []).append(joint)
+
+    mj = ET.Element("mujoco", model="go2_legsim")
+    ET.SubElement(mj, "compiler", angle="radian", inertiafromgeom="false", autolimits="true")
+    ET.SubElement(
+        mj, "option", timestep=repr(timestep), gravity=f"0 0 {-GRAVITY!r}", integrator="Euler", cone="elliptic",
+        tolerance="1e-14", iterations="200", ls_tolerance="1e-10", ls_iterations="100",
+    )
+    world = ET.SubElement(mj, "worldbody")
+    ET.SubElement(
+        world, "geom", name="floor", type="plane", size="20 20 0.1", contype="1", conaffinity="2",
+        friction=f"{friction!r} 0.005 0.0001", condim="3",
+    )  # fmt: skip
+    actuators = ET.SubElement(mj, "actuator")
+
+    def build(link_name, body):
+        _inertial(links[link_name], body)
+        for joint in children.get(link_name, ()):
+            child = joint.find("child").get("link")
+            xyz, rpy = _origin(joint)
+            kind = joint.get("type")
+            if kind == "fixed" and child in ("imu", "radar"):
+                if child == "imu":
+                    ET.SubElement(body, "site", name="imu", pos=_fmt(xyz), quat=_fmt(_quat_rpy(rpy)))
+                continue
+            sub = ET.SubElement(body, "body", name=child, pos=_fmt(xyz), quat=_fmt(_quat_rpy(rpy)))
+            if kind == "revolute":
+                name = joint.get("name")
+                ET.SubElement(
+                    sub, "joint", name=name, type="hinge", axis=joint.find("axis").get("xyz"),
+                    damping=repr(damping), frictionloss=repr(frictionloss), armature="0", limited="false",
+                )  # fmt: skip
+                effort = float(joint.find("limit").get("effort"))
+                ET.SubElement(actuators, "motor", name=name, joint=name, gear="1", ctrlrange=f"{-effort!r} {effort!r}")
+            elif kind != "fixed":
+                raise ValueError(f"{joint.get('name')}: joint type {kind} not handled")
+            if child in FEET:
+                ET.SubElement(
+                    sub, "geom", name=child, type="sphere", size=repr(foot_radius), contype="2", conaffinity="1",
+                    condim="3", friction=f"{friction!r} 0.005 0.0001",
+                )  # fmt: skip
+                ET.SubElement(sub, "site", name=child)
+            build(child, sub)
+
+    base = ET.SubElement(world, "body", name="base", pos=f"0 0 {base_height!r}")
+    if not fixed_base:
+        ET.SubElement(base, "freejoint", name="base_free")
+    build("base", base)
+    return ET.tostring(mj, encoding="unicode")
+
+
+class Go2:
+    """A compiled Go2 (:func:`go2_mjcf`'s options), its MjData, a second MjData for
+    kinematics, and the addresses the controllers and the logger use."""
+
+    def __init__(self, **options):
+        import mujoco
+
+        self.mj = mujoco
+        self.options = options
+        self.fixed_base = options.get("fixed_base", False)
+        self.model = m = mujoco.MjModel.from_xml_string(go2_mjcf(**options))
+        self.data = mujoco.MjData(m)
+        self.kin = mujoco.MjData(m)
+        self.qadr = np.array([m.jnt_qposadr[m.joint(j).id] for j in JOINTS])
+        self.dadr = np.array([m.jnt_dofadr[m.joint(j).id] for j in JOINTS])
+        self.act = np.array([m.actuator(j).id for j in JOINTS])
+        self.site = np.array([m.site(f).id for f in FEET])
+        self.geom = np.array([m.geom(f).id for f in FEET])
+        self.base = m.body("base").id
+        self.mass = float(m.body_subtreemass[self.base])
+        self.leg_dofs = self.dadr.reshape(4, 3)
+        self.effort = m.actuator_ctrlrange[self.act, 1].copy()
+        self._jacp = np.zeros((3, m.nv))
+        self._jacr = np.zeros((3, m.nv))
+
+    # kinematics --------------------------------------------------------------------------------
+    def set_pose(self, d, p, quat_wxyz, q) -> None:
+        if not self.fixed_base:
+            d.qpos[0:3], d.qpos[3:7] = p, quat_wxyz
+        d.qpos[self.qadr] = q
+
+    def feet(self, d) -> np.ndarray:
+        """Foot frame origins (4, 3) in the world (positions computed)."""
+        return d.site_xpos[self.site].copy()
+
+    def foot_jacobian(self, d, i, rotation=False):
+        self.mj.mj_jacSite(self.model, d, self._jacp, self._jacr if rotation else None, self.site[i])
+        return (self._jacp.copy(), self._jacr.copy()) if rotation else self._jacp.copy()
+
+    def ik(self, p, quat_wxyz, targets, q_guess, tol=1e-12, iterations=20) -> np.ndarray:
+        """Joint angles (12) that put the feet at ``targets`` (4, 3, world) with the trunk at
+        (p, quat): Newton steps on the foot Jacobians (``mj_jacSite``), from ``q_guess``."""
+        m, d = self.model, self.kin
+        q = np.array(q_guess, dtype=float)
+        for _ in range(iterations):
+            self.set_pose(d, p, quat_wxyz, q)
+            self.mj.mj_kinematics(m, d)
+            self.mj.mj_comPos(m, d)
+            err = targets - self.feet(d)
+            if np.abs(err).max() < tol:
+                return q
+            for i in range(4):
+                J = self.foot_jacobian(d, i)[:, self.leg_dofs[i]]
+                q[3 * i : 3 * i + 3] += np.linalg.solve(J, err[i])
+        raise RuntimeError(f"inverse kinematics did not converge (error {np.abs(err).max():.3g} m)")
+
+    def stance_feet(self, q=None, height=0.0):
+        """The trunk height that puts the spheres on the floor with the joints at ``q`` (default
+        :data:`STANCE`) and the trunk level, and the foot frame origins (4, 3) there."""
+        q = np.tile(STANCE, 4) if q is None else np.asarray(q, dtype=float)
+        d = self.kin
+        self.set_pose(d, np.zeros(3), np.array([1.0, 0, 0, 0]), q)
+        self.mj.mj_kinematics(self.model, d)
+        feet = self.feet(d)
+        z = self.model.geom_size[self.geom[0], 0] - feet[:, 2].min() + height
+        return z, feet + np.array([0.0, 0.0, z])
+
+    # the logged sample ---------------------------------------------------------------------------
+    def sample(self) -> dict:
+        """The log's columns and the truth at the current state; needs the forward dynamics of
+        this state done (accelerations and constraint forces)."""
+        mj, m, d = self.mj, self.model, self.data
+        out: dict = {}
+        R = d.xmat[self.base].reshape(3, 3).copy()
+        if self.fixed_base:
+            p, quat = d.xpos[self.base].copy(), d.xquat[self.base].copy()
+            v = w = a = alpha = np.zeros(3)
+        else:
+            p, quat = d.qpos[0:3].copy(), d.qpos[3:7].copy()
+            v, w = d.qvel[0:3].copy(), R @ d.qvel[3:6]
+            a, alpha = d.qacc[0:3].copy(), R @ d.qacc[3:6]
+        values = [*p, quat[1], quat[2], quat[3], quat[0], *v, *w]
+        out.update(zip(BASE_COLUMNS, values))
+        out.update(zip(("base_ax", "base_ay", "base_az"), a))
+        out.update(zip(("base_alphax", "base_alphay", "base_alphaz"), alpha))
+        friction = d.qfrc_passive.copy()
+        for i in range(d.nefc):
+            if d.efc_type[i] == mj.mjtConstraint.mjCNSTR_FRICTION_DOF:
+                friction[d.efc_id[i]] += d.efc_force[i]
+        for j, qa, da in zip(JOINTS, self.qadr, self.dadr):
+            out[f"q_{j}"], out[f"qd_{j}"], out[f"tau_{j}"] = d.qpos[qa], d.qvel[da], d.qfrc_actuator[da]
+            out[f"qdd_{j}"], out[f"tau_friction_{j}"] = d.qacc[da], friction[da]
+        force = np.zeros((4, 3))
+        moment = np.zeros((4, 3))
+        touch = np.zeros(4)
+        origin = self.feet(d)
+        f6 = np.zeros(6)
+        for c in range(d.ncon):
+            con = d.contact[c]
+            for i, g in enumerate(self.geom):
+                if g in (con.geom1, con.geom2):
+                    mj.mj_contactForce(m, d, c, f6)
+                    frame = con.frame.reshape(3, 3)  # rows: normal (geom1 -> geom2), tangents
+                    sign = 1.0 if con.geom2 == g else -1.0  # the force on geom2 is +frame^T f6
+                    fw, tw = sign * frame.T @ f6[:3], sign * frame.T @ f6[3:]
+                    force[i] += fw
+                    moment[i] += np.cross(con.pos - origin[i], fw) + tw
+                    touch[i] = 1.0
+        for i, foot in enumerate(FEET):
+            out.update(zip((f"f_{foot}_{x}" for x in "xyz"), force[i]))
+            out.update(zip((f"m_{foot}_{x}" for x in "xyz"), moment[i]))
+            out[f"contact_{foot}"] = touch[i]
+        # the centre of mass's acceleration (MuJoCo's own: cacc holds - gravity, added back)
+        mj.mj_rnePostConstraint(m, d)
+        acc = np.zeros(6)
+        total = np.zeros(3)
+        for b in range(1, m.nbody):
+            mj.mj_objectAcceleration(m, d, mj.mjtObj.mjOBJ_BODY, b, acc, 0)
+            total += m.body_mass[b] * acc[3:]
+        com = total / self.mass + m.opt.gravity
+        out.update(zip(("com_ax", "com_ay", "com_az"), com))
+        return out
+
+    def run(self, controller, duration: float, settle: float = 0.5) -> Record:
+        """Step ``settle`` + ``duration`` s, the control torques ``controller(k)`` at step k
+        (read from ``self.data`` after MuJoCo's position and velocity stages); logs the steps
+        after ``settle`` (t from 0)."""
+        mj, m, d = self.mj, self.model, self.data
+        n0, n = round(settle / m.opt.timestep), round(duration / m.opt.timestep)
+        rows = []
+        for k in range(n0 + n):
+            mj.mj_step1(m, d)
+            d.ctrl[self.act] = controller(k)
+            mj.mj_forwardSkip(m, d, mj.mjtStage.mjSTAGE_VEL, 0)
+            if k >= n0:
+                row = self.sample()
+                row["t"] = (k - n0) * m.opt.timestep
+                rows.append(row)
+            mj.mj_Euler(m, d)
+            if not self.fixed_base and d.qpos[2] < 0.12:
+                raise RuntimeError(f"the Go2 fell at t = {(k - n0) * m.opt.timestep:.3f} s")
+        data = {key: np.array([r[key] for r in rows]) for key in rows[0]}
+        return Record(data, self.mass, np.array(m.opt.gravity), self.options)
+
+
+@dataclasses.dataclass
+class Record:
+    """A noise-free record: ``data`` maps each column name (and truth name) to its (ns,) array."""
+
+    data: dict
+    mass: float
+    gravity: np.ndarray
+    options: dict
+    experiment: str = ""
+
+    def __len__(self) -> int:
+        return len(self.data["t"])
+
+
+# --------------------------------------------------------------------------------------------
+# references and controllers
+
+
+def multisine(t, frequencies, amplitude, seed) -> np.ndarray:
+    """A sum of sines at ``frequencies`` (Hz) with Schroeder-like random phases, scaled to the
+    peak ``amplitude`` over ``t``, faded in over the first second (zero value and slope at 0)."""
+    rng = np.random.default_rng(seed)
+    phases = rng.uniform(0, 2 * np.pi, len(frequencies))
+    x = sum(np.sin(2 * np.pi * f * t + ph) - np.sin(ph) for f, ph in zip(frequencies, phases))
+    x = x / max(np.abs(x).max(), 1e-12) * amplitude
+    s = np.clip(t, 0.0, 1.0)
+    return x * (s * s * (3 - 2 * s)) * (t > 0)
+
+
+def _channel_frequencies(channel: int, channels: int, base: float = 0.1, top: float = 2.0) -> list:
+    """Interleaved harmonics of ``base`` Hz up to ``top``: channel c takes harmonics k = c+1 mod n."""
+    return [k * base for k in range(channel + 1, int(top / base) + 1, channels)]
+
+
+def _rpy_matrix(r, p, y) -> np.ndarray:
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    Rx = np.array([[1, 0, 0], [0, cr, -sr], [0, sr, cr]])
+    Ry = np.array([[cp, 0, sp], [0, 1, 0], [-sp, 0, cp]])
+    Rz = np.array([[cy, -sy, 0], [sy, cy, 0], [0, 0, 1]])
+    return Rz @ Ry @ Rx
+
+
+def _wxyz(R) -> np.ndarray:
+    import mujoco
+
+    q = np.zeros(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R).ravel())
+    return q
+
+
+def _gains(go2):
+    kp = np.tile([60.0, 60.0, 90.0], 4)
+    kd = np.tile([1.5, 1.5, 2.0], 4)
+    return kp, kd
+
+
+def standing(
+    duration: float = 15.0,
+    amplitude=(0.03, 0.03, 0.03, 0.12, 0.12, 0.12),
+    seed: int = 0,
+    settle: float = 0.5,
+    **options,
+) -> Record:
+    """The standing wobble: the trunk's x, y, z (m) and roll, pitch, yaw (rad) as multisines of
+    peak ``amplitude`` (interleaved harmonics of 0.1 Hz up to 2 Hz), the four feet pinned where
+    the stance puts them, joints by inverse kinematics; joint PD + inverse-dynamics feedforward."""
+    go2 = Go2(**options)
+    dt = go2.model.opt.timestep
+    z0, feet = go2.stance_feet()
+    n0 = round(settle / dt)
+    n = n0 + round(duration / dt) + 2
+    t = (np.arange(n) - n0) * dt
+    ch = np.stack([multisine(t, _channel_frequencies(c, 6), amplitude[c], seed + c) for c in range(6)], axis=1)
+    p_ref = ch[:, :3] + np.array([0.0, 0.0, z0])
+    R_ref = np.stack([_rpy_matrix(*x) for x in ch[:, 3:]])
+    quat_ref = np.stack([_wxyz(R) for R in R_ref])
+    q_ref = np.empty((n, 12))
+    q = np.tile(STANCE, 4)
+    for k in range(n):
+        q = q_ref[k] = go2.ik(p_ref[k], quat_ref[k], feet, q)
+    qd_ref = np.gradient(q_ref, dt, axis=0)
+    qdd_ref = np.gradient(qd_ref, dt, axis=0)
+    v_ref = np.gradient(p_ref, dt, axis=0)
+    a_ref = np.gradient(v_ref, dt, axis=0)
+    Rdot = np.gradient(R_ref, dt, axis=0)
+    W = np.einsum("nji,njk->nik", R_ref, Rdot)  # R^T Rdot = [omega_body]x
+    w_body = np.stack([W[:, 2, 1], W[:, 0, 2], W[:, 1, 0]], axis=1)
+    dw_body = np.gradient(w_body, dt, axis=0)
+    qdd_des = np.concatenate([a_ref, dw_body, qdd_ref], axis=1)  # MuJoCo's free-joint order
+
+    m, d = go2.model, go2.data
+    go2.set_pose(d, p_ref[0], quat_ref[0], q_ref[0])
+    kp, kd = _gains(go2)
+    M = np.zeros((m.nv, m.nv))
+    Jc = np.zeros((12, m.nv))
+
+    def control(k):
+        go2.mj.mj_fullM(m, d, M)
+        rhs = M @ qdd_des[k] + d.qfrc_bias
+        for i in range(4):
+            Jc[3 * i : 3 * i + 3] = go2.foot_jacobian(d, i)
+        f = np.linalg.lstsq(Jc[:, :6].T, rhs[:6], rcond=None)[0]
+        ff = rhs[go2.dadr] - Jc[:, go2.dadr].T @ f
+        return ff + kp * (q_ref[k] - d.qpos[go2.qadr]) + kd * (qd_ref[k] - d.qvel[go2.dadr])
+
+    record = go2.run(control, duration, settle)
+    record.experiment = "standing"
+    return record
+
+
+def hops(
+    duration: float = 12.0,
+    frequency: float = 2.5,
+    stroke: float = 0.045,
+    settle: float = 0.5,
+    **options,
+) -> Record:
+    """Pronking in place: each foot's height in the trunk frame a sine of ``stroke`` m (peak) at
+    ``frequency`` Hz about the stance (faded in over a second), pushing the trunk into flight;
+    the leg lengths corrected in stance against the trunk's roll and pitch; joint PD + gravity
+    feedforward (the weight shared by the feet in contact)."""
+    go2 = Go2(**options)
+    m, d, kin = go2.model, go2.data, go2.kin
+    dt = m.opt.timestep
+    z0, feet_world = go2.stance_feet()
+    feet_trunk = feet_world - np.array([0.0, 0.0, z0])  # the foot origins in the trunk frame
+    n0 = round(settle / dt)
+    n = n0 + round(duration / dt) + 2
+    t = (np.arange(n) - n0) * dt
+    s = np.clip(t, 0.0, 1.0)
+    lift = stroke * np.sin(2 * np.pi * frequency * t) * (s * s * (3 - 2 * s)) * (t > 0)
+    go2.set_pose(d, np.array([0.0, 0.0, z0]), np.array([1.0, 0, 0, 0]), np.tile(STANCE, 4))
+    kp, kd = _gains(go2)
+    sign_x = np.array([1.0, 1.0, -1.0, -1.0])  # front, rear
+    sign_y = np.array([1.0, -1.0, 1.0, -1.0])  # left, right
+    state = {"q": np.tile(STANCE, 4), "q_prev": np.tile(STANCE, 4)}
+    identity = np.array([1.0, 0, 0, 0])
+
+    def control(k):
+        R = d.xmat[go2.base].reshape(3, 3)
+        roll, pitch = np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(np.clip(R[2, 0], -1, 1))
+        wb = d.qvel[3:6]
+        # stance: extend the legs on the side that sinks (a PD on roll and pitch)
+        dz = 0.25 * (pitch * sign_x * 0.19 - roll * sign_y * 0.14) + 0.02 * (wb[1] * sign_x * 0.19 - wb[0] * sign_y * 0.14)
+        targets = feet_trunk.copy()
+        targets[:, 2] += lift[k] - dz
+        q_ref = go2.ik(np.zeros(3), identity, targets, state["q"], tol=1e-9)
+        qd_ref = (q_ref - state["q"]) / dt if k else np.zeros(12)
+        state["q"] = q_ref
+        # gravity feedforward: the feet in contact carry the weight
+        mj = go2.mj
+        touching = [i for i in range(4) if any(go2.geom[i] in (c.geom1, c.geom2) for c in d.contact[: d.ncon])]
+        ff = d.qfrc_bias[go2.dadr].copy()
+        if touching and k >= 0:
+            share = go2.mass * GRAVITY / len(touching)
+            for i in touching:
+                J = go2.foot_jacobian(d, i)[:, go2.leg_dofs[i]]
+                ff[3 * i : 3 * i + 3] -= J.T @ np.array([0.0, 0.0, share])
+        return ff + kp * (q_ref - d.qpos[go2.qadr]) + kd * (qd_ref - d.qvel[go2.dadr])
+
+    del kin
+    record = go2.run(control, duration, settle)
+    record.experiment = "hops"
+    return record
+
+
+def suspended(
+    duration: float = 12.0,
+    amplitude=(0.3, 0.5, 0.5),
+    height: float = 0.8,
+    seed: int = 10,
+    settle: float = 0.5,
+    **options,
+) -> Record:
+    """The trunk welded at ``height`` m (no free joint), the legs swinging: each joint a
+    multisine of peak ``amplitude`` (hip, thigh, calf; rad) about the stance (interleaved
+    harmonics of 0.1 Hz up to 2 Hz); PD + computed torque (MuJoCo's mass matrix and bias)."""
+    go2 = Go2(fixed_base=True, base_height=height, **options)
+    m, d = go2.model, go2.data
+    dt = m.opt.timestep
+    n0 = round(settle / dt)
+    n = n0 + round(duration / dt) + 2
+    t = (np.arange(n) - n0) * dt
+    q_ref = np.tile(STANCE, 4) + np.stack(
+        [multisine(t, _channel_frequencies(c, 12), amplitude[c % 3], seed + c) for c in range(12)], axis=1
+    )
+    qd_ref = np.gradient(q_ref, dt, axis=0)
+    qdd_ref = np.gradient(qd_ref, dt, axis=0)
+    go2.set_pose(d, None, None, q_ref[0])
+    kp, kd = _gains(go2)
+    M = np.zeros((m.nv, m.nv))
+
+    def control(k):
+        go2.mj.mj_fullM(m, d, M)
+        ff = M[np.ix_(go2.dadr, go2.dadr)] @ qdd_ref[k] + d.qfrc_bias[go2.dadr]
+        return ff + kp * (q_ref[k] - d.qpos[go2.qadr]) + kd * (qd_ref[k] - d.qvel[go2.dadr])
+
+    record = go2.run(control, duration, settle)
+    record.experiment = "suspended"
+    return record
+
+
+EXPERIMENTS = {"standing": standing, "hops": hops, "suspended": suspended}
