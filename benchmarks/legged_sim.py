@@ -577,3 +577,173 @@ def suspended(
 
 
 EXPERIMENTS = {"standing": standing, "hops": hops, "suspended": suspended}
+
+
+# --------------------------------------------------------------------------------------------
+# noise and files
+
+
+@dataclasses.dataclass
+class Noise:
+    """Sensor noise of the noisy log (module docstring). ``relative``: the standard deviation of
+    the noise on qd, tau, f and m as a share of each column's RMS; ``q_sigma`` rad (encoder);
+    ``gyro_sigma`` rad/s white noise and ``gyro_bias`` rad/s (the standard deviation of the
+    constant bias drawn per axis) of the IMU's gyro, in the trunk frame; ``delay`` samples."""
+
+    relative: float = 0.01
+    q_sigma: float = 1e-3
+    gyro_sigma: float = 5e-3
+    gyro_bias: float = 1e-2
+    delay: int = 0
+    seed: int = 0
+
+
+def add_noise(record: Record, noise: Noise) -> tuple:
+    """The noisy columns (a dict of arrays, the log's columns only) of ``record`` and the gyro
+    bias drawn (3, trunk frame)."""
+    rng = np.random.default_rng(noise.seed)
+    d = record.data
+    out = {c: np.array(d[c], dtype=float) for c in columns()}
+    ns = len(record)
+
+    def white(x, sigma):
+        return x + rng.normal(0.0, sigma, x.shape) if sigma > 0 else x
+
+    def rms(x):
+        return float(np.sqrt(np.mean(np.square(x))))
+
+    for j in JOINTS:
+        out[f"q_{j}"] = white(out[f"q_{j}"], noise.q_sigma)
+        for c in (f"qd_{j}", f"tau_{j}"):
+            out[c] = white(out[c], noise.relative * rms(out[c]))
+    for foot in FEET:
+        for a in "xyz":
+            for c in (f"f_{foot}_{a}", f"m_{foot}_{a}"):
+                out[c] = white(out[c], noise.relative * rms(out[c]))
+    # the gyro: bias and white noise in the trunk frame, logged in the world frame
+    quat = np.stack([d[c] for c in ("base_qx", "base_qy", "base_qz", "base_qw")], axis=1)
+    R = np.stack([_rot_wxyz(q) for q in quat[:, [3, 0, 1, 2]]])
+    bias = rng.normal(0.0, noise.gyro_bias, 3) if noise.gyro_bias > 0 else np.zeros(3)
+    err = bias + (rng.normal(0.0, noise.gyro_sigma, (ns, 3)) if noise.gyro_sigma > 0 else 0.0)
+    w = np.stack([d[f"base_w{a}"] for a in "xyz"], axis=1) + np.einsum("nij,nj->ni", R, err)
+    for i, a in enumerate("xyz"):
+        out[f"base_w{a}"] = w[:, i]
+    if noise.delay:
+        k = int(noise.delay)
+        delayed = [c for c in out if c.split("_")[0] in ("q", "qd", "tau", "f", "m")] + [f"base_w{a}" for a in "xyz"]
+        for c in delayed:
+            out[c] = np.concatenate([np.full(k, out[c][0]), out[c][:-k]])
+    return out, bias
+
+
+def _write_csv(path: str, values: dict) -> None:
+    names = columns()
+    table = np.stack([values[c] for c in names], axis=1)
+    fmt = ["%.6f"] + ["%.12g"] * (len(names) - 1)
+    np.savetxt(path, table, delimiter=",", header=",".join(names), comments="", fmt=fmt)
+
+
+def write_logs(record: Record, folder: str, name: str | None = None, noise: Noise | None = None) -> list:
+    """Write ``NAME.csv`` + ``NAME.npz`` (noise-free) and ``NAME_noisy.csv`` + ``NAME_noisy.npz``
+    (``noise``, default :class:`Noise`) into ``folder``; NAME defaults to ``go2_EXPERIMENT``.
+    Returns the paths written."""
+    os.makedirs(folder, exist_ok=True)
+    name = name or f"go2_{record.experiment}"
+    noise = Noise() if noise is None else noise
+    noisy, bias = add_noise(record, noise)
+    truth = dict(record.data)
+    common = {
+        "mass": record.mass,
+        "gravity": record.gravity,
+        "columns": np.array(columns()),
+        "experiment": record.experiment,
+        "damping": record.options.get("damping", 0.0),
+        "frictionloss": record.options.get("frictionloss", 0.0),
+    }
+    paths = []
+    for suffix, values, extra in (
+        ("", truth, {"noisy": 0}),
+        ("_noisy", noisy, {"noisy": 1, "gyro_bias": bias, **{f"noise_{k}": v for k, v in dataclasses.asdict(noise).items()}}),
+    ):
+        csv = os.path.join(folder, f"{name}{suffix}.csv")
+        _write_csv(csv, values)
+        np.savez_compressed(os.path.join(folder, f"{name}{suffix}.npz"), **truth, **common, **extra)
+        paths += [csv, csv[:-4] + ".npz"]
+    return paths
+
+
+# --------------------------------------------------------------------------------------------
+# the self-check
+
+
+def _stack(d, names) -> np.ndarray:
+    return np.stack([np.asarray(d[c], dtype=float) for c in names], axis=1)
+
+
+def check(data: dict, pga: bool = True, fixed_base: bool | None = None, **options) -> dict:
+    """Residuals of the equations a noise-free log satisfies (module docstring), on ``data``
+    (a :class:`Record`'s ``data``, or an NPZ's arrays: the noise-free columns and the truth):
+
+    * ``newton``: max |mass (com_a - g) - sum_F f_F| / (mass g);
+    * with ``pga``: ``base`` max |Y phi - (sum p_F x f_F + m_F; sum f_F)| over the six base rows
+      and ``joints`` max |Y phi - (tau + tau_friction + sum_F J_F^T (m_F; f_F))| over the joint
+      rows, each divided by the largest |Y phi| of those rows; Y = ``pga_dyn.regressor`` of
+      ``robots.load("go2")`` at pga-dyn's floating coordinates of the logged pose and twist
+      (:mod:`pga_dyn.floating`) and the NPZ's accelerations; the foot positions, joint axes and
+      anchors from MuJoCo's kinematics at the logged state (a model of ``options``).
+    """
+    d = data
+    mass = float(np.asarray(d.get("mass", 0.0))) or None
+    go2 = Go2(fixed_base=bool(fixed_base), **options)
+    mass = mass or go2.mass
+    gravity = np.asarray(go2.model.opt.gravity)
+    F = sum(_stack(d, [f"f_{foot}_{a}" for a in "xyz"]) for foot in FEET)
+    com = _stack(d, ["com_ax", "com_ay", "com_az"])
+    out = {"newton": float(np.abs(mass * (com - gravity) - F).max() / (mass * GRAVITY))}
+    if not pga:
+        return out
+    import pga_dyn
+    import robots
+    from pga_dyn.floating import base_coordinates, spatial_acceleration, spatial_twist
+
+    robot = robots.load("go2")
+    p = _stack(d, ["base_x", "base_y", "base_z"])
+    quat = _stack(d, ["base_qx", "base_qy", "base_qz", "base_qw"])
+    v = _stack(d, ["base_vx", "base_vy", "base_vz"])
+    w = _stack(d, ["base_wx", "base_wy", "base_wz"])
+    a = _stack(d, ["base_ax", "base_ay", "base_az"])
+    alpha = _stack(d, ["base_alphax", "base_alphay", "base_alphaz"])
+    q = np.concatenate([base_coordinates(p, quat), _stack(d, [f"q_{j}" for j in JOINTS])], axis=1)
+    qd = np.concatenate([spatial_twist(p, v, w), _stack(d, [f"qd_{j}" for j in JOINTS])], axis=1)
+    qdd = np.concatenate([spatial_acceleration(p, v, w, a, alpha), _stack(d, [f"qdd_{j}" for j in JOINTS])], axis=1)
+    order = [robot.coordinate_names.index(j) for j in JOINTS]
+    Y = pga_dyn.regressor(robot, q, qd, qdd)
+    lhs = Y @ pga_dyn.inertial_parameters(robot)
+    # the right-hand side: the feet's wrenches, with MuJoCo's kinematics of the logged state
+    m, kd = go2.model, go2.kin
+    ns = len(p)
+    rhs = np.zeros((ns, 18))
+    rhs[:, order] = _stack(d, [f"tau_{j}" for j in JOINTS]) + _stack(d, [f"tau_friction_{j}" for j in JOINTS])
+    f = np.stack([_stack(d, [f"f_{foot}_{x}" for x in "xyz"]) for foot in FEET], axis=1)  # (ns, 4, 3)
+    mom = np.stack([_stack(d, [f"m_{foot}_{x}" for x in "xyz"]) for foot in FEET], axis=1)
+    jid = [m.joint(j).id for j in JOINTS]
+    qj = _stack(d, [f"q_{j}" for j in JOINTS])
+    for k in range(ns):
+        go2.set_pose(kd, p[k], quat[k, [3, 0, 1, 2]], qj[k])
+        if go2.fixed_base:
+            kd.qpos[go2.qadr] = qj[k]
+        go2.mj.mj_kinematics(m, kd)
+        feet = go2.feet(kd)
+        rhs[k, :3] = np.sum(np.cross(feet, f[k]) + mom[k], axis=0)
+        rhs[k, 3:6] = f[k].sum(axis=0)
+        for i in range(4):
+            for c in range(3):
+                jj = jid[3 * i + c]
+                axis, anchor = kd.xaxis[jj], kd.xanchor[jj]
+                rhs[k, order[3 * i + c]] += axis @ (np.cross(feet[i] - anchor, f[k, i]) + mom[k, i])
+    if go2.fixed_base:
+        out["joints"] = float(np.abs(lhs[:, 6:] - rhs[:, 6:]).max() / np.abs(lhs[:, 6:]).max())
+        return out
+    out["base"] = float(np.abs(lhs[:, :6] - rhs[:, :6]).max() / np.abs(lhs[:, :6]).max())
+    out["joints"] = float(np.abs(lhs[:, 6:] - rhs[:, 6:]).max() / np.abs(lhs[:, 6:]).max())
+    return out
