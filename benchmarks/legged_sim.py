@@ -268,9 +268,11 @@ class Go2:
         self.mj.mj_jacSite(self.model, d, self._jacp, self._jacr if rotation else None, self.site[i])
         return (self._jacp.copy(), self._jacr.copy()) if rotation else self._jacp.copy()
 
-    def ik(self, p, quat_wxyz, targets, q_guess, tol=1e-12, iterations=20) -> np.ndarray:
+    def ik(self, p, quat_wxyz, targets, q_guess, tol=1e-12, iterations=20, strict=True) -> np.ndarray:
         """Joint angles (12) that put the feet at ``targets`` (4, 3, world) with the trunk at
-        (p, quat): Newton steps on the foot Jacobians (``mj_jacSite``), from ``q_guess``."""
+        (p, quat): Newton steps on the foot Jacobians (``mj_jacSite``), from ``q_guess``;
+        RuntimeError if they do not converge, unless not ``strict`` (then damped steps, and the
+        last iterate: the nearest the legs reach)."""
         m, d = self.model, self.kin
         q = np.array(q_guess, dtype=float)
         for _ in range(iterations):
@@ -282,8 +284,20 @@ class Go2:
                 return q
             for i in range(4):
                 J = self.foot_jacobian(d, i)[:, self.leg_dofs[i]]
-                q[3 * i : 3 * i + 3] += np.linalg.solve(J, err[i])
+                if strict:
+                    q[3 * i : 3 * i + 3] += np.linalg.solve(J, err[i])
+                else:
+                    q[3 * i : 3 * i + 3] += J.T @ np.linalg.solve(J @ J.T + 1e-4 * np.eye(3), err[i])
+        if not strict:
+            return q
         raise RuntimeError(f"inverse kinematics did not converge (error {np.abs(err).max():.3g} m)")
+
+    def ik_feet(self, q) -> np.ndarray:
+        """Foot frame origins (4, 3) in the trunk frame at joints ``q``."""
+        d = self.kin
+        self.set_pose(d, np.zeros(3), np.array([1.0, 0, 0, 0]), q)
+        self.mj.mj_kinematics(self.model, d)
+        return self.feet(d) - d.xpos[self.base]
 
     def stance_feet(self, q=None, height=0.0):
         """The trunk height that puts the spheres on the floor with the joints at ``q`` (default
@@ -350,6 +364,10 @@ class Go2:
             total += m.body_mass[b] * acc[3:]
         com = total / self.mass + m.opt.gravity
         out.update(zip(("com_ax", "com_ay", "com_az"), com))
+        if self.fixed_base:  # the weld's wrench on the trunk, about the world origin (world frame)
+            cf, c = d.cfrc_int[self.base], d.subtree_com[self.base]
+            out.update(zip(("hold_fx", "hold_fy", "hold_fz"), cf[3:]))
+            out.update(zip(("hold_mx", "hold_my", "hold_mz"), cf[:3] + np.cross(c, cf[3:])))
         return out
 
     def run(self, controller, duration: float, settle: float = 0.5) -> Record:
@@ -486,55 +504,90 @@ def standing(
 
 def hops(
     duration: float = 12.0,
-    frequency: float = 2.5,
-    stroke: float = 0.045,
+    stroke: float = 0.035,
+    push: float = 0.08,
+    placement: float = 0.15,
+    attitude=(1.0, 0.05),
+    heading=(1.0, 0.1),
+    homing: float = 0.0,
     settle: float = 0.5,
     **options,
 ) -> Record:
-    """Pronking in place: each foot's height in the trunk frame a sine of ``stroke`` m (peak) at
-    ``frequency`` Hz about the stance (faded in over a second), pushing the trunk into flight;
-    the leg lengths corrected in stance against the trunk's roll and pitch; joint PD + gravity
-    feedforward (the weight shared by the feet in contact)."""
+    """Pronking in place, a hop after another: after each landing the legs give (joint PD) until
+    the trunk stops sinking, then extend by ``stroke`` m in ``push`` s (a smoothstep of the four
+    feet's height in the trunk frame), which throws the trunk into a flight phase; in flight
+    they shorten back to the stance. The feet's centroid is under the centre of mass; in stance
+    the leg lengths are corrected against the trunk's roll and pitch, in flight the feet are
+    placed along the trunk's horizontal velocity (``placement`` s, Raibert's rule), both through
+    a 20 ms low-pass; joint PD + gravity feedforward (the weight shared by the feet in
+    contact). References by inverse kinematics in the trunk frame (``mj_jacSite``)."""
     go2 = Go2(**options)
-    m, d, kin = go2.model, go2.data, go2.kin
+    m, d = go2.model, go2.data
     dt = m.opt.timestep
     z0, feet_world = go2.stance_feet()
     feet_trunk = feet_world - np.array([0.0, 0.0, z0])  # the foot origins in the trunk frame
-    n0 = round(settle / dt)
-    n = n0 + round(duration / dt) + 2
-    t = (np.arange(n) - n0) * dt
-    s = np.clip(t, 0.0, 1.0)
-    lift = stroke * np.sin(2 * np.pi * frequency * t) * (s * s * (3 - 2 * s)) * (t > 0)
-    go2.set_pose(d, np.array([0.0, 0.0, z0]), np.array([1.0, 0, 0, 0]), np.tile(STANCE, 4))
+    identity = np.array([1.0, 0, 0, 0])
+    go2.set_pose(go2.kin, np.zeros(3), identity, np.tile(STANCE, 4))
+    go2.mj.mj_kinematics(m, go2.kin)
+    go2.mj.mj_comPos(m, go2.kin)
+    feet_trunk[:, :2] += go2.kin.subtree_com[go2.base, :2] - feet_trunk[:, :2].mean(axis=0)
+    q0 = go2.ik(np.zeros(3), identity, feet_trunk, np.tile(STANCE, 4))
+    go2.set_pose(d, np.array([0.0, 0.0, z0]), identity, q0)
     kp, kd = _gains(go2)
     sign_x = np.array([1.0, 1.0, -1.0, -1.0])  # front, rear
     sign_y = np.array([1.0, -1.0, 1.0, -1.0])  # left, right
-    state = {"q": np.tile(STANCE, 4), "q_prev": np.tile(STANCE, 4)}
-    identity = np.array([1.0, 0, 0, 0])
+    n0 = round(settle / dt)
+    state = {"q": q0, "offset": np.zeros((4, 3)), "step": np.zeros(2), "phase": "stance", "since": 0, "extend": 0.0}
+    smooth = dt / 0.02
 
     def control(k):
         R = d.xmat[go2.base].reshape(3, 3)
         roll, pitch = np.arctan2(R[2, 1], R[2, 2]), -np.arcsin(np.clip(R[2, 0], -1, 1))
         wb = d.qvel[3:6]
-        # stance: extend the legs on the side that sinks (a PD on roll and pitch)
-        dz = 0.25 * (pitch * sign_x * 0.19 - roll * sign_y * 0.14) + 0.02 * (wb[1] * sign_x * 0.19 - wb[0] * sign_y * 0.14)
-        targets = feet_trunk.copy()
-        targets[:, 2] += lift[k] - dz
-        q_ref = go2.ik(np.zeros(3), identity, targets, state["q"], tol=1e-9)
+        touching = [i for i in range(4) if any(go2.geom[i] in (c.geom1, c.geom2) for c in d.contact[: d.ncon])]
+        # the hopping cycle: stance (giving) -> push -> flight -> stance
+        phase, since = state["phase"], k - state["since"]
+        if phase == "stance" and k > n0 and d.qvel[2] >= 0.0 and since > 20:
+            phase = "push"
+        elif phase == "push" and not touching:
+            phase = "flight"
+        elif phase == "push" and since * dt > push + 0.1:
+            phase = "stance"  # the push did not lift off: give again
+        elif phase == "flight" and touching:
+            phase = "stance"
+        if phase != state["phase"]:
+            state["phase"], state["since"], since = phase, k, 0
+        if phase == "push":
+            x = min(since * dt / push, 1.0)
+            extend = stroke * x * x * (3 - 2 * x)
+        else:
+            extend = state["extend"] * (1 - dt / 0.03)
+        state["extend"] = extend
+        offset = np.zeros((4, 3))
+        # extend the legs on the side that sinks (a PD on roll and pitch; P only in flight)
+        offset[:, 2] = -attitude[0] * (pitch * sign_x * 0.19 - roll * sign_y * 0.14)
+        if touching:
+            offset[:, 2] -= attitude[1] * (wb[1] * sign_x * 0.19 - wb[0] * sign_y * 0.14)
+        else:  # step along the trunk's horizontal velocity
+            state["step"] = (R.T @ (placement * d.qvel[0:3] + homing * np.array([*d.qpos[0:2], 0.0])))[:2]
+        offset[:, :2] = state["step"]
+        if touching:  # turn the feet about the trunk against its yaw (a PD on the heading)
+            yaw = np.arctan2(R[1, 0], R[0, 0])
+            offset[:, :2] += heading[0] * (yaw + heading[1] * (R @ wb)[2]) * np.stack([-feet_trunk[:, 1], feet_trunk[:, 0]], 1)
+        state["offset"] += smooth * (offset - state["offset"])
+        targets = feet_trunk + state["offset"]
+        targets[:, 2] -= extend
+        q_ref = go2.ik(np.zeros(3), identity, targets, state["q"], tol=1e-9, strict=False)
         qd_ref = (q_ref - state["q"]) / dt if k else np.zeros(12)
         state["q"] = q_ref
-        # gravity feedforward: the feet in contact carry the weight
-        mj = go2.mj
-        touching = [i for i in range(4) if any(go2.geom[i] in (c.geom1, c.geom2) for c in d.contact[: d.ncon])]
         ff = d.qfrc_bias[go2.dadr].copy()
-        if touching and k >= 0:
+        if touching:  # the feet in contact carry the weight
             share = go2.mass * GRAVITY / len(touching)
             for i in touching:
                 J = go2.foot_jacobian(d, i)[:, go2.leg_dofs[i]]
                 ff[3 * i : 3 * i + 3] -= J.T @ np.array([0.0, 0.0, share])
         return ff + kp * (q_ref - d.qpos[go2.qadr]) + kd * (qd_ref - d.qvel[go2.dadr])
 
-    del kin
     record = go2.run(control, duration, settle)
     record.experiment = "hops"
     return record
@@ -680,7 +733,7 @@ def _stack(d, names) -> np.ndarray:
     return np.stack([np.asarray(d[c], dtype=float) for c in names], axis=1)
 
 
-def check(data: dict, pga: bool = True, fixed_base: bool | None = None, **options) -> dict:
+def check(data: dict, pga: bool = True, **options) -> dict:
     """Residuals of the equations a noise-free log satisfies (module docstring), on ``data``
     (a :class:`Record`'s ``data``, or an NPZ's arrays: the noise-free columns and the truth):
 
@@ -694,10 +747,15 @@ def check(data: dict, pga: bool = True, fixed_base: bool | None = None, **option
     """
     d = data
     mass = float(np.asarray(d.get("mass", 0.0))) or None
-    go2 = Go2(fixed_base=bool(fixed_base), **options)
+    if "hold_fx" in d:  # welded where the log says
+        options = {**options, "fixed_base": True, "base_height": float(np.asarray(d["base_z"])[0])}
+    go2 = Go2(**options)
     mass = mass or go2.mass
     gravity = np.asarray(go2.model.opt.gravity)
     F = sum(_stack(d, [f"f_{foot}_{a}" for a in "xyz"]) for foot in FEET)
+    held = "hold_fx" in d
+    if held:  # a trunk welded in the air: the weld's wrench acts too
+        F = F + _stack(d, ["hold_fx", "hold_fy", "hold_fz"])
     com = _stack(d, ["com_ax", "com_ay", "com_az"])
     out = {"newton": float(np.abs(mass * (com - gravity) - F).max() / (mass * GRAVITY))}
     if not pga:
@@ -730,8 +788,6 @@ def check(data: dict, pga: bool = True, fixed_base: bool | None = None, **option
     qj = _stack(d, [f"q_{j}" for j in JOINTS])
     for k in range(ns):
         go2.set_pose(kd, p[k], quat[k, [3, 0, 1, 2]], qj[k])
-        if go2.fixed_base:
-            kd.qpos[go2.qadr] = qj[k]
         go2.mj.mj_kinematics(m, kd)
         feet = go2.feet(kd)
         rhs[k, :3] = np.sum(np.cross(feet, f[k]) + mom[k], axis=0)
@@ -741,9 +797,9 @@ def check(data: dict, pga: bool = True, fixed_base: bool | None = None, **option
                 jj = jid[3 * i + c]
                 axis, anchor = kd.xaxis[jj], kd.xanchor[jj]
                 rhs[k, order[3 * i + c]] += axis @ (np.cross(feet[i] - anchor, f[k, i]) + mom[k, i])
-    if go2.fixed_base:
-        out["joints"] = float(np.abs(lhs[:, 6:] - rhs[:, 6:]).max() / np.abs(lhs[:, 6:]).max())
-        return out
+    if held:
+        rhs[:, :3] += _stack(d, ["hold_mx", "hold_my", "hold_mz"])
+        rhs[:, 3:6] += _stack(d, ["hold_fx", "hold_fy", "hold_fz"])
     out["base"] = float(np.abs(lhs[:, :6] - rhs[:, :6]).max() / np.abs(lhs[:, :6]).max())
     out["joints"] = float(np.abs(lhs[:, 6:] - rhs[:, 6:]).max() / np.abs(lhs[:, 6:]).max())
     return out
