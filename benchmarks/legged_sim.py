@@ -17,12 +17,16 @@ controllers of this module's own, tracking references computed with MuJoCo's kin
   as multisines with all four feet pinned on the floor, joints by inverse kinematics (Newton
   steps on ``mj_jacSite``); controller: joint PD + inverse-dynamics feedforward (MuJoCo's mass
   matrix and bias forces, contact forces of least norm that balance the trunk's six rows);
-  :func:`hops` - pronking in place: the four legs' length a sine in the trunk frame, pushing
-  the trunk into flight phases at 2.5 Hz, joint PD + gravity feedforward, a pitch/roll
-  correction of the leg lengths in stance; :func:`suspended` - the trunk welded in the air
-  (no free joint), the legs swinging (joint multisines), PD + computed torque.
-* :func:`write_logs` - ``NAME.csv`` (noise-free) and ``NAME_noisy.csv``, each with an NPZ beside
-  it holding the exact noise-free truth; :func:`add_noise` - the sensor noise.
+  :func:`hops` - pronking in place, hop after hop with flight phases (about a third of the
+  time): after each landing the legs give, then extend quickly; attitude, heading and foot
+  placement (Raibert) corrections; joint PD + gravity feedforward; :func:`suspended` - the
+  trunk welded in the air (no free joint), the legs swinging (joint multisines), PD + computed
+  torque; the weld's wrench on the trunk is in the NPZ (``hold_*``).
+* :func:`write_logs` - ``NAME.csv`` (noise-free) and ``NAME_noisy.csv``, each with the exact
+  noise-free truth beside it in ``NAME.truth.npz`` and ``NAME_noisy.truth.npz`` (not
+  ``NAME_noisy.npz``, which pga-dyn's log reader would take for the noisy log itself: these
+  hold the noise-free columns); :func:`add_noise` - the sensor noise; :func:`check` - the
+  equations the noise-free logs satisfy.
 
 Log columns (CSV, a header line of names), all in SI units:
 
@@ -40,14 +44,16 @@ Log columns (CSV, a header line of names), all in SI units:
   m = sum (p_contact - p_F) x f (the contact point lies about one radius below the origin);
   ``contact_F``, 1 while the sphere touches the floor;
 
-The NPZ beside a CSV holds the noise-free value of every column under its name, and the exact
-truth at each logged sample from MuJoCo's ``qacc`` of that state: ``base_ax base_ay base_az``
+The ``.truth.npz`` beside a CSV holds the noise-free value of every column under its name,
+and the exact truth at each logged sample from MuJoCo's ``qacc`` of that state: ``base_ax base_ay base_az``
 (world acceleration of the trunk origin, = ``qacc[0:3]``), ``base_alphax base_alphay
 base_alphaz`` (world angular acceleration, R ``qacc[3:6]``), ``qdd_J``, ``com_ax com_ay com_az``
 (the whole robot's centre-of-mass acceleration, from ``mj_objectAcceleration`` of each body),
 ``tau_friction_J`` (the joint's damping and dry-friction torque, ``qfrc_passive`` + the
 frictionloss constraint force, zero without them), ``gyro_bias`` (trunk frame, noisy log only),
-``mass``, ``gravity``, ``columns``, ``noisy`` (0/1) and ``experiment``.
+``hold_fx hold_fy hold_fz hold_mx hold_my hold_mz`` (suspended trunk only: the weld's force
+on the trunk and its moment about the world origin), ``mass``, ``gravity``, ``columns``,
+``noisy`` (0/1), ``experiment``, ``damping``, ``frictionloss`` and the noise options.
 
 Equations the logs satisfy (noise-free, exactly up to MuJoCo's solver and float round-off): with
 pga-dyn's floating coordinates (:mod:`pga_dyn.floating`), Y(q, qd, qdd) phi = S^T (tau +
@@ -68,7 +74,7 @@ the base pose. The pose, linear velocity and contact flags are logged without no
 
 Run as a script: ``python benchmarks/legged_sim.py OUTDIR [--duration 15] [--experiments
 standing hops suspended] [--damping B --frictionloss C] [--check]`` writes
-``OUTDIR/go2_EXPERIMENT.csv/.npz`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv/.npz``.
+``OUTDIR/go2_EXPERIMENT.csv`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv``, each with its ``.truth.npz``.
 Nothing here is part of the installed package.
 """
 
@@ -183,8 +189,16 @@ def go2_mjcf(
     mj = ET.Element("mujoco", model="go2_legsim")
     ET.SubElement(mj, "compiler", angle="radian", inertiafromgeom="false", autolimits="true")
     ET.SubElement(
-        mj, "option", timestep=repr(timestep), gravity=f"0 0 {-GRAVITY!r}", integrator="Euler", cone="elliptic",
-        tolerance="1e-14", iterations="200", ls_tolerance="1e-10", ls_iterations="100",
+        mj,
+        "option",
+        timestep=repr(timestep),
+        gravity=f"0 0 {-GRAVITY!r}",
+        integrator="Euler",
+        cone="elliptic",
+        tolerance="1e-14",
+        iterations="200",
+        ls_tolerance="1e-10",
+        ls_iterations="100",
     )
     world = ET.SubElement(mj, "worldbody")
     ET.SubElement(
@@ -573,7 +587,9 @@ def hops(
         offset[:, :2] = state["step"]
         if touching:  # turn the feet about the trunk against its yaw (a PD on the heading)
             yaw = np.arctan2(R[1, 0], R[0, 0])
-            offset[:, :2] += heading[0] * (yaw + heading[1] * (R @ wb)[2]) * np.stack([-feet_trunk[:, 1], feet_trunk[:, 0]], 1)
+            offset[:, :2] += (
+                heading[0] * (yaw + heading[1] * (R @ wb)[2]) * np.stack([-feet_trunk[:, 1], feet_trunk[:, 0]], 1)
+            )
         state["offset"] += smooth * (offset - state["offset"])
         targets = feet_trunk + state["offset"]
         targets[:, 2] -= extend
@@ -697,7 +713,7 @@ def _write_csv(path: str, values: dict) -> None:
 
 
 def write_logs(record: Record, folder: str, name: str | None = None, noise: Noise | None = None) -> list:
-    """Write ``NAME.csv`` + ``NAME.npz`` (noise-free) and ``NAME_noisy.csv`` + ``NAME_noisy.npz``
+    """Write ``NAME.csv`` + ``NAME.truth.npz`` (noise-free) and ``NAME_noisy.csv`` + ``NAME_noisy.truth.npz``
     (``noise``, default :class:`Noise`) into ``folder``; NAME defaults to ``go2_EXPERIMENT``.
     Returns the paths written."""
     os.makedirs(folder, exist_ok=True)
@@ -716,12 +732,17 @@ def write_logs(record: Record, folder: str, name: str | None = None, noise: Nois
     paths = []
     for suffix, values, extra in (
         ("", truth, {"noisy": 0}),
-        ("_noisy", noisy, {"noisy": 1, "gyro_bias": bias, **{f"noise_{k}": v for k, v in dataclasses.asdict(noise).items()}}),
+        (
+            "_noisy",
+            noisy,
+            {"noisy": 1, "gyro_bias": bias, **{f"noise_{k}": v for k, v in dataclasses.asdict(noise).items()}},
+        ),
     ):
         csv = os.path.join(folder, f"{name}{suffix}.csv")
         _write_csv(csv, values)
-        np.savez_compressed(os.path.join(folder, f"{name}{suffix}.npz"), **truth, **common, **extra)
-        paths += [csv, csv[:-4] + ".npz"]
+        npz = os.path.join(folder, f"{name}{suffix}.truth.npz")
+        np.savez_compressed(npz, **truth, **common, **extra)
+        paths += [csv, npz]
     return paths
 
 
@@ -803,3 +824,45 @@ def check(data: dict, pga: bool = True, **options) -> dict:
     out["base"] = float(np.abs(lhs[:, :6] - rhs[:, :6]).max() / np.abs(lhs[:, :6]).max())
     out["joints"] = float(np.abs(lhs[:, 6:] - rhs[:, 6:]).max() / np.abs(lhs[:, 6:]).max())
     return out
+
+
+# --------------------------------------------------------------------------------------------
+# the script
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("folder", help="where the logs go (made if missing)")
+    parser.add_argument("--experiments", nargs="+", choices=sorted(EXPERIMENTS), default=list(EXPERIMENTS))
+    parser.add_argument("--duration", type=float, default=15.0, help="logged seconds of each experiment")
+    parser.add_argument("--damping", type=float, default=0.0, help="joint viscous damping, N m s/rad")
+    parser.add_argument("--frictionloss", type=float, default=0.0, help="joint dry friction, N m")
+    parser.add_argument("--noise", type=float, default=0.01, help="noise on qd, tau, f, m: share of each RMS")
+    parser.add_argument("--q-sigma", type=float, default=1e-3, help="encoder noise, rad")
+    parser.add_argument("--gyro-sigma", type=float, default=5e-3, help="gyro white noise, rad/s")
+    parser.add_argument("--gyro-bias", type=float, default=1e-2, help="gyro bias (std per axis), rad/s")
+    parser.add_argument("--delay", type=int, default=0, help="sensor delay of the noisy log, samples")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--prefix", default="go2_", help="file names: PREFIX + experiment")
+    parser.add_argument("--check", action="store_true", help="check the noise-free logs' equations (pga-dyn)")
+    args = parser.parse_args(argv)
+    noise = Noise(args.noise, args.q_sigma, args.gyro_sigma, args.gyro_bias, args.delay, args.seed)
+    options = {"damping": args.damping, "frictionloss": args.frictionloss}
+    for name in args.experiments:
+        record = EXPERIMENTS[name](duration=args.duration, **options)
+        paths = write_logs(record, args.folder, f"{args.prefix}{name}", noise)
+        d = record.data
+        touch = np.stack([d[f"contact_{f}"] for f in FEET], axis=1)
+        line = (
+            f"{name}: {len(record)} samples, {len(record) * TIMESTEP:.3f} s, no foot on the floor {np.mean(touch.sum(1) == 0):.0%}, "
+            f"trunk z {d['base_z'].min():.3f}..{d['base_z'].max():.3f} m -> {', '.join(os.path.basename(p) for p in paths)}"
+        )
+        print(line, flush=True)
+        if args.check:
+            res = check(dict(np.load(paths[1])))
+            print("  residuals: " + ", ".join(f"{k} {v:.2e}" for k, v in res.items()), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
