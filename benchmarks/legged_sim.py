@@ -174,12 +174,14 @@ def go2_mjcf(
     frictionloss: float = 0.0,
     foot_radius: float = 0.02,
     friction: float = 0.9,
+    solref: float = 0.005,
     timestep: float = TIMESTEP,
     urdf: str = URDF,
 ) -> str:
     """MJCF text of the Go2 of ``urdf`` (module docstring): free trunk at ``base_height`` (or
     welded there when ``fixed_base``), motors on the 12 joints, ``damping`` and ``frictionloss``
-    on every joint, sphere feet of ``foot_radius`` with Coulomb ``friction`` on a floor."""
+    on every joint, sphere feet of ``foot_radius`` with Coulomb ``friction`` on a floor, their
+    contact's time constant ``solref`` s (MuJoCo's soft contact: the feet sink a few mm)."""
     robot = ET.parse(urdf).getroot()
     links = {link.get("name"): link for link in robot.iter("link")}
     children: dict = {}
@@ -231,7 +233,7 @@ def go2_mjcf(
             if child in FEET:
                 ET.SubElement(
                     sub, "geom", name=child, type="sphere", size=repr(foot_radius), contype="2", conaffinity="1",
-                    condim="3", friction=f"{friction!r} 0.005 0.0001",
+                    condim="3", friction=f"{friction!r} 0.005 0.0001", solref=f"{solref!r} 1",
                 )  # fmt: skip
                 ET.SubElement(sub, "site", name=child)
             build(child, sub)
@@ -464,13 +466,14 @@ def _gains(go2):
 
 def standing(
     duration: float = 15.0,
-    amplitude=(0.03, 0.03, 0.03, 0.12, 0.12, 0.12),
+    amplitude=(0.025, 0.02, 0.025, 0.08, 0.1, 0.1),
+    top: float = 1.5,
     seed: int = 0,
     settle: float = 0.5,
     **options,
 ) -> Record:
     """The standing wobble: the trunk's x, y, z (m) and roll, pitch, yaw (rad) as multisines of
-    peak ``amplitude`` (interleaved harmonics of 0.1 Hz up to 2 Hz), the four feet pinned where
+    peak ``amplitude`` (interleaved harmonics of 0.1 Hz up to ``top`` Hz), the four feet pinned where
     the stance puts them, joints by inverse kinematics; joint PD + inverse-dynamics feedforward."""
     go2 = Go2(**options)
     dt = go2.model.opt.timestep
@@ -478,7 +481,7 @@ def standing(
     n0 = round(settle / dt)
     n = n0 + round(duration / dt) + 2
     t = (np.arange(n) - n0) * dt
-    ch = np.stack([multisine(t, _channel_frequencies(c, 6), amplitude[c], seed + c) for c in range(6)], axis=1)
+    ch = np.stack([multisine(t, _channel_frequencies(c, 6, top=top), amplitude[c], seed + c) for c in range(6)], axis=1)
     p_ref = ch[:, :3] + np.array([0.0, 0.0, z0])
     R_ref = np.stack([_rpy_matrix(*x) for x in ch[:, 3:]])
     quat_ref = np.stack([_wxyz(R) for R in R_ref])
@@ -693,7 +696,7 @@ def add_noise(record: Record, noise: Noise) -> tuple:
     quat = np.stack([d[c] for c in ("base_qx", "base_qy", "base_qz", "base_qw")], axis=1)
     R = np.stack([_rot_wxyz(q) for q in quat[:, [3, 0, 1, 2]]])
     bias = rng.normal(0.0, noise.gyro_bias, 3) if noise.gyro_bias > 0 else np.zeros(3)
-    err = bias + (rng.normal(0.0, noise.gyro_sigma, (ns, 3)) if noise.gyro_sigma > 0 else 0.0)
+    err = bias + (rng.normal(0.0, noise.gyro_sigma, (ns, 3)) if noise.gyro_sigma > 0 else np.zeros((ns, 3)))
     w = np.stack([d[f"base_w{a}"] for a in "xyz"], axis=1) + np.einsum("nij,nj->ni", R, err)
     for i, a in enumerate("xyz"):
         out[f"base_w{a}"] = w[:, i]

@@ -115,3 +115,13 @@ def test_friction_is_logged_apart():
     friction = np.stack([r.data[f"tau_friction_{j}"] for j in legged_sim.JOINTS])
     assert np.abs(friction).max() > 0.05
     assert max(legged_sim.check(r.data, damping=0.1, frictionloss=0.3).values()) < 1e-6
+
+
+def test_delay(logs):
+    records, _ = logs
+    r = records["hops"]
+    plain, _ = legged_sim.add_noise(r, legged_sim.Noise(0, 0, 0, 0, delay=0))
+    late, _ = legged_sim.add_noise(r, legged_sim.Noise(0, 0, 0, 0, delay=3))
+    for c in ("q_FL_calf_joint", "tau_RR_hip_joint", "f_FL_foot_z", "base_wy"):
+        assert np.array_equal(late[c][3:], plain[c][:-3]) and np.array_equal(plain[c], r.data[c]), c
+    assert np.array_equal(late["base_z"], r.data["base_z"]) and np.array_equal(late["t"], r.data["t"])
