@@ -73,7 +73,7 @@ the world); ``delay`` (samples, 0 by default) delays q, qd, tau, f, m and the gy
 the base pose. The pose, linear velocity and contact flags are logged without noise.
 
 Run as a script: ``python benchmarks/legged_sim.py OUTDIR [--duration 15] [--experiments
-standing hops suspended] [--damping B --frictionloss C] [--check]`` writes
+standing hops suspended] [--damping B --frictionloss C] [--check] [--force]`` writes
 ``OUTDIR/go2_EXPERIMENT.csv`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv``, each with its ``.truth.npz``.
 Nothing here is part of the installed package.
 """
@@ -848,7 +848,15 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--prefix", default="go2_", help="file names: PREFIX + experiment")
     parser.add_argument("--check", action="store_true", help="check the noise-free logs' equations (pga-dyn)")
+    parser.add_argument("--force", action="store_true", help="write over logs that exist")
     args = parser.parse_args(argv)
+    if not args.force:
+        names = [f"{args.prefix}{e}{s}" for e in args.experiments for s in ("", "_noisy")]
+        there = [
+            p for n in names for p in (f"{n}.csv", f"{n}.truth.npz") if os.path.exists(os.path.join(args.folder, p))
+        ]
+        if there:
+            parser.error(f"{args.folder} has {', '.join(there)} already (--force writes over them)")
     noise = Noise(args.noise, args.q_sigma, args.gyro_sigma, args.gyro_bias, args.delay, args.seed)
     options = {"damping": args.damping, "frictionloss": args.frictionloss}
     for name in args.experiments:
