@@ -34,6 +34,7 @@ def logs(tmp_path_factory):
     records = {
         "standing": legged_sim.standing(duration=0.3, settle=0.2),
         "hops": legged_sim.hops(duration=0.5, settle=0.2),
+        "trot": legged_sim.trot(duration=0.4, settle=0.1),
         "suspended": legged_sim.suspended(duration=0.2, settle=0.1),
     }
     paths = {name: legged_sim.write_logs(r, str(folder)) for name, r in records.items()}
