@@ -44,11 +44,18 @@ Log columns (CSV, a header line of names), all in SI units:
   over the contacts of that foot's sphere, acting at the foot frame's origin together with
   ``m_F_x m_F_y m_F_z``, the moment of those contact forces about the foot frame's origin,
   m = sum (p_contact - p_F) x f (the contact point lies about one radius below the origin);
-  ``contact_F``, 1 while the sphere touches the floor;
+  ``contact_F``, 1 while MuJoCo has a contact of the sphere with the floor (its force may be 0
+  at the instant it separates). A suspended trunk logs its fixed pose, zero twist, no contact.
+
+Sample k is the state before MuJoCo's k-th (semi-implicit Euler) step, with the forces and
+accelerations of that state: without damping, v_{k+1} = v_k + dt a_k and p_{k+1} = p_k + dt
+v_{k+1} hold exactly, for the joints and the trunk (world frame), so forward differences of
+the logged velocities are the logged accelerations. Landings are impacts at the time step's
+scale: joint accelerations reach thousands of rad/s^2 for a few samples in ``hops``.
 
 The ``.truth.npz`` beside a CSV holds the noise-free value of every column under its name,
-and the exact truth at each logged sample from MuJoCo's ``qacc`` of that state: ``base_ax base_ay base_az``
-(world acceleration of the trunk origin, = ``qacc[0:3]``), ``base_alphax base_alphay
+and the exact truth at each logged sample from MuJoCo's ``qacc`` of that state: ``base_ax
+base_ay base_az`` (world acceleration of the trunk origin, = ``qacc[0:3]``), ``base_alphax base_alphay
 base_alphaz`` (world angular acceleration, R ``qacc[3:6]``), ``qdd_J``, ``com_ax com_ay com_az``
 (the whole robot's centre-of-mass acceleration, from ``mj_objectAcceleration`` of each body),
 ``tau_friction_J`` (the joint's damping and dry-friction torque, ``qfrc_passive`` + the
