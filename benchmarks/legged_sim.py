@@ -38,6 +38,10 @@ Log columns (CSV, a header line of names), all in SI units:
 * ``base_vx base_vy base_vz``: the world velocity of the trunk frame's origin (MuJoCo's free
   joint ``qvel[0:3]``) and ``base_wx base_wy base_wz``: the WORLD angular velocity (MuJoCo's
   ``qvel[3:6]`` is in the trunk frame: rotated, omega = R omega_body);
+* ``imu_gx imu_gy imu_gz imu_ax imu_ay imu_az``: an IMU at the trunk frame's origin, in the
+  trunk frame: the gyro's angular velocity R^T omega (MuJoCo's ``qvel[3:6]``) and the
+  accelerometer's specific force R^T (a - g), a the origin's world acceleration (the Go2's own
+  IMU sits 5 cm away: this one is where pga-dyn's log reader expects it);
 * ``q_J qd_J tau_J`` for the 12 joints J of the URDF (``FL_hip_joint`` ...); ``tau`` is the
   actuator's torque (``qfrc_actuator``, after the torque limit);
 * per foot F: ``f_F_x f_F_y f_F_z``, the contact force ON THE ROBOT in the world frame, summed
@@ -60,6 +64,9 @@ base_alphaz`` (world angular acceleration, R ``qacc[3:6]``), ``qdd_J``, ``com_ax
 (the whole robot's centre-of-mass acceleration, from ``mj_objectAcceleration`` of each body),
 ``tau_friction_J`` (the joint's damping and dry-friction torque, ``qfrc_passive`` + the
 frictionloss constraint force, zero without them), ``gyro_bias`` (trunk frame, noisy log only),
+``v_F_x v_F_y v_F_z`` and ``a_F_x a_F_y a_F_z`` (the foot frame origin's world velocity and
+acceleration: not zero in stance, the origin rolls with the sphere at omega_calf x (p_F -
+p_contact)), ``accel_bias`` (noisy log only),
 ``hold_fx hold_fy hold_fz hold_mx hold_my hold_mz`` (suspended trunk only: the weld's force
 on the trunk and its moment about the world origin), ``mass``, ``gravity``, ``columns``,
 ``noisy`` (0/1), ``experiment``, ``damping``, ``frictionloss`` and the noise options.
@@ -76,10 +83,12 @@ is the case of identification with friction; the exact case is made without (the
 
 Noise (:class:`Noise`, the noisy log only; ``seed`` fixes it): white Gaussian noise on q
 (``q_sigma`` rad: an encoder), on qd, tau, f and m (``relative``: 1 % of each column's RMS by
-default), and an IMU gyro on the angular velocity (white noise ``gyro_sigma`` rad/s and a
-constant bias drawn with ``gyro_bias`` rad/s per axis, both in the trunk frame, rotated into
-the world); ``delay`` (samples, 0 by default) delays q, qd, tau, f, m and the gyro against t and
-the base pose. The pose, linear velocity and contact flags are logged without noise.
+default), and the IMU: white noise ``gyro_sigma`` rad/s and a constant bias drawn with
+``gyro_bias`` rad/s per axis on the gyro, ``accel_sigma`` and ``accel_bias`` m/s^2 on the
+accelerometer, in the trunk frame; ``base_w*`` of the noisy log is the noisy gyro turned into the
+world. ``delay`` (samples, 0 by default) delays q, qd, tau, f, m, the IMU and ``base_w*``
+against t and the base pose. The pose, linear velocity and contact flags are logged without
+noise.
 
 Run as a script: ``python benchmarks/legged_sim.py OUTDIR [--duration 15] [--experiments
 standing hops trot suspended] [--damping B --frictionloss C] [--check] [--force]`` writes
@@ -113,9 +122,12 @@ BASE_COLUMNS = (
 )  # fmt: skip
 
 
+IMU_COLUMNS = ("imu_gx", "imu_gy", "imu_gz", "imu_ax", "imu_ay", "imu_az")
+
+
 def columns() -> list:
     """The log's column names, in order."""
-    names = ["t", *BASE_COLUMNS]
+    names = ["t", *BASE_COLUMNS, *IMU_COLUMNS]
     for j in JOINTS:
         names += [f"q_{j}", f"qd_{j}", f"tau_{j}"]
     for foot in FEET:
@@ -351,6 +363,8 @@ class Go2:
             a, alpha = d.qacc[0:3].copy(), R @ d.qacc[3:6]
         values = [*p, quat[1], quat[2], quat[3], quat[0], *v, *w]
         out.update(zip(BASE_COLUMNS, values))
+        # an IMU at the trunk frame's origin, in the trunk frame: gyro, accelerometer R^T (a - g)
+        out.update(zip(IMU_COLUMNS, [*(R.T @ w), *(R.T @ (a - m.opt.gravity))]))
         out.update(zip(("base_ax", "base_ay", "base_az"), a))
         out.update(zip(("base_alphax", "base_alphay", "base_alphaz"), alpha))
         friction = d.qfrc_passive.copy()
@@ -389,6 +403,11 @@ class Go2:
             total += m.body_mass[b] * acc[3:]
         com = total / self.mass + m.opt.gravity
         out.update(zip(("com_ax", "com_ay", "com_az"), com))
+        for i, foot in enumerate(FEET):  # the foot frame origin's motion (it rolls with the sphere)
+            mj.mj_objectVelocity(m, d, mj.mjtObj.mjOBJ_SITE, self.site[i], acc, 0)
+            out.update(zip((f"v_{foot}_{x}" for x in "xyz"), acc[3:]))
+            mj.mj_objectAcceleration(m, d, mj.mjtObj.mjOBJ_SITE, self.site[i], acc, 0)
+            out.update(zip((f"a_{foot}_{x}" for x in "xyz"), acc[3:] + m.opt.gravity))
         if self.fixed_base:  # the weld's wrench on the trunk, about the world origin (world frame)
             cf, c = d.cfrc_int[self.base], d.subtree_com[self.base]
             out.update(zip(("hold_fx", "hold_fy", "hold_fz"), cf[3:]))
@@ -752,19 +771,22 @@ class Noise:
     """Sensor noise of the noisy log (module docstring). ``relative``: the standard deviation of
     the noise on qd, tau, f and m as a share of each column's RMS; ``q_sigma`` rad (encoder);
     ``gyro_sigma`` rad/s white noise and ``gyro_bias`` rad/s (the standard deviation of the
-    constant bias drawn per axis) of the IMU's gyro, in the trunk frame; ``delay`` samples."""
+    constant bias drawn per axis) of the IMU's gyro, ``accel_sigma`` and ``accel_bias`` m/s^2
+    of its accelerometer, in the trunk frame; ``delay`` samples."""
 
     relative: float = 0.01
-    q_sigma: float = 1e-3
+    q_sigma: float = 1e-4
     gyro_sigma: float = 5e-3
     gyro_bias: float = 1e-2
+    accel_sigma: float = 0.03
+    accel_bias: float = 0.05
     delay: int = 0
     seed: int = 0
 
 
 def add_noise(record: Record, noise: Noise) -> tuple:
-    """The noisy columns (a dict of arrays, the log's columns only) of ``record`` and the gyro
-    bias drawn (3, trunk frame)."""
+    """The noisy columns (a dict of arrays, the log's columns only) of ``record`` and the IMU's
+    biases drawn (gyro, accelerometer: 2 x 3, trunk frame)."""
     rng = np.random.default_rng(noise.seed)
     d = record.data
     out = {c: np.array(d[c], dtype=float) for c in columns()}
@@ -784,20 +806,24 @@ def add_noise(record: Record, noise: Noise) -> tuple:
         for a in "xyz":
             for c in (f"f_{foot}_{a}", f"m_{foot}_{a}"):
                 out[c] = white(out[c], noise.relative * rms(out[c]))
-    # the gyro: bias and white noise in the trunk frame, logged in the world frame
+    # the IMU: bias and white noise in the trunk frame; base_w* is the noisy gyro turned into the world
     quat = np.stack([d[c] for c in ("base_qx", "base_qy", "base_qz", "base_qw")], axis=1)
     R = np.stack([_rot_wxyz(q) for q in quat[:, [3, 0, 1, 2]]])
-    bias = rng.normal(0.0, noise.gyro_bias, 3) if noise.gyro_bias > 0 else np.zeros(3)
-    err = bias + (rng.normal(0.0, noise.gyro_sigma, (ns, 3)) if noise.gyro_sigma > 0 else np.zeros((ns, 3)))
-    w = np.stack([d[f"base_w{a}"] for a in "xyz"], axis=1) + np.einsum("nij,nj->ni", R, err)
+    biases = np.zeros((2, 3))
+    for k, (sigma, bias) in enumerate(((noise.gyro_sigma, noise.gyro_bias), (noise.accel_sigma, noise.accel_bias))):
+        biases[k] = rng.normal(0.0, bias, 3) if bias > 0 else 0.0
+        err = biases[k] + (rng.normal(0.0, sigma, (ns, 3)) if sigma > 0 else np.zeros((ns, 3)))
+        for i, c in enumerate(IMU_COLUMNS[3 * k : 3 * k + 3]):
+            out[c] = out[c] + err[:, i]
+    w = np.einsum("nij,nj->ni", R, np.stack([out[c] for c in IMU_COLUMNS[:3]], axis=1))
     for i, a in enumerate("xyz"):
         out[f"base_w{a}"] = w[:, i]
     if noise.delay:
         k = int(noise.delay)
-        delayed = [c for c in out if c.split("_")[0] in ("q", "qd", "tau", "f", "m")] + [f"base_w{a}" for a in "xyz"]
-        for c in delayed:
+        delayed = [c for c in out if c.split("_")[0] in ("q", "qd", "tau", "f", "m", "imu")]
+        for c in [*delayed, "base_wx", "base_wy", "base_wz"]:
             out[c] = np.concatenate([np.full(k, out[c][0]), out[c][:-k]])
-    return out, bias
+    return out, biases
 
 
 def _write_csv(path: str, values: dict) -> None:
@@ -830,7 +856,12 @@ def write_logs(record: Record, folder: str, name: str | None = None, noise: Nois
         (
             "_noisy",
             noisy,
-            {"noisy": 1, "gyro_bias": bias, **{f"noise_{k}": v for k, v in dataclasses.asdict(noise).items()}},
+            {
+                "noisy": 1,
+                "gyro_bias": bias[0],
+                "accel_bias": bias[1],
+                **{f"noise_{k}": v for k, v in dataclasses.asdict(noise).items()},
+            },
         ),
     ):
         csv = os.path.join(folder, f"{name}{suffix}.csv")
@@ -933,9 +964,12 @@ def main(argv=None) -> int:
     parser.add_argument("--damping", type=float, default=0.0, help="joint viscous damping, N m s/rad")
     parser.add_argument("--frictionloss", type=float, default=0.0, help="joint dry friction, N m")
     parser.add_argument("--noise", type=float, default=0.01, help="noise on qd, tau, f, m: share of each RMS")
-    parser.add_argument("--q-sigma", type=float, default=1e-3, help="encoder noise, rad")
+    parser.add_argument("--q-sigma", type=float, default=1e-4, help="encoder noise, rad")
     parser.add_argument("--gyro-sigma", type=float, default=5e-3, help="gyro white noise, rad/s")
     parser.add_argument("--gyro-bias", type=float, default=1e-2, help="gyro bias (std per axis), rad/s")
+    parser.add_argument("--accel-sigma", type=float, default=0.03, help="accelerometer white noise, m/s^2")
+    parser.add_argument("--accel-bias", type=float, default=0.05, help="accelerometer bias (std per axis), m/s^2")
+    parser.add_argument("--foot-radius", type=float, default=0.02, help="radius of the sphere feet, m")
     parser.add_argument("--delay", type=int, default=0, help="sensor delay of the noisy log, samples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--prefix", default="go2_", help="file names: PREFIX + experiment")
@@ -949,8 +983,17 @@ def main(argv=None) -> int:
         ]
         if there:
             parser.error(f"{args.folder} has {', '.join(there)} already (--force writes over them)")
-    noise = Noise(args.noise, args.q_sigma, args.gyro_sigma, args.gyro_bias, args.delay, args.seed)
-    options = {"damping": args.damping, "frictionloss": args.frictionloss}
+    noise = Noise(
+        args.noise,
+        args.q_sigma,
+        args.gyro_sigma,
+        args.gyro_bias,
+        args.accel_sigma,
+        args.accel_bias,
+        args.delay,
+        args.seed,
+    )
+    options = {"damping": args.damping, "frictionloss": args.frictionloss, "foot_radius": args.foot_radius}
     for name in args.experiments:
         record = EXPERIMENTS[name](duration=args.duration, **options)
         paths = write_logs(record, args.folder, f"{args.prefix}{name}", noise)

@@ -71,6 +71,12 @@ def test_conventions(logs):
     angle = np.arccos(np.clip((np.trace(dR, axis1=1, axis2=2) - 1) / 2, -1, 1))
     axis = np.stack([dR[:, 2, 1] - dR[:, 1, 2], dR[:, 0, 2] - dR[:, 2, 0], dR[:, 1, 0] - dR[:, 0, 1]], axis=1)
     omega = axis * (angle / (2 * np.sin(np.maximum(angle, 1e-300))) / 1e-3)[:, None]
+    # the IMU in the trunk frame: the gyro R^T omega, the accelerometer R^T (a - g)
+    gyro = np.stack([d[f"imu_g{a}"] for a in "xyz"], axis=1)
+    accel = np.stack([d[f"imu_a{a}"] for a in "xyz"], axis=1)
+    assert np.abs(np.einsum("nij,nj->ni", R, gyro) - w).max() < 1e-12
+    a = np.einsum("nij,nj->ni", R, accel) + records["standing"].gravity
+    assert np.abs((v[1:] - v[:-1]) / 1e-3 - a[:-1]).max() < 1e-8
     moving = np.linalg.norm(w[1:], axis=1) > 1e-3
     assert moving.any() and np.abs(omega - w[1:])[moving].max() < 1e-6 * np.abs(w).max() + 1e-9
     # the contact forces push the robot up, and their moment about the foot frame's origin is
@@ -102,11 +108,15 @@ def test_noise(logs):
     n = _read_csv(paths["standing"][2])
     rel = np.std(n["tau_FL_calf_joint"] - d["tau_FL_calf_joint"]) / np.sqrt(np.mean(d["tau_FL_calf_joint"] ** 2))
     assert 0.007 < rel < 0.013
-    assert 5e-4 < np.std(n["q_RR_thigh_joint"] - d["q_RR_thigh_joint"]) < 1.5e-3
-    bias = np.load(paths["standing"][3])["gyro_bias"]
+    assert 5e-5 < np.std(n["q_RR_thigh_joint"] - d["q_RR_thigh_joint"]) < 1.5e-4
+    truth = np.load(paths["standing"][3])
     R = _rotations(d)
     err = np.einsum("nji,nj->ni", R, np.stack([n[f"base_w{a}"] - d[f"base_w{a}"] for a in "xyz"], axis=1))
-    assert np.allclose(err.mean(axis=0), bias, atol=2e-3)  # the gyro's bias, in the trunk frame
+    assert np.allclose(err.mean(axis=0), truth["gyro_bias"], atol=2e-3)  # the gyro's bias, in the trunk frame
+    gyro = np.stack([n[f"imu_g{a}"] for a in "xyz"], axis=1)
+    assert np.allclose(np.einsum("nij,nj->ni", R, gyro), np.stack([n[f"base_w{a}"] for a in "xyz"], axis=1))
+    accel = np.stack([n[f"imu_a{a}"] - d[f"imu_a{a}"] for a in "xyz"], axis=1)
+    assert np.allclose(accel.mean(axis=0), truth["accel_bias"], atol=1e-2)
     assert np.allclose(n["base_x"], d["base_x"], rtol=1e-10, atol=1e-12)  # the pose is logged as it is
     assert np.array_equal(n["contact_FL_foot"], d["contact_FL_foot"])
 
@@ -121,8 +131,10 @@ def test_friction_is_logged_apart():
 def test_delay(logs):
     records, _ = logs
     r = records["hops"]
-    plain, _ = legged_sim.add_noise(r, legged_sim.Noise(0, 0, 0, 0, delay=0))
-    late, _ = legged_sim.add_noise(r, legged_sim.Noise(0, 0, 0, 0, delay=3))
-    for c in ("q_FL_calf_joint", "tau_RR_hip_joint", "f_FL_foot_z", "base_wy"):
+    quiet = {"relative": 0, "q_sigma": 0, "gyro_sigma": 0, "gyro_bias": 0, "accel_sigma": 0, "accel_bias": 0}
+    plain, _ = legged_sim.add_noise(r, legged_sim.Noise(**quiet, delay=0))
+    late, _ = legged_sim.add_noise(r, legged_sim.Noise(**quiet, delay=3))
+    for c in ("q_FL_calf_joint", "tau_RR_hip_joint", "f_FL_foot_z", "imu_ax", "imu_gz"):
         assert np.array_equal(late[c][3:], plain[c][:-3]) and np.array_equal(plain[c], r.data[c]), c
+    assert np.allclose(late["base_wy"][3:], r.data["base_wy"][:-3], rtol=1e-12, atol=1e-14)
     assert np.array_equal(late["base_z"], r.data["base_z"]) and np.array_equal(late["t"], r.data["t"])
