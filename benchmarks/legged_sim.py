@@ -64,7 +64,8 @@ base_alphaz`` (world angular acceleration, R ``qacc[3:6]``), ``qdd_J``, ``com_ax
 (the whole robot's centre-of-mass acceleration, from ``mj_objectAcceleration`` of each body),
 ``tau_friction_J`` (the joint's damping and dry-friction torque, ``qfrc_passive`` + the
 frictionloss constraint force, zero without them), ``gyro_bias`` (trunk frame, noisy log only),
-``v_F_x v_F_y v_F_z`` and ``a_F_x a_F_y a_F_z`` (the foot frame origin's world velocity and
+``c_F_x c_F_y c_F_z`` (the contact point in the world, where MuJoCo applies the force: the
+middle of the sphere's penetration; NaN without contact), ``v_F_x v_F_y v_F_z`` and ``a_F_x a_F_y a_F_z`` (the foot frame origin's world velocity and
 acceleration: not zero in stance, the origin rolls with the sphere at omega_calf x (p_F -
 p_contact)), ``accel_bias`` (noisy log only),
 ``hold_fx hold_fy hold_fz hold_mx hold_my hold_mz`` (suspended trunk only: the weld's force
@@ -377,6 +378,7 @@ class Go2:
         force = np.zeros((4, 3))
         moment = np.zeros((4, 3))
         touch = np.zeros(4)
+        point = np.full((4, 3), np.nan)
         origin = self.feet(d)
         f6 = np.zeros(6)
         for c in range(d.ncon):
@@ -389,11 +391,13 @@ class Go2:
                     fw, tw = sign * frame.T @ f6[:3], sign * frame.T @ f6[3:]
                     force[i] += fw
                     moment[i] += np.cross(con.pos - origin[i], fw) + tw
+                    point[i] = con.pos
                     touch[i] = 1.0
         for i, foot in enumerate(FEET):
             out.update(zip((f"f_{foot}_{x}" for x in "xyz"), force[i]))
             out.update(zip((f"m_{foot}_{x}" for x in "xyz"), moment[i]))
             out[f"contact_{foot}"] = touch[i]
+            out.update(zip((f"c_{foot}_{x}" for x in "xyz"), point[i]))
         # the centre of mass's acceleration (MuJoCo's own: cacc holds - gravity, added back)
         mj.mj_rnePostConstraint(m, d)
         acc = np.zeros(6)
