@@ -27,7 +27,8 @@ controllers of this module's own, tracking references computed with MuJoCo's kin
 * :func:`write_logs` - ``NAME.csv`` (noise-free) and ``NAME_noisy.csv``, each with the exact
   noise-free truth beside it in ``NAME.truth.npz`` and ``NAME_noisy.truth.npz`` (not
   ``NAME_noisy.npz``, which pga-dyn's log reader would take for the noisy log itself: these
-  hold the noise-free columns); :func:`add_noise` - the sensor noise; :func:`check` - the
+  hold the noise-free columns), and ``NAME_exact.csv``, the noise-free log with the exact
+  accelerations as columns; :func:`add_noise` - the sensor noise; :func:`check` - the
   equations the noise-free logs satisfy.
 
 Log columns (CSV, a header line of names), all in SI units:
@@ -93,7 +94,8 @@ noise.
 
 Run as a script: ``python benchmarks/legged_sim.py OUTDIR [--duration 15] [--experiments
 standing hops trot suspended] [--damping B --frictionloss C] [--check] [--force]`` writes
-``OUTDIR/go2_EXPERIMENT.csv`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv``, each with its ``.truth.npz``.
+``OUTDIR/go2_EXPERIMENT.csv`` and ``OUTDIR/go2_EXPERIMENT_noisy.csv``, each with its ``.truth.npz``,
+and ``OUTDIR/go2_EXPERIMENT_exact.csv``.
 Nothing here is part of the installed package.
 """
 
@@ -830,17 +832,27 @@ def add_noise(record: Record, noise: Noise) -> tuple:
     return out, biases
 
 
-def _write_csv(path: str, values: dict) -> None:
-    names = columns()
+#: The exact accelerations the ``_exact`` log adds to the columns (item 1's optional columns).
+EXACT_COLUMNS = (
+    "base_ax", "base_ay", "base_az", "base_alphax", "base_alphay", "base_alphaz", *(f"qdd_{j}" for j in JOINTS),
+)  # fmt: skip
+
+
+def _write_csv(path: str, values: dict, extra: tuple = ()) -> None:
+    names = columns() + list(extra)
     table = np.stack([values[c] for c in names], axis=1)
     fmt = ["%.6f"] + ["%.12g"] * (len(names) - 1)
     np.savetxt(path, table, delimiter=",", header=",".join(names), comments="", fmt=fmt)
 
 
-def write_logs(record: Record, folder: str, name: str | None = None, noise: Noise | None = None) -> list:
+def write_logs(
+    record: Record, folder: str, name: str | None = None, noise: Noise | None = None, exact: bool = True
+) -> list:
     """Write ``NAME.csv`` + ``NAME.truth.npz`` (noise-free) and ``NAME_noisy.csv`` + ``NAME_noisy.truth.npz``
-    (``noise``, default :class:`Noise`) into ``folder``; NAME defaults to ``go2_EXPERIMENT``.
-    Returns the paths written."""
+    (``noise``, default :class:`Noise`) into ``folder``, and with ``exact`` ``NAME_exact.csv``: the
+    noise-free log with the exact accelerations as columns (``base_ax .. base_alphaz``, ``qdd_J``:
+    item 1's optional columns, read instead of derivatives); NAME defaults to ``go2_EXPERIMENT``.
+    Returns the paths written (CSV, NPZ, noisy CSV, noisy NPZ[, exact CSV])."""
     os.makedirs(folder, exist_ok=True)
     name = name or f"go2_{record.experiment}"
     noise = Noise() if noise is None else noise
@@ -873,6 +885,9 @@ def write_logs(record: Record, folder: str, name: str | None = None, noise: Nois
         npz = os.path.join(folder, f"{name}{suffix}.truth.npz")
         np.savez_compressed(npz, **truth, **common, **extra)
         paths += [csv, npz]
+    if exact:
+        paths.append(os.path.join(folder, f"{name}_exact.csv"))
+        _write_csv(paths[-1], truth, EXACT_COLUMNS)
     return paths
 
 
@@ -982,9 +997,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if not args.force:
         names = [f"{args.prefix}{e}{s}" for e in args.experiments for s in ("", "_noisy")]
-        there = [
-            p for n in names for p in (f"{n}.csv", f"{n}.truth.npz") if os.path.exists(os.path.join(args.folder, p))
-        ]
+        files = [p for n in names for p in (f"{n}.csv", f"{n}.truth.npz")]
+        files += [f"{args.prefix}{e}_exact.csv" for e in args.experiments]
+        there = [p for p in files if os.path.exists(os.path.join(args.folder, p))]
         if there:
             parser.error(f"{args.folder} has {', '.join(there)} already (--force writes over them)")
     noise = Noise(

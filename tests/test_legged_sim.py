@@ -43,7 +43,7 @@ def logs(tmp_path_factory):
 
 def test_files_and_columns(logs):
     records, paths = logs
-    for name, (csv, truth, noisy_csv, noisy_truth) in paths.items():
+    for name, (csv, truth, noisy_csv, noisy_truth, exact_csv) in paths.items():
         assert os.path.basename(csv) == f"go2_{name}.csv" and truth.endswith(f"go2_{name}.truth.npz")
         d, n = _read_csv(csv), _read_csv(noisy_csv)
         assert list(d) == legged_sim.columns() == list(n)
@@ -51,6 +51,10 @@ def test_files_and_columns(logs):
         exact = np.load(truth)
         for c in legged_sim.columns():  # the CSV keeps 12 digits of the truth
             assert np.allclose(d[c], exact[c], rtol=1e-10, atol=1e-10), c
+        e = _read_csv(exact_csv)
+        assert list(e) == legged_sim.columns() + list(legged_sim.EXACT_COLUMNS)
+        for c in e:
+            assert np.allclose(e[c], exact[c], rtol=1e-10, atol=1e-10), c
         assert np.load(noisy_truth)["noisy"] == 1 and np.array_equal(
             np.load(noisy_truth)["tau_FL_hip_joint"], exact["tau_FL_hip_joint"]
         )
