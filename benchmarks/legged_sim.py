@@ -49,6 +49,13 @@ Log columns (CSV, a header line of names), all in SI units:
   over the contacts of that foot's sphere, acting at the foot frame's origin together with
   ``m_F_x m_F_y m_F_z``, the moment of those contact forces about the foot frame's origin,
   m = sum (p_contact - p_F) x f (the contact point lies about one radius below the origin);
+  the feet are spheres, not points: the force acts where the sphere touches (one radius plus
+  half the penetration, 1-2 mm, below the origin), and the sphere rolls, so the origin moves a
+  little in stance (about 8 mm/s RMS in the standing wobble with r = 20 mm; ``--foot-radius``
+  makes r smaller). (f_F; m_F) is the exact wrench at the origin; a reader that takes a foot
+  with moment columns for a flat foot (6 constraints: four feet would hold the robot still) or
+  drops m (a point foot at the origin) models stance slightly wrong; ``--no-moments`` writes
+  the CSVs without the m columns (the NPZs keep them);
   ``contact_F``, 1 while MuJoCo has a contact of the sphere with the floor (its force may be 0
   at the instant it separates). A suspended trunk logs its fixed pose, zero twist, no contact.
 
@@ -128,13 +135,13 @@ BASE_COLUMNS = (
 IMU_COLUMNS = ("imu_gx", "imu_gy", "imu_gz", "imu_ax", "imu_ay", "imu_az")
 
 
-def columns() -> list:
-    """The log's column names, in order."""
+def columns(moments: bool = True) -> list:
+    """The log's column names, in order (without ``m_FOOT_*`` unless ``moments``)."""
     names = ["t", *BASE_COLUMNS, *IMU_COLUMNS]
     for j in JOINTS:
         names += [f"q_{j}", f"qd_{j}", f"tau_{j}"]
     for foot in FEET:
-        names += [f"f_{foot}_{a}" for a in "xyz"] + [f"m_{foot}_{a}" for a in "xyz"] + [f"contact_{foot}"]
+        names += [f"f_{foot}_{a}" for a in "xyz"] + [f"m_{foot}_{a}" for a in "xyz" if moments] + [f"contact_{foot}"]
     return names
 
 
@@ -838,20 +845,27 @@ EXACT_COLUMNS = (
 )  # fmt: skip
 
 
-def _write_csv(path: str, values: dict, extra: tuple = ()) -> None:
-    names = columns() + list(extra)
+def _write_csv(path: str, values: dict, extra: tuple = (), moments: bool = True) -> None:
+    names = columns(moments) + list(extra)
     table = np.stack([values[c] for c in names], axis=1)
     fmt = ["%.6f"] + ["%.12g"] * (len(names) - 1)
     np.savetxt(path, table, delimiter=",", header=",".join(names), comments="", fmt=fmt)
 
 
 def write_logs(
-    record: Record, folder: str, name: str | None = None, noise: Noise | None = None, exact: bool = True
+    record: Record,
+    folder: str,
+    name: str | None = None,
+    noise: Noise | None = None,
+    exact: bool = True,
+    moments: bool = True,
 ) -> list:
     """Write ``NAME.csv`` + ``NAME.truth.npz`` (noise-free) and ``NAME_noisy.csv`` + ``NAME_noisy.truth.npz``
     (``noise``, default :class:`Noise`) into ``folder``, and with ``exact`` ``NAME_exact.csv``: the
     noise-free log with the exact accelerations as columns (``base_ax .. base_alphaz``, ``qdd_J``:
     item 1's optional columns, read instead of derivatives); NAME defaults to ``go2_EXPERIMENT``.
+    Without ``moments`` the CSVs have no ``m_FOOT_*`` columns (the NPZs keep them): pga-dyn's log
+    reader takes a foot with moment columns for a flat foot (module docstring).
     Returns the paths written (CSV, NPZ, noisy CSV, noisy NPZ[, exact CSV])."""
     os.makedirs(folder, exist_ok=True)
     name = name or f"go2_{record.experiment}"
@@ -881,13 +895,13 @@ def write_logs(
         ),
     ):
         csv = os.path.join(folder, f"{name}{suffix}.csv")
-        _write_csv(csv, values)
+        _write_csv(csv, values, moments=moments)
         npz = os.path.join(folder, f"{name}{suffix}.truth.npz")
         np.savez_compressed(npz, **truth, **common, **extra)
         paths += [csv, npz]
     if exact:
         paths.append(os.path.join(folder, f"{name}_exact.csv"))
-        _write_csv(paths[-1], truth, EXACT_COLUMNS)
+        _write_csv(paths[-1], truth, EXACT_COLUMNS, moments)
     return paths
 
 
@@ -989,11 +1003,13 @@ def main(argv=None) -> int:
     parser.add_argument("--accel-sigma", type=float, default=0.03, help="accelerometer white noise, m/s^2")
     parser.add_argument("--accel-bias", type=float, default=0.05, help="accelerometer bias (std per axis), m/s^2")
     parser.add_argument("--foot-radius", type=float, default=0.02, help="radius of the sphere feet, m")
+    parser.add_argument("--solref", type=float, default=0.005, help="time constant of the foot contacts, s")
     parser.add_argument("--delay", type=int, default=0, help="sensor delay of the noisy log, samples")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--prefix", default="go2_", help="file names: PREFIX + experiment")
     parser.add_argument("--check", action="store_true", help="check the noise-free logs' equations (pga-dyn)")
     parser.add_argument("--force", action="store_true", help="write over logs that exist")
+    parser.add_argument("--no-moments", action="store_true", help="no m_FOOT_* columns in the CSVs (point feet)")
     args = parser.parse_args(argv)
     if not args.force:
         names = [f"{args.prefix}{e}{s}" for e in args.experiments for s in ("", "_noisy")]
@@ -1012,10 +1028,15 @@ def main(argv=None) -> int:
         args.delay,
         args.seed,
     )
-    options = {"damping": args.damping, "frictionloss": args.frictionloss, "foot_radius": args.foot_radius}
+    options = {
+        "damping": args.damping,
+        "frictionloss": args.frictionloss,
+        "foot_radius": args.foot_radius,
+        "solref": args.solref,
+    }
     for name in args.experiments:
         record = EXPERIMENTS[name](duration=args.duration, **options)
-        paths = write_logs(record, args.folder, f"{args.prefix}{name}", noise)
+        paths = write_logs(record, args.folder, f"{args.prefix}{name}", noise, moments=not args.no_moments)
         d = record.data
         touch = np.stack([d[f"contact_{f}"] for f in FEET], axis=1)
         line = (

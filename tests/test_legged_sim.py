@@ -142,3 +142,12 @@ def test_delay(logs):
         assert np.array_equal(late[c][3:], plain[c][:-3]) and np.array_equal(plain[c], r.data[c]), c
     assert np.allclose(late["base_wy"][3:], r.data["base_wy"][:-3], rtol=1e-12, atol=1e-14)
     assert np.array_equal(late["base_z"], r.data["base_z"]) and np.array_equal(late["t"], r.data["t"])
+
+
+def test_without_moments(logs, tmp_path):
+    records, _ = logs
+    paths = legged_sim.write_logs(records["trot"], str(tmp_path), "trot", moments=False)
+    for csv in (paths[0], paths[2], paths[4]):
+        names = list(_read_csv(csv))
+        assert not [c for c in names if c.startswith("m_")] and "f_RR_foot_z" in names
+    assert "m_RR_foot_z" in np.load(paths[1])
