@@ -54,7 +54,7 @@ Log columns (CSV, a header line of names), all in SI units:
   little in stance (about 8 mm/s RMS in the standing wobble with r = 20 mm; ``--foot-radius``
   makes r smaller). (f_F; m_F) is the exact wrench at the origin; a reader that takes a foot
   with moment columns for a flat foot (6 constraints: four feet would hold the robot still) or
-  drops m (a point foot at the origin) models stance slightly wrong; ``--no-moments`` writes
+  drops m (a point foot at the origin) models the contacts slightly wrong; ``--no-moments`` writes
   the CSVs without the m columns (the NPZs keep them);
   ``contact_F``, 1 while MuJoCo has a contact of the sphere with the floor (its force may be 0
   at the instant it separates). A suspended trunk logs its fixed pose, zero twist, no contact.
