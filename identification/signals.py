@@ -278,6 +278,25 @@ def savgol(x: np.ndarray, window: int, deriv: int, step: float) -> np.ndarray:
     return out
 
 
+def filter_window(cutoff: float, rate: float) -> int:
+    """The Savitzky-Golay window (odd, samples) of :func:`differentiate` for a ``cutoff`` (Hz) at
+    ``rate`` Hz: the shortest whose passband reaches the cutoff, at least 2 MIN_HALF_WINDOW + 1."""
+    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
+    return 2 * half + 1
+
+
+def velocity_delay(t: np.ndarray, q: np.ndarray, qd: np.ndarray, cutoff: float | None = None) -> float:
+    """The delay (s) of measured velocities ``qd`` (ns, n) behind the derivative of the positions
+    ``q`` (ns, n) at uniform times ``t``: the median over the channels of :func:`velocity_lag`
+    (the filters of :func:`differentiate` at ``cutoff`` Hz, None: from the spectrum of q). A
+    velocity logged as the backward difference of its positions, (q_k - q_(k-1)) / h (a
+    semi-implicit Euler simulator, an encoder's difference), lags by half a sample."""
+    rate = (len(t) - 1) / (t[-1] - t[0])
+    cutoff = bandwidth(q, rate)[0] if cutoff is None else cutoff
+    lags, _ = velocity_lag(q, qd, rate, filter_window(cutoff, rate))
+    return float(np.median(lags))
+
+
 def differentiate(
     t: np.ndarray, q: np.ndarray, cutoff: float | None = None, where: str = "arrays", qd: np.ndarray | None = None
 ) -> tuple:
@@ -306,8 +325,8 @@ def differentiate(
         raise PgaDynError(
             f"{where}: the filter cutoff must be between 0 and half the sample rate ({rate / 2:.6g} Hz), got {cutoff!r}"
         )
-    half = max(MIN_HALF_WINDOW, int(np.ceil(((POLYORDER + 1) / (cutoff / (rate / 2)) + 4.6) / 3.2)))
-    window = 2 * half + 1
+    window = filter_window(cutoff, rate)
+    half = window // 2
     if ns < window:
         raise PgaDynError(
             f"{where}: {ns} samples are too few to differentiate with a {window}-sample window "

@@ -3,8 +3,10 @@ generalized forces of their wrenches (docs/identification.md, "Legged robots").
 
 A contact acts at the origin of a *contact frame*, a link of the robot file (a foot: often a link
 on a fixed joint, merged into the body that carries it). Its wrench is given in the world frame
-at that origin: the force f (3,) and, for a flat foot, the moment m (3,) about the origin; a point
-foot has m = 0. With p the frame origin in the world, the wrench about the world origin is
+at that origin: the force f (3,) and the moment m (3,) about the origin (zero when the force acts
+at the origin; a sphere foot's contact point lies a radius below it, whose moment m = (p_contact -
+p) x f the log may give). What the contact holds still is its kind: a *point* contact fixes the
+origin's position (3 Jacobian rows), a *flat* one also its orientation (6 rows). With p the frame origin in the world, the wrench about the world origin is
 (p x f + m; f), and its generalized force on tree coordinate k, whose Jacobian line is
 L_k = (d_k; m_k) (eq. 47, :mod:`pga_dyn.kinematics`), is the power of that wrench on the unit
 twist L_k:
@@ -42,7 +44,8 @@ if TYPE_CHECKING:
 class ContactFrames:
     """The contact frames of a robot: ``names`` (nc,) the links, ``bodies`` (nc,) the bodies that
     carry them (1..n), ``points`` (nc, 3) their origins in their bodies' frames and ``flat``
-    (nc,) bool: whether a contact also transmits a moment (a flat foot: 6 Jacobian rows, else 3)."""
+    (nc,) bool: whether a contact also holds the frame's orientation (a flat foot: 6 Jacobian
+    rows; a point contact: 3, its position only)."""
 
     names: tuple
     bodies: np.ndarray
@@ -134,9 +137,6 @@ def _wrench_array(frames: ContactFrames, wrenches, ns: int) -> np.ndarray:
             f"wrenches must have shape ({ns}, {len(frames)}, 6) (force; moment) or ({ns}, {len(frames)}, 3) "
             f"(forces) for the frames {list(frames.names)}, got {W.shape}"
         )
-    if np.any(W[:, ~frames.flat, 3:] != 0.0):
-        point = [n for n, f in zip(frames.names, frames.flat) if not f]
-        raise PgaDynError(f"wrenches: the point contacts {point} transmit no moment; declare them flat")
     return np.ascontiguousarray(W)
 
 

@@ -83,13 +83,24 @@ def test_jacobians_equal_pinocchios():
             np.testing.assert_allclose(J[0, 6 * c + 3 : 6 * c + 6], Jp[3:], atol=1e-12)
 
 
+def test_a_point_contact_passes_its_moment_on(go2):
+    """A sphere foot touches a radius below its frame's origin: the moment of its force about the
+    origin is part of the wrench (its generalized force, as the twin's), while the contact holds
+    the origin's position only (3 Jacobian rows)."""
+    frames = contact_frames(go2, FEET)
+    rng = np.random.default_rng(4)
+    q, W = rng.normal(size=go2.nq), rng.normal(size=(4, 6))
+    _, J, tau = contact_terms(go2, frames, q[None], W[None])
+    assert J.shape == (1, 12, go2.nq)
+    np.testing.assert_allclose(tau[0], contact_terms_numpy(go2, frames, q, W)[2], atol=1e-12)
+    assert np.abs(tau[0] - contact_terms(go2, frames, q[None], W[None, :, :3])[2][0]).max() > 1e-3
+
+
 def test_bad_frames_and_wrenches_are_named(go2):
     with pytest.raises(PgaDynError, match="no link named 'hand'"):
         contact_frames(go2, ["hand"])
     with pytest.raises(PgaDynError, match="given twice"):
         contact_frames(go2, ["FL_foot", "FL_foot"])
     frames = contact_frames(go2, FEET)
-    with pytest.raises(PgaDynError, match="point contacts"):
-        contact_terms(go2, frames, np.zeros((1, go2.nq)), np.ones((1, 4, 6)))
     with pytest.raises(PgaDynError, match=r"shape \(1, 4, 6\)"):
         contact_terms(go2, frames, np.zeros((1, go2.nq)), np.ones((1, 3, 3)))

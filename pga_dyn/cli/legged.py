@@ -17,10 +17,15 @@ def contact_arguments(parser, identify: bool) -> None:
         help="the contact frames of a floating robot (links of its file, e.g. its feet): "
         + (
             "identify from a legged robot's log (t, base_x..base_qw, base_vx..base_wz, q_NAME, tau_NAME, "
-            "f_FOOT_x/y/z, m_FOOT_x/y/z for a flat foot, contact_FOOT; docs/identification.md)"
+            "f_FOOT_x/y/z, m_FOOT_x/y/z (the moment about the frame origin), contact_FOOT; docs/identification.md)"
             if identify
             else "which parameters each sensing case identifies, per contact mode"
         ),
+    )
+    parser.add_argument(
+        "--flat-feet",
+        action="store_true",
+        help="with --contacts, the feet are flat: a foot in contact holds its orientation too (default: point feet)",
     )
     if identify:
         parser.add_argument(
@@ -49,7 +54,7 @@ def analyze(args, out) -> int:
     target = args.robot[0]
     robot = floating_robot(args, target)
     clamped = common.load(target, floating=False, gravity=tuple(robot.gravity), yaml=args.yaml)
-    report = identifiability(robot, contact_frames(robot, args.contacts), clamped)
+    report = identifiability(robot, contact_frames(robot, args.contacts, flat=args.flat_feet), clamped)
     if args.json:
         common.print_json(report, out)
     else:
@@ -70,8 +75,8 @@ def identify(args, out) -> int:
         raise PgaDynError("--contacts: one log file (and one --test file)")
     inputs = (robot.source, *args.data, *(args.test or ()))
     output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
-    record = read_legged(robot, args.data[0], args.contacts, args.cutoff)
-    test = read_legged(robot, args.test[0], args.contacts, args.cutoff) if args.test else None
+    record = read_legged(robot, args.data[0], args.contacts, args.cutoff, args.flat_feet)
+    test = read_legged(robot, args.test[0], args.contacts, args.cutoff, args.flat_feet) if args.test else None
     fit, test = (record, test) if test is not None else split(record, args.hold_out)
     friction = () if args.no_friction else common.friction(args.friction)
     est = identify_legged(robot, fit, args.case, friction, bool(args.armature), weighted=not args.ols)
