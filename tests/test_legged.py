@@ -277,34 +277,41 @@ def test_the_command_line(go2, tmp_path, capsys):
 
 
 def test_an_imu_gives_the_trunk_rates(go2, tmp_path):
-    """A log with an IMU at the trunk's origin (gyro and accelerometer in the trunk frame) instead of
-    the world angular velocity and accelerations reads as the same record."""
+    """A log with an IMU at the trunk's origin (gyro and accelerometer in the trunk frame): the gyro
+    stands in for the world angular velocity; the accelerometer for the world acceleration when no
+    velocity is logged (a logged velocity's derivative comes first)."""
     from pga_dyn.floating import rotation_matrices
 
     record, arrays, _ = simulated(go2, [FEET, ()], n=30)
     R = rotation_matrices(arrays["quaternion"])
-    imu = dict(arrays)
     gyro = np.einsum("sji,sj->si", R, arrays["angular"])  # R^T omega
     specific = np.einsum("sji,sj->si", R, arrays["linear_acceleration"] - go2.gravity)  # R^T (a - g)
-    path = write_log(tmp_path / "imu.csv", go2, imu)
+    path = write_log(tmp_path / "imu.csv", go2, arrays)
     lines = path.read_text().splitlines()
     header = lines[0].split(",")
-    drop = {header.index(c) for c in header if c.startswith("base_w") or c in ("base_ax", "base_ay", "base_az")}
-    extra = np.column_stack([gyro, specific])
-    rows = [
-        ",".join([x for k, x in enumerate(line.split(",")) if k not in drop] + [repr(float(v)) for v in extra[s]])
-        for s, line in enumerate(lines[1:])
-    ]
-    kept = [c for k, c in enumerate(header) if k not in drop] + [
-        "imu_gx",
-        "imu_gy",
-        "imu_gz",
-        "imu_ax",
-        "imu_ay",
-        "imu_az",
-    ]
-    path.write_text("\n".join([",".join(kept), *rows]) + "\n")
-    read = read_legged(go2, path, FEET)
+
+    def without(columns, name):
+        drop = {header.index(c) for c in columns}
+        extra = np.column_stack([gyro, specific])
+        rows = [
+            ",".join([x for k, x in enumerate(line.split(",")) if k not in drop] + [repr(float(v)) for v in extra[s]])
+            for s, line in enumerate(lines[1:])
+        ]
+        kept = [c for k, c in enumerate(header) if k not in drop] + [
+            f"imu_{k}" for k in ("gx", "gy", "gz", "ax", "ay", "az")
+        ]
+        out = tmp_path / name
+        out.write_text("\n".join([",".join(kept), *rows]) + "\n")
+        return read_legged(go2, out, FEET)
+
+    read = without(["base_wx", "base_wy", "base_wz"], "gyro.csv")
     np.testing.assert_allclose(read.motion.qd, record.motion.qd, atol=1e-9)
     np.testing.assert_allclose(read.motion.qdd, record.motion.qdd, atol=1e-9)
-    assert any("gyro" in note for note in read.notes) and any("accelerometer" in note for note in read.notes)
+    assert any("gyro" in note for note in read.notes) and not any("accelerometer" in note for note in read.notes)
+    moving = [c for c in header if c.startswith(("base_v", "base_w")) or c in ("base_ax", "base_ay", "base_az")]
+    read = without(moving, "accelerometer.csv")  # the velocities derived from the pose, a from the IMU
+    assert any("accelerometer" in note for note in read.notes)
+    p, (w, alpha) = arrays["position"], (read.motion.qd[:, :3], read.motion.qdd[:, :3])
+    v = read.motion.qd[:, 3:6] + np.cross(w, p)  # v_p = v_o + omega x p
+    a = read.motion.qdd[:, 3:6] + np.cross(alpha, p) + np.cross(w, v)
+    np.testing.assert_allclose(a, arrays["linear_acceleration"], atol=1e-9)
