@@ -52,6 +52,8 @@ from pga_dyn.floating import trunk_state  # noqa: E402
 from pga_dyn.kinematics import initial_poses  # noqa: E402
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
+#: The sphere feet's radius of benchmarks/legged_sim.py (its default).
+FOOT_RADIUS = 0.02
 
 
 def synthetic(robot, samples, noise=0.01, seed=0):
@@ -143,10 +145,133 @@ def speed():
     print(f"| {len(record)} | {min(runs):.2f} s | {t_peer:.2f} s | {min(runs) / t_peer:.2f} | {t_lmi:.2f} s |")
 
 
+EXPERIMENTS = ("standing", "hops", "trot")
+
+
+def logs(folder, duration=15.0):
+    """The MuJoCo logs of benchmarks/legged_sim.py in ``folder`` (written when missing)."""
+    import legged_sim
+
+    if not os.path.exists(os.path.join(folder, "go2_trot_noisy.csv")):
+        legged_sim.main([folder, "--duration", str(duration), "--force"])
+    return folder
+
+
+def base_error(robot, est):
+    """||beta - K phi_file|| / ||K phi_file||, phi_file the model file's link-frame parameters."""
+    import pga_dyn
+
+    phi = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot)).reshape(-1)
+    true = est.model.K[:, : phi.size] @ phi
+    return float(np.linalg.norm(est.beta - true) / np.linalg.norm(true))
+
+
+def mujoco(folder="/tmp/pga-dyn-legged"):
+    from identification.legged import estimate_report, read_legged, split
+
+    logs(folder)
+    robot = robots.load("go2")
+    mass = sum(robot.inertial(i).mass for i in range(1, robot.n + 1))
+    print(
+        "MuJoCo Go2 logs (benchmarks/legged_sim.py, 15 s at 1 kHz each; the last 20 % held out). exact: noise-free "
+        "with MuJoCo's accelerations; noise-free: pga-dyn derives the accelerations; noisy: 1 % noise on tau, f, m, qd, "
+        "1e-4 rad on q, gyro noise and bias (derivatives pga-dyn's). beta error: ||beta - beta_file|| / ||beta_file||; "
+        "tau RMS / floor: the held-out joint-torque RMS error over the torque noise's RMS (worst joint; noisy logs); "
+        "rows RMS / floor: the held-out residual RMS of the case's rows over their noise floor (noisy logs); "
+        "force: the held-out total contact force's RMS error in % of the weight. C: the feet's frame origins held "
+        "still; C, r = 2 cm: the sphere feet's lowest points (--foot-radius 0.02)\n"
+    )
+    print(
+        "| log | case | samples fitted | base parameters | beta error | total mass (kg, file 16.085) | "
+        "tau RMS / floor | rows RMS / floor | force (% mg) | verdict | seconds |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for experiment in EXPERIMENTS:
+        for kind in ("exact", "", "noisy"):
+            name = f"go2_{experiment}{'_' + kind if kind else ''}"
+            path = os.path.join(folder, name + ".csv")
+            record = read_legged(robot, path, FEET)
+            rolling = split(read_legged(robot, path, FEET, radius=FOOT_RADIUS))
+            fit, test = split(record)
+            floor = None
+            if kind == "noisy":
+                truth = np.load(os.path.join(folder, name + ".truth.npz"))
+                clean = np.column_stack([truth[f"tau_{j}"] for j in robot.actuated_names[6:]])
+                floor = np.sqrt(np.mean((record.motion.tau[:, 6:] - clean[: len(record)]) ** 2, axis=0))
+            for label, case, (fit, test) in (
+                ("A", "A", (fit, test)),
+                ("B", "B", (fit, test)),
+                ("C", "C", (fit, test)),
+                ("C, r = 2 cm", "C", rolling),
+            ):
+                start = time.perf_counter()
+                est = identify_legged(robot, fit, case)
+                seconds = time.perf_counter() - start
+                rep = estimate_report(est, test)
+                held = rep["held_out"]
+                total = rep["total_mass"]
+                ratio = "-"
+                if floor is not None and "tau_rms" in held:
+                    ratio = f"{max(np.array(list(held['tau_rms'].values())) / floor):.2f}"
+                mass_text = (
+                    "-" if total is None else f"{total['value']:.4f} ({100 * (total['value'] / mass - 1):+.2f} %)"
+                )
+                force = "-" if "force_share" not in held else f"{100 * held['force_share']:.2f}"
+                rows_floor = rep["noise_floor"]["rms"]
+                rows = "-" if rows_floor is None or kind != "noisy" else f"{held['rms'] / rows_floor:.2f}"
+                print(
+                    f"| {experiment} {kind or 'noise-free'} | {label} | {len(est.record)} | "
+                    f"{est.model.base.num_base_parameters} | {base_error(robot, est):.2e} | {mass_text} | {ratio} | {rows} | "
+                    f"{force} | {rep['verdict']['state']} | {seconds:.2f} |",
+                    flush=True,
+                )
+    clamped(folder, robot)
+
+
+def clamped(folder, robot):
+    """The legs identified with the trunk clamped (the suspended log, a fixed-base Go2: the arms'
+    pipeline, its consistent estimate with a prior 30 % off the file), the trunk's parameters from
+    that prior, checked on the floating held-out data of the trot against the floating estimate."""
+    import pga_dyn
+    from identification import consistent_estimate, default_prior, identify, read_trajectory
+    from identification.legged import estimate_report, read_legged, split
+
+    fixed = robots.load("go2", floating_base=False)
+    data = read_trajectory(fixed, os.path.join(folder, "go2_suspended_noisy.csv"), require_tau=True)
+    est = identify(fixed, data)
+    theta0, sigma0 = default_prior(est.model, data)
+    rng = np.random.default_rng(0)
+    off = np.repeat(rng.uniform(0.7, 1.3, fixed.n), 10)  # a CAD model 30 % off, body by body
+    full = consistent_estimate(est, prior=(theta0 * off, sigma0))
+    phi_file = pga_dyn.to_link_parameters(robot, pga_dyn.inertial_parameters(robot))
+    trunk = phi_file[0] * rng.uniform(0.7, 1.3)
+    phi = np.concatenate([trunk, full.phi.reshape(-1)])
+    record = read_legged(robot, os.path.join(folder, "go2_trot_noisy.csv"), FEET)
+    fit, test = split(record)
+    floating = identify_legged(robot, fit, "A")
+    rep = estimate_report(floating, test)
+    beta = floating.model.K[:, : phi.size] @ phi
+    check = floating.check(test.steady(), floating.predict(test.steady(), beta))
+    print(
+        "\nThe trunk clamped (suspended log, noisy; its legs' consistent estimate with a prior 30 % off, the trunk from "
+        "that prior) on the trot's floating held-out data, against the floating estimate (case A):\n"
+    )
+    print("| model | held-out residual RMS | held-out contact force error (% mg) | worst joint torque RMS (N m) |")
+    print("|---|---|---|---|")
+    for label, r in (("floating (trot, case A)", rep["held_out"]), ("clamped trunk", check)):
+        tau = r["tau_rms"] if isinstance(r["tau_rms"], dict) else dict(zip(robot.actuated_names[6:], r["tau_rms"]))
+        print(f"| {label} | {r['rms']:.3g} | {100 * r['force_share']:.2f} | {max(tau.values()):.3g} |")
+    fails = check["rms"] > 2.0 * rep["fit"]["rms"]
+    print(
+        f"\nthe clamped model {'FAILS' if fails else 'passes'} the floating check (held-out residual over 2x the "
+        f"floating fit's: {check['rms'] / rep['fit']['rms']:.1f}x)"
+    )
+
+
 def main(argv):
-    what = argv[1:] or ["speed"]
+    what = argv[1:] or ["mujoco", "speed"]
     for name in what:
-        {"speed": speed}[name]()
+        {"speed": speed, "mujoco": mujoco}[name]()
     return 0
 
 

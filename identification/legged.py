@@ -279,6 +279,7 @@ def legged_record(
     moments: npt.ArrayLike | None = None,
     contact: npt.ArrayLike | None = None,
     flat: bool | Sequence[bool] = False,
+    radius: float = 0.0,
     cutoff: float | None = None,
     source: str = "arrays",
     notes: Iterable[str] = (),
@@ -293,7 +294,9 @@ def legged_record(
     ``forces`` (ns, nc, 3) on the robot at the frame's origin and the ``moments`` (ns, nc, 3) of
     the contact forces about it (a sphere foot's contact point below the origin, a flat foot's
     torque), or None; ``flat``: which feet are flat (their orientation held in contact, 6
-    constraints; default point feet, 3); ``contact`` (ns, nc) flags (default: the force above
+    constraints; default point feet, 3); ``radius``: sphere feet's radius, their contact point
+    that far below the origin (:func:`pga_dyn.contacts.contact_frames`; the projections of case C
+    and the contact modes' constraints hold it still); ``contact`` (ns, nc) flags (default: the force above
     :data:`CONTACT_SHARE` of the robot's weight). Derivatives as in
     :func:`~.data.trajectory` (``cutoff`` Hz, None: from the spectrum), each group (trunk
     position, orientation, velocities, joints) on its own. PgaDynError naming ``source`` and the
@@ -303,7 +306,7 @@ def legged_record(
             f"{robot.source or robot.name}: a legged record needs a floating base (load the robot with "
             "floating_base=True; a clamped trunk is identified as a fixed-base robot)"
         )
-    frames = contact_frames(robot, list(feet), flat=flat)
+    frames = contact_frames(robot, list(feet), flat=flat, radius=radius)
     t = np.asarray(t, dtype=float)
     if t.ndim != 1 or t.size < 2 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
         raise PgaDynError(f"{source}: t must be at least two finite, strictly increasing times")
@@ -406,6 +409,7 @@ def read_legged(
     feet: Sequence[str],
     cutoff: float | None = None,
     flat: bool | Sequence[bool] = False,
+    radius: float = 0.0,
 ) -> LeggedRecord:
     """The :class:`LeggedRecord` in a CSV or NPZ log (one column or array per quantity): ``t``;
     the trunk's pose ``base_x base_y base_z base_qx base_qy base_qz base_qw`` in the world; its
@@ -418,7 +422,7 @@ def read_legged(
     and optionally ``qd_NAME``, ``qdd_NAME``, ``tau_NAME``; per contact frame FOOT of ``feet``
     ``f_FOOT_x f_FOOT_y f_FOOT_z`` (the world force on the robot at the frame's origin),
     optionally ``m_FOOT_x m_FOOT_y m_FOOT_z`` (the moment of the contact forces about it), and
-    ``contact_FOOT`` (1 in contact; from the force when absent); ``flat``: as in
+    ``contact_FOOT`` (1 in contact; from the force when absent); ``flat``, ``radius``: as in
     :func:`legged_record`. A group (three force columns, the joints' tau) is read
     whole or not at all. PgaDynError naming the file and the missing columns."""
     path = os.fspath(path)
@@ -489,6 +493,7 @@ def read_legged(
         moments=None if "moments" not in arrays else arrays["moments"].reshape(ns, nc, 3),
         contact=arrays.get("contact"),
         flat=flat,
+        radius=radius,
         cutoff=cutoff,
         source=path,
         notes=notes,
@@ -620,6 +625,8 @@ def mode_states(robot: Robot, frames: ContactFrames, mode: Iterable[str], n: int
         for k in chosen:
             body = frames.bodies[k]
             p = (kin.T[body] @ np.append(frames.points[k], 1.0))[:3]
+            if frames.offsets is not None:  # the body's point at the contact held still
+                p = p + frames.offsets[k]
             acc, V = kin.A[body] - G, kin.V[body]
             v_p = V[3:] + np.cross(V[:3], p)
             bias.append(acc[3:] + np.cross(acc[:3], p) + np.cross(V[:3], v_p))

@@ -14,8 +14,9 @@ twist L_k:
     tau_c[k] = d_k . (p x f + m) + m_k . f          (J_c^T w, summed over the contacts)
 
 for the coordinates that move the frame's body (its support), zero for the others. The rows of
-J_c are the frame origin's linear velocity, v_p = sum_k (m_k + d_k x p) qd_k, and for a flat foot
-the angular velocity, omega = sum_k d_k qd_k. For the floating joint F its lines are the six unit
+J_c are the contact point's linear velocity, v_c = sum_k (m_k + d_k x c) qd_k (c the frame's
+origin p, or a sphere foot's contact point p + r g / |g| on a floor), and for a flat foot the
+angular velocity, omega = sum_k d_k qd_k. For the floating joint F its lines are the six unit
 twists, so its generalized force is the wrench itself (moment about the world origin; force).
 
 :func:`contact_terms` is the compiled batch (numba) along a record; :func:`contact_terms_numpy`
@@ -45,12 +46,15 @@ class ContactFrames:
     """The contact frames of a robot: ``names`` (nc,) the links, ``bodies`` (nc,) the bodies that
     carry them (1..n), ``points`` (nc, 3) their origins in their bodies' frames and ``flat``
     (nc,) bool: whether a contact also holds the frame's orientation (a flat foot: 6 Jacobian
-    rows; a point contact: 3, its position only)."""
+    rows; a point contact: 3, its position only); ``offsets`` (nc, 3): the contact point's offset
+    from the frame's origin in the world frame (a sphere foot of radius r on a floor: r times the
+    gravity's direction), whose velocity the Jacobian rows give (None: the origin)."""
 
     names: tuple
     bodies: np.ndarray
     points: np.ndarray
     flat: np.ndarray
+    offsets: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -61,9 +65,12 @@ class ContactFrames:
         return int(3 * len(self.names) + 3 * np.count_nonzero(self.flat))
 
 
-def contact_frames(robot: Robot, names: npt.ArrayLike, flat: npt.ArrayLike | bool = False) -> ContactFrames:
+def contact_frames(
+    robot: Robot, names: npt.ArrayLike, flat: npt.ArrayLike | bool = False, radius: float = 0.0
+) -> ContactFrames:
     """The :class:`ContactFrames` of the links ``names`` of ``robot`` (``flat``: one bool for all,
-    or one per frame). PgaDynError naming the robot's file and the link when a name is not a link,
+    or one per frame; ``radius``: sphere feet of that radius on a floor normal to the gravity, the
+    contact point that far below each origin). PgaDynError naming the robot's file and the link when a name is not a link,
     is repeated or is fixed to the world (a contact there does nothing to the robot's dynamics)."""
     names = tuple(str(n) for n in np.atleast_1d(np.asarray(names, dtype=object)))
     where = robot.source or robot.name
@@ -77,11 +84,15 @@ def contact_frames(robot: Robot, names: npt.ArrayLike, flat: npt.ArrayLike | boo
         raise PgaDynError(f"{where}: contact frames {fixed} are fixed to the world: a contact there moves nothing")
     points = np.array([robot.link_pose(name)[:3, 3] for name in names], dtype=float).reshape(-1, 3)
     flat = np.broadcast_to(np.asarray(flat, dtype=bool), (len(names),)).copy()
-    return ContactFrames(names, bodies, points, flat)
+    if not (isinstance(radius, (int, float)) and np.isfinite(radius) and radius >= 0):
+        raise PgaDynError(f"{where}: the feet's radius must be a non-negative number of metres, got {radius!r}")
+    down = robot.gravity / max(np.linalg.norm(robot.gravity), 1e-300)
+    offsets = np.tile(radius * down, (len(names), 1)) if radius else None
+    return ContactFrames(names, bodies, points, flat, offsets)
 
 
 @njit(cache=True)
-def _contact_batch(parent, code, origin, axes, qidx, seed, Q, bodies, points, flat, W, P, J, tau):
+def _contact_batch(parent, code, origin, axes, qidx, seed, Q, bodies, points, flat, offsets, W, P, J, tau):
     """For each sample s of Q (ns, nq): the contact frames' origins P[s] (nc, 3) in the world, their
     Jacobian rows J[s] (rows, nq) (linear velocity, then the angular velocity for a flat one) and
     the generalized force tau[s] (nq,) of the world wrenches W[s] (nc, 6) = (f; m) at the origins;
@@ -106,6 +117,7 @@ def _contact_batch(parent, code, origin, axes, qidx, seed, Q, bodies, points, fl
                     T[b, r, 0] * points[c, 0] + T[b, r, 1] * points[c, 1] + T[b, r, 2] * points[c, 2] + T[b, r, 3]
                 )
             px, py, pz = P[s, c, 0], P[s, c, 1], P[s, c, 2]
+            cx, cy, cz = px + offsets[c, 0], py + offsets[c, 1], pz + offsets[c, 2]  # the contact point
             fx, fy, fz = W[s, c, 0], W[s, c, 1], W[s, c, 2]
             # the wrench about the world origin: (p x f + m; f)
             mx = py * fz - pz * fy + W[s, c, 3]
@@ -116,10 +128,10 @@ def _contact_batch(parent, code, origin, axes, qidx, seed, Q, bodies, points, fl
                 for k in range(qidx[i], qidx[i + 1]):
                     d0, d1, d2, m0, m1, m2 = S[k, 0], S[k, 1], S[k, 2], S[k, 3], S[k, 4], S[k, 5]
                     tau[s, k] += d0 * mx + d1 * my + d2 * mz + m0 * fx + m1 * fy + m2 * fz
-                    if want:  # v_p = m + d x p, omega = d
-                        J[s, row, k] = m0 + d1 * pz - d2 * py
-                        J[s, row + 1, k] = m1 + d2 * px - d0 * pz
-                        J[s, row + 2, k] = m2 + d0 * py - d1 * px
+                    if want:  # v_c = m + d x c, omega = d
+                        J[s, row, k] = m0 + d1 * cz - d2 * cy
+                        J[s, row + 1, k] = m1 + d2 * cx - d0 * cz
+                        J[s, row + 2, k] = m2 + d0 * cy - d1 * cx
                         if flat[c]:
                             J[s, row + 3, k] = d0
                             J[s, row + 4, k] = d1
@@ -171,6 +183,7 @@ def contact_terms(
         frames.bodies,
         frames.points,
         frames.flat,
+        np.zeros((len(frames), 3)) if frames.offsets is None else frames.offsets,
         W,
         P,
         J,
@@ -195,7 +208,9 @@ def contact_terms_numpy(
         p = p[:3]
         body_jacobian = kin.jacobian(int(body))  # (6, nq): twists (omega; v_o)
         linear = body_jacobian[3:] + np.cross(body_jacobian[:3].T, p).T  # v_p = v_o + omega x p
-        blocks += [linear, body_jacobian[:3]] if frames.flat[c] else [linear]
         tau += linear.T @ W[c, :3] + body_jacobian[:3].T @ W[c, 3:]
+        if frames.offsets is not None:  # the rows of the contact point c = p + offset
+            linear = linear + np.cross(body_jacobian[:3].T, frames.offsets[c]).T
+        blocks += [linear, body_jacobian[:3]] if frames.flat[c] else [linear]
         P.append(p)
     return np.array(P), np.concatenate(blocks), tau

@@ -27,6 +27,13 @@ def contact_arguments(parser, identify: bool) -> None:
         action="store_true",
         help="with --contacts, the feet are flat: a foot in contact holds its orientation too (default: point feet)",
     )
+    parser.add_argument(
+        "--foot-radius",
+        type=float,
+        default=0.0,
+        metavar="METRES",
+        help="with --contacts, sphere feet of this radius: the contact point that far below each frame's origin",
+    )
     if identify:
         parser.add_argument(
             "--case",
@@ -54,7 +61,8 @@ def analyze(args, out) -> int:
     target = args.robot[0]
     robot = floating_robot(args, target)
     clamped = common.load(target, floating=False, gravity=tuple(robot.gravity), yaml=args.yaml)
-    report = identifiability(robot, contact_frames(robot, args.contacts, flat=args.flat_feet), clamped)
+    frames = contact_frames(robot, args.contacts, flat=args.flat_feet, radius=args.foot_radius)
+    report = identifiability(robot, frames, clamped)
     if args.json:
         common.print_json(report, out)
     else:
@@ -75,8 +83,9 @@ def identify(args, out) -> int:
         raise PgaDynError("--contacts: one log file (and one --test file)")
     inputs = (robot.source, *args.data, *(args.test or ()))
     output = common.new_file(args.output, *inputs, force=args.force) if args.output else None
-    record = read_legged(robot, args.data[0], args.contacts, args.cutoff, args.flat_feet)
-    test = read_legged(robot, args.test[0], args.contacts, args.cutoff, args.flat_feet) if args.test else None
+    options = {"cutoff": args.cutoff, "flat": args.flat_feet, "radius": args.foot_radius}
+    record = read_legged(robot, args.data[0], args.contacts, **options)
+    test = read_legged(robot, args.test[0], args.contacts, **options) if args.test else None
     fit, test = (record, test) if test is not None else split(record, args.hold_out)
     friction = () if args.no_friction else common.friction(args.friction)
     est = identify_legged(robot, fit, args.case, friction, bool(args.armature), weighted=not args.ols)
