@@ -934,6 +934,13 @@ class LeggedEstimate:
         return out
 
 
+#: The verdict fails an estimate whose held-out total contact force (the base rows of all rows,
+#: predicted where the case's base parameters are DRNG's) is off by more than this share of the
+#: robot's weight (RMS): a case that fits its own rows but not the others' (joint torques alone,
+#: standing) is caught here.
+FORCE_SHARE = 0.05
+
+
 def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
     """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
     contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
@@ -944,7 +951,8 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full:
     residual RMS on the fit and the test, the noise floor of the case's right-hand side
     (:func:`.diagnostics.noise_floor`), and the ``verdict``: FAILS when the held-out residual's RMS
     is over :data:`.diagnostics.TRANSFER` times the fit's (RMS, not the relative error, which
-    depends on the mix of contact modes: a flight's base rows are zero), MISFIT when the fit's
+    depends on the mix of contact modes: a flight's base rows are zero) or the held-out total
+    contact force is off by over :data:`FORCE_SHARE` of the weight, MISFIT when the fit's
     residual is over :data:`.diagnostics.EXPLAINED` times the noise floor (the model misses what
     the data hold: a loop ignored, friction left out), OK otherwise; "not checked" without a test
     and no misfit."""
@@ -1009,6 +1017,13 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full:
             )
         else:
             reasons.append(f"held-out residual RMS {held:.4g} against {fit:.4g} on the fit (within {TRANSFER:g}x)")
+        share = report["held_out"].get("force_share")
+        if share is not None and share > FORCE_SHARE:
+            state = "FAILS"
+            reasons.append(
+                f"the held-out total contact force is predicted {100 * share:.3g} % of the weight off (over "
+                f"{100 * FORCE_SHARE:g} %): the rows the case did not fit do not transfer"
+            )
     else:
         reasons.append("no held-out data")
     if floor_rms is not None:
