@@ -38,18 +38,13 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 
 import robots  # noqa: E402
 from identification import consistent_estimate  # noqa: E402
 from identification.legged import (  # noqa: E402
     identify_legged,
-    legged_forces,
-    legged_record,
-    mode_states,
 )
-from pga_dyn.contacts import contact_frames  # noqa: E402
-from pga_dyn.floating import trunk_state  # noqa: E402
-from pga_dyn.kinematics import initial_poses  # noqa: E402
 
 FEET = ("FL_foot", "FR_foot", "RL_foot", "RR_foot")
 #: The sphere feet's radius of benchmarks/legged_sim.py (its default).
@@ -58,38 +53,11 @@ FOOT_RADIUS = 0.02
 
 def synthetic(robot, samples, noise=0.01, seed=0):
     """A record of ``samples`` random states of the Go2, half with four feet pinned and half with
-    three, with the model file's joint torques and least-norm contact forces and ``noise``."""
-    frames = contact_frames(robot, list(FEET))
-    parts = []
-    for k, mode in enumerate((FEET, FEET[:3])):
-        st = mode_states(robot, frames, mode, samples // 2, seed + k)
-        contact = np.tile([f in mode for f in FEET], (len(st.q), 1))
-        tau, w = legged_forces(robot, frames, st.q, st.qd, st.qdd, contact)
-        parts.append((st.q, st.qd, st.qdd, contact, tau, w))
-    q, qd, qdd, contact, tau, w = (np.concatenate(x) for x in zip(*parts))
-    rng = np.random.default_rng(seed + 10)
-    tau = tau + noise * rng.standard_normal(tau.shape) * np.sqrt(np.mean(tau**2, axis=0))
-    f = w[:, :, :3] + noise * rng.standard_normal(w[:, :, :3].shape) * np.sqrt(np.mean(w[:, :, :3] ** 2, axis=0))
-    p, quat, v, omega = trunk_state(q[:, :6], qd[:, :6], initial_poses(robot)[1])
-    alpha = qdd[:, :3]
-    a = qdd[:, 3:6] + np.cross(alpha, p) + np.cross(omega, v)
-    return legged_record(
-        robot,
-        np.arange(len(q)) * 1e-3,
-        p,
-        quat,
-        q[:, 6:],
-        FEET,
-        linear=v,
-        angular=omega,
-        linear_acceleration=a,
-        angular_acceleration=alpha,
-        qd=qd[:, 6:],
-        qdd=qdd[:, 6:],
-        tau=tau,
-        forces=f,
-        contact=contact,
-    )
+    three, with the model file's joint torques and least-norm contact forces and ``noise``
+    (tests/test_legged.py's records)."""
+    from test_legged import simulated
+
+    return simulated(robot, [FEET, FEET[:3]], n=samples // 2, seed=seed, noise=noise)[0]
 
 
 def peer(robot, record):
