@@ -104,9 +104,10 @@ def _contact_batch(parent, code, origin, axes, qidx, seed, Q, bodies, points, fl
     V = np.empty((n + 1, 6))
     A = np.empty((n + 1, 6))
     zero = np.zeros(nq)
+    gravity = seed.copy()  # writable, as the other kernels' seed: one compiled version of forward
     want = J.shape[0] > 0
     for s in range(Q.shape[0]):
-        forward(parent, code, origin, axes, qidx, seed, Q[s], zero, zero, T, S, V, A)
+        forward(parent, code, origin, axes, qidx, gravity, Q[s], zero, zero, T, S, V, A)
         for k in range(nq):
             tau[s, k] = 0.0
         row = 0
