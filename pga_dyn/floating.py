@@ -72,6 +72,21 @@ def rotation_matrices(quaternion: npt.ArrayLike) -> np.ndarray:
     )
 
 
+def rotation_vector_quaternions(r: npt.ArrayLike) -> np.ndarray:
+    """Unit quaternions (ns, 4), (x, y, z, w), of the rotation vectors ``r`` (ns, 3): exp(r^), the
+    rotation by |r| about r / |r| (a spherical joint's coordinates, docs/conventions.md)."""
+    r = np.asarray(r, dtype=float)
+    angle = np.linalg.norm(r, axis=1)
+    return np.concatenate([0.5 * np.sinc(angle / (2 * np.pi))[:, None] * r, np.cos(angle / 2)[:, None]], 1)
+
+
+def quaternion_rotation_vectors(quaternion: npt.ArrayLike) -> np.ndarray:
+    """Rotation vectors (ns, 3), |r| <= pi, of unit quaternions (ns, 4), (x, y, z, w): the inverse of
+    :func:`rotation_vector_quaternions` (:func:`pga_dyn.pga.quaternion_log`)."""
+    q = np.asarray(quaternion, dtype=float)
+    return quaternion_log(q[:, [3, 0, 1, 2]], np.zeros((len(q), 3)))[:, :3]
+
+
 def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The Hamilton product a b of quaternions (..., 4) in the order (x, y, z, w) (rotation b, then a)."""
     va, wa = a[..., :3], a[..., 3:]

@@ -464,19 +464,6 @@ def _rows(x):
     return None if x is None else np.atleast_2d(np.asarray(x, dtype=float))
 
 
-def _rotation_vector_quaternion(r: np.ndarray) -> np.ndarray:
-    """Unit quaternions (ns, 4), (x, y, z, w), of the rotation vectors r (ns, 3): exp(r^)."""
-    angle = np.linalg.norm(r, axis=1)
-    return np.concatenate([0.5 * np.sinc(angle / (2 * np.pi))[:, None] * r, np.cos(angle / 2)[:, None]], 1)
-
-
-def _quaternion_rotation_vector(quaternion: np.ndarray) -> np.ndarray:
-    """Rotation vectors (ns, 3), |r| <= pi, of unit quaternions (ns, 4) (x, y, z, w)."""
-    from pga_dyn.pga import quaternion_log
-
-    return quaternion_log(quaternion[:, [3, 0, 1, 2]], np.zeros((len(quaternion), 3)))[:, :3]
-
-
 def _placed(placement: np.ndarray, x: np.ndarray, inverse: bool) -> np.ndarray:
     """Poses (ns, 7) (p, x y z w) composed with ``placement`` (4, 4): P^-1 X (``inverse``) or P X."""
     from pga_dyn.floating import quaternion_product
@@ -523,7 +510,7 @@ def pinocchio_state(
         F: :func:`pga_dyn.floating.local_coordinates` (q the pose relative to the joint's placement).
     """
     pin = _pinocchio("robots.pinocchio_state")
-    from pga_dyn.floating import local_coordinates
+    from pga_dyn.floating import local_coordinates, rotation_vector_quaternions
 
     robot = check_robot(robot)
     single = np.ndim(q) == 1
@@ -549,7 +536,7 @@ def pinocchio_state(
                 ap[:, iv] = a
             continue
         if kind == "S":
-            qp[:, iq] = _rotation_vector_quaternion(q[:, sl])
+            qp[:, iq] = rotation_vector_quaternions(q[:, sl])
         elif joint.nq == 2 and joint.nv == 1:  # unbounded revolute
             qp[:, iq] = np.concatenate([np.cos(q[:, sl]), np.sin(q[:, sl])], 1)
         else:
@@ -572,7 +559,7 @@ def from_pinocchio_state(
     (or (ns, ...)). Rotations come back as principal rotation vectors and exponential coordinates
     (|omega| <= pi)."""
     pin = _pinocchio("robots.from_pinocchio_state")
-    from pga_dyn.floating import from_local_coordinates
+    from pga_dyn.floating import from_local_coordinates, quaternion_rotation_vectors
 
     robot = check_robot(robot)
     single = np.ndim(q) == 1
@@ -597,7 +584,7 @@ def from_pinocchio_state(
             continue
         if kind == "S":
             quat = qp[:, iq] / np.linalg.norm(qp[:, iq], axis=1, keepdims=True)
-            q[:, sl] = _quaternion_rotation_vector(quat)
+            q[:, sl] = quaternion_rotation_vectors(quat)
         elif joint.nq == 2 and joint.nv == 1:
             q[:, sl] = np.arctan2(qp[:, iq][:, 1:], qp[:, iq][:, :1])
         else:

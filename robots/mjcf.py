@@ -866,7 +866,7 @@ def mujoco_state(
         (qpos the world pose (p, w x y z), qvel = (v_p world; omega in the body frame)). Joints of
         ``model`` that are not the robot's stay at qpos0 and rest.
     """
-    from pga_dyn.floating import free_joint_coordinates
+    from pga_dyn.floating import free_joint_coordinates, rotation_vector_quaternions
 
     single = np.ndim(q) == 1
     q, qd, qdd = (_rows(x) for x in (q, qd, qdd))
@@ -888,9 +888,7 @@ def mujoco_state(
                     out[:, iv] = value
             continue
         if kind == "S":
-            angle = np.linalg.norm(q[:, sl], axis=1)
-            half = 0.5 * np.sinc(angle / (2 * np.pi))[:, None] * q[:, sl]
-            qpos[:, iq] = np.concatenate([np.cos(angle / 2)[:, None], half], 1)
+            qpos[:, iq] = rotation_vector_quaternions(q[:, sl])[:, [3, 0, 1, 2]]  # MuJoCo's (w, x, y, z)
         else:
             qpos[:, iq] = q[:, sl] + model.qpos0[iq]
         for out, src in ((qvel, qd), (qacc, qdd)):
@@ -910,8 +908,7 @@ def from_mujoco_state(
     qd, qdd None when ``qvel``, ``qacc`` are) of MuJoCo's ``qpos`` (model.nq,), ``qvel``, ``qacc``
     (model.nv,) (or (ns, ...)), e.g. ``data.qpos`` of a simulation. Rotations come back as
     principal rotation vectors and exponential coordinates (|omega| <= pi)."""
-    from pga_dyn.floating import from_free_joint_coordinates
-    from pga_dyn.pga import quaternion_log
+    from pga_dyn.floating import from_free_joint_coordinates, quaternion_rotation_vectors
 
     single = np.ndim(qpos) == 1
     qpos, qvel, qacc = (_rows(x) for x in (qpos, qvel, qacc))
@@ -937,7 +934,7 @@ def from_mujoco_state(
             continue
         if kind == "S":
             quat = qpos[:, iq] / np.linalg.norm(qpos[:, iq], axis=1, keepdims=True)
-            q[:, sl] = quaternion_log(quat, np.zeros((ns, 3)))[:, :3]
+            q[:, sl] = quaternion_rotation_vectors(quat[:, [1, 2, 3, 0]])
         else:
             q[:, sl] = qpos[:, iq] - model.qpos0[iq]
         for out, src in ((qd, qvel), (qdd, qacc)):

@@ -105,3 +105,19 @@ def test_other_conventions_round_trip_and_keep_the_power(seed):
     np.testing.assert_allclose(spatial_acceleration(p, v, w, a, alpha), qdd, atol=1e-12)
     single = local_coordinates(q[0], qd[0], qdd[0], T0)
     assert [x.shape for x in single] == [(7,), (6,), (6,)]
+
+
+def test_rotation_vectors_and_quaternions():
+    """A spherical joint's rotation vector r and its quaternion: the rotation matrices agree with
+    so3_exp, and the principal rotation vector comes back."""
+    from pga_dyn.floating import quaternion_rotation_vectors, rotation_vector_quaternions
+    from pga_dyn.kinematics import so3_exp
+
+    rng = np.random.default_rng(5)
+    r = rng.normal(size=(20, 3))
+    r *= (rng.uniform(0, np.pi, 20) / np.linalg.norm(r, axis=1))[:, None]
+    r[0] = 0.0
+    quat = rotation_vector_quaternions(r)
+    for k in range(20):
+        np.testing.assert_allclose(rotation_matrices(quat[k]), so3_exp(r[k]), atol=1e-12)
+    np.testing.assert_allclose(quaternion_rotation_vectors(quat), r, atol=1e-12)
