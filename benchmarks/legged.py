@@ -135,7 +135,7 @@ def base_error(robot, est):
 
 
 def mujoco(folder="/tmp/pga-dyn-legged"):
-    from identification.legged import estimate_report, read_legged, split
+    from identification.legged import estimate_report, read_legged, sensing_rows, split
 
     logs(folder)
     robot = robots.load("go2")
@@ -145,7 +145,8 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
         "with MuJoCo's accelerations; noise-free: pga-dyn derives the accelerations; noisy: 1 % noise on tau, f, m, qd, "
         "1e-4 rad on q, gyro noise and bias (derivatives pga-dyn's). beta error: ||beta - beta_file|| / ||beta_file||; "
         "tau RMS / floor: the held-out joint-torque RMS error over the torque noise's RMS (worst joint; noisy logs); "
-        "rows RMS / floor: the held-out residual RMS of the case's rows over their noise floor (noisy logs); "
+        "rows RMS / floor: the held-out residual RMS of the case's rows over the RMS of the noise of their right-hand "
+        "side (the noisy log's rows against the noise-free log's; noisy logs); "
         "force: the held-out total contact force's RMS error in % of the weight. C: the feet's frame origins held "
         "still; C, r = 2 cm: the sphere feet's lowest points (--foot-radius 0.02)\n"
     )
@@ -185,8 +186,19 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
                     "-" if total is None else f"{total['value']:.4f} ({100 * (total['value'] / mass - 1):+.2f} %)"
                 )
                 force = "-" if "force_share" not in held else f"{100 * held['force_share']:.2f}"
-                rows_floor = rep["noise_floor"]["rms"]
-                rows = "-" if rows_floor is None or kind != "noisy" else f"{held['rms'] / rows_floor:.2f}"
+                rows = "-"
+                if kind == "noisy":  # the noise of the rows' right-hand side: the noisy log's against the clean one's
+                    clean = split(
+                        read_legged(
+                            robot,
+                            os.path.join(folder, f"go2_{experiment}.csv"),
+                            FEET,
+                            radius=FOOT_RADIUS if "r =" in label else 0.0,
+                        )
+                    )[1].steady()
+                    measured = est.predict(test.steady())["measured"]
+                    noise = measured - sensing_rows(est.model, clean, case)[1]
+                    rows = f"{held['rms'] / np.sqrt(np.mean(noise**2)):.2f}"
                 print(
                     f"| {experiment} {kind or 'noise-free'} | {label} | {len(est.record)} | "
                     f"{est.model.base.num_base_parameters} | {base_error(robot, est):.2e} | {mass_text} | {ratio} | {rows} | "
