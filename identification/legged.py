@@ -430,6 +430,7 @@ def read_legged(
         raise PgaDynError(f"{path}: the robot '{robot.name}' has no floating base: read it as a fixed-base log")
     joints = tuple(robot.actuated_names[6:])
     feet = list(feet)
+    contact_frames(robot, feet, flat=flat, radius=radius)  # the frames named exist, before the file's columns
     groups = {
         "pose": list(BASE_POSE),
         "linear": list(BASE_TWIST[:3]),

@@ -176,6 +176,8 @@ def test_a_log_file_reads_back(go2, tmp_path):
     lacking.write_text("\n".join(",".join(x for k, x in enumerate(line.split(",")) if k != drop) for line in text))
     with pytest.raises(PgaDynError, match=r"lacking.csv: missing columns \['f_RR_foot_z'\]"):
         read_legged(go2, lacking, FEET)
+    with pytest.raises(PgaDynError, match="no link named 'hand'"):
+        read_legged(go2, lacking, ["FL_foot", "hand"])
 
 
 def test_velocities_and_accelerations_derived_from_the_pose(go2):
