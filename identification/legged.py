@@ -573,6 +573,19 @@ def actuated_terms(
     return np.einsum("skj,sk->sj", G, tau_c), None if J is None else np.matmul(J, G)
 
 
+def default_case(record: LeggedRecord) -> str:
+    """The sensing case a record supports with the most rows: A with joint torques and contact
+    forces, B with contact forces alone, C with joint torques alone (the contact flags known);
+    PgaDynError when it has neither."""
+    if record.motion.tau is not None:
+        return "A" if record.wrenches is not None else "C"
+    if record.wrenches is not None:
+        return "B"
+    raise PgaDynError(
+        f"{record.source}: neither joint torques (tau_NAME) nor contact forces (f_FOOT_*): nothing to identify from"
+    )
+
+
 def check_case(case: str) -> str:
     """``case`` as one of :data:`CASES` (case-insensitive), or a PgaDynError naming them."""
     key = str(case).upper()

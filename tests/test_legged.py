@@ -274,6 +274,15 @@ def test_the_command_line(go2, tmp_path, capsys):
     assert stance["lost"] == 4 and cases["E"]["base_parameters"] == 68
     # the ground carries the weight: the total mass and the horizontal first moment are among the lost
     assert stance["lost_quantities"][:3] == ["m", "hx", "hy"] and stance["unexplained"] == 0
+    torques_only = tmp_path / "torques.csv"  # no force columns: case C by default
+    lines = log.read_text().splitlines()
+    header = lines[0].split(",")
+    drop = {k for k, c in enumerate(header) if c.startswith("f_")}
+    torques_only.write_text(
+        "\n".join(",".join(x for k, x in enumerate(line.split(",")) if k not in drop) for line in lines) + "\n"
+    )
+    assert main(["identify", "go2", str(torques_only), "--contacts", *FEET, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["case"] == "C"
     assert main(["identify", "go2", "--fixed", str(log), "--contacts", *FEET]) == 2
     assert "has no floating base here" in capsys.readouterr().err
 

@@ -38,9 +38,9 @@ def contact_arguments(parser, identify: bool) -> None:
         parser.add_argument(
             "--case",
             choices=("A", "B", "C", "D"),
-            default="A",
-            help="with --contacts, the rows used: A joint torques and contact forces (default), B contact forces "
-            "and base motion (the base rows), C joint torques with the contact forces projected out, D flight phases",
+            help="with --contacts, the rows used: A joint torques and contact forces, B contact forces and base "
+            "motion (the base rows), C joint torques with the contact forces projected out, D flight phases "
+            "(default: A, or B or C when the log has only contact forces or only joint torques)",
         )
 
 
@@ -76,7 +76,7 @@ def identify(args, out) -> int:
     the report, and -o the full estimate (consistent unless --map) as a new robot file."""
     import robots
     from identification import consistent_estimate, map_estimate, write_model
-    from identification.legged import estimate_report, identify_legged, read_legged, report_lines, split
+    from identification.legged import default_case, estimate_report, identify_legged, read_legged, report_lines, split
 
     robot = floating_robot(args)
     if len(args.data) > 1 or (args.test and len(args.test) > 1):
@@ -88,7 +88,9 @@ def identify(args, out) -> int:
     test = read_legged(robot, args.test[0], args.contacts, **options) if args.test else None
     fit, test = (record, test) if test is not None else split(record, args.hold_out)
     friction = () if args.no_friction else common.friction(args.friction)
-    est = identify_legged(robot, fit, args.case, friction, bool(args.armature), weighted=not args.ols)
+    est = identify_legged(
+        robot, fit, args.case or default_case(record), friction, bool(args.armature), weighted=not args.ols
+    )
     full = None
     if args.map:
         full = map_estimate(est.estimate)
