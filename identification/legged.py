@@ -58,7 +58,7 @@ from .data import Trajectory, read_columns
 from .diagnostics import EXPLAINED, TRANSFER, noise_floor
 from .estimation import estimate
 from .model import identification_model, states_of
-from .signals import AGREE_LAG, bandwidth, differentiate, filter_window, is_uniform, velocity_delay
+from .signals import AGREE_LAG, bandwidth, differentiate, filter_window, is_uniform, savgol, velocity_delay
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
@@ -106,7 +106,10 @@ class LeggedRecord:
     ``contact`` (ns, nc) bool, whether each frame is in contact; ``notes``: how it was read;
     ``transitions``: the samples around a contact change (a touchdown's impact, a lift-off) where
     derived accelerations do not hold (0 when they were given): the filter's half window, at least
-    :data:`IMPACT_SETTLE`; :meth:`steady` leaves them out."""
+    :data:`IMPACT_SETTLE`; :meth:`steady` leaves them out; ``smoothing``: the window (samples) of
+    the Savitzky-Golay smoother that passed tau and the wrenches through the filter that derived
+    the accelerations, so that both sides of the equations see the same filter (0: not smoothed),
+    ``raw_tau`` and ``raw_wrenches`` their values as logged (for the noise floor)."""
 
     motion: Trajectory
     frames: ContactFrames
@@ -114,6 +117,9 @@ class LeggedRecord:
     contact: np.ndarray
     notes: tuple = ()
     transitions: int = 0
+    smoothing: int = 0
+    raw_tau: np.ndarray | None = None
+    raw_wrenches: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.motion)
@@ -131,6 +137,9 @@ class LeggedRecord:
             self.contact[start:stop],
             self.notes,
             self.transitions,
+            self.smoothing,
+            None if self.raw_tau is None else self.raw_tau[start:stop],
+            None if self.raw_wrenches is None else self.raw_wrenches[start:stop],
         )
 
     def steady(self) -> LeggedRecord:
@@ -174,6 +183,9 @@ class LeggedRecord:
             self.contact[keep],
             self.notes,
             self.transitions,
+            self.smoothing,
+            None if self.raw_tau is None else self.raw_tau[keep],
+            None if self.raw_wrenches is None else self.raw_wrenches[keep],
         )
 
     def modes(self) -> dict:
@@ -335,11 +347,11 @@ def legged_record(
     ]
     if needed and not is_uniform(t):
         raise PgaDynError(f"{source}: {needed} are derived only from uniformly sampled times: resample the log first")
-    steps, smear = [], 0
+    steps, windows = [], []
     v, w = given["linear"], given["angular"]
     a, alpha = given["linear_acceleration"], given["angular_acceleration"]
     if v is None or w is None:
-        smear = max(smear, _half_window(t, p, cutoff))
+        windows.append(2 * _half_window(t, p, cutoff) + 1)
         _, dp, ddp, _, how = differentiate(t, p, cutoff, source)
         w_d, alpha_d, how_w = _world_rates(t, quat, cutoff, source)
         v, a = (v, a) if v is not None else (dp, ddp if a is None else a)
@@ -349,7 +361,7 @@ def legged_record(
         if given["linear"] is not None and given["angular"] is not None:  # logged: aligned with the pose
             v, w, how = _aligned_velocities(t, p, quat, v, w, cutoff)
             steps += [how] if how else []
-        smear = max(smear, _half_window(t, np.hstack([v, w]), cutoff))
+        windows.append(2 * _half_window(t, np.hstack([v, w]), cutoff) + 1)
         _, rates, _, _, how = differentiate(t, np.hstack([v, w]), cutoff, source)
         a = rates[:, :3] if a is None else a
         alpha = rates[:, 3:] if alpha is None else alpha
@@ -359,7 +371,7 @@ def legged_record(
         if qdj is not None:
             qdj, how = _aligned(t, qj, qdj, cutoff, "the joints' qd")
             steps += [how] if how else []
-        smear = max(smear, _half_window(t, qj, cutoff))
+        windows.append(2 * _half_window(t, qj, cutoff) + 1)
         qj, qdj, qddj, _, how = differentiate(t, qj, cutoff, source, qdj)
         steps.append(f"joints: {how}")
     elif qdj is None:
@@ -398,9 +410,24 @@ def legged_record(
         motion = dataclasses.replace(motion, notes=notes)
     else:
         raise PgaDynError(f"{source}: neither contact forces nor contact flags for the feet {list(frames.names)}")
-    if smear:  # an impact's transient outlasts a short filter: at least IMPACT_SETTLE
-        smear = max(smear, int(np.ceil(IMPACT_SETTLE * (ns - 1) / (t[-1] - t[0]))))
-    return LeggedRecord(motion, frames, wrenches, flags, motion.notes, smear)
+    if not windows:
+        return LeggedRecord(motion, frames, wrenches, flags, motion.notes)
+    # an impact's transient outlasts a short filter: at least IMPACT_SETTLE
+    smear = max(max(windows) // 2, int(np.ceil(IMPACT_SETTLE * (ns - 1) / (t[-1] - t[0]))))
+    # the forces through the shortest smoother that derived accelerations: both sides of the
+    # equations see the same filter (the arms' rule for decimation)
+    window, step = min(windows), (t[-1] - t[0]) / (ns - 1)
+    raw_tau, raw_wrenches = motion.tau, wrenches
+    if raw_tau is not None:
+        motion = dataclasses.replace(motion, tau=savgol(raw_tau, window, 0, step))
+    if raw_wrenches is not None:
+        wrenches = savgol(raw_wrenches.reshape(ns, -1), window, 0, step).reshape(raw_wrenches.shape)
+    notes = (
+        *motion.notes,
+        f"tau and the contact wrenches smoothed by the filter of the derivatives ({window} samples)",
+    )
+    motion = dataclasses.replace(motion, notes=notes)
+    return LeggedRecord(motion, frames, wrenches, flags, notes, smear, window, raw_tau, raw_wrenches)
 
 
 def read_legged(
@@ -529,16 +556,27 @@ def sensing_rows(
     robot = model.robot
     states = states_of(robot, record.motion) if states is None else states
     W = model.regressor(states) if regressor is None else regressor
+    y, P = right_hand_side(record, case, states)
+    if case == "B":
+        return np.ascontiguousarray(W[:, :6]), y
+    return (W if P is None else np.matmul(P, W)), y
+
+
+def right_hand_side(record: LeggedRecord, case: str, states: States) -> tuple[np.ndarray, np.ndarray | None]:
+    """The right-hand side y (ns, m) of sensing ``case``'s rows along ``record`` at its ``states``
+    (:func:`sensing_rows`; for D the record of its flight phases), and for C the projectors P
+    (ns, n_a, n_a) (None for the other cases)."""
+    tau = record.motion.tau
     if case == "D":
-        return W, tau
-    _, J, tau_c = contact_terms(robot, record.frames, states.q, record.wrenches, jacobians=case == "C")
+        return tau, None
+    _, J, tau_c = contact_terms(states.robot, record.frames, states.q, record.wrenches, jacobians=case == "C")
     tau_c, J = actuated_terms(states, tau_c, J)
     if case == "A":
-        return W, tau + tau_c
+        return tau + tau_c, None
     if case == "B":
-        return np.ascontiguousarray(W[:, :6]), tau_c[:, :6]
+        return tau_c[:, :6], None
     P = contact_projectors(record.frames, J, record.contact)
-    return np.matmul(P, W), np.matmul(P, tau[:, :, None])[:, :, 0]
+    return np.matmul(P, tau[:, :, None])[:, :, 0], P
 
 
 def contact_projectors(frames: ContactFrames, J: np.ndarray, contact: np.ndarray) -> np.ndarray:
@@ -955,6 +993,34 @@ class LeggedEstimate:
 FORCE_SHARE = 0.05
 
 
+def rows_floor(est: LeggedEstimate, record: LeggedRecord, measured: np.ndarray) -> tuple:
+    """(the noise floor (m,) of the right-hand side ``measured`` (ns, m) of ``est``'s rows along
+    ``record``, or None; why not, or ""): :func:`.diagnostics.noise_floor` of the rows as logged
+    (:attr:`LeggedRecord.raw_tau`, ``raw_wrenches``) times the noise gain ||c|| of the smoother c
+    that passed them (:attr:`LeggedRecord.smoothing`; white noise of deviation sigma comes out of
+    it with sigma ||c||): the floor of the smoothed rows' own differences would be the
+    smoother's, not the sensors'."""
+    from .signals import savgol_matrix
+
+    if not record.smoothing:
+        floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=measured))
+        return floor, why
+    raw = dataclasses.replace(
+        record,
+        motion=dataclasses.replace(record.motion, tau=record.raw_tau),
+        wrenches=record.raw_wrenches,
+        smoothing=0,
+    )
+    states = states_of(est.model.robot, raw.motion)
+    logged, _ = right_hand_side(raw, est.case, states)
+    floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=logged))
+    if floor is None:
+        return None, why
+    step = (record.motion.t[-1] - record.motion.t[0]) / (len(record) - 1)
+    taps = savgol_matrix(record.smoothing, 0, step)[record.smoothing // 2]
+    return floor * np.linalg.norm(taps), ""
+
+
 def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
     """A JSON-ready dict of a legged estimate: the case and its equations, the record (samples per
     contact mode, how it was read), the identifiability (base parameters, DRNG's or the case's
@@ -1014,7 +1080,7 @@ def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full:
     if est.case == "D":
         floor, why = None, "the flight phases are not one contiguous record"
     else:
-        floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=fitted["measured"]))
+        floor, why = rows_floor(est, record, fitted["measured"])
     floor_rms = None if floor is None else float(np.sqrt(np.mean(floor**2)))
     report["noise_floor"] = {"rms": floor_rms, "why_not": why}
     reasons, state = [], "OK"
