@@ -189,7 +189,14 @@ def test_velocities_and_accelerations_derived_from_the_pose(go2):
     quat = np.column_stack([np.sin(angle / 2)[:, None] * axis, np.cos(angle / 2)])
     p = np.column_stack([0.1 * np.sin(2 * np.pi * 0.7 * t), 0.05 * np.cos(2 * np.pi * 0.4 * t), 0.3 + 0 * t])
     q = 0.2 * np.sin(2 * np.pi * 0.6 * t)[:, None] * np.ones(12)
-    record = legged_record(go2, t, p, quat, q, FEET, contact=np.ones((len(t), 4)), cutoff=5.0)
+    tau = np.random.default_rng(0).normal(size=(len(t), 12))
+    record = legged_record(go2, t, p, quat, q, FEET, contact=np.ones((len(t), 4)), cutoff=5.0, tau=tau)
+    # both sides through the same filter: tau smoothed by the derivatives' smoother, kept as logged
+    from identification.signals import filter_window, savgol
+
+    assert record.smoothing == filter_window(5.0, 1000.0) and record.transitions >= 30
+    np.testing.assert_array_equal(record.raw_tau[:, 6:], tau)
+    np.testing.assert_allclose(record.motion.tau[:, 6:], savgol(tau, record.smoothing, 0, 1e-3), atol=1e-12)
     rate = 2 * np.pi * 0.5 * 0.3 * np.cos(2 * np.pi * 0.5 * t)
     omega = rate[:, None] * axis
     v = np.column_stack(
