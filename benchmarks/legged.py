@@ -134,8 +134,33 @@ def base_error(robot, est):
     return float(np.linalg.norm(est.beta - true) / np.linalg.norm(true))
 
 
+def logged_rows(est, record):
+    """The right-hand side of ``est``'s rows along ``record`` from tau and the wrenches as logged
+    (before the smoother that pga-dyn passes them through with derived accelerations)."""
+    import dataclasses
+
+    from identification.legged import right_hand_side
+    from identification.model import states_of
+
+    raw = dataclasses.replace(
+        record, motion=dataclasses.replace(record.motion, tau=record.raw_tau), wrenches=record.raw_wrenches
+    )
+    return right_hand_side(raw, est.case, states_of(est.model.robot, raw.motion))[0]
+
+
+def gain(record):
+    """The noise gain ||c|| of the smoother c that passed the record's forces (1 when none): white
+    noise of deviation sigma comes out with sigma ||c||."""
+    from identification.signals import savgol_matrix
+
+    if not record.smoothing:
+        return 1.0
+    step = (record.motion.t[-1] - record.motion.t[0]) / (len(record) - 1)
+    return float(np.linalg.norm(savgol_matrix(record.smoothing, 0, step)[record.smoothing // 2]))
+
+
 def mujoco(folder="/tmp/pga-dyn-legged"):
-    from identification.legged import estimate_report, read_legged, sensing_rows, split
+    from identification.legged import estimate_report, read_legged, split
 
     logs(folder)
     robot = robots.load("go2")
@@ -144,9 +169,10 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
         "MuJoCo Go2 logs (benchmarks/legged_sim.py, 15 s at 1 kHz each; the last 20 % held out). exact: noise-free "
         "with MuJoCo's accelerations; noise-free: pga-dyn derives the accelerations; noisy: 1 % noise on tau, f, m, qd, "
         "1e-4 rad on q, gyro noise and bias (derivatives pga-dyn's). beta error: ||beta - beta_file|| / ||beta_file||; "
-        "tau RMS / floor: the held-out joint-torque RMS error over the torque noise's RMS (worst joint; noisy logs); "
+        "tau RMS / floor: the held-out joint-torque RMS error over the torque noise's RMS after the smoother pga-dyn "
+        "passes the forces through (worst joint; noisy logs); "
         "rows RMS / floor: the held-out residual RMS of the case's rows over the RMS of the noise of their right-hand "
-        "side (the noisy log's rows against the noise-free log's; noisy logs); "
+        "side (the noisy log's rows against the noise-free log's, as logged, times the smoother's gain; noisy logs); "
         "force: the held-out total contact force's RMS error in % of the weight. C: the feet's frame origins held "
         "still; C, r = 2 cm: the sphere feet's lowest points (--foot-radius 0.02)\n"
     )
@@ -181,13 +207,13 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
                 total = rep["total_mass"]
                 ratio = "-"
                 if floor is not None and "tau_rms" in held:
-                    ratio = f"{max(np.array(list(held['tau_rms'].values())) / floor):.2f}"
+                    ratio = f"{max(np.array(list(held['tau_rms'].values())) / (floor * gain(test))):.2f}"
                 mass_text = (
                     "-" if total is None else f"{total['value']:.4f} ({100 * (total['value'] / mass - 1):+.2f} %)"
                 )
                 force = "-" if "force_share" not in held else f"{100 * held['force_share']:.2f}"
                 rows = "-"
-                if kind == "noisy":  # the noise of the rows' right-hand side: the noisy log's against the clean one's
+                if kind == "noisy":  # the rows' noise: the noisy log's rows as logged against the clean log's
                     clean = split(
                         read_legged(
                             robot,
@@ -196,9 +222,8 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
                             radius=FOOT_RADIUS if "r =" in label else 0.0,
                         )
                     )[1].steady()
-                    measured = est.predict(test.steady())["measured"]
-                    noise = measured - sensing_rows(est.model, clean, case)[1]
-                    rows = f"{held['rms'] / np.sqrt(np.mean(noise**2)):.2f}"
+                    noise = logged_rows(est, test.steady()) - logged_rows(est, clean)
+                    rows = f"{held['rms'] / (np.sqrt(np.mean(noise**2)) * gain(test)):.2f}"
                 print(
                     f"| {experiment} {kind or 'noise-free'} | {label} | {len(est.record)} | "
                     f"{est.model.base.num_base_parameters} | {base_error(robot, est):.2e} | {mass_text} | {ratio} | {rows} | "
