@@ -52,7 +52,15 @@ import numpy as np
 from drng.result import one_blas_thread
 from pga_dyn.contacts import ContactFrames, contact_frames, contact_terms
 from pga_dyn.errors import PgaDynError
-from pga_dyn.floating import base_coordinates, spatial_acceleration, spatial_twist, unit_quaternions
+from pga_dyn.floating import (
+    base_coordinates,
+    continuous_quaternions,
+    quaternion_conjugate,
+    quaternion_product,
+    spatial_acceleration,
+    spatial_twist,
+    unit_quaternions,
+)
 
 from .data import Trajectory, read_columns
 from .diagnostics import EXPLAINED, TRANSFER, noise_floor
@@ -211,17 +219,10 @@ def _world_rates(t, quaternion, cutoff, source):
     """World angular velocity and acceleration (ns, 3) of unit quaternions (x, y, z, w) sampled
     at uniform times: omega = 2 vec(dq/dt q*), alpha = 2 vec(d2q/dt2 q*) (the product dq/dt dq*/dt
     is a scalar), the quaternions smoothed and differentiated (:func:`~.signals.differentiate`)."""
-    q = quaternion.copy()
-    flips = np.cumsum(np.concatenate([[0], np.sum(q[1:] * q[:-1], axis=1) < 0])) % 2 == 1
-    q[flips] *= -1.0  # one sign along the record: q and -q are the same rotation
-    qs, qd, qdd, _, how = differentiate(t, q, cutoff, source)
-    conj = qs * np.array([-1.0, -1.0, -1.0, 1.0])
-
-    def vec(a, b):
-        return a[:, 3:] * b[:, :3] + b[:, 3:] * a[:, :3] + np.cross(a[:, :3], b[:, :3])
-
+    qs, qd, qdd, _, how = differentiate(t, continuous_quaternions(quaternion), cutoff, source)
+    conj = quaternion_conjugate(qs)
     norm2 = np.sum(qs * qs, axis=1)[:, None]
-    return 2 * vec(qd, conj) / norm2, 2 * vec(qdd, conj) / norm2, how
+    return 2 * quaternion_product(qd, conj)[:, :3] / norm2, 2 * quaternion_product(qdd, conj)[:, :3] / norm2, how
 
 
 #: The time (s) after or before a contact change within which derived accelerations are left out
@@ -259,16 +260,12 @@ def _aligned_velocities(t, p, quat, v, w, cutoff) -> tuple:
     """The trunk's logged world velocities ``v`` and ``w`` (ns, 3), each aligned with the
     derivative of the pose (:func:`_aligned`: ``w`` through the quaternion's rate, dq/dt = (w, 0)
     q / 2), and what was done."""
-    q = quat.copy()
-    flips = np.cumsum(np.concatenate([[0], np.sum(q[1:] * q[:-1], axis=1) < 0])) % 2 == 1
-    q[flips] *= -1.0
-    from pga_dyn.floating import quaternion_product
-
+    q = continuous_quaternions(quat)
     rate = 0.5 * quaternion_product(np.hstack([w, np.zeros((len(w), 1))]), q)
     v, how_v = _aligned(t, p, v, cutoff, "the trunk's linear velocity")
     aligned_rate, how_w = _aligned(t, q, rate, cutoff, "the trunk's angular velocity")
     if how_w:
-        w = 2 * quaternion_product(aligned_rate, q * np.array([-1.0, -1.0, -1.0, 1.0]))[:, :3]
+        w = 2 * quaternion_product(aligned_rate, quaternion_conjugate(q))[:, :3]
     return v, w, "; ".join(x for x in (how_v, how_w) if x)
 
 

@@ -87,6 +87,22 @@ def quaternion_rotation_vectors(quaternion: npt.ArrayLike) -> np.ndarray:
     return quaternion_log(q[:, [3, 0, 1, 2]], np.zeros((len(q), 3)))[:, :3]
 
 
+def quaternion_conjugate(q: npt.ArrayLike) -> np.ndarray:
+    """The conjugates (..., 4) of quaternions (..., 4) in the order (x, y, z, w): the inverse
+    rotations of unit ones."""
+    return np.asarray(q, dtype=float) * np.array([-1.0, -1.0, -1.0, 1.0])
+
+
+def continuous_quaternions(q: npt.ArrayLike) -> np.ndarray:
+    """Quaternions (ns, 4) along a record with one sign: each flipped where its dot product with
+    the previous one would be negative (q and -q are the same rotation), so that they can be
+    differentiated."""
+    q = np.array(q, dtype=float)
+    flips = np.cumsum(np.concatenate([[0], np.sum(q[1:] * q[:-1], axis=1) < 0])) % 2 == 1
+    q[flips] *= -1.0
+    return q
+
+
 def quaternion_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """The Hamilton product a b of quaternions (..., 4) in the order (x, y, z, w) (rotation b, then a)."""
     va, wa = a[..., :3], a[..., 3:]
@@ -110,7 +126,7 @@ def base_coordinates(
         if not np.allclose(T0, np.eye(4)):
             # T T0^-1 = [R R0^T, p - R R0^T p0]: the quaternion of R R0^T is q q0^-1
             q0 = _xyzw(T0[:3, :3])
-            q = quaternion_product(q, q0 * np.array([-1.0, -1.0, -1.0, 1.0]))
+            q = quaternion_product(q, quaternion_conjugate(q0))
             p = p - np.einsum("nij,j->ni", rotation_matrices(q), T0[:3, 3])
     return quaternion_log(q[..., [3, 0, 1, 2]], p)
 

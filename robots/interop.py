@@ -466,7 +466,7 @@ def _rows(x):
 
 def _placed(placement: np.ndarray, x: np.ndarray, inverse: bool) -> np.ndarray:
     """Poses (ns, 7) (p, x y z w) composed with ``placement`` (4, 4): P^-1 X (``inverse``) or P X."""
-    from pga_dyn.floating import quaternion_product
+    from pga_dyn.floating import quaternion_conjugate, quaternion_product
     from pga_dyn.pga import rotation_quaternion
 
     if np.allclose(placement, np.eye(4), rtol=0, atol=0):
@@ -474,7 +474,7 @@ def _placed(placement: np.ndarray, x: np.ndarray, inverse: bool) -> np.ndarray:
     R, t = placement[:3, :3], placement[:3, 3]
     quat = rotation_quaternion(R)[[1, 2, 3, 0]]
     if inverse:
-        quat = quat * np.array([-1.0, -1.0, -1.0, 1.0])
+        quat = quaternion_conjugate(quat)
         return np.concatenate(
             [(x[:, :3] - t) @ R, quaternion_product(np.broadcast_to(quat, x[:, 3:].shape), x[:, 3:])], 1
         )
