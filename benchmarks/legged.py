@@ -135,28 +135,12 @@ def base_error(robot, est):
 
 
 def logged_rows(est, record):
-    """The right-hand side of ``est``'s rows along ``record`` from tau and the wrenches as logged
-    (before the smoother that pga-dyn passes them through with derived accelerations)."""
-    import dataclasses
-
+    """The right-hand side of ``est``'s rows along ``record`` from tau and the wrenches as logged."""
     from identification.legged import right_hand_side
     from identification.model import states_of
 
-    raw = dataclasses.replace(
-        record, motion=dataclasses.replace(record.motion, tau=record.raw_tau), wrenches=record.raw_wrenches
-    )
+    raw = record.as_logged()
     return right_hand_side(raw, est.case, states_of(est.model.robot, raw.motion))[0]
-
-
-def gain(record):
-    """The noise gain ||c|| of the smoother c that passed the record's forces (1 when none): white
-    noise of deviation sigma comes out with sigma ||c||."""
-    from identification.signals import savgol_matrix
-
-    if not record.smoothing:
-        return 1.0
-    step = (record.motion.t[-1] - record.motion.t[0]) / (len(record) - 1)
-    return float(np.linalg.norm(savgol_matrix(record.smoothing, 0, step)[record.smoothing // 2]))
 
 
 def mujoco(folder="/tmp/pga-dyn-legged"):
@@ -207,7 +191,7 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
                 total = rep["total_mass"]
                 ratio = "-"
                 if floor is not None and "tau_rms" in held:
-                    ratio = f"{max(np.array(list(held['tau_rms'].values())) / (floor * gain(test))):.2f}"
+                    ratio = f"{max(np.array(list(held['tau_rms'].values())) / (floor * test.noise_gain)):.2f}"
                 mass_text = (
                     "-" if total is None else f"{total['value']:.4f} ({100 * (total['value'] / mass - 1):+.2f} %)"
                 )
@@ -223,7 +207,7 @@ def mujoco(folder="/tmp/pga-dyn-legged"):
                         )
                     )[1].steady()
                     noise = logged_rows(est, test.steady()) - logged_rows(est, clean)
-                    rows = f"{held['rms'] / (np.sqrt(np.mean(noise**2)) * gain(test)):.2f}"
+                    rows = f"{held['rms'] / (np.sqrt(np.mean(noise**2)) * test.noise_gain):.2f}"
                 print(
                     f"| {experiment} {kind or 'noise-free'} | {label} | {len(est.record)} | "
                     f"{est.model.base.num_base_parameters} | {base_error(robot, est):.2e} | {mass_text} | {ratio} | {rows} | "

@@ -150,6 +150,25 @@ class LeggedRecord:
             None if self.raw_wrenches is None else self.raw_wrenches[start:stop],
         )
 
+    def as_logged(self) -> LeggedRecord:
+        """The record with tau and the wrenches as logged (before the smoother, when one passed
+        them: :attr:`smoothing`)."""
+        if not self.smoothing:
+            return self
+        motion = dataclasses.replace(self.motion, tau=self.raw_tau)
+        return dataclasses.replace(self, motion=motion, wrenches=self.raw_wrenches, smoothing=0)
+
+    @property
+    def noise_gain(self) -> float:
+        """The noise gain ||c|| of the smoother c that passed tau and the wrenches (1 when none):
+        white noise of deviation sigma comes out of it with sigma ||c||."""
+        if not self.smoothing:
+            return 1.0
+        from .signals import savgol_matrix
+
+        step = (self.motion.t[-1] - self.motion.t[0]) / (len(self) - 1)
+        return float(np.linalg.norm(savgol_matrix(self.smoothing, 0, step)[self.smoothing // 2]))
+
     def steady(self) -> LeggedRecord:
         """The samples farther than :attr:`transitions` + 1 from every contact change (all of them
         when the accelerations were given), their number left out in the source; the record it
@@ -993,29 +1012,16 @@ FORCE_SHARE = 0.05
 def rows_floor(est: LeggedEstimate, record: LeggedRecord, measured: np.ndarray) -> tuple:
     """(the noise floor (m,) of the right-hand side ``measured`` (ns, m) of ``est``'s rows along
     ``record``, or None; why not, or ""): :func:`.diagnostics.noise_floor` of the rows as logged
-    (:attr:`LeggedRecord.raw_tau`, ``raw_wrenches``) times the noise gain ||c|| of the smoother c
-    that passed them (:attr:`LeggedRecord.smoothing`; white noise of deviation sigma comes out of
-    it with sigma ||c||): the floor of the smoothed rows' own differences would be the
-    smoother's, not the sensors'."""
-    from .signals import savgol_matrix
-
+    (:meth:`LeggedRecord.as_logged`) times the smoother's noise gain
+    (:attr:`LeggedRecord.noise_gain`): the floor of the smoothed rows' own differences would be
+    the smoother's, not the sensors'."""
     if not record.smoothing:
         floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=measured))
         return floor, why
-    raw = dataclasses.replace(
-        record,
-        motion=dataclasses.replace(record.motion, tau=record.raw_tau),
-        wrenches=record.raw_wrenches,
-        smoothing=0,
-    )
-    states = states_of(est.model.robot, raw.motion)
-    logged, _ = right_hand_side(raw, est.case, states)
+    raw = record.as_logged()
+    logged, _ = right_hand_side(raw, est.case, states_of(est.model.robot, raw.motion))
     floor, _, _, why = noise_floor(dataclasses.replace(record.motion, tau=logged))
-    if floor is None:
-        return None, why
-    step = (record.motion.t[-1] - record.motion.t[0]) / (len(record) - 1)
-    taps = savgol_matrix(record.smoothing, 0, step)[record.smoothing // 2]
-    return floor * np.linalg.norm(taps), ""
+    return (None, why) if floor is None else (floor * record.noise_gain, "")
 
 
 def estimate_report(est: LeggedEstimate, test: LeggedRecord | None = None, full: FullEstimate | None = None) -> dict:
