@@ -154,6 +154,12 @@ class Trajectory:
         positions by ``delay``, :func:`~identification.estimation.force_delay`), on the
         samples where the advanced forces are inside the record (linear interpolation), each
         experiment on its own."""
+        return self.aligned_rows(delay)[0]
+
+    def aligned_rows(self, delay: float) -> tuple:
+        """(:meth:`aligned` by ``delay``, the rows (m,) of this trajectory it keeps, in order): its
+        positions, velocities and accelerations are those rows of this one's, and so are their
+        states (:func:`~identification.model.state_rows`)."""
         if self.tau is None:
             raise PgaDynError(f"{self.source}: no measured tau to align")
         parts = self.segments()
@@ -163,9 +169,10 @@ class Trajectory:
                 f"{self.source}: the delay must be a finite number of seconds shorter than the record"
                 f"{' (each experiment)' if len(parts) > 1 else ''}, got {delay!r}"
             )
-        moved = []
-        for p in parts:
+        moved, rows = [], []
+        for first, p in zip((0, *self.breaks), parts):
             tau, inside = advance(p.t, p.tau, delay)
+            rows.append(first + np.flatnonzero(inside))
             moved.append(
                 Trajectory(
                     self.names,
@@ -178,7 +185,7 @@ class Trajectory:
                 )
             )
         joined = _joined(moved, self.source, f"{self.derivatives}; forces advanced by {1e3 * delay:.3g} ms", self.notes)
-        return replace(joined, qd_noise=self.qd_noise)
+        return replace(joined, qd_noise=self.qd_noise), np.concatenate(rows)
 
     def columns(self) -> dict:
         """{column name: (ns,) array} in file order: t, then q, qd, qdd (and tau) per coordinate."""

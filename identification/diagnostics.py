@@ -64,7 +64,7 @@ from pga_dyn.errors import PgaDynError
 
 from .consistency import ConsistentEstimate, identifiability
 from .estimation import MIN_BLOCKS, WEIGHT_CEILING, autocorrelation, force_delay
-from .model import SIGN_FLOOR, SIGN_NOISE
+from .model import SIGN_FLOOR, SIGN_NOISE, states_of
 from .physics import violations
 from .selection import Selection
 from .signals import FLOOR_ORDER, MARGIN, PREFILTER, bandwidth, prefiltered, white_noise
@@ -224,6 +224,7 @@ def diagnose(
     *,
     fitted: np.ndarray | None = None,
     found: float | str | None = None,
+    held: np.ndarray | None = None,
 ) -> dict:
     """The checks of the module docstring on the estimate ``predictor`` (default ``est``, the
     least-squares estimate whose residuals and covariance are checked), with the held-out record
@@ -231,11 +232,12 @@ def diagnose(
     advanced by before the estimate, and the cross-validated RRE ``cv_rre`` (n_a,) (%) of the
     model selection (None: not cross-validated): a JSON-ready dict with the ``verdict``. When the
     caller has them: ``fitted`` (ns, n_a) the predictor's forces along the identification data,
-    ``found`` the force delay (s) found on them, or why none was (the search's message)."""
+    ``found`` the force delay (s) found on them, or why none was (the search's message),
+    ``held`` the regressor (ns', n_a, p) along ``test``."""
     predictor = est if predictor is None else predictor
     data, names = est.data, list(est.data.names)
     check = data if test is None else test
-    predicted = predictor.predict(check)
+    predicted = predictor.predict(check, None if test is None else held)
     fitted = predictor.predict(data) if fitted is None else fitted
     floor, rate, motion, unmeasured = noise_floor(check)
     ratio = None if floor is None else np.sqrt(np.mean((check.tau - predicted) ** 2, axis=0)) / floor
@@ -385,7 +387,9 @@ def report(
         raise PgaDynError(f"report: the chosen estimate '{chosen}' is neither {est.method} nor the full estimate")
     predictor = est if chosen == est.method else full
     cv = None if selection is None else selection.chosen.cv_rre
-    diagnostics = diagnose(est, test, delay, predictor, cv, fitted=fitted, found=found)
+    # the held-out record's states assembled once, for every prediction along it
+    held = None if test is None or est.targets is not None else model.regressor(states_of(robot, test))
+    diagnostics = diagnose(est, test, delay, predictor, cv, fitted=fitted, found=found, held=held)
     out = {
         "verdict": diagnostics.pop("verdict"),
         "chosen": chosen,
@@ -434,7 +438,7 @@ def report(
         out["held_out"] = {
             "data": test.source,
             "samples": len(test),
-            "residual_rms": est.rms(test).tolist(),
+            "residual_rms": est.rms(test, held).tolist(),
             "rre_%": diagnostics["rre_%"],
         }
     if full is not None:
@@ -461,7 +465,7 @@ def report(
             out["full"]["bounds"] = full.bounds.report(full.phi)
         if test is not None:
             out["full"]["held_out_residual_rms"] = np.sqrt(
-                np.mean((test.tau - full.predict(test)) ** 2, axis=0)
+                np.mean((test.tau - full.predict(test, held)) ** 2, axis=0)
             ).tolist()
     return out
 

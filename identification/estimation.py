@@ -72,6 +72,7 @@ from .model import (
     identification_model,
     sign_speeds,
     sliding,
+    state_rows,
     states_of,
 )
 from .physics import pseudo_inertia_eigenvalues
@@ -188,29 +189,35 @@ class Estimate:
         with np.errstate(divide="ignore"):
             return np.where(self.beta != 0, self.std / np.abs(self.beta), np.inf)
 
-    def predict(self, data: Trajectory) -> np.ndarray:
-        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot);
-        along the identification data, tau - residuals (their regressor is not computed again)."""
+    def predict(self, data: Trajectory, regressor: np.ndarray | None = None) -> np.ndarray:
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot;
+        ``regressor`` its W (ns, n_a, p) when the caller has it); along the identification data,
+        tau - residuals (their regressor is not computed again)."""
         if data is self.data and self.targets is None:
             return data.tau - self.residuals
         if self.targets is not None:
             raise PgaDynError(
                 "the estimate fitted the rows of a sensing case: predict with identification.legged.predict_record"
             )
-        return predict(self.model, self.beta, data)
+        return predict(self.model, self.beta, data, regressor)
 
-    def rms(self, data: Trajectory | None = None) -> np.ndarray:
-        """RMS (n_a,) of tau - W beta on ``data`` (default: the identification data)."""
+    def rms(self, data: Trajectory | None = None, regressor: np.ndarray | None = None) -> np.ndarray:
+        """RMS (n_a,) of tau - W beta on ``data`` (default: the identification data; ``regressor``
+        as in :meth:`predict`)."""
         if data is None:
             return np.sqrt(np.mean(self.residuals**2, axis=0))
         if data.tau is None:
             raise PgaDynError(f"{data.source}: no measured tau to compare with")
-        return np.sqrt(np.mean((data.tau - self.predict(data)) ** 2, axis=0))
+        return np.sqrt(np.mean((data.tau - self.predict(data, regressor)) ** 2, axis=0))
 
 
-def predict(model: IdentificationModel, beta: npt.ArrayLike, data: Trajectory) -> np.ndarray:
-    """W beta (ns, n_a) along ``data``."""
-    return model.regressor(states_of(model.robot, data)) @ np.asarray(beta, dtype=float)
+def predict(
+    model: IdentificationModel, beta: npt.ArrayLike, data: Trajectory, regressor: np.ndarray | None = None
+) -> np.ndarray:
+    """W beta (ns, n_a) along ``data``; ``regressor``: its W (ns, n_a, p) when the caller has it
+    (else from the states of ``data``, :func:`~.model.states_of`)."""
+    W = model.regressor(states_of(model.robot, data)) if regressor is None else regressor
+    return W @ np.asarray(beta, dtype=float)
 
 
 def wls_weights(sigma: np.ndarray, rms: np.ndarray) -> np.ndarray:
@@ -411,6 +418,7 @@ def force_delay(
     max_delay: float = MAX_DELAY,
     stiction: float = STICTION_ZONE,
     samples: int = DELAY_SAMPLES,
+    states: States | None = None,
 ) -> tuple:
     """The delay d (s) of the force channel behind the positions, tau_measured(t) = tau(t - d),
     that fits ``data`` best: for d on the grid of the median sample step in [-``max_delay``,
@@ -418,8 +426,9 @@ def force_delay(
     squares (each coordinate's rows scaled by its RMS force, outside the stiction zones as in
     :func:`estimate`) on the samples that every shift keeps (at most ``samples`` of them, evenly
     spread: the regressor is the cost), and the minimum of the residual sum of squares is refined
-    by the parabola through it and its two neighbours. Returns (d, delays (k,), residual sums
-    (k,)). PgaDynError when the minimum lies at the end of the range."""
+    by the parabola through it and its two neighbours; ``states`` the states of ``data`` when the
+    caller has them (those samples' rows are used, :func:`~.model.state_rows`). Returns (d,
+    delays (k,), residual sums (k,)). PgaDynError when the minimum lies at the end of the range."""
     if data.tau is None:
         raise PgaDynError(f"{data.source}: no measured tau: no delay to estimate")
     step = float(np.median(np.diff(data.t)))
@@ -438,7 +447,7 @@ def force_delay(
         breaks=(),
         passive={name: x[rows] for name, x in data.passive.items()},
     )
-    states = states_of(model.robot, sample)
+    states = states_of(model.robot, sample) if states is None else state_rows(states, rows)
     scale = (1.0 / np.sqrt(np.mean(data.tau**2, axis=0))) * sliding(model, states.qd_a, stiction, states.qd)
     A = (model.regressor(states) * scale[:, :, None]).reshape(-1, model.num_parameters)
     Q, _ = np.linalg.qr(A)
@@ -667,9 +676,10 @@ class FullEstimate:
     def extras(self) -> np.ndarray:
         return self.theta[self.model.base.K.shape[1] :]
 
-    def predict(self, data: Trajectory) -> np.ndarray:
-        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot)."""
-        return predict(self.model, self.beta, data)
+    def predict(self, data: Trajectory, regressor: np.ndarray | None = None) -> np.ndarray:
+        """The forces W beta (ns, n_a) predicted along ``data`` (a Trajectory of the same robot;
+        ``regressor`` its W (ns, n_a, p) when the caller has it)."""
+        return predict(self.model, self.beta, data, regressor)
 
 
 @one_blas_thread

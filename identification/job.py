@@ -18,6 +18,12 @@ The steps, each reported:
    consistent estimate: a robot file's parameters must be physical).
 5. **Report** (:func:`.diagnostics.report`): the verdict on the chosen estimate, the candidates
    side by side.
+
+Each record is assembled once (:func:`.model.states_of`: on a machine with loops, the costly step):
+the identification data by the selection, whose states the estimate, the prior, the delay's
+search and the delay's trial take (the samples a delay keeps, :meth:`.data.Trajectory.aligned_rows`,
+and the search's subset have those rows' states, :func:`.model.state_rows`), and the held-out
+record by the report, whose regressor every prediction along it shares.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from .consistency import consistent_estimate
 from .diagnostics import HOLD_OUT, compensate, hold_out, report, report_text
 from .estimation import default_prior, estimate, force_delay, identify, map_estimate
 from .export import write_model, write_sidecar
-from .model import DEFAULT_FRICTION, STRIBECK_TERMS, friction_terms, identification_model
+from .model import DEFAULT_FRICTION, STRIBECK_TERMS, friction_terms, identification_model, state_rows
 from .selection import ESTIMATES, FOLDS, TIE, select
 
 if TYPE_CHECKING:
@@ -200,16 +206,17 @@ def checked_delay(
     states of the data, the delay left in them, or why none was found)."""
     step = float(np.median(np.diff(data.t)))
     try:
-        found = force_delay(model, data)[0]
+        found = force_delay(model, data, states=states)[0]
     except PgaDynError as exc:
         return data, test, 0.0, f"not compensated: {exc}", selection, model, W, states, str(exc)
     if abs(found) <= step:
         note = f"{1e3 * found:+.3g} ms found, within a sample step: none"
         return data, test, 0.0, note, selection, model, W, states, found
-    rounded = step * round(found / step)
-    moved, moved_test, shift = compensate(data, test, rounded)
+    shift = step * round(found / step)
+    moved, kept = data.aligned_rows(shift)  # compensate(data, test, shift), with the rows of data it keeps
+    moved_test = None if test is None else test.aligned(shift)
     chosen = selection.chosen
-    fixed = {**options, "friction": chosen.friction, "armature": chosen.armature}
+    fixed = {**options, "friction": chosen.friction, "armature": chosen.armature, "states": state_rows(states, kept)}
     trial, trial_model, trial_W, trial_states = select(robot, moved, estimates=(chosen.estimate,), **fixed)
     before, after = chosen.score, trial.chosen.score
     if after < before * (1 - TIE):

@@ -266,6 +266,15 @@ def states_of(robot: Robot, data: Trajectory) -> States:
     return record_states(robot, data.t, data.q, data.qd, data.qdd, passive=data.passive, source=data.source)
 
 
+def state_rows(states: States, rows: np.ndarray) -> States:
+    """The states of the samples ``rows`` (k,) of a record whose states (:func:`states_of`) are
+    ``states``: a record made of some of another's samples (its forces aligned by a delay,
+    :meth:`~identification.data.Trajectory.aligned_rows`; an evenly spread subset) has their
+    states, the configurations of that record's assembly mode, without assembling again."""
+    keep = {k: getattr(states, k)[rows] for k in ("q", "qd", "qdd", "q_a", "qd_a", "qdd_a", "G", "cond")}
+    return replace(states, **keep, drawn=len(rows), rejected=0)
+
+
 @dataclass(frozen=True, eq=False)
 class IdentificationModel:
     """The parameters of an identification of ``robot`` (see the module docstring).

@@ -772,6 +772,36 @@ def test_force_delay(puma_data):
         force_delay(model, late, max_delay=2 * step)
 
 
+def test_rows_of_a_record_are_its_states(pkm, pkm_model, pkm_excitation):
+    """The job assembles a record once: the samples a delay keeps (``aligned_rows``) and the force
+    delay's subset take their states from the whole record's (``state_rows``). On the 2RRU-1RRS
+    (loops closed by Newton), those equal the same samples assembled as a record of their own, to
+    1e-12 of each array's scale; the delay found, and a prediction from a given regressor, are
+    the same either way."""
+    from identification.estimation import force_delay
+    from identification.model import state_rows, states_of
+
+    data, _ = noisy(pkm, pkm_excitation.trajectory, {"viscous": 0.5, "coulomb": 1.0}, 0)
+    late = data.with_tau(np.vstack([np.repeat(data.tau[:1], 2, axis=0), data.tau[:-2]]))
+    states = states_of(pkm.robot, late)
+    step = late.t[1] - late.t[0]
+    for delay in (2 * step, -3 * step):
+        moved, kept = late.aligned_rows(delay)
+        assert np.array_equal(moved.q, late.q[kept]) and np.array_equal(moved.tau, late.aligned(delay).tau)
+        own, rows = states_of(pkm.robot, moved), state_rows(states, kept)
+        for name in ("q", "qd", "qdd", "q_a", "qd_a", "qdd_a", "G", "cond"):
+            a, b = getattr(own, name), getattr(rows, name)
+            assert a.shape == b.shape and np.abs(a - b).max() <= 1e-12 * max(np.abs(a).max(), 1.0), name
+    d_own, _, ssr_own = force_delay(pkm_model, late, samples=1000)
+    d_rows, _, ssr_rows = force_delay(pkm_model, late, samples=1000, states=states)
+    assert np.abs(ssr_own - ssr_rows).max() <= 1e-9 * ssr_own.max() and abs(d_own - d_rows) <= 1e-6 * step
+    assert abs(d_own / step - 2) < 0.2
+    est = estimate(pkm_model, data)
+    W = est.model.regressor(states_of(pkm.robot, late))
+    assert np.array_equal(est.predict(late, W), W @ est.beta)
+    assert np.abs(est.predict(late) - W @ est.beta).max() <= 1e-12 * np.abs(data.tau).max()
+
+
 def test_consistent_estimate_equals_cvxpys_statement(ur5, ur5_model, ur5_estimate):
     """The consistent estimate (Clarabel, the problem stated by hand in its cones) against the same
     problem stated in cvxpy on theta directly: objective (K theta - beta)^T A (K theta - beta) +
