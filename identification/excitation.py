@@ -52,7 +52,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -424,10 +424,12 @@ def excitation_cost(
     through the column scaling dc/dW_k = (I - a_k a_k^T) (dc/dA)_k / n_k (a_k the unit column
     k of A); each block of W depends on the state of its own sample only, so dc/dq_j(t_i) =
     <dc/dW_i, dW_i/dq_j> (and alike for qd_j, qdd_j), with dW/dq_j, dW/dqd_j, dW/dqdd_j of every
-    sample from one batch of states projected at the assembled configurations q and, for
-    dW/dq_j, at q +- h G_j (:func:`pga_dyn.sampling.projected_states`: dq/dq_a = G, so the
-    central difference along G is the derivative along the assembly up to O(h^2), without
-    assembling again): differences with steps STEP_Q times the half-width of the
+    sample from states projected, for dW/dq_j, at q +- h G_j (:func:`pga_dyn.sampling.projected_states`:
+    dq/dq_a = G, so the central difference along G is the derivative along the assembly up to
+    O(h^2), without assembling again), for dW/dqd_j at the assembled configuration q, the copies
+    sharing its projection (G and J_f^+ computed once per sample, the bias Jd qd for each copy's
+    qd), and for dW/dqdd_j from the sample's own states (the projection's qdd = G qdd_a - E_f
+    J_f^+ Jd qd is affine in qdd_a: the copy's qdd is qdd + h G_j): differences with steps STEP_Q times the half-width of the
     position box, STEP_QD times the velocity limit and STEP_QDD times the acceleration limit;
     forward in qdd, exact up to round-off (W is affine in qdd: the regressor is linear in the
     tree's accelerations, which are affine in qdd, eq. 92), central in qd, exact up to round-off
@@ -458,19 +460,30 @@ def excitation_cost(
         return none
     half = 0.5 * (box.position[:, 1] - box.position[:, 0])
     steps = np.array([STEP_Q * half, STEP_QD * box.velocity, STEP_QDD * box.acceleration])  # (3, n_a)
-    copies = []  # (q, q_a, qd_a, qdd_a): q_j +- h (the tree along G), qd_j +- h, then qdd_j + h, for each j
-    for kind, signs in ((0, (1.0, -1.0)), (1, (1.0, -1.0)), (2, (1.0,))):
-        for j in range(na):
-            for sign in signs:
-                shifted = [states.q, states.q_a.copy(), states.qd_a.copy(), states.qdd_a.copy()]
-                shifted[1 + kind][:, j] += sign * steps[kind, j]
-                if kind == 0:
-                    shifted[0] = states.q + sign * steps[kind, j] * states.G[:, :, j]
-                copies.append(shifted)
-    moved = projected_states(model.robot, *(np.concatenate([copy[k] for copy in copies]) for k in range(4)))
+    # the copies, for each j: q_j +- h (the tree moved along G, projected there), then qd_j +- h and
+    # qdd_j + h at the sample's configuration, sharing its projection
+    e = np.eye(na)
+    signed = [(j, sign) for j in range(na) for sign in (1.0, -1.0)]
+    moved = projected_states(
+        model.robot,
+        np.concatenate([states.q + sign * steps[0, j] * states.G[:, :, j] for j, sign in signed]),
+        np.concatenate([states.q_a + sign * steps[0, j] * e[j] for j, sign in signed]),
+        np.concatenate([states.qd_a] * len(signed)),
+        np.concatenate([states.qdd_a] * len(signed)),
+    )
     if not np.all(moved.cond < max_cond):
         return none
-    W = np.concatenate([model.regressor(states)[None], model.regressor(moved).reshape(len(copies), ns, na, p)])
+    qd_sets = np.stack([states.qd_a + sign * steps[1, j] * e[j] for j, sign in signed])
+    velocities = projected_states(model.robot, states.q, states.q_a, qd_sets, np.stack([states.qdd_a] * len(signed)))
+    # qdd_j + h: the tree's qdd + h G_j, as the projection's qdd = G qdd_a - E_f J_f^+ Jd qd is affine in qdd_a
+    accelerations = replace(
+        states,
+        **{name: np.concatenate([getattr(states, name)] * na) for name in ("q", "qd", "q_a", "qd_a", "G", "cond")},
+        qdd=np.concatenate([states.qdd + steps[2, j] * states.G[:, :, j] for j in range(na)]),
+        qdd_a=np.concatenate([states.qdd_a + steps[2, j] * e[j] for j in range(na)]),
+    )
+    shifted = [model.regressor(x) for x in (moved, velocities, accelerations)]
+    W = np.concatenate([model.regressor(states)[None], np.concatenate(shifted).reshape(5 * na, ns, na, p)])
     norms = np.linalg.norm(W[0].reshape(-1, p), axis=0)
     if np.any(norms == 0):
         return none
@@ -489,7 +502,7 @@ def excitation_cost(
     )  # (3 n_a, ns, n_a, p)
     g = np.einsum("kirp,irp->ki", D, GW).reshape(3, na, ns)
     # the barrier on cond(J_p), a function of q only: its central differences from the q copies
-    cond = moved.cond.reshape(len(copies), ns)
+    cond = moved.cond.reshape(len(signed), ns)
     value, slope = barrier(states.cond / max_cond)
     g[0] += slope / max_cond * (cond[0 : 2 * na : 2] - cond[1 : 2 * na : 2]) / (2 * steps[0][:, None])
     grad = np.einsum("kjn,knm->jm", g, np.stack(B))  # dc/dc_j (n_a, 2 L)

@@ -94,16 +94,35 @@ def projected_states(robot: Robot, q: np.ndarray, q_a: np.ndarray, qd_a: np.ndar
     of each (inf where a part is singular). The loops are not checked: q is an assembled state
     or one near it (a difference step of an assembled state along G, whose projection
     differentiates the state along the assembly; a smooth function of q near the assembled
-    configurations)."""
+    configurations). ``qd_a``, ``qdd_a`` may hold k sets (k, samples, n_a) at each
+    configuration, which share its projection (G and the parts' J_f^+, computed once): the
+    states are then k samples, set after set, q and G repeated."""
     con = constraints(robot)
-    ns, na = q_a.shape
+    k, ns, na = np.shape(qd_a) if np.ndim(qd_a) == 3 else (1, *np.shape(qd_a))
+    qd3, qdd3 = np.reshape(qd_a, (k, ns, na)), np.reshape(qdd_a, (k, ns, na))
     if not con.nf:
         Ea = con.E[:, :na]
-        return States(
-            robot, q, qd_a @ Ea.T, qdd_a @ Ea.T, q_a, qd_a, qdd_a, np.repeat(Ea[None], ns, axis=0), np.ones(ns), ns, 0
-        )
-    QD, QDD, G, cond = con.project_all(q, qd_a, qdd_a)
-    return States(robot, q, QD, QDD, q_a, qd_a, qdd_a, G, cond, ns, 0)
+        QD, QDD, G, cond = qd3 @ Ea.T, qdd3 @ Ea.T, np.repeat(Ea[None], ns, axis=0), np.ones(ns)
+    else:
+        QD, QDD, G, cond = con.project_all(q, qd3, qdd3)
+
+    def repeated(x):
+        return x if k == 1 else np.concatenate([x] * k)
+
+    rows = k * ns
+    return States(
+        robot,
+        repeated(q),
+        QD.reshape(rows, -1),
+        QDD.reshape(rows, -1),
+        repeated(q_a),
+        qd3.reshape(rows, na),
+        qdd3.reshape(rows, na),
+        repeated(G),
+        repeated(cond),
+        rows,
+        0,
+    )
 
 
 #: A state is kept when cond(J_p) < max(max_cond, REFERENCE_FACTOR cond(J_p at the reference)).

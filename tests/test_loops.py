@@ -820,6 +820,14 @@ def test_compiled_record_and_projection_equal_their_twins(name):
         for got, expected in ((projected.qd[s], qd), (projected.qdd[s], qdd), (projected.G[s], G)):
             np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * max(1.0, np.abs(expected).max()))
         assert projected.cond[s] == pytest.approx(conds.max(), rel=1e-12)
+    # k sets of velocities at each configuration (sharing its projection): set after set, each as projected alone
+    sets = projected_states(robot, moved, q_a, np.stack([qd_a, -2 * qd_a]), np.stack([qdd_a, qd_a]))
+    ns = len(t)
+    for k, (qd_k, qdd_k) in enumerate(((qd_a, qdd_a), (-2 * qd_a, qd_a))):
+        alone = projected_states(robot, moved, q_a, qd_k, qdd_k)
+        for name in ("q", "qd", "qdd", "q_a", "qd_a", "qdd_a", "G", "cond"):
+            got, expected = getattr(sets, name)[k * ns : (k + 1) * ns], getattr(alone, name)
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-13 * max(1.0, np.abs(expected).max()))
 
 
 def test_small_svd_equals_numpy():

@@ -441,11 +441,12 @@ def _jacobi_svd(A):
 
 
 @njit(cache=True)
-def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
-    """The compiled twin of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
-    with the loops' Jacobian J (m, nq) there: qd, qdd (nq,), G = E_a - sum_p E_f J_f^+ J_p E_a
-    (nq, n_a) and cond(J_f) of each part into ``conds`` (parts,) (inf where singular), J_f^+ from
-    the SVD with the singular values at or below SINGULAR_S max(s_0, 1) left out (:meth:`Part.inverse`)."""
+def _inverses(E, na, packed, J, G, conds):
+    """The projection of :meth:`pga_dyn.loops.system.Constraints.project` at a configuration whose
+    loops' Jacobian is J (m, nq): G = E_a - sum_p E_f J_f^+ J_p E_a (nq, n_a) and cond(J_f) of
+    each part into ``conds`` (parts,) (inf where singular), J_f^+ from the SVD with the singular
+    values at or below SINGULAR_S max(s_0, 1) left out (:meth:`Part.inverse`). Returns each
+    part's J_f^+ (nf, m_p), one after the other, flattened (what :func:`_motion` reads)."""
     cols_off, cols, part_na = packed[8], packed[9], packed[10]
     rows_off, rows = packed[17], packed[18]
     nq = E.shape[0]
@@ -453,7 +454,7 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
     size = 0
     for k in range(parts):
         size += (cols_off[k + 1] - cols_off[k] - part_na[k]) * (rows_off[k + 1] - rows_off[k])
-    pinvs = np.empty(size)  # each part's J_f^+ (nf, m_p), one after the other
+    pinvs = np.empty(size)
     for i in range(nq):
         for j in range(na):
             G[i, j] = E[i, j]
@@ -500,6 +501,17 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
                 if e != 0.0:
                     for j in range(na):
                         G[i, j] -= e * X[a, j]
+    return pinvs
+
+
+@njit(cache=True)
+def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd):
+    """The velocities of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
+    with G (nq, n_a) and the parts' J_f^+ ``pinvs`` there (:func:`_inverses`): qd = G qd_a and
+    qdd = G qdd_a - sum_p E_f J_f^+ (Jd qd)_p (nq,) for the actuated qd_a, qdd_a (n_a,)."""
+    cols_off, cols, part_na = packed[8], packed[9], packed[10]
+    rows_off, rows = packed[17], packed[18]
+    nq, na = G.shape
     for i in range(nq):
         s, s2 = 0.0, 0.0
         for j in range(na):
@@ -508,7 +520,7 @@ def _project_state(args, E, na, packed, q, J, qd_a, qdd_a, qd, qdd, G, conds):
         qd[i], qdd[i] = s, s2
     bias = motion_kernel(*args, q, qd)[2]
     at = 0
-    for k in range(parts):
+    for k in range(part_na.shape[0]):
         r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
         f0, nf = cols_off[k] + part_na[k], cols_off[k + 1] - cols_off[k] - part_na[k]
         pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
@@ -553,7 +565,7 @@ def record_kernel(
     the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
     the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`),
     q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
-    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_project_state`):
+    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
     Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
     parts, filled up to the sample returned. The compiled twin of
     :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
@@ -593,7 +605,8 @@ def record_kernel(
                 v += r[i] * r[i]
             if np.sqrt(v) > CLOSURE_TOL:
                 return s, 3, l, np.sqrt(v)
-        _project_state(args, E, na, packed, q, J, qd_a[s], qdd_a[s], QD[s], QDD[s], G[s], conds)
+        pinvs = _inverses(E, na, packed, J, G[s], conds)
+        _motion(args, E, packed, q, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s])
         cond[s] = conds.max()
         if cond[s] == np.inf:
             return s, 4, -1, cond[s]
@@ -604,13 +617,17 @@ def record_kernel(
 
 @njit(cache=True)
 def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
-    """:func:`_project_state` at each tree configuration Q (ns, nq), not assembled, with actuated
-    velocities and accelerations qd_a, qdd_a (ns, n_a): QD, QDD (ns, nq), G (ns, nq, n_a) and
-    cond (ns,) = cond(J_p) (inf where a part is singular); the compiled twin of
-    :meth:`pga_dyn.loops.system.Constraints.project` applied to each sample."""
+    """The projection at each tree configuration Q (ns, nq), not assembled (:func:`_inverses`: G
+    (ns, nq, n_a) and cond (ns,) = cond(J_p), inf where a part is singular), and for each of k
+    sets of actuated velocities and accelerations qd_a, qdd_a (k, ns, n_a) the tree's QD, QDD
+    (k, ns, nq) there (:func:`_motion`; the sets at one configuration share its G and J_f^+);
+    the compiled twin of :meth:`pga_dyn.loops.system.Constraints.project` applied to each sample
+    and set."""
     zero = np.zeros(Q.shape[1])
     conds = np.empty(packed[10].shape[0])
     for s in range(Q.shape[0]):
         J = motion_kernel(*args, Q[s], zero)[1]
-        _project_state(args, E, na, packed, Q[s], J, qd_a[s], qdd_a[s], QD[s], QDD[s], G[s], conds)
+        pinvs = _inverses(E, na, packed, J, G[s], conds)
         cond[s] = conds.max()
+        for k in range(qd_a.shape[0]):
+            _motion(args, E, packed, Q[s], G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s])

@@ -369,23 +369,19 @@ class Constraints:
 
     def project_all(self, q, qd_a, qdd_a):
         """:meth:`project` at each tree configuration q (ns, nq) with the actuated velocities and
-        accelerations qd_a, qdd_a (ns, n_a), compiled (:func:`pga_dyn.loops.parts.project_kernel`; the
-        robot has passive coordinates): QD, QDD (ns, nq), G (ns, nq, n_a), cond(J_p) (ns,), inf where
-        a part is singular."""
-        ns, nq, na = q.shape[0], self.robot.nq, self.na
-        QD, QDD, G, cond = np.empty((ns, nq)), np.empty((ns, nq)), np.empty((ns, nq, na)), np.empty(ns)
+        accelerations qd_a, qdd_a (ns, n_a), or k sets of them (k, ns, n_a) that share each
+        configuration's projection, compiled (:func:`pga_dyn.loops.parts.project_kernel`; the robot
+        has passive coordinates): QD, QDD (ns, nq), or (k, ns, nq) for k sets, G (ns, nq, n_a),
+        cond(J_p) (ns,), inf where a part is singular."""
+        sets = np.ndim(qd_a) == 3
+        qd3, qdd3 = (np.array(x, dtype=float, order="C", ndmin=3) for x in (qd_a, qdd_a))
+        k, ns, na = qd3.shape
+        nq = self.robot.nq
+        QD, QDD, G, cond = np.empty((k, ns, nq)), np.empty((k, ns, nq)), np.empty((ns, nq, na)), np.empty(ns)
         project_kernel(
-            self.args,
-            self.E,
-            self.na,
-            self.packed,
-            *(np.array(x, dtype=float, order="C") for x in (q, qd_a, qdd_a)),
-            QD,
-            QDD,
-            G,
-            cond,
+            self.args, self.E, self.na, self.packed, np.array(q, dtype=float, order="C"), qd3, qdd3, QD, QDD, G, cond
         )
-        return QD, QDD, G, cond
+        return (QD, QDD, G, cond) if sets else (QD[0], QDD[0], G, cond)
 
     def complete_all(self, q_a, qd_a, qdd_a, start=None):
         """:meth:`complete` for a batch: actuated states (samples, n_a) in, the tree states Q, QD,
