@@ -39,7 +39,8 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
-from .closure import CLOSURE_TOL, motion_kernel
+from ..kinematics import forward
+from .closure import CLOSURE_TOL, loop_kernel, residual_rows
 from .newton import newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
@@ -509,10 +510,39 @@ def _inverses(E, na, packed, J, G, conds):
 
 
 @njit(cache=True)
-def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd):
+def _work(args, nq):
+    """The work arrays of :func:`_loops_at` for a robot with kernel arrays ``args`` and nq tree
+    coordinates: T (n + 1, 4, 4), S (nq, 6), V, A (n + 1, 6) of :func:`pga_dyn.kinematics.forward`,
+    its zero base acceleration (6,) and zero qdd (nq,)."""
+    n = args[0].shape[0] - 1
+    return (
+        np.empty((n + 1, 4, 4)),
+        np.zeros((nq, 6)),
+        np.empty((n + 1, 6)),
+        np.empty((n + 1, 6)),
+        np.zeros(6),
+        np.zeros(nq),
+    )
+
+
+@njit(cache=True)
+def _loops_at(args, q, qd, work, r, J, bias):
+    """:func:`pga_dyn.loops.closure.motion_kernel` into given arrays: the loops' residual r (m,),
+    Jacobian J (m, nq) and, when ``bias`` has m rows (not 0), the bias Jd qd at (q, qd) (nq,),
+    the forward kinematics in the work arrays ``work`` (:func:`_work`): no arrays allocated per
+    state."""
+    parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0 = args
+    T, S, V, A, seed, zero = work
+    forward(parent, code, origin, axes, qidx, seed, q, qd, zero, T, S, V, A)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+
+
+@njit(cache=True)
+def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
     """The velocities of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
     with G (nq, n_a) and the parts' J_f^+ ``pinvs`` there (:func:`_inverses`): qd = G qd_a and
-    qdd = G qdd_a - sum_p E_f J_f^+ (Jd qd)_p (nq,) for the actuated qd_a, qdd_a (n_a,)."""
+    qdd = G qdd_a - sum_p E_f J_f^+ (Jd qd)_p (nq,) for the actuated qd_a, qdd_a (n_a,); the bias
+    by :func:`_loops_at` with ``work`` and r (m,), J (m, nq), bias (m,) (overwritten)."""
     cols_off, cols, part_na = packed[8], packed[9], packed[10]
     rows_off, rows = packed[17], packed[18]
     nq, na = G.shape
@@ -522,7 +552,7 @@ def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd):
             s += G[i, j] * qd_a[j]
             s2 += G[i, j] * qdd_a[j]
         qd[i], qdd[i] = s, s2
-    bias = motion_kernel(*args, q, qd)[2]
+    _loops_at(args, q, qd, work, r, J, bias)
     at = 0
     for k in range(part_na.shape[0]):
         r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
@@ -583,6 +613,8 @@ def record_kernel(
     zero = np.zeros(nq)
     conds = np.empty(packed[10].shape[0])
     r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
+    work, none = _work(args, nq), np.empty(0)
+    rb, Jb, bias = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq)), np.empty(loop_rows[-1])  # for the bias
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
@@ -597,12 +629,8 @@ def record_kernel(
             for j in range(nz):
                 v += E[i, j] * z[j]
             q[i] = v + e0[i]
-        if not fresh:  # the loops' residual and Jacobian at q (loops, not slice assignments: numba's shape checks)
-            rn, Jn, _ = motion_kernel(*args, q, zero)
-            for i in range(rn.shape[0]):
-                r[i] = rn[i]
-                for l in range(nq):
-                    J[i, l] = Jn[i, l]
+        if not fresh:  # the loops' residual and Jacobian at q
+            _loops_at(args, q, zero, work, r, J, none)
         for l in range(n_loops):
             v = 0.0
             for i in range(loop_rows[l], loop_rows[l + 1]):
@@ -610,7 +638,7 @@ def record_kernel(
             if np.sqrt(v) > CLOSURE_TOL:
                 return s, 3, l, np.sqrt(v)
         pinvs = _inverses(E, na, packed, J, G[s], conds)
-        _motion(args, E, packed, q, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s])
+        _motion(args, E, packed, q, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s], work, rb, Jb, bias)
         cond[s] = conds.max()
         if cond[s] == np.inf:
             return s, 4, -1, cond[s]
@@ -627,11 +655,16 @@ def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
     (k, ns, nq) there (:func:`_motion`; the sets at one configuration share its G and J_f^+);
     the compiled twin of :meth:`pga_dyn.loops.system.Constraints.project` applied to each sample
     and set."""
-    zero = np.zeros(Q.shape[1])
+    nq = Q.shape[1]
+    m = residual_rows(args[6])
     conds = np.empty(packed[10].shape[0])
+    work, none = _work(args, nq), np.empty(0)
+    r, J, rb, Jb, bias = np.empty(m), np.empty((m, nq)), np.empty(m), np.empty((m, nq)), np.empty(m)
     for s in range(Q.shape[0]):
-        J = motion_kernel(*args, Q[s], zero)[1]
+        _loops_at(args, Q[s], work[5], work, r, J, none)
         pinvs = _inverses(E, na, packed, J, G[s], conds)
         cond[s] = conds.max()
         for k in range(qd_a.shape[0]):
-            _motion(args, E, packed, Q[s], G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s])
+            _motion(
+                args, E, packed, Q[s], G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias
+            )
