@@ -649,15 +649,21 @@ def next_point(
     min_rcond,
     r,
     J,
+    curvature,
+    predicted,
 ):
     """The path of :func:`newton_kernel` from an assembled z (nz,), whose Jacobian in the free
     coordinates Jz (m, nz) = J E is known (the previous sample of a record), when that path is one
-    step: the tangent predictor dz_f = -J_f^+ J_a (target - start) from z, the corrector to ``tol``
-    at ``target`` (na,), and the same watch (rho >= ``min_rcond`` at the start, the correction
-    ratio, the turn of the tangent, the sign of det(Q^T J_f)); the arguments as there. Returns True
-    when the step is taken and passes: z updated in place, r (m,) and J (m, nq) the loops' residual
-    and Jacobian at the new point. False (z unchanged) when the path would take more than one step
-    or the step fails a check: :func:`newton_kernel` then decides (smaller steps, or a refusal)."""
+    step: the tangent predictor dz_f = -J_f^+ J_a (target - start) from z, plus ``curvature`` (nf,)
+    added to the predicted passive coordinates (a record's second-order term, extrapolated from its
+    last corrections: :func:`pga_dyn.loops.parts.record_kernel`; zeros: the tangent alone), the
+    corrector to ``tol`` at ``target`` (na,), and the same watch (rho >= ``min_rcond`` at the
+    start, the correction ratio from the predicted point, the turn of the tangent, the sign of
+    det(Q^T J_f)); the arguments as there. ``predicted`` (nz,) receives the predicted point when
+    the step is tried. Returns True when the step is taken and passes: z updated in place, r (m,)
+    and J (m, nq) the loops' residual and Jacobian at the new point. False (z unchanged) when the
+    path would take more than one step or the step fails a check: :func:`newton_kernel` then
+    decides (smaller steps, or a refusal)."""
     nz = E.shape[1]
     nf = nz - na
     n = parent.shape[0] - 1
@@ -680,7 +686,10 @@ def next_point(
         _update(step, tangent[:, 0], na, spherical, 1.0)
     for j in range(na):
         step[j] = start[j] + 1.0 * (target[j] - start[j])
-    predicted = step.copy()
+    for j in range(nf):
+        step[na + j] += curvature[j]
+    for j in range(nz):
+        predicted[j] = step[j]
     T, S = np.empty((n + 1, 4, 4)), np.zeros((nq, 6))
     V, A = np.zeros((n + 1, 6)), np.zeros((n + 1, 6))
     Jnew = np.empty((m, nz))

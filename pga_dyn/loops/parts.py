@@ -274,7 +274,9 @@ def pack_parts(parts: tuple) -> tuple:
 
 
 @njit(cache=True)
-def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor, follow, r, J):
+def _assemble_state(
+    args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor, follow, r, J, last, before, known
+):
     """Assemble every part of ``packed`` (:func:`pack_parts`) at actuated position q_a (na,) from the
     free coordinates z (nz,), updated in place (its actuated coordinates become q_a): the compiled
     twin of :meth:`pga_dyn.loops.system.Constraints.assemble_parts` on all parts from z, each part
@@ -282,7 +284,10 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
     min_rcond = ``min_factor`` rcond_ref of the part (0: any path). With ``follow`` (z is the
     previous sample's assembled state and J (m, nq) the loops' Jacobian there), a part first tries
     the path's single step from it (:func:`pga_dyn.loops.newton.next_point`, the tangent predictor
-    from the previous sample), and newton_kernel runs where that does not pass. Returns (status,
+    from the previous sample plus the second-order term extrapolated from the corrections of the
+    part's last two steps, 2 c_1 - c_2, or c_1 after one step, where c = assembled - tangent's
+    predicted passive coordinates: ``last``, ``before`` (nz,), and ``known`` (parts,) how many of
+    them hold for each part, updated here), and newton_kernel runs where that does not pass. Returns (status,
     part, residual, fresh) of the first part that fails (status 1: the path leaves the workspace,
     2: it meets a singularity), (0, -1, 0, fresh) when all assemble; ``fresh``: r (m,) and J hold
     the loops' residual and Jacobian at the new point (one part with every row and column, assembled
@@ -310,7 +315,12 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
             target[j] = q_a[cols[c0 + j]]
         Ek = e_flat[e_off[k] : e_off[k + 1]].reshape((nq, c))
         stepped = False
+        nf = c - part_na[k]
         if follow:
+            curvature, predicted = np.zeros(nf), np.empty(c)
+            for j in range(nf):
+                col = cols[c0 + part_na[k] + j]
+                curvature[j] = 2.0 * last[col] - before[col] if known[k] == 2 else last[col] if known[k] == 1 else 0.0
             r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
             Jz = np.empty((mp, c))  # J_p E_p at the previous sample
             for i in range(mp):
@@ -347,8 +357,15 @@ def _assemble_state(args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, m
                 min_factor * rcond_ref[k],
                 rk,
                 Jk,
+                curvature,
+                predicted,
             )
             fresh = whole and stepped
+            if stepped:
+                for j in range(part_na[k], c):
+                    before[cols[c0 + j]] = last[cols[c0 + j]]
+                    last[cols[c0 + j]] = local[j] - predicted[j] + curvature[j - part_na[k]]  # from the tangent's point
+        known[k] = min(known[k] + 1, 2) if stepped else 0
         if not stepped:
             status, norm = newton_kernel(
                 parent,
@@ -597,7 +614,8 @@ def record_kernel(
     the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
     (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
     the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
-    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`),
+    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`,
+    with the second-order term of the last corrections),
     q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
     over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
     Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
@@ -615,11 +633,28 @@ def record_kernel(
     r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
     work, none = _work(args, nq), np.empty(0)
     rb, Jb, bias = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq)), np.empty(loop_rows[-1])  # for the bias
+    last, before, known = np.zeros(nz), np.zeros(nz), np.zeros(conds.shape[0], dtype=np.int64)  # the corrections
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
         status, k, norm, fresh = _assemble_state(
-            args, E, e0, na, packed, rcond_ref, z, q_a[s], tol, max_iter, min_factor, not first[s], r, J
+            args,
+            E,
+            e0,
+            na,
+            packed,
+            rcond_ref,
+            z,
+            q_a[s],
+            tol,
+            max_iter,
+            min_factor,
+            not first[s],
+            r,
+            J,
+            last,
+            before,
+            known,
         )
         if status:
             return s, status, k, norm
