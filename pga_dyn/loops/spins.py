@@ -26,11 +26,20 @@ inertia about the line, the parameter direction dI = u u^T (in the pseudo-inerti
 dSigma = (1/2) 1 - u u^T, no mass, no first moment), enters nothing the actuators feel: it is
 unidentifiable (:func:`spin_vector`; ``drng.nullspace`` states it as the rule "free spin").
 
+A body whose mass is **not** symmetric about its spin line (a centre of mass ``offset`` off the
+line, an inertia ``asymmetry`` about it: CAD rods) is locked the same way by default, but then
+the lock is an approximation: gravity and the motion exert a torque about the line that the
+joints cannot transmit, so the real body spins, and the lock holds it with a torque lambda about
+the line (the lock row's multiplier). :func:`~pga_dyn.sampling.spin_lock_bounds` measures it at
+sampled states against the actuated forces; :class:`FreeSpin` records the offset and the
+asymmetry, its :meth:`FreeSpin.describe` says so, and a PgaDynWarning is given when such a spin
+is locked. The exact treatment, :func:`pga_dyn.loops.exact_spins`, makes the spin a coordinate of
+its own instead (docs/drng.md, "Free spins and redundant closures").
+
 A free motion is accepted only when every body with mass that it moves turns about one line
 fixed in it (a twist of zero pitch, the same line for every direction of the free motions
-that moves it) with its mass symmetric about that line. Otherwise the motion changes the
-actuated dynamics (a rod whose centre of mass is off its line, a body that slides or turns
-about lines that change) and :func:`find_spins` names it, with the reason.
+that moves it). Otherwise the motion is no spin (a body that slides, or turns about lines that
+change) and :func:`find_spins` names it, with the reason.
 
 The free motions are read at a closed configuration from the nullspace of each part's J_f
 (the rank decision of :func:`pga_dyn.loops.parts.closure_rank`); the rows of the locks are
@@ -63,7 +72,12 @@ class FreeSpin:
     joint made of revolute joints among them); ``joints``: the passive coordinates it moves;
     ``mass``: whether ``body`` has mass (its inertia about the line is then unidentifiable);
     ``rotation`` (3, 3): the body's orientation in the world at the reference configuration,
-    where the spin angle is zero (the lock's position form, :mod:`pga_dyn.loops.closure`)."""
+    where the spin angle is zero (the lock's position form, :mod:`pga_dyn.loops.closure`).
+    ``offset`` (m): the distance of the body's centre of mass to the line; ``asymmetry``: the
+    relative asymmetry of its inertia about the line (the larger of |I u - (u.I u) u| and the
+    spread of its moments about the normals, over its largest moment); ``symmetric``: both
+    within SPIN_RTOL (of the robot's size for the offset), the lock then exact (module
+    docstring), else an approximation."""
 
     body: int
     name: str
@@ -73,14 +87,31 @@ class FreeSpin:
     joints: tuple
     mass: bool
     rotation: np.ndarray
+    offset: float = 0.0
+    asymmetry: float = 0.0
+    symmetric: bool = True
 
     def describe(self) -> str:
-        """One line for a report: the body, its line and the rule."""
+        """One line for a report: the body, its line and the rule (and, for a body not symmetric
+        about its line, that the lock is an approximation)."""
         p, u = ((np.round(v, 6) + 0.0).tolist() for v in (self.point, self.axis))
         return (
             f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
             f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
-            "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else "")
+            "locked at zero spin rate"
+            + ("; its inertia about that line is unidentifiable" if self.mass else "")
+            + ("" if self.symmetric else f"; {self.approximation()}")
+        )
+
+    def approximation(self) -> str:
+        """What the lock of a body not symmetric about its line neglects, in words ('' when it is)."""
+        if self.symmetric:
+            return ""
+        return (
+            f"AN APPROXIMATION: its mass is not symmetric about the line (centre of mass {self.offset:.3g} m "
+            f"off it, inertia asymmetry {self.asymmetry:.2g}), so the real body spins and the lock neglects "
+            "the torque about the line that holds it (pga_dyn.sampling.spin_lock_bounds bounds it; "
+            "--spins exact makes the spin a coordinate)"
         )
 
 
@@ -121,8 +152,9 @@ def _is_massive(inertial) -> bool:
 
 def find_spins(con, z, J) -> tuple:
     """(spins, problem): the free motions at the closed configuration z (nz,) (J its constraint
-    Jacobian) as locked :class:`FreeSpin` s, and None; or (), and a sentence naming the free
-    motion that changes the actuated dynamics and why (the module docstring)."""
+    Jacobian) as locked :class:`FreeSpin` s (those of bodies not symmetric about their lines
+    marked so: ``symmetric`` False, with their ``offset`` and ``asymmetry``), and None; or (),
+    and a sentence naming the free motion that is no spin and why (the module docstring)."""
     robot = con.robot
     D = free_directions(con, J)[0]
     d = D.shape[1]
@@ -185,18 +217,9 @@ def find_spins(con, z, J) -> tuple:
                 )
                 / big
             )
-            if off > SPIN_RTOL * size or asym > SPIN_RTOL:
-                why = (
-                    f"its centre of mass lies {off:.3g} m off the line"
-                    if off > SPIN_RTOL * size
-                    else f"its inertia is not symmetric about the line (relative asymmetry {asym:.2g})"
-                )
-                return (), (
-                    f"{motion} spins body '{name}' about the line through {np.round(point, 6).tolist()} "
-                    f"along {np.round(u, 6).tolist()}, and its mass is not symmetric about that line: {why}, "
-                    "so its spin couples to the motion (it changes the actuated dynamics)"
-                )
-        lines[b] = (u, point, massive)
+            lines[b] = (u, point, massive, off, asym, off <= SPIN_RTOL * size and asym <= SPIN_RTOL)
+            continue
+        lines[b] = (u, point, massive, 0.0, 0.0, True)
     order = sorted(lines, key=lambda b: (not lines[b][2], b))
     rows, chosen = np.zeros((0, d)), []
     for b in order:
@@ -212,7 +235,7 @@ def find_spins(con, z, J) -> tuple:
     spins = []
     directions = np.linalg.solve(rows, np.eye(d)) if d else rows  # column j: the spin of chosen[j] alone
     for j, b in enumerate(chosen):
-        u, point, massive = lines[b]
+        u, point, massive, off, asym, symmetric = lines[b]
         R, p0 = T[b, :3, :3], T[b, :3, 3]
         own, turn = dq @ directions[:, j], W @ directions[:, j]
         bodies = tuple(
@@ -226,5 +249,9 @@ def find_spins(con, z, J) -> tuple:
         axis, local, rotation = R.T @ u, R.T @ (point - p0), R.copy()
         for array in (axis, local, rotation):
             array.flags.writeable = False  # a frozen model's derived value
-        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive, rotation))
+        spins.append(
+            FreeSpin(
+                b, robot.body_names[b - 1], axis, local, bodies, names, massive, rotation, float(off), float(asym), bool(symmetric)
+            )
+        )
     return tuple(spins), None
