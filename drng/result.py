@@ -260,7 +260,10 @@ class NullspaceResult:
         failed certificate and, at a singular reference, the dimension on each assembly branch
         that meets there (``branches``; :func:`drng.nullspace`), or their number and the one followed when more meet
         (``branch_count``, ``branch``) (docs/drng.md); ``reference``, when q0's loops do not close at its
-        actuated position: how far the reference moved (:meth:`pga_dyn.loops.closest.Closest.report`)."""
+        actuated position: how far the reference moved (:meth:`pga_dyn.loops.closest.Closest.report`);
+        ``spin_locks``, when a locked free spin is an approximation: what each lock neglects
+        (:func:`pga_dyn.sampling.spin_lock_bounds`); ``spin_coordinates``, when the free spins are
+        coordinates of their own (:func:`pga_dyn.loops.exact_spins`): their names."""
         per_joint = {}
         for (joint, principle), count in self.counts(("joint", "principle")).items():
             per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
@@ -294,8 +297,9 @@ class NullspaceResult:
             for key in ("branches", "branch_count", "branch"):
                 if key in c:
                     out["certificate"][key] = c[key]
-        if "reference" in self.certificate:
-            out["reference"] = self.certificate["reference"]
+        for key in ("reference", "spin_locks", "spin_coordinates"):
+            if key in self.certificate:
+                out[key] = self.certificate[key]
         return out
 
     def __repr__(self) -> str:

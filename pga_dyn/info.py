@@ -126,14 +126,27 @@ def reference_closest(robot: Robot) -> dict | None:
 def reference_report(robot: Robot) -> list:
     """Lines on the reference configuration (the loops closed): the rank decision of each part
     (the redundant equations dropped, the passive motions left free) and the free spins locked
-    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled
+    there (:meth:`pga_dyn.loops.Constraints.report`; for a lock that is an approximation, the bound of
+    :func:`pga_dyn.sampling.spin_lock_bounds`; the coordinates of spins treated exactly:
+    :func:`pga_dyn.loops.exact_spins`), or why the reference cannot be settled
     (followed by how far the reference moved, when q0 does not close and a closed configuration
     was found before the refusal)."""
     from .errors import PgaDynError
-    from .loops import Constraints, close_at_q0, constraints
+    from .loops import Constraints, close_at_q0, constraints, spin_coordinates
+    from .sampling import bound_lines, spin_lock_bounds
 
     try:
-        return constraints(robot).report()
+        con = constraints(robot)
+        exact = spin_coordinates(robot)
+        return (
+            con.report()
+            + (bound_lines(spin_lock_bounds(robot)) if any(not spin.symmetric for spin in con.spins) else [])
+            + (
+                [f"free spins exact: coordinates {', '.join(exact)} made independent (unactuated, zero-force rows)"]
+                if exact
+                else []
+            )
+        )
     except PgaDynError as exc:
         lines = [str(exc)]
     try:  # the closure that came before the refusal, when the reference had to move to close

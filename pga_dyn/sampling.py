@@ -24,7 +24,7 @@ import numpy as np
 
 from .errors import PgaDynError, PgaDynWarning
 from .kinematics import float_array
-from .loops import constraints
+from .loops import constraints, refuse_exact_spins
 from .model import Robot, check_robot
 from .progress import report
 from .tp_regressor import actuated_regressor, inertial_parameters, tree_regressor
@@ -161,9 +161,10 @@ def record_states(
     Refused (PgaDynError, naming ``source`` or the robot and the time ``t = ... s``): a sample
     that the assembly does not reach (the record leaves the workspace of the model's assembly
     mode or meets a singular configuration), cond(J_p) at or above the limit, or a measured passive
-    coordinate that differs from the model's (the record runs in another assembly mode). Trees
-    and couplings alone (no assembly mode) are :func:`complete_states`, their passive
-    measurements checked alike.
+    coordinate that differs from the model's (the record runs in another assembly mode), and a
+    robot that treats its free spins exactly (:func:`pga_dyn.loops.refuse_exact_spins`: a record
+    does not measure a spin angle). Trees and couplings alone (no assembly mode) are
+    :func:`complete_states`, their passive measurements checked alike.
 
     Returns
     -------
@@ -171,6 +172,7 @@ def record_states(
         (ns, ...) as :func:`complete_states`; ``max_cond`` the limit applied.
     """
     check_robot(robot)
+    refuse_exact_spins(robot, "a record")
     where = source or robot.source or robot.name
     t = float_array(f"{where}: t", t)
     ns = q_a.shape[0]

@@ -15,16 +15,25 @@ from ..errors import PgaDynError, PgaDynWarning
 PROG = "pga-dyn"
 
 
-def load(target: str, floating, gravity, yaml=None):
+def load(target: str, floating, gravity, yaml=None, spins="lock"):
     """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
-    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot; with ``spins`` "exact" its free
+    spins as coordinates of their own (``pga_dyn.loops.exact_spins``; "lock": locked, the default)."""
     import robots
 
     if target.lower() in robots.available():
-        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
-    if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
-    raise PgaDynError(f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})")
+        loaded = robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
+    elif os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
+        loaded = robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
+    else:
+        raise PgaDynError(
+            f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})"
+        )
+    if spins == "exact" and loaded.loop_joints:
+        from ..loops import exact_spins
+
+        return exact_spins(loaded)
+    return loaded
 
 
 def robot(args, target=None):
@@ -71,16 +80,17 @@ def reference(args) -> dict | None:
 
 
 def loader(args):
-    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity and
-    --yaml: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its
+    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity, --yaml
+    and --spins: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its
     workers)."""
     floating = True if args.floating else (False if args.fixed else None)
     gravity = None if args.gravity is None else tuple(args.gravity)
-    return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml)
+    return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml, spins=args.spins)
 
 
 def robot_arguments(parser, many: bool = False) -> None:
-    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --floating/--fixed, --gravity."""
+    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --reference, --spins,
+    --floating/--fixed, --gravity."""
     parser.add_argument(
         "robot",
         metavar="ROBOT_OR_PATH",
@@ -106,6 +116,15 @@ def robot_arguments(parser, many: bool = False) -> None:
         "default q0, all tree coordinates zero): coordinate values, rad or m, NAME=VALUE separated by "
         "commas, or a file of such lines; coordinates not named are zero; when the loops do not close "
         "there, the nearest closed configuration found is used and reported",
+    )
+    parser.add_argument(
+        "--spins",
+        choices=("lock", "exact"),
+        default="lock",
+        help="free spins (a rod between two ball joints turning about its line): 'lock' holds each at zero "
+        "spin rate (default; exact for a body symmetric about its line, else an approximation stated with "
+        "its bound), 'exact' makes each a coordinate of its own whose zero-force row joins the regressor "
+        "(analysis only: excite, simulate and identify refuse it); docs/drng.md, free spins",
     )
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
