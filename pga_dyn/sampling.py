@@ -579,7 +579,7 @@ def lock_torques(states: States) -> tuple[np.ndarray, np.ndarray]:
 def spin_lock_bounds(robot: Robot, samples: int = SPIN_BOUND_SAMPLES, seed: int | None = 0) -> list[dict]:
     """What the lock of each free spin of ``robot`` neglects (:mod:`pga_dyn.loops.spins`), at
     ``samples`` states of :func:`sample_states` (seed ``seed``), JSON-ready, one dict per locked
-    spin: ``body``, ``offset`` (m) and ``asymmetry`` (:class:`pga_dyn.loops.FreeSpin`),
+    spin: ``body``, ``coupled``, ``offset`` (m), ``asymmetry`` and ``pitch`` (:class:`pga_dyn.loops.FreeSpin`),
     ``symmetric``, ``torque``: the largest torque about the line that the lock holds there (N m,
     :func:`lock_torques`), ``actuated``: the largest actuated force there (N m or N), and
     ``ratio`` = torque / actuated: the bound. The lock replaces the free spin's equation of
@@ -598,7 +598,9 @@ def spin_lock_bounds(robot: Robot, samples: int = SPIN_BOUND_SAMPLES, seed: int 
         out.append(
             {
                 "body": spin.name,
+                "coupled": list(spin.coupled),
                 "offset": spin.offset,
+                "pitch": spin.pitch,
                 "asymmetry": spin.asymmetry,
                 "symmetric": spin.symmetric,
                 "torque": torque,
@@ -612,11 +614,16 @@ def spin_lock_bounds(robot: Robot, samples: int = SPIN_BOUND_SAMPLES, seed: int 
 
 def bound_lines(bounds: list[dict]) -> list[str]:
     """One line per spin lock that is an approximation (:func:`spin_lock_bounds`), for reports."""
-    return [
-        f"spin of '{b['body']}' LOCKED APPROXIMATELY (centre of mass {b['offset']:.3g} m off its line, inertia "
-        f"asymmetry {b['asymmetry']:.2g}): the lock holds up to {b['torque']:.3g} N m about the line, "
-        f"{b['ratio']:.2g} of the largest actuated force ({b['actuated']:.3g}) at {b['samples']} sampled states; "
-        "--spins exact treats the spin as a coordinate"
-        for b in bounds
-        if not b["symmetric"]
-    ]
+    out = []
+    for b in bounds:
+        if b["symmetric"]:
+            continue
+        screw = f", screw pitch {b['pitch']:.2g} m" if b["pitch"] else ""
+        out.append(
+            f"spin of '{b['body']}' LOCKED APPROXIMATELY (the mass of {', '.join(repr(c) for c in b['coupled'])} "
+            f"is not symmetric about its line: centre of mass up to {b['offset']:.3g} m off it, inertia asymmetry "
+            f"{b['asymmetry']:.2g}{screw}): the lock holds up to {b['torque']:.3g} N m about the line, "
+            f"{b['ratio']:.2g} of the largest actuated force ({b['actuated']:.3g}) at {b['samples']} sampled "
+            "states; --spins exact treats the spin as a coordinate"
+        )
+    return out

@@ -514,7 +514,9 @@ def exact_spins(robot: Robot) -> Robot:
         left = {k: dq[k] - basis.T @ (basis @ dq[k]) for k in candidates if k not in chosen}
         best = max(left, key=lambda k: np.linalg.norm(left[k]), default=None)
         if best is None or np.linalg.norm(left[best]) <= 1e3 * SPIN_RTOL * scale:
-            turned = sorted({robot.coordinate_names[k] for k in np.flatnonzero(np.abs(dq).max(axis=1) > SPIN_RTOL * scale)})
+            turned = sorted(
+                {robot.coordinate_names[k] for k in np.flatnonzero(np.abs(dq).max(axis=1) > SPIN_RTOL * scale)}
+            )
             raise PgaDynError(
                 f"{where}: exact_spins (--spins exact): the free spins "
                 f"{listing([spin.name for spin in con.spins])} turn no passive revolute coordinate that could be "
