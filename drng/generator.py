@@ -149,7 +149,7 @@ def nullspace(
         if any(not spin.symmetric for spin in con.spins):
             from pga_dyn.sampling import spin_lock_bounds
 
-            result.certificate["spin_locks"] = spin_lock_bounds(robot, seed=0 if seed is None else seed)
+            result.certificate["spin_locks"] = spin_lock_bounds(robot, seed=0 if seed is None else seed, bounds=bounds)
         if spin_coordinates(robot):
             result.certificate["spin_coordinates"] = list(spin_coordinates(robot))
     if result.certified is not None and robot.loop_joints:

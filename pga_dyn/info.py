@@ -137,18 +137,18 @@ def reference_report(robot: Robot) -> list:
 
     try:
         con = constraints(robot)
-        exact = spin_coordinates(robot)
-        return (
-            con.report()
-            + (bound_lines(spin_lock_bounds(robot)) if any(not spin.symmetric for spin in con.spins) else [])
-            + (
-                [f"free spins exact: coordinates {', '.join(exact)} made independent (unactuated, zero-force rows)"]
-                if exact
-                else []
-            )
-        )
+        lines = con.report()
     except PgaDynError as exc:
         lines = [str(exc)]
+    else:
+        if any(not spin.symmetric for spin in con.spins):
+            lines += bound_lines(spin_lock_bounds(robot))
+        exact = spin_coordinates(robot)
+        if exact:
+            lines.append(
+                f"free spins exact: coordinates {', '.join(exact)} made independent (unactuated, zero-force rows)"
+            )
+        return lines
     try:  # the closure that came before the refusal, when the reference had to move to close
         con = Constraints(robot)
         closest = close_at_q0(con, con.free(robot.q0)) if con.nf else None

@@ -541,8 +541,9 @@ def _assemble_draw(con, q_a, qd_a, qdd_a, z, todo, max_cond):
     return good, (q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max()))
 
 
-#: States :func:`spin_lock_bounds` samples by default.
+#: States :func:`spin_lock_bounds` samples by default, and the seconds it allows for them.
 SPIN_BOUND_SAMPLES = 30
+SPIN_BOUND_SECONDS = 20.0
 
 
 def lock_torques(states: States) -> tuple[np.ndarray, np.ndarray]:
@@ -576,25 +577,35 @@ def lock_torques(states: States) -> tuple[np.ndarray, np.ndarray]:
     return lam, tau_a
 
 
-def spin_lock_bounds(robot: Robot, samples: int = SPIN_BOUND_SAMPLES, seed: int | None = 0) -> list[dict]:
+def spin_lock_bounds(
+    robot: Robot,
+    samples: int = SPIN_BOUND_SAMPLES,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+) -> list[dict]:
     """What the lock of each free spin of ``robot`` neglects (:mod:`pga_dyn.loops.spins`), at
-    ``samples`` states of :func:`sample_states` (seed ``seed``), JSON-ready, one dict per locked
+    ``samples`` states of :func:`sample_states` (seed ``seed``, box ``bounds``), JSON-ready, one dict per locked
     spin: ``body``, ``coupled``, ``offset`` (m), ``asymmetry`` and ``pitch`` (:class:`pga_dyn.loops.FreeSpin`),
     ``symmetric``, ``torque``: the largest torque about the line that the lock holds there (N m,
     :func:`lock_torques`), ``actuated``: the largest actuated force there (N m or N), and
-    ``ratio`` = torque / actuated: the bound. The lock replaces the free spin's equation of
+    ``ratio`` = torque / actuated: the bound (all three None, and ``reason`` the PgaDynError's
+    message, when no ``samples`` states are found within SPIN_BOUND_SECONDS). The lock replaces the free spin's equation of
     motion, lambda = 0, by the spin rate w . u = 0; a lock holding torques of that relative size
     is the error of the locked model (a real rod spins under them; ``--spins exact``,
     :func:`pga_dyn.loops.exact_spins`, keeps its equation instead). [] without spins."""
     check_robot(robot)
     if not robot.loop_joints or not constraints(robot).spins:
         return []
-    states = sample_states(robot, samples, seed=seed)
-    lam, tau_a = lock_torques(states)
-    actuated = float(np.abs(tau_a).max())
+    try:
+        states = sample_states(robot, samples, seed=seed, bounds=bounds, seconds=SPIN_BOUND_SECONDS)
+    except PgaDynError as exc:  # no states in the box: said, not a number
+        lam, actuated, reason = None, None, str(exc)
+    else:
+        lam, tau_a = lock_torques(states)
+        actuated, reason = float(np.abs(tau_a).max()), None
     out = []
     for k, spin in enumerate(constraints(robot).spins):
-        torque = float(np.abs(lam[:, k]).max())
+        torque = None if lam is None else float(np.abs(lam[:, k]).max())
         out.append(
             {
                 "body": spin.name,
@@ -605,8 +616,9 @@ def spin_lock_bounds(robot: Robot, samples: int = SPIN_BOUND_SAMPLES, seed: int 
                 "symmetric": spin.symmetric,
                 "torque": torque,
                 "actuated": actuated,
-                "ratio": torque / actuated if actuated > 0 else float("inf"),
+                "ratio": None if lam is None else torque / actuated if actuated > 0 else float("inf"),
                 "samples": samples,
+                "reason": reason,
             }
         )
     return out
@@ -619,11 +631,15 @@ def bound_lines(bounds: list[dict]) -> list[str]:
         if b["symmetric"]:
             continue
         screw = f", screw pitch {b['pitch']:.2g} m" if b["pitch"] else ""
+        held = (
+            f"the lock holds up to {b['torque']:.3g} N m about the line, {b['ratio']:.2g} of the largest actuated "
+            f"force ({b['actuated']:.3g}) at {b['samples']} sampled states"
+            if b["torque"] is not None
+            else f"its bound was not computed: {b['reason']}"
+        )
         out.append(
             f"spin of '{b['body']}' LOCKED APPROXIMATELY (the mass of {', '.join(repr(c) for c in b['coupled'])} "
             f"is not symmetric about its line: centre of mass up to {b['offset']:.3g} m off it, inertia asymmetry "
-            f"{b['asymmetry']:.2g}{screw}): the lock holds up to {b['torque']:.3g} N m about the line, "
-            f"{b['ratio']:.2g} of the largest actuated force ({b['actuated']:.3g}) at {b['samples']} sampled "
-            "states; --spins exact treats the spin as a coordinate"
+            f"{b['asymmetry']:.2g}{screw}): {held}; --spins exact treats the spin as a coordinate"
         )
     return out
