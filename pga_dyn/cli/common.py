@@ -17,30 +17,20 @@ PROG = "pga-dyn"
 
 def load(target: str, floating, gravity, yaml=None, spins="lock"):
     """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
-    Extended URDF + YAML, MJCF: robots.load_file), as a Robot; with ``spins`` "exact" its free
-    spins as coordinates of their own (``pga_dyn.loops.exact_spins``; "lock": locked, the default)."""
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot, its free spins as ``spins`` says."""
     import robots
 
     if target.lower() in robots.available():
-        loaded = robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
-    elif os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        loaded = robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
-    else:
-        raise PgaDynError(
-            f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})"
-        )
-    if spins == "exact" and loaded.loop_joints:
-        from ..loops import exact_spins
-
-        return exact_spins(loaded)
-    return loaded
+        return robots.load(target, floating, DEFAULT_GRAVITY if gravity is None else gravity, spins)
+    if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity, spins=spins)
+    raise PgaDynError(f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})")
 
 
 def robot(args, target=None):
-    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity and
-    --yaml, its loops closed from --reference when given (:func:`reference`)."""
-    loaded = loader(args)(args.robot if target is None else target)
-    values = reference(args)
+    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity,
+    --yaml and --spins, its loops closed from --reference when given (:func:`reference`)."""
+    loaded, values = loader(args)(args.robot if target is None else target), reference(args)
     if values is None:
         return loaded
     from ..loops import on_branch
@@ -80,17 +70,15 @@ def reference(args) -> dict | None:
 
 
 def loader(args):
-    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity, --yaml
-    and --spins: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its
-    workers)."""
+    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity, --yaml,
+    --spins: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its workers)."""
     floating = True if args.floating else (False if args.fixed else None)
     gravity = None if args.gravity is None else tuple(args.gravity)
     return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml, spins=args.spins)
 
 
 def robot_arguments(parser, many: bool = False) -> None:
-    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --reference, --spins,
-    --floating/--fixed, --gravity."""
+    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --reference, --spins, --floating/--fixed, --gravity."""
     parser.add_argument(
         "robot",
         metavar="ROBOT_OR_PATH",
@@ -117,15 +105,8 @@ def robot_arguments(parser, many: bool = False) -> None:
         "commas, or a file of such lines; coordinates not named are zero; when the loops do not close "
         "there, the nearest closed configuration found is used and reported",
     )
-    parser.add_argument(
-        "--spins",
-        choices=("lock", "exact"),
-        default="lock",
-        help="free spins (a rod between two ball joints turning about its line): 'lock' holds each at zero "
-        "spin rate (default; exact for a body symmetric about its line, else an approximation stated with "
-        "its bound), 'exact' makes each a coordinate of its own whose zero-force row joins the regressor "
-        "(analysis only: excite, simulate and identify refuse it); docs/drng.md, free spins",
-    )
+    spins = "free spins: 'lock' at zero rate (default; stated and bounded where approximate), 'exact' coordinates"
+    parser.add_argument("--spins", choices=("lock", "exact"), default="lock", help=spins + " (docs/drng.md)")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")

@@ -95,6 +95,7 @@ from .system import (
     on_branch,
     refuse_exact_spins,
     spin_coordinates,
+    with_spins,
 )
 
 __all__ = [
@@ -150,6 +151,7 @@ __all__ = [
     "exact_spins",
     "refuse_exact_spins",
     "spin_coordinates",
+    "with_spins",
     "qr_solve",
     "rcond_estimate",
     "reference_configuration",

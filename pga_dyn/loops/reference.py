@@ -162,6 +162,15 @@ def settle_free_motions(con, z, J):
             return None  # the motion is free at the reference only: a singular configuration
     con.lock(spins)
     rough = [spin for spin in spins if not spin.symmetric]
+    if rough and any(  # a lock that is an approximation must hold along a path: to the same neighbour
+        part.assemble(con.E, con.e0, z.copy(), target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
+    ):
+        con.lock(())
+        return (
+            "; ".join(f"the free spin of body '{spin.name}' couples to the motion: {spin.coupling()}" for spin in rough)
+            + f"; locked, the assembly does not reach q_a + {REFERENCE_STEP:g} (--spins exact makes the spin a "
+            "coordinate)"
+        )
     if rough:
         warnings.warn(
             f"{con.robot.source or con.robot.name}: "

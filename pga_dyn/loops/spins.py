@@ -110,15 +110,22 @@ class FreeSpin:
             + ("" if self.symmetric else f"; {self.approximation()}")
         )
 
-    def approximation(self) -> str:
-        """What the lock of a body not symmetric about its line neglects, in words ('' when it is)."""
+    def coupling(self) -> str:
+        """Why the spin couples to the motion, in words ('' for a body symmetric about its line)."""
         if self.symmetric:
             return ""
         screw = f", screw pitch {self.pitch:.2g} m" if self.pitch else ""
         return (
-            f"AN APPROXIMATION: the mass of {', '.join(repr(c) for c in self.coupled)} is not symmetric about "
-            f"the line it turns about (centre of mass up to {self.offset:.3g} m off it, inertia asymmetry "
-            f"{self.asymmetry:.2g}{screw}), so the spin couples to the motion and the lock holds a torque "
+            f"the mass of {', '.join(repr(c) for c in self.coupled)} is not symmetric about the line it turns about "
+            f"(centre of mass up to {self.offset:.3g} m off it, inertia asymmetry {self.asymmetry:.2g}{screw})"
+        )
+
+    def approximation(self) -> str:
+        """What the lock of a body not symmetric about its line neglects, in words ('' when it is)."""
+        if self.symmetric:
+            return ""
+        return (
+            f"AN APPROXIMATION: {self.coupling()}, so the spin couples to the motion and the lock holds a torque "
             "about the line that the joints do not transmit (pga_dyn.sampling.spin_lock_bounds bounds it; "
             "--spins exact makes the spin a coordinate)"
         )

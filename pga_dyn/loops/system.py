@@ -37,7 +37,7 @@ from ..model import Robot
 from .closure import CLOSURE_TOL, LOCK_ROWS, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
 from .newton import ASSEMBLY_TOL, PATH_LIMIT
 from .parts import condition_number, independent_parts, pack_parts, project_kernel, record_kernel
-from .reference import listing, reference_configuration, reference_ranks
+from .reference import close_at_q0, listing, reference_configuration, reference_ranks
 from .spins import SPIN_RTOL, free_directions
 
 
@@ -493,12 +493,18 @@ def exact_spins(robot: Robot) -> Robot:
     joint: its three coordinates are one joint, which cannot be half independent; write it as
     three revolute joints). Records (identification) cannot use the copy: a log does not measure
     the spin angle (:func:`refuse_exact_spins`)."""
-    con = constraints(robot)
-    if not con.spins:
-        return robot
     where = robot.source or robot.name
-    q_ref = con.E @ con.z_ref + con.e0
     unlocked = Constraints(robot)
+    try:
+        con = constraints(robot)
+    except PgaDynError:  # a spin whose lock cannot be followed (reference.settle_free_motions): the closure at q0
+        con, z = None, unlocked.free(robot.q0)
+        close_at_q0(unlocked, z)
+        q_ref = unlocked.E @ z + unlocked.e0
+    else:
+        if not con.spins:
+            return robot
+        q_ref = con.E @ con.z_ref + con.e0
     D = free_directions(unlocked, unlocked.evaluate(q_ref)[1])[0]
     dq = unlocked.E @ D  # (nq, d): the free motions in the tree coordinates
     followers = {c.follower for c in robot.couplings}
@@ -519,7 +525,7 @@ def exact_spins(robot: Robot) -> Robot:
             )
             raise PgaDynError(
                 f"{where}: exact_spins (--spins exact): the free spins "
-                f"{listing([spin.name for spin in con.spins])} turn no passive revolute coordinate that could be "
+                f"{listing([spin.name for spin in con.spins]) if con else ''} turn no passive revolute coordinate that could be "
                 f"made independent (they move {listing(turned)}): a spherical joint's three coordinates are one "
                 "joint; write the ball joint as three revolute joints, or keep the default (the spins locked)"
             )
@@ -533,7 +539,7 @@ def exact_spins(robot: Robot) -> Robot:
         joints=tuple(dataclasses.replace(j, independent=True) if j.name in names else j for j in spec.joints),
     ).build()
     exact = Constraints(variant)
-    at_q0 = con.start is None and con.closest is None and np.abs(q_ref - robot.q0).max() <= CLOSURE_TOL
+    at_q0 = con is None or con.start is None and con.closest is None and np.abs(q_ref - robot.q0).max() <= CLOSURE_TOL
     exact.close_reference(0, None if at_q0 else q_ref)
     if exact.spins:
         raise PgaDynError(
@@ -543,6 +549,15 @@ def exact_spins(robot: Robot) -> Robot:
     variant.derived(_closed_constraints, exact)
     variant.derived(_spin_coordinates, names)
     return variant
+
+
+def with_spins(robot: Robot, spins: str = "lock") -> Robot:
+    """``robot`` with its free spins treated as ``spins`` says: "lock" (the robot itself: locked
+    at zero spin rate, :mod:`pga_dyn.loops.spins`) or "exact" (:func:`exact_spins`; a robot
+    without loops is itself); PgaDynError naming the argument for another value."""
+    if spins not in ("lock", "exact"):
+        raise PgaDynError(f"{robot.source or robot.name}: spins must be 'lock' or 'exact', got {spins!r}")
+    return exact_spins(robot) if spins == "exact" and robot.loop_joints else robot
 
 
 def refuse_exact_spins(robot: Robot, what: str) -> None:
