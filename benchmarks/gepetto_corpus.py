@@ -13,7 +13,7 @@ Usage (from the repository root; ``pip install -e ".[test]"`` for Pinocchio and 
 
 (PATH: the checkout, or its ``robots`` folder.) The files are not part of the project (the tests use
 fixtures it writes: tests/test_spins.py). The oracle is told the passive joints from the YAML
-(every moving joint not in ``name_mot``) and either the spins that pga-dyn locks (the body and its
+(every moving joint not in ``name_mot``, and the URDF's mimic joints) and either the spins that pga-dyn locks (the body and its
 line: the oracle holds the same spin rate at zero, so it checks the dimension given that rule, not
 the detection of the spin) or, for the exact treatment, the coordinates pga-dyn made independent
 (the oracle's rows then include theirs); it starts at pga-dyn's reference configuration when q0's
@@ -54,6 +54,7 @@ def oracle_dimension(robot, urdf_path, yaml_path):
 
     with open(yaml_path) as handle:
         motors = set(yaml.safe_load(handle).get("name_mot") or ()) | set(spin_coordinates(robot))
+    motors -= {robot.coordinate_names[c.follower] for c in robot.couplings}  # a mimic joint follows, named or not
     model = TreeOracle(robot).model
     free = [
         k
@@ -81,8 +82,8 @@ def oracle_dimension(robot, urdf_path, yaml_path):
 
 
 def answer(robot, drng):
-    """(result, note): drng.nullspace of the robot; in the box BOX about the reference when the
-    sampling in the joint limits finds too few states."""
+    """(result, note): drng.nullspace of the robot; in the box BOX about the reference, with no
+    time limit, when the sampling in the joint limits finds too few states in the default budget."""
     from pga_dyn.errors import PgaDynError
     from pga_dyn.loops import constraints
 
@@ -93,7 +94,7 @@ def answer(robot, drng):
             raise
     qa = constraints(robot).z_ref[: len(robot.actuated)]
     bounds = np.column_stack([qa - BOX, qa + BOX])
-    return drng.nullspace(robot, bounds=bounds), f" (sampled within {BOX} of the reference)"
+    return drng.nullspace(robot, bounds=bounds, budget=None), f" (sampled within {BOX} of the reference)"
 
 
 def line_of(name, robot, result, note, seconds, urdf, yaml_path, oracle):
