@@ -17,7 +17,7 @@ fixtures it writes: tests/test_spins.py). The oracle is told the passive joints 
 line: the oracle holds the same spin rate at zero, so it checks the dimension given that rule, not
 the detection of the spin) or, for the exact treatment, the coordinates pga-dyn made independent
 (the oracle's rows then include theirs); it starts at pga-dyn's reference configuration when q0's
-loops do not close (the same reference), with pga-dyn's cond(J_p) limit; its states are closed by
+loops do not close (the same reference), with its own cond(J_p) limit there; its states are closed by
 its own Newton steps on Pinocchio's kinematics. When the certificate's sampling in the joint
 limits finds too few states (a knee and an ankle motor drawn independently), both sample within
 BOX rad of the reference's actuated coordinates (``--bounds``), as the oracle does, and the line
@@ -50,7 +50,6 @@ def oracle_dimension(robot, urdf_path, yaml_path):
     from oracle import TreeOracle
 
     from pga_dyn.loops import constraints, spin_coordinates
-    from pga_dyn.sampling import state_limit
 
     with open(yaml_path) as handle:
         motors = set(yaml.safe_load(handle).get("name_mot") or ()) | set(spin_coordinates(robot))
@@ -76,7 +75,6 @@ def oracle_dimension(robot, urdf_path, yaml_path):
         free=free,
         spread=BOX,
         start=start,
-        max_cond=state_limit(robot, 30.0) if start is not None else None,
     )
     return dim, gap
 
