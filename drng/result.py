@@ -226,12 +226,18 @@ class NullspaceResult:
     def status(self) -> str:
         """ "proven" (complete by proof, no sampling), "proven and certified", "certified",
         "not certified" (neither proven nor checked), "NOT certified" (the check failed) or
-        "proven, but its sampled check FAILED" (proof and check disagree: not trusted)."""
+        "proven, but its sampled check FAILED" (proof and check disagree: not trusted); followed by
+        ", free spins locked APPROXIMATELY" when a lock is an approximation (``certificate['spin_locks']``)
+        or ", free spins exact" (``certificate['spin_coordinates']``)."""
         if self.certified is None:
-            return "proven" if self.proven else "not certified"
-        if self.certified:
-            return "proven and certified" if self.proven else "certified"
-        return "proven, but its sampled check FAILED" if self.proven else "NOT certified"
+            status = "proven" if self.proven else "not certified"
+        elif self.certified:
+            status = "proven and certified" if self.proven else "certified"
+        else:
+            status = "proven, but its sampled check FAILED" if self.proven else "NOT certified"
+        if any(not lock["symmetric"] for lock in self.certificate.get("spin_locks", ())):
+            status += ", free spins locked APPROXIMATELY"
+        return status + (", free spins exact" if self.certificate.get("spin_coordinates") else "")
 
     def summary(self) -> dict:
         """The answer in figures, JSON-ready: ``parameters`` (10 n), ``nullspace_dimension``

@@ -394,6 +394,9 @@ def test_exact_spins_equal_pinocchio_with_the_spin_a_coordinate(tmp_path, shift)
     assert not constraints(exact).spins and constraints(exact).m == 3  # no lock row
     result = drng.nullspace(exact)
     assert locked.certified and result.certified and result.certificate["spin_coordinates"] == ["ball_A_rev0"]
+    assert result.status == "certified, free spins exact"
+    assert locked.status == ("certified, free spins locked APPROXIMATELY" if shift else "certified")
+    assert ("spin_locks" in locked.certificate) == bool(shift)
     free = [k for k in oracle_free(robot, ("crank_joint",)) if k != robot.coordinate_names.index("ball_A_rev0")]
     dim, gap, _, _ = file_nullity(exact, text, free=free, spread=0.4)  # the spin's rows included
     assert gap > 1e6 and result.dim == dim == 26
