@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pga_dyn.display import text_table
+from pga_dyn.sampling import bound_lines
 
 from .batch import Failure
 from .classification import SYMBOL, Classification, classify
@@ -174,6 +175,14 @@ def lines(report: dict) -> list:
             f"reference:            the loops do not close at {ref['given']}: the closed configuration found "
             f"nearest to it (distance {ref['distance']:.4g}, loop residual {ref['residual']:.2g}) moves "
             + ", ".join(f"{name} by {change:+.6g}" for name, change in ref["moved"].items())
+        )
+    for line in bound_lines(report.get("spin_locks", [])):
+        out.append(f"approximation:        {line}")
+    if "spin_coordinates" in report:
+        out.append(
+            "free spins:           exact: coordinates "
+            + ", ".join(report["spin_coordinates"])
+            + " made independent (unactuated: their zero-force rows join the regressor)"
         )
     if report["certified"] is None:
         out.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")

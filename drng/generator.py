@@ -128,7 +128,11 @@ def nullspace(
     branch that cannot be answered has dimension None and its ``reason``); when more meet there,
     ``certificate['branch_count']`` holds their number (each answered by ``branch=``). When the
     loops do not close at q0's actuated position, ``certificate['reference']`` says how far the
-    reference moved (:meth:`pga_dyn.loops.closest.Closest.report`).
+    reference moved (:meth:`pga_dyn.loops.closest.Closest.report`). When the loops lock a free
+    spin of a body not symmetric about its line (an approximation: :mod:`pga_dyn.loops.spins`),
+    ``certificate['spin_locks']`` bounds what each lock neglects
+    (:func:`pga_dyn.sampling.spin_lock_bounds`); a robot whose spins are coordinates of their own
+    (:func:`pga_dyn.loops.exact_spins`) names them in ``certificate['spin_coordinates']``.
     """
     check_robot(robot)
     if branch is not None or reference is not None:
@@ -137,11 +141,17 @@ def nullspace(
         robot = on_branch(robot, branch or 0, reference)
     result = _answer(robot, certify, samples, seed, bounds, budget, memory)
     if robot.loop_joints:
-        from pga_dyn.loops import constraints
+        from pga_dyn.loops import constraints, spin_coordinates
 
         con = constraints(robot)
         if con.closest is not None:
             result.certificate["reference"] = con.closest.report()
+        if any(not spin.symmetric for spin in con.spins):
+            from pga_dyn.sampling import spin_lock_bounds
+
+            result.certificate["spin_locks"] = spin_lock_bounds(robot, seed=0 if seed is None else seed, bounds=bounds)
+        if spin_coordinates(robot):
+            result.certificate["spin_coordinates"] = list(spin_coordinates(robot))
     if result.certified is not None and robot.loop_joints:
         from pga_dyn.loops import on_branch
 

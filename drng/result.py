@@ -226,12 +226,18 @@ class NullspaceResult:
     def status(self) -> str:
         """ "proven" (complete by proof, no sampling), "proven and certified", "certified",
         "not certified" (neither proven nor checked), "NOT certified" (the check failed) or
-        "proven, but its sampled check FAILED" (proof and check disagree: not trusted)."""
+        "proven, but its sampled check FAILED" (proof and check disagree: not trusted); followed by
+        ", free spins locked APPROXIMATELY" when a lock is an approximation (``certificate['spin_locks']``)
+        or ", free spins exact" (``certificate['spin_coordinates']``)."""
         if self.certified is None:
-            return "proven" if self.proven else "not certified"
-        if self.certified:
-            return "proven and certified" if self.proven else "certified"
-        return "proven, but its sampled check FAILED" if self.proven else "NOT certified"
+            status = "proven" if self.proven else "not certified"
+        elif self.certified:
+            status = "proven and certified" if self.proven else "certified"
+        else:
+            status = "proven, but its sampled check FAILED" if self.proven else "NOT certified"
+        if any(not lock["symmetric"] for lock in self.certificate.get("spin_locks", ())):
+            status += ", free spins locked APPROXIMATELY"
+        return status + (", free spins exact" if self.certificate.get("spin_coordinates") else "")
 
     def summary(self) -> dict:
         """The answer in figures, JSON-ready: ``parameters`` (10 n), ``nullspace_dimension``
@@ -260,7 +266,10 @@ class NullspaceResult:
         failed certificate and, at a singular reference, the dimension on each assembly branch
         that meets there (``branches``; :func:`drng.nullspace`), or their number and the one followed when more meet
         (``branch_count``, ``branch``) (docs/drng.md); ``reference``, when q0's loops do not close at its
-        actuated position: how far the reference moved (:meth:`pga_dyn.loops.closest.Closest.report`)."""
+        actuated position: how far the reference moved (:meth:`pga_dyn.loops.closest.Closest.report`);
+        ``spin_locks``, when a locked free spin is an approximation: what each lock neglects
+        (:func:`pga_dyn.sampling.spin_lock_bounds`); ``spin_coordinates``, when the free spins are
+        coordinates of their own (:func:`pga_dyn.loops.exact_spins`): their names."""
         per_joint = {}
         for (joint, principle), count in self.counts(("joint", "principle")).items():
             per_joint.setdefault(joint or "numerical completion", {})[str(principle)] = count
@@ -294,8 +303,9 @@ class NullspaceResult:
             for key in ("branches", "branch_count", "branch"):
                 if key in c:
                     out["certificate"][key] = c[key]
-        if "reference" in self.certificate:
-            out["reference"] = self.certificate["reference"]
+        for key in ("reference", "spin_locks", "spin_coordinates"):
+            if key in self.certificate:
+                out[key] = self.certificate[key]
         return out
 
     def __repr__(self) -> str:

@@ -572,10 +572,13 @@ def identification_model(
     coordinate (rad/s or m/s).
 
     The extras' identifiability is decided on ``samples`` random valid states (default: 4 rows
-    per parameter), see the module docstring; PgaDynError when the sampled rank is not clean."""
+    per parameter), see the module docstring; PgaDynError when the sampled rank is not clean, and
+    for a robot that treats its free spins exactly (:func:`pga_dyn.loops.refuse_exact_spins`)."""
     import drng
+    from pga_dyn.loops import refuse_exact_spins
     from pga_dyn.sampling import count, sample_states
 
+    refuse_exact_spins(robot, "identification (excite, simulate, identify)")
     terms = friction_terms(friction) + (("armature",) if armature else ())
     passive = passive_terms(passive_friction)
     if set(STRIBECK_TERMS) & set(terms) and stribeck_speed is None:

@@ -126,16 +126,29 @@ def reference_closest(robot: Robot) -> dict | None:
 def reference_report(robot: Robot) -> list:
     """Lines on the reference configuration (the loops closed): the rank decision of each part
     (the redundant equations dropped, the passive motions left free) and the free spins locked
-    there (:meth:`pga_dyn.loops.Constraints.report`), or why the reference cannot be settled
+    there (:meth:`pga_dyn.loops.Constraints.report`; for a lock that is an approximation, the bound of
+    :func:`pga_dyn.sampling.spin_lock_bounds`; the coordinates of spins treated exactly:
+    :func:`pga_dyn.loops.exact_spins`), or why the reference cannot be settled
     (followed by how far the reference moved, when q0 does not close and a closed configuration
     was found before the refusal)."""
     from .errors import PgaDynError
-    from .loops import Constraints, close_at_q0, constraints
+    from .loops import Constraints, close_at_q0, constraints, spin_coordinates
+    from .sampling import bound_lines, spin_lock_bounds
 
     try:
-        return constraints(robot).report()
+        con = constraints(robot)
+        lines = con.report()
     except PgaDynError as exc:
         lines = [str(exc)]
+    else:
+        if any(not spin.symmetric for spin in con.spins):
+            lines += bound_lines(spin_lock_bounds(robot))
+        exact = spin_coordinates(robot)
+        if exact:
+            lines.append(
+                f"free spins exact: coordinates {', '.join(exact)} made independent (unactuated, zero-force rows)"
+            )
+        return lines
     try:  # the closure that came before the refusal, when the reference had to move to close
         con = Constraints(robot)
         closest = close_at_q0(con, con.free(robot.q0)) if con.nf else None

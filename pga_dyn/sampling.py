@@ -7,7 +7,9 @@ the projections G = dq/dq_a, so that the regressor of all samples is one compile
 :func:`complete_states` assembles given actuated states, each from the reference;
 :func:`record_states` a time-ordered record, each sample from the one before (continuation),
 refusing with the time where it leaves the model's assembly mode; :func:`projected_states`
-the states at given tree configurations, without assembling.
+the states at given tree configurations, without assembling. :func:`lock_torques` and
+:func:`spin_lock_bounds`: what the locks of free spins hold at sampled states (the bound of a
+lock that is an approximation: :mod:`pga_dyn.loops.spins`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,10 @@ import numpy as np
 
 from .errors import PgaDynError, PgaDynWarning
 from .kinematics import float_array
-from .loops import constraints
+from .loops import constraints, refuse_exact_spins
 from .model import Robot, check_robot
 from .progress import report
-from .tp_regressor import actuated_regressor
+from .tp_regressor import actuated_regressor, inertial_parameters, tree_regressor
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -178,9 +180,10 @@ def record_states(
     Refused (PgaDynError, naming ``source`` or the robot and the time ``t = ... s``): a sample
     that the assembly does not reach (the record leaves the workspace of the model's assembly
     mode or meets a singular configuration), cond(J_p) at or above the limit, or a measured passive
-    coordinate that differs from the model's (the record runs in another assembly mode). Trees
-    and couplings alone (no assembly mode) are :func:`complete_states`, their passive
-    measurements checked alike.
+    coordinate that differs from the model's (the record runs in another assembly mode), and a
+    robot that treats its free spins exactly (:func:`pga_dyn.loops.refuse_exact_spins`: a record
+    does not measure a spin angle). Trees and couplings alone (no assembly mode) are
+    :func:`complete_states`, their passive measurements checked alike.
 
     Returns
     -------
@@ -188,6 +191,7 @@ def record_states(
         (ns, ...) as :func:`complete_states`; ``max_cond`` the limit applied.
     """
     check_robot(robot)
+    refuse_exact_spins(robot, "a record")
     where = source or robot.source or robot.name
     t = float_array(f"{where}: t", t)
     ns = q_a.shape[0]
@@ -554,3 +558,107 @@ def _assemble_draw(con, q_a, qd_a, qdd_a, z, todo, max_cond):
     if len(good) < len(todo) or con.open_loops(q, r):
         return good, None
     return good, (q, qd, qdd, q_a, qd_a, qdd_a, G, float(every.max()))
+
+
+#: States :func:`spin_lock_bounds` samples by default, and the seconds it allows for them.
+SPIN_BOUND_SAMPLES = 30
+SPIN_BOUND_SECONDS = 20.0
+
+
+def lock_torques(states: States) -> tuple[np.ndarray, np.ndarray]:
+    """(lam (samples, spins), tau_a (samples, n_a)): at each state of ``states`` (a robot whose
+    loops lock free spins, :attr:`pga_dyn.loops.Constraints.spins`), the torque about each spin's
+    line that its lock holds (N m; the lock row's multiplier) and the actuated forces, with the
+    robot's own parameters (:func:`pga_dyn.inertial_parameters`).
+
+    The tree's equations of motion with the constraint forces, tau = Y_tree(q, qd, qdd) pi =
+    B tau_a + J^T lambda (tau (nq,): the generalized forces of the tree coordinates, B (nq, n_a)
+    the actuated coordinates' columns of the identity, J (rows, nq) the rows of the loops, the
+    spin locks and the couplings: :meth:`pga_dyn.loops.Constraints.evaluate`), are solved for
+    (tau_a, lambda) in the least-squares sense (the loops' redundant rows share their
+    multipliers; a lock's row is independent of the others, so its multiplier is unique). A lock
+    row is w_b . u, so its multiplier is the torque about the line that the lock applies to the
+    body: zero (to rounding) for a body symmetric about its line, whose spin is cyclic; otherwise
+    the torque the real joints would not transmit, by which the locked model is an approximation.
+    tau_a equals the projected forces G^T tau."""
+    robot = states.robot
+    con = constraints(robot)
+    locks = con.loop_rows[len(robot.loop_joints) : len(robot.loop_joints) + len(con.spins)]
+    ns, na = len(states), len(robot.actuated)
+    tau = tree_regressor(robot, states.q, states.qd, states.qdd) @ inertial_parameters(robot)  # (ns, nq)
+    B = np.zeros((robot.nq, na))
+    B[robot.actuated, np.arange(na)] = 1.0
+    lam, tau_a = np.zeros((ns, len(con.spins))), np.zeros((ns, na))
+    for s in range(ns):
+        J = con.evaluate(states.q[s])[1]
+        x = np.linalg.lstsq(np.hstack([B, J.T]), tau[s], rcond=None)[0]
+        tau_a[s], lam[s] = x[:na], x[na + locks]
+    return lam, tau_a
+
+
+def spin_lock_bounds(
+    robot: Robot,
+    samples: int = SPIN_BOUND_SAMPLES,
+    seed: int | None = 0,
+    bounds: npt.ArrayLike | dict[str, tuple[float, float]] | None = None,
+) -> list[dict]:
+    """What the lock of each free spin of ``robot`` neglects (:mod:`pga_dyn.loops.spins`), at
+    ``samples`` states of :func:`sample_states` (seed ``seed``, box ``bounds``), JSON-ready, one dict per locked
+    spin: ``body``, ``coupled``, ``offset`` (m), ``asymmetry`` and ``pitch`` (:class:`pga_dyn.loops.FreeSpin`),
+    ``symmetric``, ``torque``: the largest torque about the line that the lock holds there (N m,
+    :func:`lock_torques`), ``actuated``: the largest actuated force there (N m or N), and
+    ``ratio`` = torque / actuated: the bound (all three None, and ``reason`` the PgaDynError's
+    message, when no ``samples`` states are found within SPIN_BOUND_SECONDS). The lock replaces the free spin's equation of
+    motion, lambda = 0, by the spin rate w . u = 0; a lock holding torques of that relative size
+    is the error of the locked model (a real rod spins under them; ``--spins exact``,
+    :func:`pga_dyn.loops.exact_spins`, keeps its equation instead). [] without spins."""
+    check_robot(robot)
+    if not robot.loop_joints or not constraints(robot).spins:
+        return []
+    try:
+        states = sample_states(robot, samples, seed=seed, bounds=bounds, seconds=SPIN_BOUND_SECONDS)
+    except PgaDynError as exc:  # no states in the box: said, not a number
+        lam, actuated, reason = None, None, str(exc)
+    else:
+        lam, tau_a = lock_torques(states)
+        actuated, reason = float(np.abs(tau_a).max()), None
+    out = []
+    for k, spin in enumerate(constraints(robot).spins):
+        torque = None if lam is None else float(np.abs(lam[:, k]).max())
+        out.append(
+            {
+                "body": spin.name,
+                "coupled": list(spin.coupled),
+                "offset": spin.offset,
+                "pitch": spin.pitch,
+                "asymmetry": spin.asymmetry,
+                "symmetric": spin.symmetric,
+                "torque": torque,
+                "actuated": actuated,
+                "ratio": None if lam is None else torque / actuated if actuated > 0 else float("inf"),
+                "samples": samples,
+                "reason": reason,
+            }
+        )
+    return out
+
+
+def bound_lines(bounds: list[dict]) -> list[str]:
+    """One line per spin lock that is an approximation (:func:`spin_lock_bounds`), for reports."""
+    out = []
+    for b in bounds:
+        if b["symmetric"]:
+            continue
+        screw = f", screw pitch {b['pitch']:.2g} m" if b["pitch"] else ""
+        held = (
+            f"the lock holds up to {b['torque']:.3g} N m about the line, {b['ratio']:.2g} of the largest actuated "
+            f"force ({b['actuated']:.3g}) at {b['samples']} sampled states"
+            if b["torque"] is not None
+            else f"its bound was not computed: {b['reason']}"
+        )
+        out.append(
+            f"spin of '{b['body']}' LOCKED APPROXIMATELY (the mass of {', '.join(repr(c) for c in b['coupled'])} "
+            f"is not symmetric about its line: centre of mass up to {b['offset']:.3g} m off it, inertia asymmetry "
+            f"{b['asymmetry']:.2g}{screw}): {held}; --spins exact treats the spin as a coordinate"
+        )
+    return out

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from pga_dyn.conventions import DEFAULT_GRAVITY
 from pga_dyn.errors import PgaDynError
+from pga_dyn.loops import with_spins
 
 from .extended import load_extended_urdf, yaml_beside
 from .interop import (
@@ -146,7 +147,9 @@ def builtin_source(path: os.PathLike | str | None) -> str | None:
     return None
 
 
-def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = DEFAULT_GRAVITY) -> Robot:
+def load(
+    name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = DEFAULT_GRAVITY, spins: str = "lock"
+) -> Robot:
     """Build the built-in robot ``name`` as a :class:`~pga_dyn.model.Robot`.
 
     Parameters
@@ -158,10 +161,13 @@ def load(name: str, floating_base: bool | None = None, gravity: npt.ArrayLike = 
         None takes the model's default: floating for ``go2``, fixed for the others.
     gravity : array_like (3,)
         The gravity vector in the world frame (m/s^2).
+    spins : str
+        The free spins of the loops: "lock" (held at zero spin rate) or "exact" (each a coordinate
+        of its own: :func:`pga_dyn.loops.with_spins`; docs/drng.md, free spins).
     """
     filename, floating_default, _ = _entry(name)
     floating = floating_default if floating_base is None else bool(floating_base)
-    return load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity)
+    return with_spins(load_urdf(os.path.join(_DATA, filename), floating_base=floating, gravity=gravity), spins)
 
 
 def load_file(
@@ -169,6 +175,7 @@ def load_file(
     yaml: os.PathLike | str | None = None,
     floating_base: bool | None = None,
     gravity: npt.ArrayLike | None = None,
+    spins: str = "lock",
 ) -> Robot:
     """Read the robot file at ``path`` into a :class:`~pga_dyn.model.Robot`, by its root element.
 
@@ -176,8 +183,15 @@ def load_file(
     ``gravity`` None is the file's ``<option gravity>``). ``<robot>``: with a ``yaml`` given, or
     a YAML beside the file (:func:`yaml_beside`) and no URDF+ ``<loop>`` in it, Extended URDF +
     YAML (:func:`load_extended_urdf`); otherwise URDF / URDF+ (:func:`load_urdf`). For URDF,
-    ``floating_base`` None is False and ``gravity`` None is (0, 0, -9.81).
+    ``floating_base`` None is False and ``gravity`` None is (0, 0, -9.81). ``spins``: the free
+    spins of the loops locked ("lock") or coordinates of their own ("exact"):
+    :func:`pga_dyn.loops.with_spins`.
     """
+    return with_spins(_read_file(path, yaml, floating_base, gravity), spins)
+
+
+def _read_file(path, yaml, floating_base, gravity) -> Robot:
+    """The robot of :func:`load_file`, its spins locked."""
     path = os.fspath(path)
     try:
         root = ET.fromstring(read_text(path))

@@ -393,8 +393,10 @@ def file_nullity(
     constraint is J qdd = 0 for them too). ``free``: the passive velocity indices, when the file
     does not mark them (Extended URDF: the test reads them off the YAML's name_mot); ``hops``:
     random waypoints of each path (:func:`closed_state`). ``start``: {joint name: angle} of a closed
-    configuration of the branch to sample (the test's own solution of the loops), instead of
-    :func:`reference` (mode "q0")."""
+    configuration of the branch to sample (the test's own solution of the loops, or pga-dyn's
+    reference), instead of :func:`reference` (mode "q0"); the cond(J_p) limit is then 30, or 3
+    cond(J_p) there when that is larger (the oracle's cond(J_p): of all its passive columns at
+    once, the mimic joints' included)."""
     oracle = TreeOracle(robot, urdf)
     oracle.locks = tuple(locks)  # with locks, moving states (qd, and qdd with the bias J-dot qd)
     free = passive_velocities(oracle, urdf) if free is None else np.asarray(free, dtype=int)
@@ -403,12 +405,14 @@ def file_nullity(
     rng = np.random.default_rng(seed)
     rows, draws = [], 0
     zero = np.zeros(oracle.model.nv)
-    if start is not None:  # the branch the test solved for: closed again by Newton, the samples' limit 30
+    if start is not None:  # the branch the test solved for: closed again by Newton, the limit as reference()'s
         v = np.zeros(oracle.model.nv)
         for name, angle in start.items():
             v[oracle.model.joints[oracle.model.getJointId(name)].idx_v] = angle
-        start, limit = newton(oracle, pin.integrate(oracle.model, pin.neutral(oracle.model), v), free), 30.0
+        start = newton(oracle, pin.integrate(oracle.model, pin.neutral(oracle.model), v), free)
         assert start is not None, "the given start does not close"
+        s = np.linalg.svd(constraint_jacobian(oracle, start)[:, free], compute_uv=False)
+        limit = max(30.0, 3.0 * s[0] / s[len(free) - 1]) if len(free) else 30.0
     else:
         start, limit = reference(oracle, free) if len(free) and mode == "q0" else (None, 100.0)
     max_cond = limit if max_cond is None else max_cond

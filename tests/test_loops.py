@@ -563,14 +563,24 @@ PLANAR_PIN = robot_xml(
 )
 
 
-def test_a_passive_motion_no_actuator_drives_is_refused_naming_it():
-    """The pin's free spin: a clear error naming the joints and the loop, not '0 valid draws'."""
-    with pytest.raises(
-        PgaDynError,
-        match=r"planar_pin: J_p is rank-deficient .* along joints .*pin_joint.* "
-        r"\(loop joint 'coupler_pin'\): the loops leave a passive motion",
-    ):
-        drng.nullspace(robots.parse_urdf(PLANAR_PIN, where="planar_pin"))
+def test_a_free_pin_whose_mass_is_off_its_axis_is_locked_approximately_or_made_a_coordinate():
+    """The pin's free spin (its centre of mass 2 cm off its axis): locked with a warning that says
+    it is an approximation, and answered; exactly, with pin_joint an unactuated independent
+    coordinate, equal to Pinocchio's sampled rank with the same independent coordinates."""
+    from fixture_oracle import nullity
+
+    from pga_dyn.errors import PgaDynWarning
+    from pga_dyn.loops import constraints, exact_spins
+
+    robot = robots.parse_urdf(PLANAR_PIN, where="planar_pin")
+    with pytest.warns(PgaDynWarning, match=r"planar_pin: the free spin of body 'pin' is locked, AN APPROXIMATION"):
+        (spin,) = constraints(robot).spins
+    assert not spin.symmetric and spin.offset == pytest.approx(0.02) and "pin_joint" in spin.joints
+    assert drng.nullspace(robot).certified
+    exact = exact_spins(robot)
+    assert exact.actuated_names == ("crank_joint", "pin_joint")
+    result = drng.nullspace(exact)
+    assert result.certified and result.dim == nullity(exact)[0]
 
 
 def test_independent_loops_are_separate_parts():

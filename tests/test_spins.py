@@ -13,18 +13,23 @@
 """
 
 import os
+import warnings
 
 import numpy as np
 import pytest
-from fixture_oracle import file_nullity, nullity
+from fixture_oracle import constraint_jacobian, file_nullity, nullity
 from oracle import TreeOracle, pin
 from test_loops import joint, link, loop, robot_xml
 
 import drng
 import robots
+from identification.model import identification_model
 from pga_dyn import PgaDynError
-from pga_dyn.loops import constraints, spin_vector
-from pga_dyn.sampling import sample_states
+from pga_dyn.cli import main
+from pga_dyn.errors import PgaDynWarning
+from pga_dyn.loops import constraints, exact_spins, spin_coordinates, spin_vector
+from pga_dyn.sampling import lock_torques, record_states, sample_states, spin_lock_bounds
+from pga_dyn.tp_regressor import inertial_parameters
 
 #: Ball centres of the RSSR rod at q0: A on the crank's tip, B on the rocker's tip.
 A, B = np.array([0.2, 0.0, 0.0]), np.array([0.6, 0.3, 0.25])
@@ -125,15 +130,17 @@ OFF = 0.05 * np.linalg.norm(np.cross([0.0, 0.0, 1.0], U))  # the distance of a c
 @pytest.mark.parametrize(
     "text,why",
     [
-        (rssr(com_offset=0.05), f"centre of mass lies {OFF:.3g} m off the line"),
-        (rssr(ixy=0.001), "inertia is not symmetric about the line"),
+        (rssr(com_offset=0.05), rf"centre of mass up to {OFF:.3g} m off it"),
+        (rssr(ixy=0.001), r"inertia asymmetry 0\.\d"),
     ],
 )
-def test_a_rod_not_symmetric_about_its_line_is_refused_naming_it(text, why):
-    with pytest.raises(
-        PgaDynError, match=rf"spins body 'rod' about the line .* not symmetric about that line: its {why}"
-    ):
-        constraints(robots.parse_urdf(text, where="rssr"))
+def test_a_rod_not_symmetric_about_its_line_is_locked_with_a_warning(text, why):
+    robot = robots.parse_urdf(text, where="rssr")
+    with pytest.warns(PgaDynWarning, match=rf"free spin of body 'rod' is locked, AN APPROXIMATION: .*{why}"):
+        con = constraints(robot)
+    (spin,) = con.spins
+    assert not spin.symmetric and spin.coupled == ("rod",)
+    assert any("AN APPROXIMATION" in line for line in con.report())
 
 
 # -- Extended URDF + YAML fixtures (the layouts of Gepetto's example-parallel-robots) ----------
@@ -282,16 +289,17 @@ def test_a_planar_five_bar_closed_by_a_6d_weld_drops_its_redundant_equations(tmp
     assert result.dim == nullity(robot)[0]
 
 
-def leg_3r(folder):
+def leg_3r(folder, com_shift=0.0):
     """The RSSR linkage in the layout of Gepetto's legs: the ball joint at A made of three revolute
     joints about x, y, z through massless links (ball_A_rev0..2), the one at B a 3D closure of the
-    rod's end frame and the rocker's tip frame."""
+    rod's end frame and the rocker's tip frame. ``com_shift``: the rod's centre of mass moved that
+    far along z, off the line A -> B (its mass then not symmetric about the line)."""
     parts = [
         ext_link("base"),
         ext_link("crank", 1.0, (0.1, 0.01, 0.0)),
         ext_link("a1"),
         ext_link("a2"),
-        ext_link("rod", 0.8, (B - A) / 2, U),
+        ext_link("rod", 0.8, (B - A) / 2 + np.array([0.0, 0.0, com_shift]), U),
         ext_link("rocker", 0.9, (0.0, 0.02, 0.12)),
         ext_link("rod_end"),
         ext_link("rocker_tip"),
@@ -307,7 +315,7 @@ def leg_3r(folder):
     ]
     urdf = f'<robot name="leg_3r">{"".join(parts)}{"".join(joints)}</robot>'
     yaml = "closed_loop: [['rod_end', 'rocker_tip']]\ntype: ['3D']\nname_mot: ['crank_joint']\n"
-    return write_pair(folder, "leg_3r", urdf, yaml)
+    return write_pair(folder, f"leg_3r_{com_shift:g}", urdf, yaml)
 
 
 def test_a_leg_whose_ball_joint_is_three_revolutes_locks_the_rod(tmp_path):
@@ -321,3 +329,114 @@ def test_a_leg_whose_ball_joint_is_three_revolutes_locks_the_rod(tmp_path):
         robot, text, locks=[(robot.body_index("rod"), U)], free=oracle_free(robot, ("crank_joint",)), spread=0.4
     )
     assert gap > 1e6 and result.dim == dim
+
+
+# -- the lock's bound and the exact treatment (a rod with its centre of mass off its line) --------
+SHIFT = 0.03  # the asymmetric rod's centre of mass, moved off its line along z
+
+
+def pinocchio_lock_torque(robot, text, states, spin_joint):
+    """The torque about the rod's line that holds its spin at the locked states, by Pinocchio: with
+    tau = RNEA(q, qd, qdd) (the tree's generalized forces) and v the motion that turns only the
+    coordinate ``spin_joint`` (v_a = 0, J_loop v = 0: the loops' rows of Pinocchio's Jacobian, no
+    lock), tau . v = lambda (u . w_rod(v)), since the loops' forces do no work along v."""
+    oracle = TreeOracle(robot, text)
+    model, data = oracle.model, oracle.data
+    rod, s = robot.body_index("rod"), robot.coordinate_names.index(spin_joint)
+    passive = [k for k in robot.passive if k != s]
+    out = []
+    for q, qd, qdd in zip(states.q, states.qd, states.qdd):
+        qp = oracle.configuration(q)
+        tau = pin.rnea(model, data, qp, qd, qdd)
+        J = constraint_jacobian(oracle, qp)
+        v = np.zeros(robot.nq)
+        v[s] = 1.0
+        v[passive] = -np.linalg.lstsq(J[:, passive], J[:, s], rcond=None)[0]
+        pin.computeJointJacobians(model, data, qp)
+        Jrod = pin.getJointJacobian(model, data, rod, pin.ReferenceFrame.LOCAL_WORLD_ALIGNED)
+        u = data.oMi[rod].rotation @ U  # the rod's frame is the world's at q0
+        out.append((tau @ v) / (u @ (Jrod[3:] @ v)))
+    return np.array(out)
+
+
+@pytest.mark.parametrize("shift", [0.0, SHIFT])
+def test_the_lock_torque_equals_pinocchio(tmp_path, shift):
+    path, text = leg_3r(str(tmp_path), shift)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PgaDynWarning)
+        robot = robots.load_file(path)
+        (spin,) = constraints(robot).spins
+    assert spin.symmetric == (shift == 0.0)
+    states = sample_states(robot, 6, seed=3)
+    lam, tau_a = lock_torques(states)
+    np.testing.assert_allclose(tau_a, states.regressor() @ inertial_parameters(robot), atol=1e-12)
+    expected = pinocchio_lock_torque(robot, text, states, "ball_A_rev0") * np.sign(spin.axis @ U)  # the line's sense
+    if shift:
+        assert np.abs(expected).max() > 1e-3  # the lock holds a torque: the approximation is real
+        np.testing.assert_allclose(lam[:, 0], expected, rtol=1e-8, atol=1e-12)
+        (bound,) = spin_lock_bounds(robot, samples=6, seed=3)
+        assert bound["torque"] == pytest.approx(np.abs(expected).max(), rel=1e-8)
+        assert bound["ratio"] == pytest.approx(bound["torque"] / np.abs(tau_a).max(), rel=1e-8)
+    else:  # symmetric: the spin is cyclic, the lock holds nothing
+        assert np.abs(expected).max() < 1e-12 * np.abs(tau_a).max()
+        assert np.abs(lam).max() < 1e-12 * np.abs(tau_a).max()
+
+
+@pytest.mark.parametrize("shift", [0.0, SHIFT])
+def test_exact_spins_equal_pinocchio_with_the_spin_a_coordinate(tmp_path, shift):
+    path, text = leg_3r(str(tmp_path), shift)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PgaDynWarning)
+        robot = robots.load_file(path)
+        locked = drng.nullspace(robot)
+    exact = exact_spins(robot)
+    assert spin_coordinates(exact) == ("ball_A_rev0",) and exact.actuated_names == ("crank_joint", "ball_A_rev0")
+    assert not constraints(exact).spins and constraints(exact).m == 3  # no lock row
+    result = drng.nullspace(exact)
+    assert locked.certified and result.certified and result.certificate["spin_coordinates"] == ["ball_A_rev0"]
+    assert result.status == "certified, free spins exact"
+    assert locked.status == ("certified, free spins locked APPROXIMATELY" if shift else "certified")
+    assert ("spin_locks" in locked.certificate) == bool(shift)
+    free = [k for k in oracle_free(robot, ("crank_joint",)) if k != robot.coordinate_names.index("ball_A_rev0")]
+    dim, gap, _, _ = file_nullity(exact, text, free=free, spread=0.4)  # the spin's rows included
+    assert gap > 1e6 and result.dim == dim == 26
+    assert locked.dim == 29
+    if (
+        shift
+    ):  # the symmetric rod's lock against Pinocchio: test_a_leg_whose_ball_joint_is_three_revolutes_locks_the_rod
+        lock_dim, gap, _, _ = file_nullity(
+            robot, text, locks=[(robot.body_index("rod"), U)], free=oracle_free(robot, ("crank_joint",)), spread=0.4
+        )
+        assert gap > 1e6 and lock_dim == 29
+    # the rod's inertia about its line: unidentifiable with the spin locked, identifiable with it free
+    rod = robot.body_index("rod")
+    vector = np.zeros(10 * robot.n)
+    vector[10 * (rod - 1) : 10 * rod] = spin_vector(robot, constraints(robot).spins[0])
+
+    def distance(basis):
+        return np.linalg.norm(vector - basis @ np.linalg.lstsq(basis, vector, rcond=None)[0]) / np.linalg.norm(vector)
+
+    assert distance(locked.basis) < 1e-9 and distance(result.basis) > 1e-3
+
+
+def test_exact_spins_need_a_revolute_coordinate_and_records_refuse_them(tmp_path):
+    with pytest.raises(PgaDynError, match=r"rssr: exact_spins \(--spins exact\): .* three revolute joints"):
+        exact_spins(robots.parse_urdf(rssr(), where="rssr"))
+    path, _ = leg_3r(str(tmp_path))
+    exact = exact_spins(robots.load_file(path))
+    for call in (
+        lambda: record_states(exact, [0.0, 0.1], np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2))),
+        lambda: identification_model(exact),
+    ):
+        with pytest.raises(PgaDynError, match=r"cannot use the exact treatment of free spins \(--spins exact"):
+            call()
+
+
+def test_the_cli_names_the_approximation_and_refuses_exact_spins_for_excite(tmp_path, capsys):
+    path, _ = leg_3r(str(tmp_path), SHIFT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PgaDynWarning)
+        assert main(["info", path, "--quiet"]) == 0
+    assert "LOCKED APPROXIMATELY (the mass of 'rod'" in capsys.readouterr().out
+    assert main(["excite", path, "--spins", "exact", "-o", str(tmp_path / "x.csv"), "--quiet"]) == 2
+    assert "--spins exact" in capsys.readouterr().err

@@ -15,23 +15,22 @@ from ..errors import PgaDynError, PgaDynWarning
 PROG = "pga-dyn"
 
 
-def load(target: str, floating, gravity, yaml=None):
+def load(target: str, floating, gravity, yaml=None, spins="lock"):
     """A built-in robot (by name, before any file of that name) or a robot file (URDF, URDF+,
-    Extended URDF + YAML, MJCF: robots.load_file), as a Robot."""
+    Extended URDF + YAML, MJCF: robots.load_file), as a Robot, its free spins as ``spins`` says."""
     import robots
 
     if target.lower() in robots.available():
-        return robots.load(target, floating_base=floating, gravity=DEFAULT_GRAVITY if gravity is None else gravity)
+        return robots.load(target, floating, DEFAULT_GRAVITY if gravity is None else gravity, spins)
     if os.path.exists(target) or target.lower().endswith((".urdf", ".xml")) or os.sep in target or "/" in target:
-        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity)
+        return robots.load_file(target, yaml=yaml, floating_base=floating, gravity=gravity, spins=spins)
     raise PgaDynError(f"'{target}' is neither a file nor a built-in robot (built-in: {', '.join(robots.available())})")
 
 
 def robot(args, target=None):
-    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity and
-    --yaml, its loops closed from --reference when given (:func:`reference`)."""
-    loaded = loader(args)(args.robot if target is None else target)
-    values = reference(args)
+    """The robot of a command's ROBOT_OR_PATH (or ``target``), --floating/--fixed, --gravity,
+    --yaml and --spins, its loops closed from --reference when given (:func:`reference`)."""
+    loaded, values = loader(args)(args.robot if target is None else target), reference(args)
     if values is None:
         return loaded
     from ..loops import on_branch
@@ -71,16 +70,15 @@ def reference(args) -> dict | None:
 
 
 def loader(args):
-    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity and
-    --yaml: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its
-    workers)."""
+    """``load(ROBOT_OR_PATH) -> Robot`` with the command's --floating/--fixed, --gravity, --yaml,
+    --spins: a partial of :func:`load`, so that it pickles (``drng.nullspaces`` runs it in its workers)."""
     floating = True if args.floating else (False if args.fixed else None)
     gravity = None if args.gravity is None else tuple(args.gravity)
-    return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml)
+    return functools.partial(load, floating=floating, gravity=gravity, yaml=args.yaml, spins=args.spins)
 
 
 def robot_arguments(parser, many: bool = False) -> None:
-    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --floating/--fixed, --gravity."""
+    """ROBOT_OR_PATH (several with ``many``), --quiet, --yaml, --reference, --spins, --floating/--fixed, --gravity."""
     parser.add_argument(
         "robot",
         metavar="ROBOT_OR_PATH",
@@ -107,6 +105,8 @@ def robot_arguments(parser, many: bool = False) -> None:
         "commas, or a file of such lines; coordinates not named are zero; when the loops do not close "
         "there, the nearest closed configuration found is used and reported",
     )
+    spins = "free spins: 'lock' at zero rate (default; stated and bounded where approximate), 'exact' coordinates"
+    parser.add_argument("--spins", choices=("lock", "exact"), default="lock", help=spins + " (docs/drng.md)")
     base = parser.add_mutually_exclusive_group()
     base.add_argument("--floating", action="store_true", help="add a floating base (default: fixed; go2: floating)")
     base.add_argument("--fixed", action="store_true", help="fix the base even for a robot that floats by default")

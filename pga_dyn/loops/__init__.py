@@ -19,14 +19,16 @@ modules, lowest first (each imports only those above it):
   coordinate free (Levenberg-Marquardt, continuation and restarts): the reference of a model
   whose q0 does not close at its actuated position.
 * :mod:`pga_dyn.loops.spins`: free motions (J_f's rank below its columns), recognised as free
-  spins of bodies symmetric about their lines and locked at zero spin rate.
+  spins and locked at zero spin rate (an approximation, stated, for a body not symmetric about
+  its line).
 * :mod:`pga_dyn.loops.reference`: the reference configuration (q0 closed) where every path
   starts, the assembly branch it selects, and a singular reference left for a regular one.
   Free spins are locked there (or a free motion that changes the dynamics refused); choosing
   other branches goes here.
 * :mod:`pga_dyn.loops.system`: :class:`Constraints`, built once per robot by
   :func:`constraints`: assembles states and projects them, G = dq/dq_a (nq, n_a), Y_a = G^T
-  Y_tree.
+  Y_tree; the copies of a robot on another branch (:func:`on_branch`) or with its free spins
+  as coordinates of their own (:func:`exact_spins`).
 
 Every public name of these modules is importable from ``pga_dyn.loops``.
 """
@@ -85,7 +87,16 @@ from .reference import (
     singular_motion,
 )
 from .spins import SPIN_RTOL, FreeSpin, find_spins, free_directions, spin_vector
-from .system import Constraints, constraints, named_configuration, on_branch
+from .system import (
+    Constraints,
+    constraints,
+    exact_spins,
+    named_configuration,
+    on_branch,
+    refuse_exact_spins,
+    spin_coordinates,
+    with_spins,
+)
 
 __all__ = [
     "ASSEMBLY_TOL",
@@ -137,6 +148,10 @@ __all__ = [
     "small_svd",
     "named_configuration",
     "on_branch",
+    "exact_spins",
+    "refuse_exact_spins",
+    "spin_coordinates",
+    "with_spins",
     "qr_solve",
     "rcond_estimate",
     "reference_configuration",

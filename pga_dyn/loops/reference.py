@@ -13,7 +13,7 @@ reciprocal condition estimate of each part's J_f (parts,) that its paths watch.
 
 Free motions (J_f rank-deficient at the reference and at its neighbour q_a = q0 +
 REFERENCE_STEP (1, ..., 1): passive motions no actuator drives) are locked when they are free
-spins of bodies symmetric about their lines (:func:`settle_free_motions`,
+spins (:func:`settle_free_motions`; bodies not symmetric about their lines with a warning:
 :mod:`pga_dyn.loops.spins`); the rank of each part's J_f there is decided and reported
 (:func:`reference_ranks`). A singular reference (branches of different identifiability can
 meet there) is left for the best-conditioned of q_a = q0 + t (1, ..., 1), t = REFERENCE_STEP,
@@ -142,9 +142,11 @@ def settle_free_motions(con, z, J):
     """Lock the free spins of the closed reference z (nz,) (J its constraint Jacobian) with
     :meth:`pga_dyn.loops.system.Constraints.lock` when every free motion there is one
     (:func:`pga_dyn.loops.spins.find_spins`) and stays free at the neighbour q_a + REFERENCE_STEP
-    (1, ..., 1) (else the reference is singular, not the loops free: nothing is locked). Returns
+    (1, ..., 1) (else the reference is singular, not the loops free: nothing is locked); a
+    PgaDynWarning names the spins of bodies not symmetric about their lines, whose lock is an
+    approximation (:meth:`pga_dyn.loops.spins.FreeSpin.approximation`). Returns
     None, or the sentence of :func:`~pga_dyn.loops.spins.find_spins` naming a free motion that
-    changes the actuated dynamics (for the refusal, when no neighbour is regular either)."""
+    is no spin (for the refusal, when no neighbour is regular either)."""
     if not free_directions(con, J)[0].shape[1]:
         return None
     spins, problem = find_spins(con, z, J)
@@ -159,6 +161,24 @@ def settle_free_motions(con, z, J):
         if free_directions(con, con.evaluate(con.E @ near + con.e0)[1])[0].shape[1] < len(spins):
             return None  # the motion is free at the reference only: a singular configuration
     con.lock(spins)
+    rough = [spin for spin in spins if not spin.symmetric]
+    if rough and any(  # a lock that is an approximation must hold along a path: to the same neighbour
+        part.assemble(con.E, con.e0, z.copy(), target[part.actuated], 1e-12, 200, 1e-300, 0.0)[0] for part in con.parts
+    ):
+        con.lock(())
+        return (
+            "; ".join(f"the free spin of body '{spin.name}' couples to the motion: {spin.coupling()}" for spin in rough)
+            + f"; locked, the assembly does not reach q_a + {REFERENCE_STEP:g} (--spins exact makes the spin a "
+            "coordinate)"
+        )
+    if rough:
+        warnings.warn(
+            f"{con.robot.source or con.robot.name}: "
+            + "; ".join(f"the free spin of body '{spin.name}' is locked, {spin.approximation()}" for spin in rough)
+            + " (docs/drng.md, free spins)",
+            PgaDynWarning,
+            stacklevel=5,
+        )
     return None
 
 
@@ -275,8 +295,8 @@ def leave_singular_reference(con, z_ref, J, problem=None, branch=0) -> tuple:
             f"{listing(loops)}): the loops leave a passive motion that no actuator drives, so the actuated "
             "coordinates do not determine the configuration"
             + (f"; {problem}" if problem else "")
-            + ". pga-dyn locks a free spin (a body turning about the line "
-            "through two joint centres, its mass symmetric about that line; docs/drng.md, free spins): "
+            + ". pga-dyn locks a free spin (a body turning about a line fixed in it, such as the line "
+            "through two joint centres; docs/drng.md, free spins): "
             "otherwise actuate one of these joints, or use joints that remove the free motion"
         )
     warnings.warn(

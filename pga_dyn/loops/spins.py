@@ -26,16 +26,28 @@ inertia about the line, the parameter direction dI = u u^T (in the pseudo-inerti
 dSigma = (1/2) 1 - u u^T, no mass, no first moment), enters nothing the actuators feel: it is
 unidentifiable (:func:`spin_vector`; ``drng.nullspace`` states it as the rule "free spin").
 
-A free motion is accepted only when every body with mass that it moves turns about one line
+A body whose mass is **not** symmetric about its spin line (a centre of mass ``offset`` off the
+line, an inertia ``asymmetry`` about it: CAD rods) is locked the same way by default, but then
+the lock is an approximation: gravity and the motion exert a torque about the line that the
+joints cannot transmit, so the real body spins, and the lock holds it with a torque lambda about
+the line (the lock row's multiplier). :func:`~pga_dyn.sampling.spin_lock_bounds` measures it at
+sampled states against the actuated forces; :class:`FreeSpin` records the offset and the
+asymmetry, its :meth:`FreeSpin.describe` says so, and a PgaDynWarning is given when such a spin
+is locked. The exact treatment, :func:`pga_dyn.loops.exact_spins`, makes the spin a coordinate of
+its own instead (docs/drng.md, "Free spins and redundant closures").
+
+A free motion is locked exactly when every body with mass that it moves turns about one line
 fixed in it (a twist of zero pitch, the same line for every direction of the free motions
-that moves it) with its mass symmetric about that line. Otherwise the motion changes the
-actuated dynamics (a rod whose centre of mass is off its line, a body that slides or turns
-about lines that change) and :func:`find_spins` names it, with the reason.
+that moves it) with its mass symmetric about it; a body with mass that it turns otherwise (on
+a screw: CAD ball joints whose axes miss each other by micrometres) makes the lock an
+approximation too, stated as above. A free motion that moves a body with mass without turning
+it (a slide) is refused by :func:`find_spins`, naming it.
 
 The free motions are read at a closed configuration from the nullspace of each part's J_f
 (the rank decision of :func:`pga_dyn.loops.parts.closure_rank`); the rows of the locks are
 picked greedily (bodies with mass first, then the massless links a spin turns too, such as the
-links inside a ball joint made of three revolute joints) until they fix every free direction.
+links inside a ball joint made of three revolute joints; in each group the body the free
+motions turn most, of what the rows chosen before leave) until they fix every free direction.
 """
 
 from __future__ import annotations
@@ -63,7 +75,14 @@ class FreeSpin:
     joint made of revolute joints among them); ``joints``: the passive coordinates it moves;
     ``mass``: whether ``body`` has mass (its inertia about the line is then unidentifiable);
     ``rotation`` (3, 3): the body's orientation in the world at the reference configuration,
-    where the spin angle is zero (the lock's position form, :mod:`pga_dyn.loops.closure`)."""
+    where the spin angle is zero (the lock's position form, :mod:`pga_dyn.loops.closure`).
+    ``symmetric``: every body with mass that the spin turns turns about one line (pitch 0) with
+    its mass symmetric about it (within SPIN_RTOL; of the robot's size for lengths), the lock
+    then exact (module docstring), else an approximation and ``coupled`` names the bodies that
+    are not: ``offset`` (m), the largest distance of their centres of mass to their lines,
+    ``asymmetry``, the largest relative asymmetry of their inertias about them (the larger of
+    |I u - (u.I u) u| and the spread of the moments about the normals, over the largest moment),
+    ``pitch`` (m), the largest pitch of their screws (inf: a body turned about several lines)."""
 
     body: int
     name: str
@@ -73,14 +92,42 @@ class FreeSpin:
     joints: tuple
     mass: bool
     rotation: np.ndarray
+    offset: float = 0.0
+    asymmetry: float = 0.0
+    symmetric: bool = True
+    coupled: tuple = ()
+    pitch: float = 0.0
 
     def describe(self) -> str:
-        """One line for a report: the body, its line and the rule."""
+        """One line for a report: the body, its line and the rule (and, for a body not symmetric
+        about its line, that the lock is an approximation)."""
         p, u = ((np.round(v, 6) + 0.0).tolist() for v in (self.point, self.axis))
         return (
             f"body '{self.name}' spins freely about the line through {p} along {u} (its frame; joints "
             f"{', '.join(repr(j) for j in self.joints[:6])}{' ...' if len(self.joints) > 6 else ''}): "
-            "locked at zero spin rate" + ("; its inertia about that line is unidentifiable" if self.mass else "")
+            "locked at zero spin rate"
+            + ("; its inertia about that line is unidentifiable" if self.mass else "")
+            + ("" if self.symmetric else f"; {self.approximation()}")
+        )
+
+    def coupling(self) -> str:
+        """Why the spin couples to the motion, in words ('' for a body symmetric about its line)."""
+        if self.symmetric:
+            return ""
+        screw = f", screw pitch {self.pitch:.2g} m" if self.pitch else ""
+        return (
+            f"the mass of {', '.join(repr(c) for c in self.coupled)} is not symmetric about the line it turns about "
+            f"(centre of mass up to {self.offset:.3g} m off it, inertia asymmetry {self.asymmetry:.2g}{screw})"
+        )
+
+    def approximation(self) -> str:
+        """What the lock of a body not symmetric about its line neglects, in words ('' when it is)."""
+        if self.symmetric:
+            return ""
+        return (
+            f"AN APPROXIMATION: {self.coupling()}, so the spin couples to the motion and the lock holds a torque "
+            "about the line that the joints do not transmit (pga_dyn.sampling.spin_lock_bounds bounds it; "
+            "--spins exact makes the spin a coordinate)"
         )
 
 
@@ -121,8 +168,9 @@ def _is_massive(inertial) -> bool:
 
 def find_spins(con, z, J) -> tuple:
     """(spins, problem): the free motions at the closed configuration z (nz,) (J its constraint
-    Jacobian) as locked :class:`FreeSpin` s, and None; or (), and a sentence naming the free
-    motion that changes the actuated dynamics and why (the module docstring)."""
+    Jacobian) as locked :class:`FreeSpin` s (those of bodies not symmetric about their lines
+    marked so: ``symmetric`` False, with their ``offset`` and ``asymmetry``), and None; or (),
+    and a sentence naming the free motion that is no spin and why (the module docstring)."""
     robot = con.robot
     D = free_directions(con, J)[0]
     d = D.shape[1]
@@ -166,11 +214,6 @@ def find_spins(con, z, J) -> tuple:
         pitch = (u @ v0) / np.linalg.norm(w)
         point = np.cross(w, v0) / (w @ w)
         if massive:
-            if (len(s) > 1 and s[1] > SPIN_RTOL * s[0]) or abs(pitch) > SPIN_RTOL * size:
-                return (), (
-                    f"{motion} moves body '{name}' along more than a spin about one line (a screw of pitch "
-                    f"{pitch:.3g} m, or several lines): it changes the actuated dynamics"
-                )
             R, p0 = T[b, :3, :3], T[b, :3, 3]
             com = R @ inertial.com + p0
             off = np.linalg.norm(np.cross(com - point, u))
@@ -185,46 +228,64 @@ def find_spins(con, z, J) -> tuple:
                 )
                 / big
             )
-            if off > SPIN_RTOL * size or asym > SPIN_RTOL:
-                why = (
-                    f"its centre of mass lies {off:.3g} m off the line"
-                    if off > SPIN_RTOL * size
-                    else f"its inertia is not symmetric about the line (relative asymmetry {asym:.2g})"
-                )
-                return (), (
-                    f"{motion} spins body '{name}' about the line through {np.round(point, 6).tolist()} "
-                    f"along {np.round(u, 6).tolist()}, and its mass is not symmetric about that line: {why}, "
-                    "so its spin couples to the motion (it changes the actuated dynamics)"
-                )
-        lines[b] = (u, point, massive)
-    order = sorted(lines, key=lambda b: (not lines[b][2], b))
+            several = len(s) > 1 and s[1] > SPIN_RTOL * s[0]
+            screw = several or abs(pitch) > SPIN_RTOL * size
+            exact = off <= SPIN_RTOL * size and asym <= SPIN_RTOL and not screw
+            lines[b] = (u, point, massive, off, asym, exact, np.inf if several else abs(pitch) if screw else 0.0)
+            continue
+        lines[b] = (u, point, massive, 0.0, 0.0, True, 0.0)
+    # the locks: the spin rates of the bodies the free motions turn most (bodies with mass first),
+    # picked greedily, each the largest part of its row that the rows chosen before leave
     rows, chosen = np.zeros((0, d)), []
-    for b in order:
-        row = lines[b][0] @ W[b - 1, :3]  # (d,): the spin rate of b along each free direction
-        trial = np.vstack([rows, row])
-        if np.linalg.matrix_rank(trial, tol=SPIN_RTOL * max(np.abs(trial).max(), 1e-300)) > len(rows):
-            rows = trial
+    for group in ([b for b in lines if lines[b][2]], [b for b in lines if not lines[b][2]]):
+        candidates = {b: lines[b][0] @ W[b - 1, :3] for b in group}  # (d,): b's spin rate along each free direction
+        while len(rows) < d and candidates:
+            left = {
+                b: row - rows.T @ np.linalg.lstsq(rows.T, row, rcond=None)[0] if len(rows) else row
+                for b, row in candidates.items()
+            }
+            b = max(left, key=lambda c: (np.linalg.norm(left[c]), -c))
+            if np.linalg.norm(left[b]) <= SPIN_RTOL * scale:
+                break
+            rows = np.vstack([rows, candidates.pop(b)])
             chosen.append(b)
-        if len(rows) == d:
-            break
     if len(rows) < d:
         return (), f"{motion} turns no body about a line that a lock of its spin rate could hold: it is not a free spin"
     spins = []
     directions = np.linalg.solve(rows, np.eye(d)) if d else rows  # column j: the spin of chosen[j] alone
     for j, b in enumerate(chosen):
-        u, point, massive = lines[b]
+        u, point, massive = lines[b][:3]
         R, p0 = T[b, :3, :3], T[b, :3, 3]
         own, turn = dq @ directions[:, j], W @ directions[:, j]
-        bodies = tuple(
-            robot.body_names[c - 1] for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max()
-        )
+        turned = [c for c in moving if np.abs(turn[c - 1]).max() > SPIN_RTOL * np.abs(turn).max()]
+        bodies = tuple(robot.body_names[c - 1] for c in turned)
         names = tuple(
             robot.coordinate_names[k]
             for k in range(nq)
             if abs(own[k]) > SPIN_RTOL * np.abs(own).max() and robot.coordinate_names[k] in passive
         )
+        coupled = [c for c in turned if c in lines and lines[c][2] and not lines[c][5]]  # mass not symmetric
+        off = max((lines[c][3] for c in coupled), default=lines[b][3])
+        asym = max((lines[c][4] for c in coupled), default=lines[b][4])
+        pitch = max((lines[c][6] for c in coupled), default=0.0)
         axis, local, rotation = R.T @ u, R.T @ (point - p0), R.copy()
         for array in (axis, local, rotation):
             array.flags.writeable = False  # a frozen model's derived value
-        spins.append(FreeSpin(b, robot.body_names[b - 1], axis, local, bodies, names, massive, rotation))
+        spins.append(
+            FreeSpin(
+                b,
+                robot.body_names[b - 1],
+                axis,
+                local,
+                bodies,
+                names,
+                massive,
+                rotation,
+                float(off),
+                float(asym),
+                not coupled,
+                tuple(robot.body_names[c - 1] for c in coupled),
+                float(pitch),
+            )
+        )
     return tuple(spins), None

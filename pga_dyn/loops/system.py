@@ -27,6 +27,7 @@ and :meth:`Constraints.project` applied sample by sample.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
@@ -36,7 +37,8 @@ from ..model import Robot
 from .closure import CLOSURE_TOL, LOCK_ROWS, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
 from .newton import ASSEMBLY_TOL, PATH_LIMIT
 from .parts import condition_number, independent_parts, pack_parts, project_kernel, record_kernel
-from .reference import listing, reference_configuration, reference_ranks
+from .reference import close_at_q0, listing, reference_configuration, reference_ranks
+from .spins import SPIN_RTOL, free_directions
 
 
 class Constraints:
@@ -452,7 +454,120 @@ def on_branch(robot: Robot, branch: int = 0, reference=None) -> Robot:
     con = Constraints(variant)
     con.close_reference(int(branch), reference)
     variant.derived(_closed_constraints, con)
+    if spin_coordinates(robot):  # the exact treatment of free spins carries over
+        variant.derived(_spin_coordinates, spin_coordinates(robot))
     return variant
+
+
+def _spin_coordinates(robot: Robot) -> tuple:
+    """() (a robot that :func:`exact_spins` did not make; it keeps its own names instead)."""
+    return ()
+
+
+def spin_coordinates(robot: Robot) -> tuple:
+    """The names of the coordinates that :func:`exact_spins` made independent to treat free spins
+    exactly (``robot.derived``; () for every robot it did not make)."""
+    return robot.derived(_spin_coordinates)
+
+
+def exact_spins(robot: Robot) -> Robot:
+    """A copy of ``robot`` whose free spins (:attr:`Constraints.spins`, locked by default) are
+    coordinates of their own: for each spin a passive revolute coordinate that it turns is made
+    independent (an unactuated independent coordinate, as a floating base's), and no lock is
+    added. The copy's regressor has a row for each of them (``robot.actuated`` holds them: the
+    rows of generalized forces that are zero on the real machine, which join the others as the
+    floating base's unactuated rows do), so its nullspace is that of the machine's full dynamics,
+    certified like any other answer (docs/drng.md, "Free spins and redundant closures").
+
+    The coordinates are picked greedily at the reference configuration of ``robot`` (its loops
+    closed, spins locked: where the copy's reference starts, so the two answer at the same
+    reference): among the passive revolute coordinates that no coupling determines, the one that
+    the free motions move most, then the one that moves most of what the chosen ones leave, until
+    they fix every free direction (D (nz, d) of :func:`pga_dyn.loops.spins.free_directions`).
+    ``spin_coordinates`` of the copy names them. ``robot`` itself when it has no free spin; a
+    PgaDynError when the spins turn no such coordinate (a ball joint written as one spherical
+    joint: its three coordinates are one joint, which cannot be half independent; write it as
+    three revolute joints). Records (identification) cannot use the copy: a log does not measure
+    the spin angle (:func:`refuse_exact_spins`)."""
+    where = robot.source or robot.name
+    unlocked = Constraints(robot)
+    try:
+        con = constraints(robot)
+    except PgaDynError:  # a spin whose lock cannot be followed (reference.settle_free_motions): the closure at q0
+        con, z = None, unlocked.free(robot.q0)
+        close_at_q0(unlocked, z)
+        q_ref = unlocked.E @ z + unlocked.e0
+    else:
+        if not con.spins:
+            return robot
+        q_ref = con.E @ con.z_ref + con.e0
+    D = free_directions(unlocked, unlocked.evaluate(q_ref)[1])[0]
+    dq = unlocked.E @ D  # (nq, d): the free motions in the tree coordinates
+    followers = {c.follower for c in robot.couplings}
+    candidates = [
+        robot.coordinates(i).start
+        for i in range(1, robot.n + 1)
+        if robot.joint_type[i] == "R"
+        and robot.coordinates(i).start in set(robot.passive)
+        and robot.coordinates(i).start not in followers
+    ]
+    scale, chosen, basis = np.abs(dq).max(), [], np.zeros((0, dq.shape[1]))
+    for _ in range(dq.shape[1]):
+        left = {k: dq[k] - basis.T @ (basis @ dq[k]) for k in candidates if k not in chosen}
+        best = max(left, key=lambda k: np.linalg.norm(left[k]), default=None)
+        if best is None or np.linalg.norm(left[best]) <= 1e3 * SPIN_RTOL * scale:
+            turned = sorted(
+                {robot.coordinate_names[k] for k in np.flatnonzero(np.abs(dq).max(axis=1) > SPIN_RTOL * scale)}
+            )
+            raise PgaDynError(
+                f"{where}: exact_spins (--spins exact): the free spins "
+                f"{listing([spin.name for spin in con.spins]) if con else ''} turn no passive revolute coordinate that could be "
+                f"made independent (they move {listing(turned)}): a spherical joint's three coordinates are one "
+                "joint; write the ball joint as three revolute joints, or keep the default (the spins locked)"
+            )
+        chosen.append(best)
+        basis = np.vstack([basis, left[best] / np.linalg.norm(left[best])])
+    names = tuple(robot.coordinate_names[k] for k in sorted(chosen))
+    spec = robot.description
+    variant = dataclasses.replace(
+        spec,
+        name=f"{robot.name} (spins exact)",
+        joints=tuple(dataclasses.replace(j, independent=True) if j.name in names else j for j in spec.joints),
+    ).build()
+    exact = Constraints(variant)
+    at_q0 = con is None or con.start is None and con.closest is None and np.abs(q_ref - robot.q0).max() <= CLOSURE_TOL
+    exact.close_reference(0, None if at_q0 else q_ref)
+    if exact.spins:
+        raise PgaDynError(
+            f"{where}: exact_spins: with {listing(names)} independent the loops still leave spins free "
+            f"({listing([spin.name for spin in exact.spins])})"
+        )
+    variant.derived(_closed_constraints, exact)
+    variant.derived(_spin_coordinates, names)
+    return variant
+
+
+def with_spins(robot: Robot, spins: str = "lock") -> Robot:
+    """``robot`` with its free spins treated as ``spins`` says: "lock" (the robot itself: locked
+    at zero spin rate, :mod:`pga_dyn.loops.spins`) or "exact" (:func:`exact_spins`; a robot
+    without loops is itself); PgaDynError naming the argument for another value."""
+    if spins not in ("lock", "exact"):
+        raise PgaDynError(f"{robot.source or robot.name}: spins must be 'lock' or 'exact', got {spins!r}")
+    return exact_spins(robot) if spins == "exact" and robot.loop_joints else robot
+
+
+def refuse_exact_spins(robot: Robot, what: str) -> None:
+    """A PgaDynError when ``robot`` treats free spins exactly (:func:`exact_spins`): ``what`` (a
+    command or function working on records: excite, simulate, identify) needs the spin angles,
+    which a log does not measure."""
+    names = spin_coordinates(robot)
+    if names:
+        raise PgaDynError(
+            f"{robot.source or robot.name}: {what} cannot use the exact treatment of free spins (--spins exact, "
+            f"pga_dyn.loops.exact_spins: coordinates {listing(names)} made independent): a record does not "
+            "measure the spin angles; use the default (--spins lock: the spins locked, with the bound of what "
+            "the lock neglects, pga_dyn.sampling.spin_lock_bounds)"
+        )
 
 
 def constraints(robot: Robot) -> Constraints:
