@@ -481,7 +481,7 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
     con = constraints(robot)
     na = len(robot.actuated)
     max_cond = state_limit(robot, max_cond)
-    centre = np.clip(con.z_ref[:na], box[:, 0], box[:, 1])
+    box, centre = _holding_reference(robot, box, con.z_ref[:na])
     kept, drawn, scale, stage, stage_kept = [], 0, 1.0, 0, 0
     parts = range(len(con.parts))
     todo, z, q_a = list(parts), con.z_ref.copy(), None  # the parts of the next state still to draw
@@ -490,7 +490,7 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
         if time.perf_counter() > deadline:
             raise PgaDynError(
                 f"{robot.source or robot.name}: sampling stopped after {seconds:.3g} s: {len(kept)} of "
-                f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond}); allow more "
+                f"{n} valid states in {drawn} draws (assembled, cond(J_p) < {max_cond:.4g}); allow more "
                 "time or change bounds"
             )
         drawn += 1
@@ -521,10 +521,38 @@ def _sample_parts(robot: Robot, n: int, box, rng, max_cond, max_draws: int, seco
     if len(kept) < n:
         raise PgaDynError(
             f"{robot.source or robot.name}: only {len(kept)} of {drawn} draws were valid (assembled, "
-            f"cond(J_p) < {max_cond}); widen max_draws or change bounds"
+            f"cond(J_p) < {max_cond:.4g}); widen max_draws or change bounds"
         )
     cols = [np.array(c) for c in zip(*kept)]
     return States(robot, *cols, drawn=drawn, rejected=drawn - n, max_cond=float(max_cond))
+
+
+def _holding_reference(robot: Robot, box: np.ndarray, reference: np.ndarray) -> tuple:
+    """(box, centre): the sampling box (n_a, 2) widened to hold the reference's actuated
+    coordinates ``reference`` (n_a,), with a warning naming the coordinates outside it; the centre
+    of the box's shrinking is the reference.
+
+    Every sample is assembled along a path from the reference, so a reference outside the box
+    (joint limits that the closed configuration nearest to a file's q0 violates: Gepetto's
+    ``true_talos_2_legs`` puts its shins at -1.64 rad, limits [0, 2.62]) sends every path across
+    the region between them, where it may meet a singular configuration, and a shrunk box about
+    the box's nearest point does not hold the reference either. The rank is structural (the same
+    on any open part of the reference's branch), so the samples may leave the joint limits."""
+    outside = (reference < box[:, 0]) | (reference > box[:, 1])
+    if outside.any():
+        names = [
+            f"'{robot.actuated_names[k]}' at {reference[k]:.4g} (box [{box[k, 0]:.4g}, {box[k, 1]:.4g}])"
+            for k in np.flatnonzero(outside)
+        ]
+        warnings.warn(
+            f"{robot.source or robot.name}: the reference configuration lies outside the sampling box: "
+            f"{', '.join(names)}; the box is widened to hold it (every sample is assembled from the "
+            "reference; the rank is structural: any open part of the branch gives it)",
+            PgaDynWarning,
+            stacklevel=4,
+        )
+        box = np.column_stack([np.minimum(box[:, 0], reference), np.maximum(box[:, 1], reference)])
+    return box, reference.copy()
 
 
 def _draw(rng, con, lower, upper, q_a, todo):

@@ -127,3 +127,30 @@ def test_a_spatial_loop_with_a_ball_joint_closes_near_q0():
     start = {name: value for name, value in zip(robot.coordinate_names, q) if "coupler_joint" not in name}
     dim, gap, _, _ = file_nullity(robot, OPEN_RSUR, spread=0.3, start=start)  # the oracle closes the ball joint
     assert result.certified and result.dim == dim and gap > 1e6
+
+
+def test_a_reference_outside_the_joint_limits_widens_the_sampling_box(tmp_path, capsys):
+    """The crank of OPEN_FOUR_BAR closes only when turned (1.76 rad at the reference): with limits of
+    +-1 rad on it, every sample assembled from the reference would cross into the box (Gepetto's
+    true_talos_2_legs). The box is widened to hold the reference, said once by the command, and
+    the answer is the one without the limits: Pinocchio's sampled rank at that reference."""
+    from pga_dyn.cli import main
+    from pga_dyn.errors import PgaDynWarning
+
+    limit = '<limit lower="-1" upper="1" effort="10" velocity="1"/>'
+    free = joint("ja", "revolute", "base", "a", "0 0 0", "0 0 1")
+    limited = OPEN_FOUR_BAR.replace(free, joint("ja", "revolute", "base", "a", "0 0 0", "0 0 1", extra=limit))
+    assert limited != OPEN_FOUR_BAR
+    robot = robots.parse_urdf(limited, where="limited_four_bar")
+    q = constraints(robot).E @ constraints(robot).z_ref + constraints(robot).e0
+    assert abs(q[0]) > 1.5  # the reference lies outside the limits
+    with pytest.warns(
+        PgaDynWarning, match=r"outside the sampling box: 'ja' at .* \(box \[-1, 1\]\); the box is widened"
+    ):
+        result = drng.nullspace(robot)
+    dim, gap, _, _ = file_nullity(robot, limited, start=dict(zip(robot.coordinate_names, q)))
+    assert result.certified and result.dim == dim and gap > 1e3
+    path = tmp_path / "limited_four_bar.urdf"
+    path.write_text(limited)
+    assert main(["analyze", str(path)]) == 0
+    assert capsys.readouterr().err.count("outside the sampling box") == 1

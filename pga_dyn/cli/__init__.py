@@ -106,7 +106,7 @@ def execute(argv) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PgaDynWarning)
-            warnings.showwarning = common.show_warning
+            warnings.showwarning = common.warning_printer()
             with reporting(common.bars(getattr(args, "quiet", False))):
                 return args.func(args, sys.stdout)
     except PgaDynError as exc:
