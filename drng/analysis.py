@@ -173,7 +173,14 @@ def lines(report: dict) -> list:
         ref = report["reference"]
         out.append(
             f"reference:            the loops do not close at {ref['given']}: the closed configuration found "
-            f"nearest to it (distance {ref['distance']:.4g}, loop residual {ref['residual']:.2g}) moves "
+            f"nearest to it (loop residual {ref['residual']:.2g})"
+            + (
+                f" is at the edge of the workspace (cond(J_p) = {ref['nearest_cond']:.3g}); the reference walked "
+                f"inside on its branch to cond(J_p) = {ref['cond']:.3g}"
+                if "nearest_cond" in ref
+                else ""
+            )
+            + f"; the reference (distance {ref['distance']:.4g}) moves "
             + ", ".join(f"{name} by {change:+.6g}" for name, change in ref["moved"].items())
         )
     for line in bound_lines(report.get("spin_locks", [])):

@@ -13,6 +13,7 @@ from test_loops import RSUR, SHORT_FOUR_BAR, joint, link, loop, robot_xml
 
 import drng
 import robots
+from drng.analysis import analyze, lines
 from pga_dyn import PgaDynError, info
 from pga_dyn.loops import constraints, on_branch
 
@@ -154,3 +155,42 @@ def test_a_reference_outside_the_joint_limits_widens_the_sampling_box(tmp_path, 
     path.write_text(limited)
     assert main(["analyze", str(path)]) == 0
     assert capsys.readouterr().err.count("outside the sampling box") == 1
+
+
+def stretched_start(theta):
+    """A configuration of OPEN_FOUR_BAR with the crank at ``theta`` and the coupler and rocker
+    pointing at each other along the line from the crank's tip to the rocker's pivot (open when
+    that line is longer than their 0.6 m)."""
+    tip = -0.2 * np.array([np.cos(theta), np.sin(theta)])
+    d = np.array([0.6, 0.0]) - tip
+    return [theta, np.arctan2(d[1], d[0]) - theta, np.arctan2(-d[1], -d[0])]
+
+
+def test_a_nearest_configuration_at_the_edge_of_the_workspace_walks_inside():
+    """From a start 0.25 mm short of closing stretched, the nearest closed configuration has the
+    coupler and rocker almost aligned (the four-bar's edge: cond(J_p) above 1e3, against the
+    square root law of a fold). The reference walks inside: cond(J_p) below 100, loops closed,
+    the passive joints moved continuously (no turn), the report says so, and the answer there is
+    Pinocchio's sampled rank at that reference (gap above 1e6, where the edge's was not)."""
+    from pga_dyn.loops.reference import INWARD_COND, INWARD_TARGET
+
+    robot = robots.parse_urdf(OPEN_FOUR_BAR, where="open_four_bar")
+    start = stretched_start(1.737)
+    variant = on_branch(robot, 0, start)
+    con = constraints(variant)
+    closest = con.closest
+    assert closest.nearest_cond > INWARD_COND and con.cond_ref <= INWARD_TARGET
+    q = con.E @ con.z_ref + con.e0
+    assert dict(con.residuals(q))["close"] <= 1e-9
+    assert np.abs(q - start).max() < 0.1  # moved a little, no passive joint turned
+    assert closest.distance == pytest.approx(np.linalg.norm(q - start), abs=1e-12)
+    assert 0.6 > np.linalg.norm(np.array([0.6, 0.0]) + 0.2 * np.array([np.cos(q[0]), np.sin(q[0])]))  # inside
+    report = info.report(variant)
+    assert "at the edge of the workspace" in "\n".join(report["reference"])
+    assert report["closest"]["nearest_cond"] == pytest.approx(closest.nearest_cond)
+    result = drng.nullspace(variant)
+    assert result.certificate["reference"]["cond"] == pytest.approx(con.cond_ref)
+    text = "\n".join(lines(analyze(robot, reference=start).report()))
+    assert "at the edge of the workspace (cond(J_p) = " in text
+    dim, gap, _, _ = file_nullity(variant, OPEN_FOUR_BAR, start=dict(zip(variant.coordinate_names, q)))
+    assert result.certified and result.dim == dim and gap > 1e6

@@ -98,6 +98,20 @@ def main(argv=None) -> int:
             gc.freeze()
 
 
+def _warning_printer():
+    """The warnings.showwarning of a command: ``pga-dyn: warning: <message>`` on stderr, each
+    message once (the sampling of one robot may warn of the same box at every call)."""
+    shown = set()
+
+    def show_warning(message, category, *args, **kwargs) -> None:
+        text = " ".join(str(message).split())
+        if text not in shown:
+            shown.add(text)
+            print(f"{common.PROG}: warning: {text}", file=sys.stderr)
+
+    return show_warning
+
+
 def execute(argv) -> int:
     """The command of ``argv`` (None: ``sys.argv[1:]``) run; the exit status, every problem with
     the input reported on stderr."""
@@ -106,7 +120,7 @@ def execute(argv) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PgaDynWarning)
-            warnings.showwarning = common.warning_printer()
+            warnings.showwarning = _warning_printer()
             with reporting(common.bars(getattr(args, "quiet", False))):
                 return args.func(args, sys.stdout)
     except PgaDynError as exc:

@@ -225,20 +225,6 @@ def error(message: str) -> None:
     print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
 
 
-def warning_printer():
-    """The warnings.showwarning of a command: ``pga-dyn: warning: <message>`` on stderr, each
-    message once (the sampling of one robot may warn of the same box at every call)."""
-    shown = set()
-
-    def show_warning(message, category, *args, **kwargs) -> None:
-        text = " ".join(str(message).split())
-        if text not in shown:
-            shown.add(text)
-            print(f"{PROG}: warning: {text}", file=sys.stderr)
-
-    return show_warning
-
-
 def draw(label: str, done: int, total: int) -> None:
     """One progress bar on stderr, redrawn in place."""
     filled = int(30 * min(done, total) / max(total, 1))

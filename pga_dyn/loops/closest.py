@@ -61,13 +61,18 @@ class Closest:
     than MOVED_TOL), ``distance`` (Euclidean norm of the change of the free coordinates),
     ``residual`` (the largest loop residual norm at the reference), ``open`` ((loop name, residual
     norm) of the loops open at the configuration given) and ``given`` ("q0" or "the reference
-    given")."""
+    given"). When the nearest closed configuration was ill-conditioned and the reference walked
+    inside the workspace from it (:func:`pga_dyn.loops.reference.into_workspace`): cond(J_p)
+    there, ``nearest_cond``, and at the reference, ``cond`` (else None); ``moved`` and
+    ``distance`` are then those of the reference."""
 
     moved: tuple
     distance: float
     residual: float
     open: tuple
     given: str
+    nearest_cond: float | None = None
+    cond: float | None = None
 
     def describe(self) -> list:
         """Lines for ``pga-dyn info`` and the reports."""
@@ -78,19 +83,26 @@ class Closest:
             f"all coordinates free (distance {self.distance:.4g}, largest loop residual {self.residual:.2g}); "
             "coordinates moved:"
         ]
+        if self.nearest_cond is not None:
+            lines[0] = lines[0].replace(
+                "coordinates moved:",
+                f"that configuration is at the edge of the workspace (cond(J_p) = {self.nearest_cond:.3g}), so the "
+                f"reference walked inside on its branch to cond(J_p) = {self.cond:.3g}; coordinates moved:",
+            )
         lines += [f"  {name}: {change:+.6g}" for name, change in self.moved]
         return lines
 
     def report(self) -> dict:
         """JSON-ready figures: ``given``, ``open`` ([loop, residual]), ``moved`` ({coordinate:
-        change}), ``distance``, ``residual``."""
+        change}), ``distance``, ``residual``; ``nearest_cond`` and ``cond`` after a walk inside the
+        workspace."""
         return {
             "given": self.given,
             "open": [[name, float(res)] for name, res in self.open],
             "moved": {name: float(change) for name, change in self.moved},
             "distance": float(self.distance),
             "residual": float(self.residual),
-        }
+        } | ({} if self.nearest_cond is None else {"nearest_cond": self.nearest_cond, "cond": self.cond})
 
 
 def compose(x: np.ndarray, dx: np.ndarray, spherical: np.ndarray) -> np.ndarray:

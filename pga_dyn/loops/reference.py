@@ -32,6 +32,7 @@ its public attributes (robot, E (nq, nz), e0 (nq,), na, nf, m, z_index, parts) a
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -47,6 +48,17 @@ from .spins import find_spins, free_directions
 #: the regular one the samples start from (:func:`leave_singular_reference`).
 REFERENCE_STEP = 0.1
 REFERENCE_STEPS = 10
+#: A closed configuration found nearest to q0 with cond(J_p) above INWARD_COND (and regular) lies
+#: at the edge of the workspace; the reference walks inside to cond(J_p) <= INWARD_TARGET, in at
+#: most INWARD_WALK steps (:func:`into_workspace`).
+INWARD_COND = 1e3
+INWARD_TARGET = 100.0
+INWARD_WALK = 40
+#: The walk's first step (rad or m along a direction of q_a; doubled after a step taken, up to
+#: REFERENCE_STEP, halved where none is, down to INWARD_STEP / 64), and the largest change of a
+#: free coordinate in one step (a larger one is a path that wandered: turns of a passive joint).
+INWARD_STEP = REFERENCE_STEP / 16
+INWARD_JUMP = 0.5
 
 
 def reference_configuration(con, branch=0, start=None) -> tuple:
@@ -60,6 +72,7 @@ def reference_configuration(con, branch=0, start=None) -> tuple:
     (:func:`pga_dyn.loops.parts.rcond_estimate`), which its assembly paths watch, and the number
     of branches that meet at the reference (1 at a regular one)."""
     z = np.zeros(con.E.shape[1]) if start is None else con.free(start)
+    z0 = z.copy()
     if not con.nf:
         return z, 1.0, False, np.ones(len(con.parts)), 1, None
     closest = con.closest = close_at_q0(con, z, "q0" if start is None else "the reference given")
@@ -67,6 +80,11 @@ def reference_configuration(con, branch=0, start=None) -> tuple:
     problem = settle_free_motions(con, z, J)
     J = con.evaluate(con.E @ z + con.e0)[1]
     cond, moved, count = con.condition(J), False, 1
+    if closest is not None and INWARD_COND < cond < 1.0 / SINGULAR_RCOND:
+        z, closest = into_workspace(con, z, cond, closest, z0)
+        con.closest = closest
+        J = con.evaluate(con.E @ z + con.e0)[1]
+        cond = con.condition(J)
     if cond >= 1.0 / SINGULAR_RCOND:
         z, cond, count = leave_singular_reference(con, z, J, problem, branch)
         moved = True
@@ -77,6 +95,69 @@ def reference_configuration(con, branch=0, start=None) -> tuple:
             "regular, one assembly branch passes there (branch 0)"
         )
     return z, cond, moved, np.array([rcond_estimate(p.free_jacobian(J)) for p in con.parts]), count, closest
+
+
+def into_workspace(con, z, cond, closest, z0) -> tuple:
+    """(z, closest): the reference moved inside the workspace from the closed configuration
+    nearest to q0, z (nz,), when that is regular but ill-conditioned (cond(J_p) ``cond`` above
+    INWARD_COND; :func:`reference_configuration`).
+
+    The configuration nearest to a q0 whose loops are far from closed lies at the edge of the
+    workspace (Gepetto's ``wl16_like``: a hexapod leg whose nearest closed configuration has
+    cond(J_p) = 3.4e4, legs about to leave the workspace in most directions of q_a). Samples
+    assembled from there start ill-conditioned, and the sampled rank is decided with a poor gap.
+    The walk takes, from z, the best-conditioned of the steps of length h along +-e_i and
+    +-(1, ..., 1)/sqrt(n_a) in q_a that assemble (the assembly's path from the step's start)
+    without a free coordinate changing by more than INWARD_JUMP, while that lowers cond(J_p).
+    Branches meet at the edge, so the branch is the one this walk reaches (the reference's:
+    every sample starts from it, and ``branch=`` does not apply). h starts at
+    INWARD_STEP, doubles after a step (up to REFERENCE_STEP) and halves where no step is taken
+    (down to INWARD_STEP / 64): near the edge a passive coordinate moves like the square root
+    of the step. It stops at cond(J_p) <= INWARD_TARGET or after INWARD_WALK steps.
+    ``closest`` (:class:`~pga_dyn.loops.closest.Closest`) is returned with the moves counted
+    from the configuration given, z0 (nz,), and the condition numbers before and after the walk."""
+    na = con.na
+    ones = np.ones(na) / np.sqrt(na)
+    directions = np.vstack([np.eye(na), -np.eye(na), ones, -ones])
+    nearest, h = cond, INWARD_STEP
+    for _ in range(INWARD_WALK):
+        if cond <= INWARD_TARGET:
+            break
+        J = con.evaluate(con.E @ z + con.e0)[1]
+        rconds = [rcond_estimate(part.free_jacobian(J)) for part in con.parts]
+        best = None
+        for d in directions:
+            trial, target = z.copy(), z[:na] + h * d
+            if any(
+                part.assemble(con.E, con.e0, trial, target[part.actuated], 1e-12, 200, max(r, 1e-300), 0.0)[0]
+                for part, r in zip(con.parts, rconds)
+            ):
+                continue
+            trial[:na] = target
+            if np.abs(trial - z).max() > INWARD_JUMP:  # a path that wandered (turns of a passive joint)
+                continue
+            c = con.condition(con.evaluate(con.E @ trial + con.e0)[1])
+            if c < cond and (best is None or c < best[1]):
+                best = (trial, c)
+        if best is None:
+            h /= 2
+            if h < INWARD_STEP / 64:
+                break
+            continue
+        z, cond, h = best[0], best[1], min(2 * h, REFERENCE_STEP)
+    return z, moved_from(con, z, z0, closest, nearest_cond=nearest, cond=cond)
+
+
+def moved_from(con, z, z0, closest, **fields) -> Closest:
+    """``closest`` with its moves (coordinates that changed by more than MOVED_TOL) and distance
+    counted from z0 (nz,), the configuration given, to z (nz,), and ``fields`` replaced."""
+    change = z - z0
+    moved = tuple(
+        (con.robot.coordinate_names[con.z_index[k]], float(change[k]))
+        for k in range(len(z))
+        if abs(change[k]) > MOVED_TOL
+    )
+    return dataclasses.replace(closest, moved=moved, distance=float(np.linalg.norm(change)), **fields)
 
 
 def close_at_q0(con, z, given="q0") -> Closest | None:
@@ -125,17 +206,8 @@ def close_at_q0(con, z, given="q0") -> Closest | None:
         )
     if not failed:
         return None
-    change = z - z0
-    moved = tuple(
-        (robot.coordinate_names[con.z_index[k]], float(change[k])) for k in range(len(z)) if abs(change[k]) > MOVED_TOL
-    )
-    return Closest(
-        moved,
-        float(np.linalg.norm(change)),
-        max((res for _, res in closed), default=0.0),
-        tuple(opened),
-        given,
-    )
+    found = Closest((), 0.0, max((res for _, res in closed), default=0.0), tuple(opened), given)
+    return moved_from(con, z, z0, found)
 
 
 def settle_free_motions(con, z, J):
