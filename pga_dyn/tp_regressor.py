@@ -104,34 +104,44 @@ def _block(L, E, acc, R):
 
 
 def _kernel_arrays(robot: Robot) -> tuple:
-    """The robot's arrays of :func:`_tp_batch`: :func:`pga_dyn.kinematics.robot_arrays` and the
-    inverse poses at q0."""
-    return (*robot_arrays(robot), inverse_initial_poses(robot))
+    """The robot's arrays of :func:`_tp_batch`, three where the kinematics take seven (each array
+    argument of a compiled call costs about 30 ns to unbox, docs/performance.md): ``index``
+    (3 n + 4,) the ``parent``, ``code`` and ``q_index`` of :func:`pga_dyn.kinematics.robot_arrays`
+    one after the other; ``poses`` (2 n + 2, 4, 4) its ``origin``, then the inverse poses at q0;
+    ``axes`` (n + 2, 2, 3) its ``axes``, then the gravity ``seed`` as two rows (angular; linear)."""
+    arrays = robot_arrays(robot)
+    index = np.concatenate([arrays.parent, arrays.code, arrays.q_index]).astype(np.int64)
+    poses = np.concatenate([arrays.origin, inverse_initial_poses(robot)])
+    axes = np.concatenate([arrays.axes, arrays.seed.reshape(1, 2, 3)])
+    return index, poses, axes
 
 
 @njit(cache=True)
-def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
+def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
-    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
-    Y (samples nq, 10 n): filled, rows s nq + j; tensor (samples nq, n, 4, 4): filled when it
-    has rows. Returns -1, or without computing anything the index (0, 1, 2) of the first of Q,
-    QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
-    Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
+    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other; ``out``
+    filled, rows s nq + j: Y (samples nq, 10 n), or the tensor (samples nq, 16 n) (the blocks
+    R[j, i] (4, 4) of the bodies one after the other) when it has 16 n columns. Returns -1, or
+    without computing anything the index (0, 1, 2) of the first of Q, QD, QDD that holds a NaN
+    or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`). Readable twin:
+    :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
     bad = first_nonfinite(Q, QD, QDD)
-    n = parent.shape[0] - 1
+    n = (index.shape[0] - 4) // 3
+    parent, code, qidx = index[: n + 1], index[n + 1 : 2 * n + 2], index[2 * n + 2 :]
     nq = qidx[n + 1]
     if bad >= 0 or nq == 0:
         return bad
-    want_tensor = tensor.shape[0] > 0
-    T = np.empty((n + 1, 4, 4))
-    S = np.zeros((nq, 6))
-    V = np.empty((n + 1, 6))
-    A = np.empty((n + 1, 6))
-    D = np.empty((4, 4))
-    E = np.empty((3, 4))
-    acc = np.empty((3, 4))
-    R = np.empty((4, 4))
-    gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
+    want_tensor = out.shape[1] == 16 * n
+    width = out.shape[1]
+    origin, T0inv = poses[: n + 1], poses[n + 1 :]
+    # the scratch arrays in two allocations (each costs about 20 ns): T, D, R, E, acc, and
+    # S, V, A and the gravity seed (writable, as the loop kernels' seed: one version of forward)
+    blocks = np.empty((n + 5, 4, 4))
+    T, D, R, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2], blocks[n + 3, :3], blocks[n + 4, :3]
+    lines = np.zeros((nq + 2 * n + 3, 6))
+    S, V, A, gravity = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2], lines[nq + 2 * n + 2]
+    for r in range(6):
+        gravity[r] = axes[n + 1, r // 3, r % 3]
     for s in range(Q.shape[0] // nq):
         rows = s * nq
         forward(
@@ -150,23 +160,25 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
             A,
         )
         for j in range(nq):
-            for c in range(10 * n):
-                Y[rows + j, c] = 0.0
+            for c in range(width):
+                out[rows + j, c] = 0.0
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
             _point_accelerations(D, V[i], A[i], E, acc)
-            c = 10 * (i - 1)
             k = i
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
                     _block(S[j], E, acc, R)
-                    if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
+                    if want_tensor:
+                        c = 16 * (i - 1)
                         for r in range(4):
                             for col in range(4):
-                                tensor[rows + j, i - 1, r, col] = R[r, col]
-                    for p in range(10):  # the bar operator of eq. (100)
-                        r, col = PARAM_ROW[p], PARAM_COL[p]
-                        Y[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
+                                out[rows + j, c + 4 * r + col] = R[r, col]
+                    else:
+                        c = 10 * (i - 1)
+                        for p in range(10):  # the bar operator of eq. (100)
+                            r, col = PARAM_ROW[p], PARAM_COL[p]
+                            out[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
                 k = parent[k]
     return -1
 
@@ -228,9 +240,6 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
 
 _FLOAT64 = np.dtype(np.float64)
 
-#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
-_NO_TENSOR = np.zeros((0, 0, 4, 4))
-
 
 def tree_regressor(
     robot: Robot,
@@ -241,22 +250,21 @@ def tree_regressor(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
-    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
-    PgaDynError naming an argument that holds a NaN or an infinity."""
+    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4),
+    into ``out`` when given; PgaDynError naming an argument that holds a NaN or an infinity."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
-    Y = output_array((ns, nq, 10 * n), out)
-    tensor = np.zeros((ns * nq, n, 4, 4)) if want_tensor else _NO_TENSOR
+    result = output_array((ns, nq, n, 4, 4) if want_tensor else (ns, nq, 10 * n), out)
+    width = 16 * n if want_tensor else 10 * n
     raise_nonfinite(
         _tp_batch(
             *robot.derived(_kernel_arrays),
             Q.reshape(-1),
             QD.reshape(-1),
             QDD.reshape(-1),
-            tensor,
-            Y.reshape(ns * nq, 10 * n),
+            result.reshape(ns * nq, width),
         )
     )
-    return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
+    return result
 
 
 def actuated_regressor(
@@ -278,18 +286,16 @@ def actuated_regressor(
     if robot.constrained:
         tree = tree_regressor(robot, Q, QD, QDD, want_tensor).reshape(ns, robot.nq, -1)
         np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T Y (BLAS)
-    elif want_tensor:
-        result[...] = tree_regressor(robot, Q, QD, QDD, True)
     else:
-        tree_regressor(robot, Q, QD, QDD, False, result)
+        tree_regressor(robot, Q, QD, QDD, want_tensor, result)
     return result
 
 
 class _OneState(NamedTuple):
     """What a tree's single state needs, bound once per robot (``robot.derived``)."""
 
-    #: ``kernel(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch`'s compiled entry point for its one
-    #: signature, with the robot's arrays bound.
+    #: ``kernel(q, qd, qdd, Y)``: :func:`_tp_batch`'s compiled entry point for its one signature,
+    #: with the robot's arrays bound.
     kernel: functools.partial
     #: The shape (nq, 10 n) of Y.
     shape: tuple
@@ -309,7 +315,7 @@ def _one_state(robot: Robot) -> _OneState:
     if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
         return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
     state, rows = np.zeros(0), np.zeros((0, 0))
-    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
+    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, rows)))
     return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
 
 
@@ -321,7 +327,7 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
             return tree_regressor(robot, q, qd, qdd, False, out)
         kernel, shape, _ = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
         result = output_array(shape, out)
-        raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
+        raise_nonfinite(kernel(q, qd, qdd, result))
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
@@ -391,7 +397,7 @@ def regressor(
         one = robot.derived(_one_state)
         if q.shape == qd.shape == qdd.shape == one.state and q.flags.carray and qd.flags.carray and qdd.flags.carray:
             result = np.empty(one.shape)
-            bad = one.kernel(q, qd, qdd, _NO_TENSOR, result)
+            bad = one.kernel(q, qd, qdd, result)
             if bad >= 0:
                 raise_nonfinite(bad)
             return result
