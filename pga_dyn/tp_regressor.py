@@ -103,6 +103,27 @@ def _block(L, E, acc, R):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 
 
+@njit(cache=True)
+def _joined_lines(E, acc, J):
+    """J[p] (10, 6): the lines E_r v Edd_c + E_c v Edd_r (r != c) and E_r v Edd_r, (r, c) =
+    PARAM_INDEX[p], so that Y[j, p] = L_j ^ J[p]: the bar operator of eq. (100) taken before the
+    pairing with L_j in eq. (49), which is linear. The join E_m v Edd_n is the line
+    (w_m a_n ; e_m x a_n) (eq. 18): its direction part is zero but for the Euclidean point O
+    (m = 3). E, acc (3, 4) as in :func:`_point_accelerations`; twin:
+    ``pga.join(E_r, Edd_c) + pga.join(E_c, Edd_r)``."""
+    for p in range(10):
+        r, c = PARAM_ROW[p], PARAM_COL[p]
+        J[p, 3] = E[1, r] * acc[2, c] - E[2, r] * acc[1, c]
+        J[p, 4] = E[2, r] * acc[0, c] - E[0, r] * acc[2, c]
+        J[p, 5] = E[0, r] * acc[1, c] - E[1, r] * acc[0, c]
+        if r != c:
+            J[p, 3] += E[1, c] * acc[2, r] - E[2, c] * acc[1, r]
+            J[p, 4] += E[2, c] * acc[0, r] - E[0, c] * acc[2, r]
+            J[p, 5] += E[0, c] * acc[1, r] - E[1, c] * acc[0, r]
+        for k in range(3):  # w_c a_r: only O (c = 3) is Euclidean
+            J[p, k] = acc[k, r] if c == 3 else 0.0
+
+
 def _kernel_arrays(robot: Robot) -> tuple:
     """The robot's arrays of :func:`_tp_batch`, three where the kinematics take seven (each array
     argument of a compiled call costs about 30 ns to unbox, docs/performance.md): ``index``
@@ -116,33 +137,46 @@ def _kernel_arrays(robot: Robot) -> tuple:
     return index, poses, axes
 
 
+#: What :func:`_tp_batch` returns for states it does not read as they are (a length other than
+#: out's rows, strides other than 8 bytes, or an address not a multiple of 8): the caller converts them.
+NOT_READY = 3
+
+
 @njit(cache=True)
 def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
     (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other; ``out``
     filled, rows s nq + j: Y (samples nq, 10 n), or the tensor (samples nq, 16 n) (the blocks
-    R[j, i] (4, 4) of the bodies one after the other) when it has 16 n columns. Returns -1, or
-    without computing anything the index (0, 1, 2) of the first of Q, QD, QDD that holds a NaN
-    or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`). Readable twin:
-    :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
-    bad = first_nonfinite(Q, QD, QDD)
+    R[j, i] (4, 4) of the bodies one after the other) when it has 16 n columns. Returns -1; or,
+    without computing anything, :data:`NOT_READY` for states that are not contiguous, aligned
+    arrays of out's rows (the compiled code reads them so: it checks their strides and address
+    itself, which lets the caller skip those tests), else the index (0, 1, 2) of the first of Q,
+    QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
+    Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
     n = (index.shape[0] - 4) // 3
     parent, code, qidx = index[: n + 1], index[n + 1 : 2 * n + 2], index[2 * n + 2 :]
     nq = qidx[n + 1]
+    size, width = out.shape[0], out.shape[1]
+    if width != 10 * n and width != 16 * n or nq > 0 and size % nq != 0:
+        return NOT_READY
+    for x in (Q, QD, QDD):
+        if x.shape[0] != size or size > 1 and x.strides[0] != 8 or x.ctypes.data % 8 != 0:
+            return NOT_READY
+    bad = first_nonfinite(Q, QD, QDD)
     if bad >= 0 or nq == 0:
         return bad
-    want_tensor = out.shape[1] == 16 * n
-    width = out.shape[1]
+    want_tensor = width == 16 * n
     origin, T0inv = poses[: n + 1], poses[n + 1 :]
     # the scratch arrays in two allocations (each costs about 20 ns): T, D, R, E, acc, and
-    # S, V, A and the gravity seed (writable, as the loop kernels' seed: one version of forward)
+    # S, V, A, J and the gravity seed (writable, as the loop kernels' seed: one version of forward)
     blocks = np.empty((n + 5, 4, 4))
     T, D, R, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2], blocks[n + 3, :3], blocks[n + 4, :3]
-    lines = np.zeros((nq + 2 * n + 3, 6))
-    S, V, A, gravity = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2], lines[nq + 2 * n + 2]
+    lines = np.zeros((nq + 2 * n + 13, 6))
+    S, V, A = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2]
+    J, gravity = lines[nq + 2 * n + 2 : nq + 2 * n + 12], lines[nq + 2 * n + 12]
     for r in range(6):
         gravity[r] = axes[n + 1, r // 3, r % 3]
-    for s in range(Q.shape[0] // nq):
+    for s in range(size // nq):
         rows = s * nq
         forward(
             parent,
@@ -165,20 +199,26 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
             _point_accelerations(D, V[i], A[i], E, acc)
+            if not want_tensor:
+                _joined_lines(E, acc, J)
             k = i
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
-                    _block(S[j], E, acc, R)
+                    row = out[rows + j]
                     if want_tensor:
+                        _block(S[j], E, acc, R)
                         c = 16 * (i - 1)
                         for r in range(4):
                             for col in range(4):
-                                out[rows + j, c + 4 * r + col] = R[r, col]
-                    else:
+                                row[c + 4 * r + col] = R[r, col]
+                    else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
+                        d0, d1, d2, m0, m1, m2 = S[j, 0], S[j, 1], S[j, 2], S[j, 3], S[j, 4], S[j, 5]
                         c = 10 * (i - 1)
-                        for p in range(10):  # the bar operator of eq. (100)
-                            r, col = PARAM_ROW[p], PARAM_COL[p]
-                            out[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
+                        for p in range(10):
+                            y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
+                            if p >= 6:
+                                y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
+                            row[c + p] = y
                 k = parent[k]
     return -1
 
@@ -251,19 +291,17 @@ def tree_regressor(
 ) -> np.ndarray:
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
     batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4),
-    into ``out`` when given; PgaDynError naming an argument that holds a NaN or an infinity."""
+    into ``out`` when given; PgaDynError naming an argument that holds a NaN or an infinity, or
+    for states that are not aligned C-contiguous float64 arrays of that shape."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     result = output_array((ns, nq, n, 4, 4) if want_tensor else (ns, nq, 10 * n), out)
     width = 16 * n if want_tensor else 10 * n
-    raise_nonfinite(
-        _tp_batch(
-            *robot.derived(_kernel_arrays),
-            Q.reshape(-1),
-            QD.reshape(-1),
-            QDD.reshape(-1),
-            result.reshape(ns * nq, width),
-        )
+    bad = _tp_batch(
+        *robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), result.reshape(ns * nq, width)
     )
+    if bad == NOT_READY:
+        raise PgaDynError(f"Q, QD and QDD must be aligned C-contiguous float64 arrays of shape ({ns}, {nq})")
+    raise_nonfinite(bad)
     return result
 
 
@@ -299,24 +337,25 @@ class _OneState(NamedTuple):
     kernel: functools.partial
     #: The shape (nq, 10 n) of Y.
     shape: tuple
-    #: The shape (n_a,) of q, qd and qdd (n_a = nq on a tree), as :func:`_run` checks them.
-    state: tuple
 
 
-def _one_state(robot: Robot) -> _OneState:
-    """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
-    twelve arguments and finding the version: about 0.8 us of a 4 us call), so the caller passes
-    exactly the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd
-    C-contiguous, aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel
-    allocates its scratch arrays in each call (a few ns each): calls share no state and may run
-    in any thread. ``_tp_batch.compile`` loads the version from numba's cache or compiles it, as
-    a call through the dispatcher would: still one version of the kernel."""
+def _one_state(robot: Robot) -> _OneState | None:
+    """:class:`_OneState` of a tree, None for a robot with constraints. Calling the entry point
+    skips numba's dispatcher (typing each argument and finding the version), so the caller passes
+    the kinds of arrays of the signature: q, qd, qdd 1-D float64 (the kernel itself checks the
+    rest: their length, strides and address, returning :data:`NOT_READY` otherwise; it reads
+    them only, so a read-only array is read as it is) and Y a fresh C-contiguous float64
+    (nq, 10 n). The kernel allocates its scratch arrays in each call: calls share no state and
+    may run in any thread. ``_tp_batch.compile`` loads the version from numba's cache or
+    compiles it, as a call through the dispatcher would: still one version of the kernel."""
+    if robot.constrained:
+        return None
     arrays = robot.derived(_kernel_arrays)
     if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
-        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
+        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n))
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, rows)))
-    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
+    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
@@ -325,9 +364,9 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
         if batch:
             return tree_regressor(robot, q, qd, qdd, False, out)
-        kernel, shape, _ = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
+        kernel, shape = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
         result = output_array(shape, out)
-        raise_nonfinite(kernel(q, qd, qdd, result))
+        raise_nonfinite(kernel(q, qd, qdd, result))  # ready arrays of the right shape: not NOT_READY
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
@@ -389,18 +428,20 @@ def regressor(
         out is None
         and type(robot) is Robot
         and type(q) is type(qd) is type(qdd) is np.ndarray
-        and not robot.constrained
         and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+        and q.ndim == qd.ndim == qdd.ndim == 1
     ):
-        # A tree's single state of ready arrays: _run's checks and result in one function, what
-        # _run does for these arguments (the entry point is bound once per robot).
+        # A tree's single state of 1-D float64 arrays: the entry point, bound once per robot,
+        # checks the rest (length, strides, address); the arrays it does not take go to _run,
+        # which converts them or names the argument at fault.
         one = robot.derived(_one_state)
-        if q.shape == qd.shape == qdd.shape == one.state and q.flags.carray and qd.flags.carray and qdd.flags.carray:
+        if one is not None:
             result = np.empty(one.shape)
             bad = one.kernel(q, qd, qdd, result)
-            if bad >= 0:
+            if bad < 0:
+                return result
+            if bad != NOT_READY:
                 raise_nonfinite(bad)
-            return result
     return _run(robot, q, qd, qdd, False, out)
 
 
