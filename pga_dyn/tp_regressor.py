@@ -142,6 +142,13 @@ def _kernel_arrays(robot: Robot) -> tuple:
 NOT_READY = 3
 
 
+@njit(cache=True, inline="always")
+def _ready(x, size):
+    """Whether the 1-D float64 array ``x`` has ``size`` elements one after the other (strides of 8
+    bytes) from an address that is a multiple of 8: how :func:`_tp_batch` reads its states."""
+    return x.shape[0] == size and (size <= 1 or x.strides[0] == 8) and x.ctypes.data % 8 == 0
+
+
 @njit(cache=True)
 def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
@@ -159,9 +166,8 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     size, width = out.shape[0], out.shape[1]
     if width != 10 * n and width != 16 * n or nq > 0 and size % nq != 0:
         return NOT_READY
-    for x in (Q, QD, QDD):
-        if x.shape[0] != size or size > 1 and x.strides[0] != 8 or x.ctypes.data % 8 != 0:
-            return NOT_READY
+    if not (_ready(Q, size) and _ready(QD, size) and _ready(QDD, size)):
+        return NOT_READY
     bad = first_nonfinite(Q, QD, QDD)
     if bad >= 0 or nq == 0:
         return bad
@@ -171,7 +177,7 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     # S, V, A, J and the gravity seed (writable, as the loop kernels' seed: one version of forward)
     blocks = np.empty((n + 5, 4, 4))
     T, D, R, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2], blocks[n + 3, :3], blocks[n + 4, :3]
-    lines = np.zeros((nq + 2 * n + 13, 6))
+    lines = np.empty((nq + 2 * n + 13, 6))  # all written before they are read
     S, V, A = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2]
     J, gravity = lines[nq + 2 * n + 2 : nq + 2 * n + 12], lines[nq + 2 * n + 12]
     for r in range(6):
