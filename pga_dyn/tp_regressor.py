@@ -75,7 +75,7 @@ def _velocity(d, m, e, euclidean):
     return u0, u1, u2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _point_accelerations(D, V, A, E, acc):
     """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
     a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G); twin: ``pga.acceleration`` of
