@@ -24,7 +24,7 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import numba
@@ -76,18 +76,20 @@ def _velocity(d, m, e, euclidean):
 
 
 @njit(cache=True)
-def _point_accelerations(D, V, A, E, acc):
+def _point_accelerations(D, V, A, i, E, acc):
     """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
-    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G); twin: ``pga.acceleration`` of
-    the world frame points moved by D (as in :func:`tp_tensor_pga`)."""
-    w = V[:3]
+    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G) for the twist V[i] and the
+    acceleration A[i] of body i (V, A (n + 1, 6): the kernel passes the arrays, not the rows,
+    as a row's view costs numba two atomic reference counts); twin: ``pga.acceleration`` of the
+    world frame points moved by D (as in :func:`tp_tensor_pga`)."""
+    w, v, alpha, a = V[i, :3], V[i, 3:], A[i, :3], A[i, 3:]
     for m in range(4):
         for r in range(3):
             E[r, m] = D[r, m]
     for m in range(4):
         e = E[:, m]
-        vel0, vel1, vel2 = _velocity(w, V[3:], e, m == 3)
-        a0, a1, a2 = _velocity(A[:3], A[3:], e, m == 3)
+        vel0, vel1, vel2 = _velocity(w, v, e, m == 3)
+        a0, a1, a2 = _velocity(alpha, a, e, m == 3)
         acc[0, m] = a0 + w[1] * vel2 - w[2] * vel1
         acc[1, m] = a1 + w[2] * vel0 - w[0] * vel2
         acc[2, m] = a2 + w[0] * vel1 - w[1] * vel0
@@ -204,19 +206,19 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
                 out[rows + j, c] = 0.0
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
-            _point_accelerations(D, V[i], A[i], E, acc)
+            _point_accelerations(D, V, A, i, E, acc)
             if not want_tensor:
                 _joined_lines(E, acc, J)
             k = i
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
-                    row = out[rows + j]
+                    row = rows + j  # indices, not views: a view costs numba two atomic reference counts
                     if want_tensor:
                         _block(S[j], E, acc, R)
                         c = 16 * (i - 1)
                         for r in range(4):
                             for col in range(4):
-                                row[c + 4 * r + col] = R[r, col]
+                                out[row, c + 4 * r + col] = R[r, col]
                     else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
                         d0, d1, d2, m0, m1, m2 = S[j, 0], S[j, 1], S[j, 2], S[j, 3], S[j, 4], S[j, 5]
                         c = 10 * (i - 1)
@@ -224,7 +226,7 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
                             y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
                             if p >= 6:
                                 y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
-                            row[c + p] = y
+                            out[row, c + p] = y
                 k = parent[k]
     return -1
 
@@ -338,9 +340,13 @@ def actuated_regressor(
 class _OneState(NamedTuple):
     """What a tree's single state needs, bound once per robot (``robot.derived``)."""
 
-    #: ``kernel(q, qd, qdd, Y)``: :func:`_tp_batch`'s compiled entry point for its one signature,
-    #: with the robot's arrays bound.
-    kernel: functools.partial
+    #: ``entry(index, poses, axes, q, qd, qdd, Y)``: :func:`_tp_batch`'s compiled entry point for
+    #: its one signature (called with the fields below: a ``functools.partial`` costs 30 ns more).
+    entry: Callable
+    #: The robot's arrays of :func:`_kernel_arrays`.
+    index: np.ndarray
+    poses: np.ndarray
+    axes: np.ndarray
     #: The shape (nq, 10 n) of Y.
     shape: tuple
 
@@ -358,10 +364,10 @@ def _one_state(robot: Robot) -> _OneState | None:
         return None
     arrays = robot.derived(_kernel_arrays)
     if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
-        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n))
+        return _OneState(_tp_batch, *arrays, (robot.nq, 10 * robot.n))
     state, rows = np.zeros(0), np.zeros((0, 0))
     entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, rows)))
-    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n))
+    return _OneState(entry, *arrays, (robot.nq, 10 * robot.n))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
@@ -370,9 +376,9 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
         if batch:
             return tree_regressor(robot, q, qd, qdd, False, out)
-        kernel, shape = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
-        result = output_array(shape, out)
-        raise_nonfinite(kernel(q, qd, qdd, result))  # ready arrays of the right shape: not NOT_READY
+        one = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
+        result = output_array(one.shape, out)
+        raise_nonfinite(one.entry(one.index, one.poses, one.axes, q, qd, qdd, result))  # ready: not NOT_READY
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
@@ -443,7 +449,7 @@ def regressor(
         one = robot.derived(_one_state)
         if one is not None:
             result = np.empty(one.shape)
-            bad = one.kernel(q, qd, qdd, result)
+            bad = one.entry(one.index, one.poses, one.axes, q, qd, qdd, result)
             if bad < 0:
                 return result
             if bad != NOT_READY:

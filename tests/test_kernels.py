@@ -219,7 +219,7 @@ def test_line_rate_is_the_derivative_of_a_carried_line(seed, omega, v, p, d):
 def test_point_accelerations_are_eq35_on_the_moved_world_frame(seed, V, A):
     D = random_rigid(np.random.default_rng(seed))
     E, acc = np.full((3, 4), np.nan), np.full((3, 4), np.nan)
-    tp._point_accelerations(D, V, A, E, acc)
+    tp._point_accelerations(D, np.stack([np.zeros(6), V]), np.stack([np.zeros(6), A]), 1, E, acc)
     M = pga.motor_from_matrix(D)
     for m, E0 in enumerate(FRAME):
         Em = pga.sandwich(M, E0)  # x, y, z ideal, O Euclidean (eqs. 41-43, spatial assignment)
