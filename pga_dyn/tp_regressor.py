@@ -212,13 +212,13 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
             k = i
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
-                    row = rows + j  # indices, not views: a view costs numba two atomic reference counts
+                    row = out[rows + j]
                     if want_tensor:
                         _block(S[j], E, acc, R)
                         c = 16 * (i - 1)
                         for r in range(4):
                             for col in range(4):
-                                out[row, c + 4 * r + col] = R[r, col]
+                                row[c + 4 * r + col] = R[r, col]
                     else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
                         d0, d1, d2, m0, m1, m2 = S[j, 0], S[j, 1], S[j, 2], S[j, 3], S[j, 4], S[j, 5]
                         c = 10 * (i - 1)
@@ -226,7 +226,7 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
                             y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
                             if p >= 6:
                                 y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
-                            out[row, c + p] = y
+                            row[c + p] = y
                 k = parent[k]
     return -1
 
