@@ -175,7 +175,7 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
         return bad
     want_tensor = width == 16 * n
     origin, T0inv = poses[: n + 1], poses[n + 1 :]
-    # the scratch arrays in two allocations (each costs about 20 ns): T, D, R, E, acc, and
+    # the scratch arrays in two allocations (each costs about 50 ns): T, D, R, E, acc, and
     # S, V, A, J and the gravity seed (writable, as the loop kernels' seed: one version of forward)
     blocks = np.empty((n + 5, 4, 4))
     T, D, R, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2], blocks[n + 3, :3], blocks[n + 4, :3]
@@ -216,7 +216,7 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
                     if want_tensor:
                         _block(S[j], E, acc, R)
                         c = 16 * (i - 1)
-                        for r in range(4):
+                        for r in range(4):  # loops, not a slice assignment (numba's shape checks compile for seconds)
                             for col in range(4):
                                 row[c + 4 * r + col] = R[r, col]
                     else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
