@@ -24,7 +24,7 @@ eq. (100), so that Y(q, qd, qdd) @ pi = tau (eq. 50).
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 import numba
@@ -76,18 +76,20 @@ def _velocity(d, m, e, euclidean):
 
 
 @njit(cache=True)
-def _point_accelerations(D, V, A, E, acc):
+def _point_accelerations(D, V, A, i, E, acc):
     """E (3, 4): point coordinates e_m (columns of D); acc (3, 4): their accelerations
-    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G); twin: ``pga.acceleration`` of
-    the world frame points moved by D (as in :func:`tp_tensor_pga`)."""
-    w = V[:3]
+    a = E x A + (E x V) x V (eq. 35 with gravity: A = dV/dt + G) for the twist V[i] and the
+    acceleration A[i] of body i (V, A (n + 1, 6): the kernel passes the arrays, not the rows,
+    as a row's view costs numba two atomic reference counts); twin: ``pga.acceleration`` of the
+    world frame points moved by D (as in :func:`tp_tensor_pga`)."""
+    w, v, alpha, a = V[i, :3], V[i, 3:], A[i, :3], A[i, 3:]
     for m in range(4):
         for r in range(3):
             E[r, m] = D[r, m]
     for m in range(4):
         e = E[:, m]
-        vel0, vel1, vel2 = _velocity(w, V[3:], e, m == 3)
-        a0, a1, a2 = _velocity(A[:3], A[3:], e, m == 3)
+        vel0, vel1, vel2 = _velocity(w, v, e, m == 3)
+        a0, a1, a2 = _velocity(alpha, a, e, m == 3)
         acc[0, m] = a0 + w[1] * vel2 - w[2] * vel1
         acc[1, m] = a1 + w[2] * vel0 - w[0] * vel2
         acc[2, m] = a2 + w[0] * vel1 - w[1] * vel0
@@ -103,36 +105,86 @@ def _block(L, E, acc, R):
             R[m, k] = u0 * acc[0, k] + u1 * acc[1, k] + u2 * acc[2, k]
 
 
+@njit(cache=True)
+def _joined_lines(E, acc, J):
+    """J[p] (10, 6): the lines E_r v Edd_c + E_c v Edd_r (r != c) and E_r v Edd_r, (r, c) =
+    PARAM_INDEX[p], so that Y[j, p] = L_j ^ J[p]: the bar operator of eq. (100) taken before the
+    pairing with L_j in eq. (49), which is linear. The join E_m v Edd_n is the line
+    (w_m a_n ; e_m x a_n) (eq. 18): its direction part is zero but for the Euclidean point O
+    (m = 3). E, acc (3, 4) as in :func:`_point_accelerations`; twin:
+    ``pga.join(E_r, Edd_c) + pga.join(E_c, Edd_r)``."""
+    for p in range(10):
+        r, c = PARAM_ROW[p], PARAM_COL[p]
+        J[p, 3] = E[1, r] * acc[2, c] - E[2, r] * acc[1, c]
+        J[p, 4] = E[2, r] * acc[0, c] - E[0, r] * acc[2, c]
+        J[p, 5] = E[0, r] * acc[1, c] - E[1, r] * acc[0, c]
+        if r != c:
+            J[p, 3] += E[1, c] * acc[2, r] - E[2, c] * acc[1, r]
+            J[p, 4] += E[2, c] * acc[0, r] - E[0, c] * acc[2, r]
+            J[p, 5] += E[0, c] * acc[1, r] - E[1, c] * acc[0, r]
+        for k in range(3):  # w_c a_r: only O (c = 3) is Euclidean
+            J[p, k] = acc[k, r] if c == 3 else 0.0
+
+
 def _kernel_arrays(robot: Robot) -> tuple:
-    """The robot's arrays of :func:`_tp_batch`: :func:`pga_dyn.kinematics.robot_arrays` and the
-    inverse poses at q0."""
-    return (*robot_arrays(robot), inverse_initial_poses(robot))
+    """The robot's arrays of :func:`_tp_batch`, three where the kinematics take seven (each array
+    argument of a compiled call costs about 30 ns to unbox, docs/performance.md): ``index``
+    (3 n + 4,) the ``parent``, ``code`` and ``q_index`` of :func:`pga_dyn.kinematics.robot_arrays`
+    one after the other; ``poses`` (2 n + 2, 4, 4) its ``origin``, then the inverse poses at q0;
+    ``axes`` (n + 2, 2, 3) its ``axes``, then the gravity ``seed`` as two rows (angular; linear)."""
+    arrays = robot_arrays(robot)
+    index = np.concatenate([arrays.parent, arrays.code, arrays.q_index]).astype(np.int64)
+    poses = np.concatenate([arrays.origin, inverse_initial_poses(robot)])
+    axes = np.concatenate([arrays.axes, arrays.seed.reshape(1, 2, 3)])
+    return index, poses, axes
+
+
+#: What :func:`_tp_batch` returns for states it does not read as they are (a length other than
+#: out's rows, strides other than 8 bytes, or an address not a multiple of 8): the caller converts them.
+NOT_READY = 3
+
+
+@njit(cache=True, inline="always")
+def _ready(x, size):
+    """Whether the 1-D float64 array ``x`` has ``size`` elements one after the other (strides of 8
+    bytes) from an address that is a multiple of 8: how :func:`_tp_batch` reads its states."""
+    return x.shape[0] == size and (size <= 1 or x.strides[0] == 8) and x.ctypes.data % 8 == 0
 
 
 @njit(cache=True)
-def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor, Y):
+def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     """The TP regressor of ``samples`` tree states, one compiled call. The robot's arrays
-    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other;
-    Y (samples nq, 10 n): filled, rows s nq + j; tensor (samples nq, n, 4, 4): filled when it
-    has rows. Returns -1, or without computing anything the index (0, 1, 2) of the first of Q,
+    (:func:`_kernel_arrays`); Q, QD, QDD (samples nq,): the states one after the other; ``out``
+    filled, rows s nq + j: Y (samples nq, 10 n), or the tensor (samples nq, 16 n) (the blocks
+    R[j, i] (4, 4) of the bodies one after the other) when it has 16 n columns. Returns -1; or,
+    without computing anything, :data:`NOT_READY` for states that are not contiguous, aligned
+    arrays of out's rows (the compiled code reads them so: it checks their strides and address
+    itself, which lets the caller skip those tests), else the index (0, 1, 2) of the first of Q,
     QD, QDD that holds a NaN or an infinity (:func:`pga_dyn.kinematics.first_nonfinite`).
     Readable twin: :func:`tp_tensor_pga` (the tensor) and :func:`bar` (Y)."""
-    bad = first_nonfinite(Q, QD, QDD)
-    n = parent.shape[0] - 1
+    n = (index.shape[0] - 4) // 3
+    parent, code, qidx = index[: n + 1], index[n + 1 : 2 * n + 2], index[2 * n + 2 :]
     nq = qidx[n + 1]
+    size, width = out.shape[0], out.shape[1]
+    if width != 10 * n and width != 16 * n or nq > 0 and size % nq != 0:
+        return NOT_READY
+    if not (_ready(Q, size) and _ready(QD, size) and _ready(QDD, size)):
+        return NOT_READY
+    bad = first_nonfinite(Q, QD, QDD)
     if bad >= 0 or nq == 0:
         return bad
-    want_tensor = tensor.shape[0] > 0
-    T = np.empty((n + 1, 4, 4))
-    S = np.zeros((nq, 6))
-    V = np.empty((n + 1, 6))
-    A = np.empty((n + 1, 6))
-    D = np.empty((4, 4))
-    E = np.empty((3, 4))
-    acc = np.empty((3, 4))
-    R = np.empty((4, 4))
-    gravity = seed.copy()  # writable, as the loop kernels' seed: one compiled version of forward
-    for s in range(Q.shape[0] // nq):
+    want_tensor = width == 16 * n
+    origin, T0inv = poses[: n + 1], poses[n + 1 :]
+    # the scratch arrays in two allocations (each costs about 50 ns): T, D, R, E, acc, and
+    # S, V, A, J and the gravity seed (writable, as the loop kernels' seed: one version of forward)
+    blocks = np.empty((n + 5, 4, 4))
+    T, D, R, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2], blocks[n + 3, :3], blocks[n + 4, :3]
+    lines = np.empty((nq + 2 * n + 13, 6))  # all written before they are read
+    S, V, A = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2]
+    J, gravity = lines[nq + 2 * n + 2 : nq + 2 * n + 12], lines[nq + 2 * n + 12]
+    for r in range(6):
+        gravity[r] = axes[n + 1, r // 3, r % 3]
+    for s in range(size // nq):
         rows = s * nq
         forward(
             parent,
@@ -150,23 +202,31 @@ def _tp_batch(parent, code, origin, axes, qidx, seed, T0inv, Q, QD, QDD, tensor,
             A,
         )
         for j in range(nq):
-            for c in range(10 * n):
-                Y[rows + j, c] = 0.0
+            for c in range(width):
+                out[rows + j, c] = 0.0
         for i in range(1, n + 1):
             mul_rigid(T[i], T0inv[i], D)
-            _point_accelerations(D, V[i], A[i], E, acc)
-            c = 10 * (i - 1)
+            _point_accelerations(D, V, A, i, E, acc)
+            if not want_tensor:
+                _joined_lines(E, acc, J)
             k = i
             while k > 0:  # the support of body i
                 for j in range(qidx[k], qidx[k + 1]):
-                    _block(S[j], E, acc, R)
-                    if want_tensor:  # a loop, not a slice assignment (numba's shape checks compile for seconds)
-                        for r in range(4):
+                    row = out[rows + j]
+                    if want_tensor:
+                        _block(S[j], E, acc, R)
+                        c = 16 * (i - 1)
+                        for r in range(4):  # loops, not a slice assignment (numba's shape checks compile for seconds)
                             for col in range(4):
-                                tensor[rows + j, i - 1, r, col] = R[r, col]
-                    for p in range(10):  # the bar operator of eq. (100)
-                        r, col = PARAM_ROW[p], PARAM_COL[p]
-                        Y[rows + j, c + p] = R[r, col] + R[col, r] if r != col else R[r, r]
+                                row[c + 4 * r + col] = R[r, col]
+                    else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
+                        d0, d1, d2, m0, m1, m2 = S[j, 0], S[j, 1], S[j, 2], S[j, 3], S[j, 4], S[j, 5]
+                        c = 10 * (i - 1)
+                        for p in range(10):
+                            y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
+                            if p >= 6:
+                                y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
+                            row[c + p] = y
                 k = parent[k]
     return -1
 
@@ -228,9 +288,6 @@ def output_array(shape: tuple[int, ...], out: np.ndarray | None) -> np.ndarray:
 
 _FLOAT64 = np.dtype(np.float64)
 
-#: The tensor argument of :func:`_tp_batch` when only Y is wanted (no rows: nothing is written).
-_NO_TENSOR = np.zeros((0, 0, 4, 4))
-
 
 def tree_regressor(
     robot: Robot,
@@ -241,22 +298,19 @@ def tree_regressor(
     out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The TP regressor of the spanning tree, rows = all tree coordinates, for validated 2-D
-    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4);
-    PgaDynError naming an argument that holds a NaN or an infinity."""
+    batches of tree states (samples, nq): Y (samples, nq, 10 n), or the tensor (samples, nq, n, 4, 4),
+    into ``out`` when given; PgaDynError naming an argument that holds a NaN or an infinity, or
+    for states that are not aligned C-contiguous float64 arrays of that shape."""
     ns, n, nq = Q.shape[0], robot.n, robot.nq
-    Y = output_array((ns, nq, 10 * n), out)
-    tensor = np.zeros((ns * nq, n, 4, 4)) if want_tensor else _NO_TENSOR
-    raise_nonfinite(
-        _tp_batch(
-            *robot.derived(_kernel_arrays),
-            Q.reshape(-1),
-            QD.reshape(-1),
-            QDD.reshape(-1),
-            tensor,
-            Y.reshape(ns * nq, 10 * n),
-        )
+    result = output_array((ns, nq, n, 4, 4) if want_tensor else (ns, nq, 10 * n), out)
+    width = 16 * n if want_tensor else 10 * n
+    bad = _tp_batch(
+        *robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), result.reshape(ns * nq, width)
     )
-    return tensor.reshape(ns, nq, n, 4, 4) if want_tensor else Y
+    if bad == NOT_READY:
+        raise PgaDynError(f"Q, QD and QDD must be aligned C-contiguous float64 arrays of shape ({ns}, {nq})")
+    raise_nonfinite(bad)
+    return result
 
 
 def actuated_regressor(
@@ -278,39 +332,42 @@ def actuated_regressor(
     if robot.constrained:
         tree = tree_regressor(robot, Q, QD, QDD, want_tensor).reshape(ns, robot.nq, -1)
         np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T Y (BLAS)
-    elif want_tensor:
-        result[...] = tree_regressor(robot, Q, QD, QDD, True)
     else:
-        tree_regressor(robot, Q, QD, QDD, False, result)
+        tree_regressor(robot, Q, QD, QDD, want_tensor, result)
     return result
 
 
 class _OneState(NamedTuple):
     """What a tree's single state needs, bound once per robot (``robot.derived``)."""
 
-    #: ``kernel(q, qd, qdd, _NO_TENSOR, Y)``: :func:`_tp_batch`'s compiled entry point for its one
-    #: signature, with the robot's arrays bound.
-    kernel: functools.partial
+    #: ``entry(index, poses, axes, q, qd, qdd, Y)``: :func:`_tp_batch`'s compiled entry point for
+    #: its one signature (called with the fields below: a ``functools.partial`` costs 30 ns more).
+    entry: Callable
+    #: The robot's arrays of :func:`_kernel_arrays`.
+    index: np.ndarray
+    poses: np.ndarray
+    axes: np.ndarray
     #: The shape (nq, 10 n) of Y.
     shape: tuple
-    #: The shape (n_a,) of q, qd and qdd (n_a = nq on a tree), as :func:`_run` checks them.
-    state: tuple
 
 
-def _one_state(robot: Robot) -> _OneState:
-    """:class:`_OneState` of a tree. Calling the entry point skips numba's dispatcher (typing
-    twelve arguments and finding the version: about 0.8 us of a 4 us call), so the caller passes
-    exactly the kinds of arrays of the signature, as :func:`_run` checks them: q, qd, qdd
-    C-contiguous, aligned, writable float64 (nq,) and Y the same kind (nq, 10 n). The kernel
-    allocates its scratch arrays in each call (a few ns each): calls share no state and may run
-    in any thread. ``_tp_batch.compile`` loads the version from numba's cache or compiles it, as
-    a call through the dispatcher would: still one version of the kernel."""
+def _one_state(robot: Robot) -> _OneState | None:
+    """:class:`_OneState` of a tree, None for a robot with constraints. Calling the entry point
+    skips numba's dispatcher (typing each argument and finding the version), so the caller passes
+    the kinds of arrays of the signature: q, qd, qdd 1-D float64 (the kernel itself checks the
+    rest: their length, strides and address, returning :data:`NOT_READY` otherwise; it reads
+    them only, so a read-only array is read as it is) and Y a fresh C-contiguous float64
+    (nq, 10 n). The kernel allocates its scratch arrays in each call: calls share no state and
+    may run in any thread. ``_tp_batch.compile`` loads the version from numba's cache or
+    compiles it, as a call through the dispatcher would: still one version of the kernel."""
+    if robot.constrained:
+        return None
     arrays = robot.derived(_kernel_arrays)
     if not hasattr(_tp_batch, "compile"):  # NUMBA_DISABLE_JIT=1: the Python function itself
-        return _OneState(functools.partial(_tp_batch, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
+        return _OneState(_tp_batch, *arrays, (robot.nq, 10 * robot.n))
     state, rows = np.zeros(0), np.zeros((0, 0))
-    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, _NO_TENSOR, rows)))
-    return _OneState(functools.partial(entry, *arrays), (robot.nq, 10 * robot.n), (len(robot.actuated),))
+    entry = _tp_batch.compile(tuple(numba.typeof(x) for x in (*arrays, state, state, state, rows)))
+    return _OneState(entry, *arrays, (robot.nq, 10 * robot.n))
 
 
 def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
@@ -319,9 +376,9 @@ def _run(robot: Robot, q, qd, qdd, want_tensor: bool, out=None):
     if not (want_tensor or robot.constrained):  # a tree: the kernel fills the result in place
         if batch:
             return tree_regressor(robot, q, qd, qdd, False, out)
-        kernel, shape, _ = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
-        result = output_array(shape, out)
-        raise_nonfinite(kernel(q, qd, qdd, _NO_TENSOR, result))
+        one = robot.derived(_one_state)  # one state: the compiled entry point, no dispatch
+        result = output_array(one.shape, out)
+        raise_nonfinite(one.entry(one.index, one.poses, one.axes, q, qd, qdd, result))  # ready: not NOT_READY
         return result
     raise_nonfinite(first_nonfinite(q.reshape(-1), qd.reshape(-1), qdd.reshape(-1)))
     na, n = len(robot.actuated), robot.n
@@ -383,18 +440,20 @@ def regressor(
         out is None
         and type(robot) is Robot
         and type(q) is type(qd) is type(qdd) is np.ndarray
-        and not robot.constrained
         and q.dtype is qd.dtype is qdd.dtype is _FLOAT64
+        and q.ndim == qd.ndim == qdd.ndim == 1
     ):
-        # A tree's single state of ready arrays: _run's checks and result in one function, what
-        # _run does for these arguments (the entry point is bound once per robot).
+        # A tree's single state of 1-D float64 arrays: the entry point, bound once per robot,
+        # checks the rest (length, strides, address); the arrays it does not take go to _run,
+        # which converts them or names the argument at fault.
         one = robot.derived(_one_state)
-        if q.shape == qd.shape == qdd.shape == one.state and q.flags.carray and qd.flags.carray and qdd.flags.carray:
+        if one is not None:
             result = np.empty(one.shape)
-            bad = one.kernel(q, qd, qdd, _NO_TENSOR, result)
-            if bad >= 0:
+            bad = one.entry(one.index, one.poses, one.axes, q, qd, qdd, result)
+            if bad < 0:
+                return result
+            if bad != NOT_READY:
                 raise_nonfinite(bad)
-            return result
     return _run(robot, q, qd, qdd, False, out)
 
 

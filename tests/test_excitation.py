@@ -125,7 +125,10 @@ def test_five_bar_optimises_from_its_random_start():
     excitation = excite(robot, seed=0, iterations=20, duration=10, rate=50)
     assert excitation.iterations >= 10
     assert excitation.cond <= 0.75 * excitation.cond_start
-    assert excitation.max_cond_jp < BARRIER_START * excitation.max_cond
+    # inside the limit, as the barrier holds it (zero below BARRIER_START of the limit, unbounded at
+    # it): where in [BARRIER_START, 1) the optimiser ends depends on the regressor's last bits
+    # (0.856 of the limit, 0.904 with Y from the joined lines of pga_dyn.tp_regressor)
+    assert excitation.max_cond_jp < excitation.max_cond
 
 
 def _series(x, box, t):

@@ -219,7 +219,7 @@ def test_line_rate_is_the_derivative_of_a_carried_line(seed, omega, v, p, d):
 def test_point_accelerations_are_eq35_on_the_moved_world_frame(seed, V, A):
     D = random_rigid(np.random.default_rng(seed))
     E, acc = np.full((3, 4), np.nan), np.full((3, 4), np.nan)
-    tp._point_accelerations(D, V, A, E, acc)
+    tp._point_accelerations(D, np.stack([np.zeros(6), V]), np.stack([np.zeros(6), A]), 1, E, acc)
     M = pga.motor_from_matrix(D)
     for m, E0 in enumerate(FRAME):
         Em = pga.sandwich(M, E0)  # x, y, z ideal, O Euclidean (eqs. 41-43, spatial assignment)
@@ -241,6 +241,27 @@ def test_block_is_the_power_of_the_joined_lines(seed, L, acc):
         for n in range(4):
             expected = pga.power(pga.join(Em, pga.direction(*acc[:, n])), line(L))
             assert R[m, n] == pytest.approx(expected, abs=1e-8), (m, n)
+
+
+@SETTINGS
+@given(seeds, vec6, hnp.arrays(np.float64, (3, 4), elements=coord))
+def test_joined_lines_are_the_bar_operator_of_the_joins(seed, L, acc):
+    """J[p] = E_r v Edd_c + E_c v Edd_r (r != c), E_r v Edd_r (eq. 18 per join; (r, c) = PARAM_INDEX[p]),
+    and L ^ J[p] is the bar operator of eq. (100) applied to the block R[m, n] = L ^ (E_m v Edd_n)."""
+    from pga_dyn.conventions import PARAM_INDEX
+
+    D = random_rigid(np.random.default_rng(seed))
+    E = np.ascontiguousarray(D[:3])
+    J = np.full((10, 6), np.nan)
+    tp._joined_lines(E, acc, J)
+    points = [pga.point(*E[:, m], 1.0 if m == 3 else 0.0) for m in range(4)]
+    rates = [pga.direction(*acc[:, n]) for n in range(4)]
+    for p, (r, c) in enumerate(PARAM_INDEX):
+        joined = pga.join(points[r], rates[c]) + (pga.join(points[c], rates[r]) if r != c else 0)
+        np.testing.assert_allclose(J[p], pga.line_coords(joined), atol=1e-8)
+        block = [pga.power(pga.join(points[m], rates[n]), line(L)) for m, n in ((r, c), (c, r))]
+        expected = block[0] + block[1] if r != c else block[0]
+        assert L[:3] @ J[p, 3:] + L[3:] @ J[p, :3] == pytest.approx(expected, abs=1e-8), p
 
 
 # ---------------------------------------------------------------------------

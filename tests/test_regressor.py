@@ -187,7 +187,8 @@ def test_single_state_keeps_every_check():
         tp.regressor(robot, q, qd, qdd, out=frozen)
     out = np.full((6, 60), np.nan)
     assert tp.regressor(robot, q, qd, qdd, out=out) is out and np.array_equal(out, expected)
-    # unaligned, read-only, strided and list inputs are copied into arrays the kernel takes
+    # unaligned, strided and list inputs are copied into arrays the kernel takes, read-only ones
+    # read as they are (the kernel checks the strides and address of what it reads)
     unaligned = np.frombuffer(bytearray(6 * 8 + 1), dtype=np.float64, offset=1)
     unaligned[:] = q
     assert not unaligned.flags.aligned
@@ -200,6 +201,12 @@ def test_single_state_keeps_every_check():
         x.flags.carray and x.dtype == np.float64
         for x in state_arrays(robot, unaligned, read_only, np.repeat(q, 2)[::2], actuated=True)[:3]
     )
+    two = np.frombuffer(bytearray(Q.nbytes + 1), dtype=np.float64, offset=1).reshape(Q.shape)
+    two[:] = Q
+    with pytest.raises(
+        PgaDynError, match="^Q, QD and QDD must be aligned C-contiguous float64 arrays of shape \\(2, 6\\)"
+    ):
+        tp.tree_regressor(robot, two, QD, QDD)  # the batch kernel's caller passes what it reads, else this
     empty = parse_urdf('<robot name="one"><link name="b"/></robot>', "one.urdf")  # no moving body
     assert tp.regressor(empty, np.zeros(0), np.zeros(0), np.zeros(0)).shape == (0, 0)
 
