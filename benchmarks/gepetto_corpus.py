@@ -39,12 +39,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 #: Half-width (rad or m) of the sampling box about the reference when the joint limits' box fails.
 BOX = 0.3
+#: The oracle's sampling spreads about the reference, tried in turn while it closes too few draws.
+ORACLE_SPREADS = (BOX, BOX / 4, BOX / 16)
 
 
 def oracle_dimension(robot, urdf_path, yaml_path):
-    """(dimension, gap) of Pinocchio's sampled rank with the YAML's passive joints and pga-dyn's
+    """(dimension, gap, spread) of Pinocchio's sampled rank with the YAML's passive joints and pga-dyn's
     locks, or, for a robot with exact spins, its independent spin coordinates; from pga-dyn's
-    reference when the reference moved to close (or came from exact_spins)."""
+    reference when the reference moved to close (or came from exact_spins); its draws spread by
+    the first of ORACLE_SPREADS that closes enough of them."""
     import yaml
     from fixture_oracle import file_nullity
     from oracle import TreeOracle
@@ -68,15 +71,21 @@ def oracle_dimension(robot, urdf_path, yaml_path):
     if con.closest is not None or con.start is not None:
         q = con.E @ con.z_ref + con.e0
         start = {robot.coordinate_names[k]: float(q[k]) for k in range(robot.nq)}
-    dim, gap, _, _ = file_nullity(
-        robot,
-        text,
-        locks=[(spin.body, spin.axis) for spin in con.spins],
-        free=free,
-        spread=BOX,
-        start=start,
-    )
-    return dim, gap
+    for spread in ORACLE_SPREADS:  # a reference near the edge of the workspace closes few draws of a wide box
+        try:
+            dim, gap, _, _ = file_nullity(
+                robot,
+                text,
+                locks=[(spin.body, spin.axis) for spin in con.spins],
+                free=free,
+                spread=spread,
+                start=start,
+            )
+        except AssertionError:
+            if spread == ORACLE_SPREADS[-1]:
+                raise
+            continue
+        return dim, gap, spread
 
 
 def answer(robot, drng):
@@ -118,8 +127,9 @@ def line_of(name, robot, result, note, seconds, urdf, yaml_path, oracle):
     )
     if oracle and robot.loop_joints and yaml_path:
         try:
-            dim, gap = oracle_dimension(robot, urdf, yaml_path)
-            line += f"; Pinocchio {dim} (gap {gap:.1e}): {'equal' if dim == result.dim else 'DIFFERENT'}"
+            dim, gap, spread = oracle_dimension(robot, urdf, yaml_path)
+            within = f", spread {spread:g}" if spread != BOX else ""
+            line += f"; Pinocchio {dim} (gap {gap:.1e}{within}): {'equal' if dim == result.dim else 'DIFFERENT'}"
         except (AssertionError, NotImplementedError) as exc:
             line += f"; Pinocchio: no answer ({type(exc).__name__}: {str(exc)[:80]})"
     return line
