@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -73,9 +74,30 @@ def _kernel(x):
 
 def test_python_version_calls_python_all_the_way_down():
     python = interpreted.python_version(_kernel)
-    assert not hasattr(python, "signatures") and not hasattr(python.__globals__["_twice"], "signatures")
+    assert not hasattr(python, "signatures") and not hasattr(python.__wrapped__.__globals__["_twice"], "signatures")
     assert python(3.0) == 7.0 and not _kernel.signatures and not _twice.signatures  # nothing compiled
     assert interpreted.python_version(_kernel) is python
+
+
+@njit
+def _ratio(a, b):
+    return a / b
+
+
+@njit
+def _big(a):
+    return a * a
+
+
+def test_python_version_fails_where_the_kernel_fails():
+    """A float division by zero raises (numba's error model), an overflow gives inf silently."""
+    with pytest.raises(ZeroDivisionError):
+        _ratio(1.0, 0.0)
+    with pytest.raises(FloatingPointError):
+        interpreted.python_version(_ratio)(np.float64(1.0), np.float64(0.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert interpreted.python_version(_big)(np.float64(1e200)) == _big(1e200) == np.inf
 
 
 def test_runner_takes_python_on_the_first_small_calls_only():
