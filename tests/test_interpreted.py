@@ -140,3 +140,22 @@ def test_a_first_analysis_runs_python_says_so_and_answers_as_compiled(name):
     assert (first, second) == (False, True)
     assert basis1 == basis2
     assert says and not said
+
+
+@pytest.mark.parametrize("name", ["2rru_1rrs", "3prs", "delta"])
+def test_constraints_evaluate_as_the_compiled_motion_kernel(name):
+    """Constraints.evaluate runs motion_kernel's source by Python on its compiled callees (no
+    compilation of motion_kernel for a first call): the residual, Jacobian and bias of the
+    compiled kernel, to the bit."""
+    from pga_dyn.loops import closure, constraints
+
+    robot = robots.load(name)
+    con = constraints(robot)
+    rng = np.random.default_rng(3)
+    for _ in range(5):
+        q, qd = rng.uniform(-1.0, 1.0, robot.nq), rng.normal(size=robot.nq)
+        r, J, bias = con.evaluate(q, qd)
+        m = con.m
+        compiled = closure.motion_kernel(*con.args, q, qd)
+        assert same(r[:m], compiled[0]) and same(J[:m], compiled[1]) and same(bias[:m], compiled[2])
+        assert same(con.loop_jacobian(q)[1], closure.motion_kernel(*con.args, q, 0 * qd)[1])
