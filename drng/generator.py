@@ -16,7 +16,7 @@ from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
 from .numerical import BUDGET, MEMORY, Budget
-from .principles import DEPENDENT_RTOL, FREE_SPIN, drng_kernel, independent_loop_vectors
+from .principles import DEPENDENT_RTOL, FREE_SPIN, dense_basis, drng_kernel, independent_loop_vectors
 from .result import NullspaceResult, check_memory
 
 if TYPE_CHECKING:
@@ -69,6 +69,17 @@ def drng_blocks(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
         bodies, vals, prov = _with_free_spins(robot, bodies, vals, prov)
     return bodies, vals, prov
+
+
+def load_kernels(robot: Robot) -> None:
+    """Run DRNG's compiled kernels once on ``robot`` (compiled, or loaded from numba's cache), so
+    that every later call in this process runs them compiled. A process's first calls on a small
+    robot run their Python source instead (:func:`pga_dyn.interpreted.runner`: the same results,
+    slower per call); ``pga-dyn compile`` and the benchmarks that time the compiled kernels call
+    this first."""
+    bodies, vals, prov = drng_kernel(*kernel_arrays(robot))
+    independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
+    dense_basis(robot.n, bodies, vals)
 
 
 def _with_free_spins(robot: Robot, bodies: np.ndarray, vals: np.ndarray, prov: np.ndarray) -> tuple:

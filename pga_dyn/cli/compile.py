@@ -64,8 +64,7 @@ def compile_kernels() -> list:
 
     import drng
     import robots
-    from drng.generator import kernel_arrays
-    from drng.principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
+    from drng.generator import load_kernels
 
     from .. import regressor
     from ..contacts import contact_frames, contact_terms
@@ -81,10 +80,7 @@ def compile_kernels() -> list:
     contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
     pkm = robots.load("2rru_1rrs")
     drng.nullspace(pkm)
-    # the first calls of a process run DRNG's kernels as Python (pga_dyn.interpreted): compile them here
-    bodies, vals, prov = drng_kernel(*kernel_arrays(pkm))
-    independent_loop_vectors(pkm.parent, bodies, vals, prov, DEPENDENT_RTOL)
-    dense_basis(pkm.n, bodies, vals)
+    load_kernels(pkm)  # a process's first calls run DRNG's kernels as Python (pga_dyn.interpreted)
     q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
     record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
     projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)
