@@ -27,6 +27,7 @@ from oracle import Oracle, erd_path  # noqa: E402
 
 import drng  # noqa: E402
 from drng.certify import default_samples  # noqa: E402
+from drng.generator import load_kernels  # noqa: E402
 from drng.numerical import SAMPLED_RTOL, stacked_regressor  # noqa: E402
 from robots.urdf import load_urdf  # noqa: E402
 
@@ -66,7 +67,9 @@ def peer(robot, path, samples, seed=0):
 
 
 def main():
-    drng.nullspace(load_urdf(erd_path("ur_description/urdf/ur5_robot.urdf")), certify=True)  # load the kernels
+    ur5 = load_urdf(erd_path("ur_description/urdf/ur5_robot.urdf"))
+    load_kernels(ur5)  # the compiled DRNG kernels (a first call would run their Python source)
+    drng.nullspace(ur5, certify=True)  # load the kernels
     print(
         "| file | bodies | couplings | load | DRNG | certificate | dim (principles) | certified | gap | "
         "smallest kept / largest dropped | samples | Pinocchio + pivoted QR | peer dim | ratio |"

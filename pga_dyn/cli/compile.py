@@ -46,7 +46,8 @@ def register(sub) -> None:
 def compile_kernels() -> list:
     """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
 
-    Runs the paths that reach each kernel on built-in robots: the DRNG kernel (puma560), the
+    Runs the paths that reach each kernel on built-in robots: the DRNG kernels (2rru_1rrs, called
+    directly: a process's first calls run them as Python, :mod:`pga_dyn.interpreted`), the
     tree kinematics and the sampled regressor, the certificate and the numerical baseline's pivoted
     QR (puma560), the loop
     closure (2rru_1rrs: assembly, loop Jacobians and their motion, a record assembled along itself
@@ -63,6 +64,7 @@ def compile_kernels() -> list:
 
     import drng
     import robots
+    from drng.generator import load_kernels
 
     from .. import regressor
     from ..contacts import contact_frames, contact_terms
@@ -78,6 +80,7 @@ def compile_kernels() -> list:
     contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
     pkm = robots.load("2rru_1rrs")
     drng.nullspace(pkm)
+    load_kernels(pkm)  # a process's first calls run DRNG's kernels as Python (pga_dyn.interpreted)
     q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
     record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
     projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)

@@ -40,6 +40,12 @@ from .parts import condition_number, independent_parts, pack_parts, project_kern
 from .reference import close_at_q0, listing, reference_configuration, reference_ranks
 from .spins import SPIN_RTOL, free_directions
 
+#: :func:`pga_dyn.loops.closure.motion_kernel` for the calls from Python: its source run by Python on
+#: the compiled kernels it calls (kinematics.forward, closure.loop_kernel), which the assembly
+#: compiles anyway; the same results, and a first call from an empty numba cache does not compile
+#: motion_kernel itself (0.8 s; docs/performance.md). The compiled batches call motion_kernel.
+_motion = motion_kernel.py_func
+
 
 class Constraints:
     """The loop and coupling constraints of a robot: assembly and projection onto q_a."""
@@ -132,8 +138,8 @@ class Constraints:
         """Loop residual r (m,), Jacobian J (m, nq) and the bias Jd qd (m,) (None without qd),
         followed by one row per coupling, q_f - r q_l - c (bias 0)."""
         robot = self.robot
-        q = np.ascontiguousarray(q, dtype=float)
-        r, J, bias = motion_kernel(*self.args, q, np.zeros(robot.nq) if qd is None else np.asarray(qd, float))
+        q = np.array(q, dtype=float)  # writable and C-contiguous: the kernels' one signature
+        r, J, bias = _motion(*self.args, q, np.zeros(robot.nq) if qd is None else np.array(qd, dtype=float))
         rows_r, rows_J = [r], [J]
         for c in robot.couplings:
             row = np.zeros(robot.nq)
@@ -148,7 +154,7 @@ class Constraints:
     def loop_jacobian(self, q):
         """Residual r (m,) and Jacobian J (m, nq) of the loops (no coupling rows) at tree
         configuration q (nq,): :func:`pga_dyn.loops.closure.motion_kernel` at rest."""
-        r, J, _ = motion_kernel(*self.args, np.ascontiguousarray(q, dtype=float), np.zeros(self.robot.nq))
+        r, J, _ = _motion(*self.args, np.array(q, dtype=float), np.zeros(self.robot.nq))
         return r, J
 
     def residuals(self, q, r=None) -> list:
@@ -315,7 +321,7 @@ class Constraints:
             G -= part.Ef @ (pinv @ (Jp @ Ea))
             pinvs.append(pinv)
         qd = G @ qd_a
-        _, _, bias = motion_kernel(*self.args, q, qd)
+        _, _, bias = _motion(*self.args, np.array(q, dtype=float), qd)
         qdd = G @ qdd_a
         for part, pinv in zip(self.parts, pinvs):
             qdd -= part.Ef @ (pinv @ (bias if whole else bias[part.rows]))
