@@ -21,7 +21,7 @@ from .batch import Failure
 from .classification import SYMBOL, Classification, classify
 from .generator import nullspace
 from .numerical import GAP_MIN
-from .principles import PRINCIPLE_NAMES
+from .principles import PRINCIPLE_NAMES, drng_kernel
 from .regrouping import BaseParameters, base_parameters
 from .result import NullspaceResult
 
@@ -40,8 +40,10 @@ class Analysis:
     """A robot's nullspace ``result`` with the robot's figures (``robot_name``, ``source``,
     ``gravity`` (3,) list, ``floating_base``, ``bodies``: n), the time of the whole analysis
     (``seconds``: with the certificate and the loading of the compiled kernels) and of DRNG
-    alone (``drng_seconds``, kernels loaded, no certificate), and, for a per-parameter analysis,
-    the ``classification`` and the ``base`` parameters of the result."""
+    alone (``drng_seconds``, kernels loaded, no certificate; ``drng_compiled`` False when that
+    ran the kernel's Python source, a first call of the process on a small robot:
+    :func:`pga_dyn.interpreted.runner`), and, for a per-parameter analysis, the
+    ``classification`` and the ``base`` parameters of the result."""
 
     robot_name: str
     source: str | None
@@ -53,13 +55,14 @@ class Analysis:
     drng_seconds: float
     classification: Classification | None = None
     base: BaseParameters | None = None
+    drng_compiled: bool = True
 
     def report(self) -> dict:
         """The figures of ``pga-dyn analyze --json``: ``robot``, ``source``, ``gravity``,
         ``floating_base``, ``bodies``, then :meth:`NullspaceResult.report` (the answer, the
-        vectors per principle and joint, the method, ``seconds``, ``drng_seconds`` and the
-        certificate, when there is one); for a per-parameter analysis ``per_parameter``
-        (:meth:`Classification.report`) and ``regrouped_into``
+        vectors per principle and joint, the method, ``seconds``, ``drng_seconds``,
+        ``drng_compiled`` and the certificate, when there is one); for a per-parameter analysis
+        ``per_parameter`` (:meth:`Classification.report`) and ``regrouped_into``
         (:meth:`BaseParameters.regrouped_into`)."""
         answer = self.result.report()
         certificate = answer.pop("certificate", None)
@@ -72,6 +75,7 @@ class Analysis:
             **answer,
             "seconds": self.seconds,
             "drng_seconds": self.drng_seconds,
+            "drng_compiled": self.drng_compiled,
         }
         if certificate is not None:
             out["certificate"] = certificate
@@ -118,6 +122,7 @@ def analyze(
     result = nullspace(robot, certify=certify, bounds=bounds, **kwargs)
     seconds = time.perf_counter() - start  # with the certificate and the loading of the kernels
     warm = nullspace(robot, certify=False).seconds  # DRNG alone, compiled kernels loaded
+    compiled = bool(drng_kernel.signatures)  # else that ran the kernel's Python source
     classification = base = None
     if per_parameter:
         classification = classify(robot, result)
@@ -133,6 +138,7 @@ def analyze(
         warm,
         classification,
         base,
+        compiled,
     )
 
 
@@ -175,12 +181,14 @@ def lines(report: dict) -> list:
             f"nearest to it (distance {ref['distance']:.4g}, loop residual {ref['residual']:.2g}) moves "
             + ", ".join(f"{name} by {change:+.6g}" for name, change in ref["moved"].items())
         )
+    drng = f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms" + (
+        "" if report["drng_compiled"] else " (its Python source: the compiled kernel is not loaded in this process)"
+    )
     if report["certified"] is None:
-        out.append(f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms")
+        out.append(drng)
     else:
         out.append(
-            f"time:                 DRNG {report['drng_seconds'] * 1e3:.3f} ms; in all "
-            f"{report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)"
+            f"{drng}; in all {report['seconds'] * 1e3:.1f} ms (with the certificate and loading the compiled kernels)"
         )
     rows = [
         (joint, *(counts.get(k, 0) for k in names), counts.get("numerical", ""))

@@ -11,6 +11,7 @@ import numpy as np
 
 from pga_dyn.conventions import JOINT_CODE
 from pga_dyn.errors import PgaDynError, PgaDynWarning
+from pga_dyn.interpreted import SMALL_BODIES, runner
 from pga_dyn.kinematics import initial_poses
 from pga_dyn.model import check_robot
 
@@ -57,10 +58,13 @@ def drng_blocks(robot: Robot) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     (K, 2, 10) and the provenance codes (K, 2) (see :func:`drng.principles.drng_kernel`), less
     the loop joints' vectors that repeat others (:func:`drng.principles.independent_loop_vectors`,
     run only when there are loop joints). Memory O(n): use it for very large robots, whose
-    dense basis would not fit."""
-    bodies, vals, prov = drng_kernel(*kernel_arrays(robot))
+    dense basis would not fit. The first calls of a process on a robot of at most SMALL_BODIES
+    bodies run the kernels' Python source, the same bits without compiling them
+    (:func:`pga_dyn.interpreted.runner`)."""
+    small = robot.n <= SMALL_BODIES
+    bodies, vals, prov = runner(drng_kernel, small)(*kernel_arrays(robot))
     if robot.loop_joints:
-        keep = independent_loop_vectors(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
+        keep = runner(independent_loop_vectors, small)(robot.parent, bodies, vals, prov, DEPENDENT_RTOL)
         if not keep.all():
             bodies, vals, prov = bodies[keep], vals[keep], prov[keep]
         bodies, vals, prov = _with_free_spins(robot, bodies, vals, prov)

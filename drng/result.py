@@ -149,6 +149,8 @@ class NullspaceResult:
         blocks = self.__dict__.get(self.BLOCK_FORM.get(name, ""))
         if blocks is None:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        from pga_dyn.interpreted import SMALL_BODIES, runner
+
         from .principles import dense_basis
 
         n, bodies = blocks[0], blocks[1]
@@ -158,7 +160,7 @@ class NullspaceResult:
             MEMORY,
             "drng.result.MEMORY",
         )
-        value = dense_basis(*blocks)
+        value = runner(dense_basis, n <= SMALL_BODIES)(*blocks)  # a small robot's first calls: Python
         setattr(self, name, value)
         return value
 

@@ -46,7 +46,8 @@ def register(sub) -> None:
 def compile_kernels() -> list:
     """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
 
-    Runs the paths that reach each kernel on built-in robots: the DRNG kernel (puma560), the
+    Runs the paths that reach each kernel on built-in robots: the DRNG kernels (2rru_1rrs, called
+    directly: a process's first calls run them as Python, :mod:`pga_dyn.interpreted`), the
     tree kinematics and the sampled regressor, the certificate and the numerical baseline's pivoted
     QR (puma560), the loop
     closure (2rru_1rrs: assembly, loop Jacobians and their motion, a record assembled along itself
@@ -63,6 +64,8 @@ def compile_kernels() -> list:
 
     import drng
     import robots
+    from drng.generator import kernel_arrays
+    from drng.principles import DEPENDENT_RTOL, dense_basis, drng_kernel, independent_loop_vectors
 
     from .. import regressor
     from ..contacts import contact_frames, contact_terms
@@ -78,6 +81,10 @@ def compile_kernels() -> list:
     contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
     pkm = robots.load("2rru_1rrs")
     drng.nullspace(pkm)
+    # the first calls of a process run DRNG's kernels as Python (pga_dyn.interpreted): compile them here
+    bodies, vals, prov = drng_kernel(*kernel_arrays(pkm))
+    independent_loop_vectors(pkm.parent, bodies, vals, prov, DEPENDENT_RTOL)
+    dense_basis(pkm.n, bodies, vals)
     q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
     record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
     projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)

@@ -78,25 +78,20 @@ CLOSURE_TOL = 1e-9
 
 # -- compiled kernels -------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _point_rows(S, on, b, p, sign, J, row):
-    """J[row:row+3, k] += sign dp/dq_k = sign (m_k + d_k x p) for the coordinates k moving body b."""
+def _rows(S, on, b, x, sign, point, J, row):
+    """J[row:row+3, k] += sign dx/dq_k for the coordinates k moving body b: for a point x (``point``)
+    m_k + d_k x x, for a direction d_k x x."""
     for k in range(S.shape[0]):
         if on[b, k]:
             d = S[k]
-            J[row, k] += sign * (d[3] + d[1] * p[2] - d[2] * p[1])
-            J[row + 1, k] += sign * (d[4] + d[2] * p[0] - d[0] * p[2])
-            J[row + 2, k] += sign * (d[5] + d[0] * p[1] - d[1] * p[0])
-
-
-@njit(cache=True, inline="always")
-def _direction_rows(S, on, b, u, sign, J, row):
-    """J[row:row+3, k] += sign du/dq_k = sign d_k x u for the coordinates k moving body b."""
-    for k in range(S.shape[0]):
-        if on[b, k]:
-            d = S[k]
-            J[row, k] += sign * (d[1] * u[2] - d[2] * u[1])
-            J[row + 1, k] += sign * (d[2] * u[0] - d[0] * u[2])
-            J[row + 2, k] += sign * (d[0] * u[1] - d[1] * u[0])
+            if point:
+                J[row, k] += sign * (d[3] + d[1] * x[2] - d[2] * x[1])
+                J[row + 1, k] += sign * (d[4] + d[2] * x[0] - d[0] * x[2])
+                J[row + 2, k] += sign * (d[5] + d[0] * x[1] - d[1] * x[0])
+            else:
+                J[row, k] += sign * (d[1] * x[2] - d[2] * x[1])
+                J[row + 1, k] += sign * (d[2] * x[0] - d[0] * x[2])
+                J[row + 2, k] += sign * (d[0] * x[1] - d[1] * x[0])
 
 
 @njit(cache=True, inline="always")
@@ -141,22 +136,21 @@ def _rotate(R, v, out):
 @njit(cache=True, inline="always")
 def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, aa, vb, ab):
     """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a, x_b moving
-    with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias."""
+    with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias.
+    (One loop over the two bodies, one helper per quantity: numba inlines each helper once, and
+    its compilation grows with the copies.)"""
     for k in range(3):
         r[row + k] = xb[k] - xa[k]
-    if point:
-        _point_rows(S, on, b, xb, 1.0, J, row)
-        _point_rows(S, on, a, xa, -1.0, J, row)
-    else:
-        _direction_rows(S, on, b, xb, 1.0, J, row)
-        _direction_rows(S, on, a, xa, -1.0, J, row)
+    for side in range(2):
+        body, x, sign = (b, xb, 1.0) if side == 0 else (a, xa, -1.0)
+        _rows(S, on, body, x, sign, point, J, row)
     if with_bias:
-        if point:
-            _point_motion(V, A, b, xb, vb, ab)
-            _point_motion(V, A, a, xa, va, aa)
-        else:
-            _direction_motion(V, A, b, xb, vb, ab)
-            _direction_motion(V, A, a, xa, va, aa)
+        for side in range(2):
+            body, x, vel, acc = (b, xb, vb, ab) if side == 0 else (a, xa, va, aa)
+            if point:
+                _point_motion(V, A, body, x, vel, acc)
+            else:
+                _direction_motion(V, A, body, x, vel, acc)
         for k in range(3):
             bias[row + k] = ab[k] - aa[k]
 
@@ -202,9 +196,9 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
     ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
     va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
     wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    ca, cb = np.empty(3), np.empty(3)
     J[:, :] = 0.0
-    row = np.int64(0)  # not numba literals: one compiled version of the row helpers
-    point, direction = np.bool_(True), np.bool_(False)
+    row = np.int64(0)
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
         _frame(T[a], Fp[l], Ra, pa)
@@ -229,15 +223,24 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 )
             row += 1
             continue
-        if c != CODE_P:  # R, U, S: the centre is shared
-            _coincide(point, S, V, A, on, a, b, pa, pb, with_bias, r, J, bias, row, va, aa, vb, ab)
+        # pair 0: the centre, shared by R, U and S; pairs 1 to 3: directions that coincide (R: the
+        # axis; P: the frame's three axes). One call of _coincide: numba compiles each inlined copy.
+        last = 3 if c == CODE_P else (1 if c == CODE_R else 0)
+        for e in range(1 if c == CODE_P else 0, last + 1):
+            if e == 0:
+                for k in range(3):
+                    ca[k] = pa[k]
+                    cb[k] = pb[k]
+            elif c == CODE_R:
+                _rotate(Ra, axes[l, 0], ca)
+                _rotate(Rb, axes[l, 0], cb)
+            else:
+                for k in range(3):
+                    ca[k] = Ra[k, e - 1]
+                    cb[k] = Rb[k, e - 1]
+            _coincide(e == 0, S, V, A, on, a, b, ca, cb, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
-        if c == CODE_R:  # the axis directions coincide
-            _rotate(Ra, axes[l, 0], ua)
-            _rotate(Rb, axes[l, 0], ub)
-            _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
-            row += 3
-        elif c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
+        if c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
             _rotate(Ra, axes[l, 0], ua)
             _rotate(Rb, axes[l, 1], ub)
             r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
@@ -249,8 +252,9 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 if on[b, k]:
                     J[row, k] -= s
             if with_bias:
-                _direction_motion(V, A, a, ua, va, aa)
-                _direction_motion(V, A, b, ub, vb, ab)
+                for side in range(2):
+                    body, at, vel, acc = (a, ua, va, aa) if side == 0 else (b, ub, vb, ab)
+                    _direction_motion(V, A, body, at, vel, acc)
                 bias[row] = (
                     aa[0] * ub[0]
                     + aa[1] * ub[1]
@@ -261,13 +265,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                     + ua[2] * ab[2]
                 )
             row += 1
-        elif c == CODE_P:  # same orientation, offset along the axis
-            for e in range(3):
-                for k in range(3):
-                    ua[k] = Ra[k, e]
-                    ub[k] = Rb[k, e]
-                _coincide(direction, S, V, A, on, a, b, ua, ub, with_bias, r, J, bias, row, va, aa, vb, ab)
-                row += 3
+        elif c == CODE_P:  # same orientation (above), offset along the axis
             _rotate(Ra, axes[l, 0], ua)
             for k in range(3):
                 t[k] = pb[k] - pa[k]
@@ -294,8 +292,9 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 for s in range(3):
                     J[row + s, k] = x[s] + ub[s]
             if with_bias:  # (d x u)'' = d'' x u + 2 d' x u' + d x u''
-                _point_motion(V, A, b, pb, vb, ab)
-                _point_motion(V, A, a, pa, va, aa)
+                for side in range(2):
+                    body, at, vel, acc = (b, pb, vb, ab) if side == 0 else (a, pa, va, aa)
+                    _point_motion(V, A, body, at, vel, acc)
                 for k in range(3):
                     vb[k] -= va[k]
                     ab[k] -= aa[k]

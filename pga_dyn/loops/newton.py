@@ -144,7 +144,7 @@ def so3_log(R):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _coordinates(E, e0, z, q):
     """q = E z + e0: the tree coordinates of the free coordinates z."""
     for i in range(q.shape[0]):
@@ -175,7 +175,7 @@ def _update(z, dx, na, spherical, scale):
             z[k + c] = r[c]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _jacobian_free(J, E, na, rows, out):
     """out (rows, nz) = J[:rows] E: the constraint Jacobian in the free coordinates."""
     for i in range(rows):
@@ -286,7 +286,7 @@ def _path_step(rho, dt_max, rcond_ref, t):
     return min(dt, 1.0 - t)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _singular_values(Jz, na, out):
     """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), in descending order."""
     s = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
@@ -294,7 +294,7 @@ def _singular_values(Jz, na, out):
         out[i] = s[i]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _approach_step(dt, s, t, s_last, t_last):
     """The step dt of a path that must stay on its branch, shortened to half the distance to the
     singular configuration ahead: where a singular value of J_f (s (nf,), descending, at t) has
@@ -312,7 +312,7 @@ def _approach_step(dt, s, t, s_last, t_last):
     return dt
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _norm(r):
     """|r|, the Euclidean norm of the residual r (m,)."""
     norm = 0.0
@@ -321,7 +321,7 @@ def _norm(r):
     return np.sqrt(norm)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _damped_step(Jz, r, na, mu, M, B, X):
     """Corrector: X[:, 0] <- the Levenberg-Marquardt step dx, min |J_f dx + r|^2 + mu^2 |dx|^2
     (Jz (m, nz) = [J_a, J_f], r (m,); M (m + nf, nf) and B (m + nf, 1) are work arrays).
