@@ -81,17 +81,12 @@ CLOSURE_TOL = 1e-9
 def _rows(S, on, b, x, sign, point, J, row):
     """J[row:row+3, k] += sign dx/dq_k for the coordinates k moving body b: for a point x (``point``)
     m_k + d_k x x, for a direction d_k x x."""
-    for k in range(S.shape[0]):
+    for k in range(S.shape[0]):  # S[k, i], not a view S[k]: a view costs two atomic reference counts
         if on[b, k]:
-            d = S[k]
-            if point:
-                J[row, k] += sign * (d[3] + d[1] * x[2] - d[2] * x[1])
-                J[row + 1, k] += sign * (d[4] + d[2] * x[0] - d[0] * x[2])
-                J[row + 2, k] += sign * (d[5] + d[0] * x[1] - d[1] * x[0])
-            else:
-                J[row, k] += sign * (d[1] * x[2] - d[2] * x[1])
-                J[row + 1, k] += sign * (d[2] * x[0] - d[0] * x[2])
-                J[row + 2, k] += sign * (d[0] * x[1] - d[1] * x[0])
+            m0, m1, m2 = (S[k, 3], S[k, 4], S[k, 5]) if point else (0.0, 0.0, 0.0)
+            J[row, k] += sign * (m0 + S[k, 1] * x[2] - S[k, 2] * x[1])
+            J[row + 1, k] += sign * (m1 + S[k, 2] * x[0] - S[k, 0] * x[2])
+            J[row + 2, k] += sign * (m2 + S[k, 0] * x[1] - S[k, 1] * x[0])
 
 
 @njit(cache=True, inline="always")
@@ -102,28 +97,40 @@ def _cross(a, b, out):
 
 
 @njit(cache=True, inline="always")
+def _cross_row(W, b, x, out):
+    """out = w x x for w = W[b, :3] (read in place: a view W[b, :3] costs two atomic reference counts)."""
+    out[0] = W[b, 1] * x[2] - W[b, 2] * x[1]
+    out[1] = W[b, 2] * x[0] - W[b, 0] * x[2]
+    out[2] = W[b, 0] * x[1] - W[b, 1] * x[0]
+
+
+@njit(cache=True, inline="always")
+def _add_cross_row(W, b, x, out):
+    """out += w x x for w = W[b, :3]."""
+    out[0] += W[b, 1] * x[2] - W[b, 2] * x[1]
+    out[1] += W[b, 2] * x[0] - W[b, 0] * x[2]
+    out[2] += W[b, 0] * x[1] - W[b, 1] * x[0]
+
+
+@njit(cache=True, inline="always")
 def _point_motion(V, A, b, p, vel, acc):
-    """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b."""
-    w = V[b, :3]
-    t = np.empty(3)
-    _cross(w, p, vel)
+    """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b: with V_b =
+    (w; v), A_b = (a; c), v + w x p and c + a x p + w x (v + w x p)."""
+    _cross_row(V, b, p, vel)
     for r in range(3):
         vel[r] += V[b, 3 + r]
-    _cross(A[b, :3], p, acc)
-    _cross(w, vel, t)
-    for r in range(3):
-        acc[r] += A[b, 3 + r] + t[r]
+    _cross_row(A, b, p, acc)
+    acc[0] += A[b, 3] + (V[b, 1] * vel[2] - V[b, 2] * vel[1])
+    acc[1] += A[b, 4] + (V[b, 2] * vel[0] - V[b, 0] * vel[2])
+    acc[2] += A[b, 5] + (V[b, 0] * vel[1] - V[b, 1] * vel[0])
 
 
 @njit(cache=True, inline="always")
 def _direction_motion(V, A, b, u, vel, acc):
     """Velocity w x u and bias acceleration a x u + w x (w x u) of direction u on body b."""
-    t = np.empty(3)
-    _cross(V[b, :3], u, vel)
-    _cross(A[b, :3], u, acc)
-    _cross(V[b, :3], vel, t)
-    for r in range(3):
-        acc[r] += t[r]
+    _cross_row(V, b, u, vel)
+    _cross_row(A, b, u, acc)
+    _add_cross_row(V, b, vel, acc)
 
 
 @njit(cache=True, inline="always")
@@ -156,12 +163,20 @@ def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, 
 
 
 @njit(cache=True, inline="always")
-def _frame(T, F, R, p):
-    """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
+def _rotate_axis(R, axes, l, j, out):
+    """out = R u for u = axes[l, j] (3,) (read in place, not as a view)."""
+    for k in range(3):
+        out[k] = R[k, 0] * axes[l, j, 0] + R[k, 1] * axes[l, j, 1] + R[k, 2] * axes[l, j, 2]
+
+
+@njit(cache=True, inline="always")
+def _frame(T, b, F, l, R, p):
+    """Rotation R (3x3) and origin p of the frame F[l] (4x4, in the body frame) of body b at pose T[b]
+    (read in place, not as views)."""
     for r in range(3):
         for c in range(3):
-            R[r, c] = T[r, 0] * F[0, c] + T[r, 1] * F[1, c] + T[r, 2] * F[2, c]
-        p[r] = T[r, 0] * F[0, 3] + T[r, 1] * F[1, 3] + T[r, 2] * F[2, 3] + T[r, 3]
+            R[r, c] = T[b, r, 0] * F[l, 0, c] + T[b, r, 1] * F[l, 1, c] + T[b, r, 2] * F[l, 2, c]
+        p[r] = T[b, r, 0] * F[l, 0, 3] + T[b, r, 1] * F[l, 1, 3] + T[b, r, 2] * F[l, 2, 3] + T[b, r, 3]
 
 
 @njit(cache=True)
@@ -191,18 +206,18 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
     joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
     accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`. Readable twin:
     :func:`loop_pga`."""
-    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
-    pa, pb = np.empty(3), np.empty(3)
-    ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
-    va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    ca, cb = np.empty(3), np.empty(3)
+    work = np.empty((21, 3))  # one allocation, not 17 (each about 20 ns): Ra, Rb and 15 vectors
+    Ra, Rb = work[0:3], work[3:6]
+    pa, pb, ua, ub, t = work[6], work[7], work[8], work[9], work[10]
+    va, aa, vb, ab = work[11], work[12], work[13], work[14]
+    wa, xa, wb, xb = work[15], work[16], work[17], work[18]
+    ca, cb = work[19], work[20]
     J[:, :] = 0.0
     row = np.int64(0)
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
-        _frame(T[a], Fp[l], Ra, pa)
-        _frame(T[b], Fc[l], Rb, pb)
+        _frame(T, a, Fp, l, Ra, pa)
+        _frame(T, b, Fc, l, Rb, pb)
         if c == CODE_SPIN:  # the spin rate (w_b - w_a) . u_b, u_b = R_b u; r: the spin angle's sine
             r[row] = _spin_residual(Ra, Rb, axes[l, 0], axes[l, 1], ua, ub, t, va, vb)
             for k in range(S.shape[0]):
@@ -212,7 +227,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 if on[a, k]:
                     J[row, k] -= rate
             if with_bias:  # d/dt: (alpha_b - alpha_a) . u_b + (w_b - w_a) . (w_b x u_b)
-                _cross(V[b, :3], ub, t)
+                _cross_row(V, b, ub, t)
                 bias[row] = (
                     (A[b, 0] - A[a, 0]) * ub[0]
                     + (A[b, 1] - A[a, 1]) * ub[1]
@@ -232,8 +247,8 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                     ca[k] = pa[k]
                     cb[k] = pb[k]
             elif c == CODE_R:
-                _rotate(Ra, axes[l, 0], ca)
-                _rotate(Rb, axes[l, 0], cb)
+                _rotate_axis(Ra, axes, l, 0, ca)
+                _rotate_axis(Rb, axes, l, 0, cb)
             else:
                 for k in range(3):
                     ca[k] = Ra[k, e - 1]
@@ -241,8 +256,8 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
             _coincide(e == 0, S, V, A, on, a, b, ca, cb, with_bias, r, J, bias, row, va, aa, vb, ab)
             row += 3
         if c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
-            _rotate(Ra, axes[l, 0], ua)
-            _rotate(Rb, axes[l, 1], ub)
+            _rotate_axis(Ra, axes, l, 0, ua)
+            _rotate_axis(Rb, axes, l, 1, ub)
             r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
             _cross(ua, ub, t)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
             for k in range(S.shape[0]):
@@ -266,7 +281,7 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 )
             row += 1
         elif c == CODE_P:  # same orientation (above), offset along the axis
-            _rotate(Ra, axes[l, 0], ua)
+            _rotate_axis(Ra, axes, l, 0, ua)
             for k in range(3):
                 t[k] = pb[k] - pa[k]
             _cross(t, ua, ub)
@@ -274,19 +289,18 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
                 r[row + k] = ub[k]
             dd, du, x = np.empty(3), np.empty(3), np.empty(3)
             for k in range(S.shape[0]):  # d(d x u) = dd x u + d x du, du = w_k x u on a's path
-                d = S[k]
                 for s in range(3):
                     dd[s] = 0.0
                     du[s] = 0.0
                 if on[b, k]:
-                    dd[0] += d[3] + d[1] * pb[2] - d[2] * pb[1]
-                    dd[1] += d[4] + d[2] * pb[0] - d[0] * pb[2]
-                    dd[2] += d[5] + d[0] * pb[1] - d[1] * pb[0]
+                    dd[0] += S[k, 3] + S[k, 1] * pb[2] - S[k, 2] * pb[1]
+                    dd[1] += S[k, 4] + S[k, 2] * pb[0] - S[k, 0] * pb[2]
+                    dd[2] += S[k, 5] + S[k, 0] * pb[1] - S[k, 1] * pb[0]
                 if on[a, k]:
-                    dd[0] -= d[3] + d[1] * pa[2] - d[2] * pa[1]
-                    dd[1] -= d[4] + d[2] * pa[0] - d[0] * pa[2]
-                    dd[2] -= d[5] + d[0] * pa[1] - d[1] * pa[0]
-                    _cross(d[:3], ua, du)
+                    dd[0] -= S[k, 3] + S[k, 1] * pa[2] - S[k, 2] * pa[1]
+                    dd[1] -= S[k, 4] + S[k, 2] * pa[0] - S[k, 0] * pa[2]
+                    dd[2] -= S[k, 5] + S[k, 0] * pa[1] - S[k, 1] * pa[0]
+                    _cross_row(S, k, ua, du)
                 _cross(dd, ua, x)
                 _cross(t, du, ub)
                 for s in range(3):
