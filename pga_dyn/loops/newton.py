@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from ..kinematics import forward, so3_exp
-from .closure import loop_kernel, residual_rows
+from .closure import loop_kernel, loop_work, residual_rows
 
 #: Residual norm the assembly aims at: residuals of 1e-12 leave errors near 1e-11 (relative) in
 #: the sampled regressor, too close to the certificate's threshold of 1e-10 (a chain of eight
@@ -377,11 +377,13 @@ def _correct(
     M,
     B,
     X,
+    scratch,
 ):
     """Corrector: Levenberg-Marquardt steps (:func:`_damped_step`) on the free passive part of z
     (nz,) until the residual is below ``tol`` (``final``: the end of the path; or at the round-off
     floor, below FLOOR_TOL and no longer halving) or 1e-8 (a point before the end). Jz holds the
-    Jacobian in the free coordinates at the last point. Returns (converged, residual norm)."""
+    Jacobian in the free coordinates at the last point; ``scratch``: loop_kernel's work array
+    (:func:`pga_dyn.loops.closure.loop_work`). Returns (converged, residual norm)."""
     zero, seed = np.zeros(q.shape[0]), np.zeros(6)
     m = r.shape[0]
     last = np.inf
@@ -389,7 +391,7 @@ def _correct(
     for _ in range(max_iter):
         _coordinates(E, e0, z, q)
         forward(parent, code, origin, axes, qidx, seed, q, zero, zero, T, S, V, A)
-        loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+        loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias, scratch)
         _jacobian_free(J, E, na, m, Jz)
         norm = _norm(r)
         if norm < (tol if final else 1e-8) or (final and norm < FLOOR_TOL and norm > 0.5 * last):
@@ -494,7 +496,7 @@ def newton_kernel(
     q = np.empty(nq)
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(0)
     Jz, M, B, X = np.empty((m, nz)), np.zeros((m + nf, nf)), np.zeros((m + nf, 1)), np.empty((nf, 1))
-    Q = np.empty((m, nf))
+    Q, scratch = np.empty((m, nf)), loop_work()
     tangent, z_last, z_pred = np.zeros((nf, 1)), z.copy(), z.copy()  # tangent (nf, 1): X's layout, one signature
     start = z[:na].copy()
     dt_max = _first_step(start, target)
@@ -534,6 +536,7 @@ def newton_kernel(
         M,
         B,
         X,
+        scratch,
     )
     if not converged:
         return 1, norm
@@ -603,6 +606,7 @@ def newton_kernel(
                 M,
                 B,
                 X,
+                scratch,
             )
             if not converged:
                 return 1, norm
@@ -678,7 +682,7 @@ def next_point(
     decides (smaller steps, or a refusal).
 
     No array is allocated: the forward kinematics in ``work`` (T, S, V, A of
-    :func:`pga_dyn.kinematics.forward`, its zero seed and qd; they hold the new point's when the
+    :func:`pga_dyn.kinematics.forward`, its zero seed and qd, loop_kernel's work array; T, S hold the new point's when the
     step passes), the rest carved from the 1-D work array ``buf`` (at least (m + nf)(nf + na + 1)
     + m (nf + nz) + nf (na + 3) + nz + nq long). P (nf, na) receives -J_f^+ J_a at the new point
     (the tangent of any actuated direction, from the QR that checks the step) and rho_last (1,)
@@ -688,7 +692,7 @@ def next_point(
     nf = nz - na
     nq = E.shape[0]
     m = r.shape[0]
-    T, S, V, A, seed, zero = work
+    T, S, V, A = work[0], work[1], work[2], work[3]
     M, at = _carve(buf, 0, m + nf, nf)
     B, at = _carve(buf, at, m + nf, 1)
     Ba, at = _carve(buf, at, m + nf, na)
@@ -762,6 +766,7 @@ def next_point(
         M,
         B,
         X,
+        work[6],
     )
     if not converged:
         return False

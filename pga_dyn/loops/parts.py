@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..kinematics import forward, twists
-from .closure import CLOSURE_TOL, loop_kernel, residual_rows
+from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
 from .newton import newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
@@ -563,7 +563,8 @@ def _inverses(E, na, packed, J, G, conds):
 def _work(args, nq):
     """The work arrays of :func:`_loops_at` for a robot with kernel arrays ``args`` and nq tree
     coordinates: T (n + 1, 4, 4), S (nq, 6), V, A (n + 1, 6) of :func:`pga_dyn.kinematics.forward`,
-    its zero base acceleration (6,) and zero qdd (nq,)."""
+    its zero base acceleration (6,), zero qdd (nq,) and the work array of
+    :func:`pga_dyn.loops.closure.loop_kernel` (:func:`pga_dyn.loops.closure.loop_work`)."""
     n = args[0].shape[0] - 1
     return (
         np.empty((n + 1, 4, 4)),
@@ -572,6 +573,7 @@ def _work(args, nq):
         np.empty((n + 1, 6)),
         np.zeros(6),
         np.zeros(nq),
+        loop_work(),
     )
 
 
@@ -600,9 +602,9 @@ def _loops_at(args, q, qd, work, r, J, bias):
     the forward kinematics in the work arrays ``work`` (:func:`_work`): no arrays allocated per
     state."""
     parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0 = args
-    T, S, V, A, seed, zero = work
+    T, S, V, A, seed, zero, scratch = work
     forward(parent, code, origin, axes, qidx, seed, q, qd, zero, T, S, V, A)
-    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias, scratch)
 
 
 @njit(cache=True)
@@ -623,9 +625,9 @@ def _motion(args, E, packed, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
             s += G[i, j] * qd_a[j]
             s2 += G[i, j] * qdd_a[j]
         qd[i], qdd[i] = s, s2
-    T, S, V, A, seed, zero = work
+    T, S, V, A, seed, zero, scratch = work
     twists(args[0], args[1], args[4], seed, qd, zero, S, V, A)
-    loop_kernel(T, S, V, A, *args[5:], bias.shape[0] > 0, r, J, bias)
+    loop_kernel(T, S, V, A, *args[5:], bias.shape[0] > 0, r, J, bias, scratch)
     at = 0
     for k in range(part_na.shape[0]):
         r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
