@@ -81,28 +81,9 @@ CLOSURE_TOL = 1e-9
 #: 3-vectors, each a row of W named by its index (indices, not row views: a row view held across
 #: blocks keeps numba's reference counts of every argument, an atomic increment and decrement each
 #: per call; indices leave none).
-_RA, _RB, _PA, _PB, _UA, _UB, _T, _VA, _AA, _VB, _AB, _WA, _XA, _WB, _XB, _CA, _CB, _DD, _DU, _X = (
-    0,
-    3,
-    6,
-    7,
-    8,
-    9,
-    10,
-    11,
-    12,
-    13,
-    14,
-    15,
-    16,
-    17,
-    18,
-    19,
-    20,
-    21,
-    22,
-    23,
-)
+_RA, _RB = 0, 3
+_PA, _PB, _UA, _UB, _T, _VA, _AA, _VB, _AB, _WA, _XA, _WB, _XB, _CA, _CB, _DD, _DU, _X = range(6, 24)
+#: Rows of that work array.
 LOOP_WORK_ROWS = 24
 
 
