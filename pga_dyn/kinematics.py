@@ -155,6 +155,28 @@ _UNIT = np.eye(3)
 _UNIT.flags.writeable = False
 
 
+@njit(cache=True, inline="always")
+def _body_twist(i, p, c, k0, k1, S, qd, qdd, V, A, w):
+    """Twist and acceleration of body i (joint code c, coordinates k0 <= k < k1) from its parent p's:
+    V_i = V_p + sum S_k qd_k, A_i = A_p + sum (S_k qdd_k + [W_k, L_k] qd_k), W_k the twist of the
+    body that carries axis k (w (6,): work array)."""
+    for r in range(6):
+        V[i, r] = V[p, r]
+        A[i, r] = A[p, r]
+        w[r] = V[p, r]
+    for k in range(k0, k1):
+        for r in range(6):
+            V[i, r] += S[k, r] * qd[k]
+            A[i, r] += S[k, r] * qdd[k]
+        if c == CODE_R or c == CODE_P or c == CODE_U:  # axis k is carried by the parent and the axes before k
+            _line_rate(w, S[k], qd[k], A[i])
+            for r in range(6):
+                w[r] += S[k, r] * qd[k]
+    if c == CODE_S:  # the three axes of an S joint are carried by the child (F lines are fixed)
+        for k in range(k0, k0 + 3):
+            _line_rate(V[i], S[k], qd[k], A[i])
+
+
 @njit(cache=True)
 def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
     """Tree kinematics of one sample (fills T, S, V, A in place); readable twin:
@@ -180,10 +202,6 @@ def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
         c = code[i]
         mul_rigid(T[p], origin[i], frame)
         pos = frame[:3, 3]
-        for r in range(6):
-            V[i, r] = V[p, r]
-            A[i, r] = A[p, r]
-            w[r] = V[p, r]
         slides = c == CODE_P  # a run-time flag: a literal True / False would compile _axis_line twice
         if c == CODE_R:
             rotation_into(axes[i, 0], q[k0], rel)
@@ -219,21 +237,23 @@ def forward(parent, code, origin, axes, qidx, seed, q, qd, qdd, T, S, V, A):
             for k in range(6):
                 S[k0 + k] = 0.0
                 S[k0 + k, k] = 1.0
-        # twists and accelerations: V_i = V_p + S qd, A_i = A_p + S qdd + sum [W_k, L_k] qd_k
-        for k in range(k0, qidx[i + 1]):
-            for r in range(6):
-                V[i, r] += S[k, r] * qd[k]
-                A[i, r] += S[k, r] * qdd[k]
-            if c == CODE_R or c == CODE_P or c == CODE_U:  # axis k is carried by the parent and the axes before k
-                _line_rate(w, S[k], qd[k], A[i])
-                for r in range(6):
-                    w[r] += S[k, r] * qd[k]
-        if c == CODE_S:  # the three axes of an S joint are carried by the child (F lines are fixed)
-            for k in range(k0, k0 + 3):
-                _line_rate(V[i], S[k], qd[k], A[i])
+        _body_twist(i, p, c, k0, qidx[i + 1], S, qd, qdd, V, A, w)
         rel[:3, :3] = 0.0
         for r in range(3):
             rel[r, r] = 1.0
+
+
+@njit(cache=True)
+def twists(parent, code, qidx, seed, qd, qdd, S, V, A):
+    """The twists V and accelerations A (n+1, 6) of :func:`forward` at a configuration whose Jacobian
+    lines S (nq, 6) it has computed, for new velocities qd and accelerations qdd (nq,) and base
+    acceleration ``seed`` (6,): forward without the poses (the same operations: the same bits)."""
+    w = np.empty(6)
+    for r in range(6):
+        V[0, r] = 0.0
+        A[0, r] = seed[r]
+    for i in range(1, parent.shape[0]):
+        _body_twist(i, parent[i], code[i], qidx[i], qidx[i + 1], S, qd, qdd, V, A, w)
 
 
 class RobotArrays(NamedTuple):

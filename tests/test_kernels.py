@@ -375,6 +375,27 @@ def test_forward_is_its_pga_twin(seed, types, floating):
 
 
 @pytest.mark.parametrize("seed,types,floating", CASES)
+def test_twists_are_those_of_forward_to_the_bit(seed, types, floating):
+    """kinematics.twists (the twists and accelerations of new velocities at a configuration whose
+    Jacobian lines forward computed) equals forward's V and A at that configuration exactly, and
+    is forward_pga's twin."""
+    robot = random_robot(seed, types, floating)
+    arrays = kernel_arrays(robot, floating)
+    rng = np.random.default_rng(300 + seed)
+    q, qd0, qdd0 = random_state(robot, rng)
+    T, S, _, _ = run_forward(arrays, q, qd0, qdd0)
+    for _ in range(3):
+        _, qd, qdd = random_state(robot, rng)
+        V, A = np.empty((robot.n + 1, 6)), np.empty((robot.n + 1, 6))
+        kin.twists(arrays.parent, arrays.code, arrays.q_index, arrays.seed, qd, qdd, S, V, A)
+        _, _, V_forward, A_forward = run_forward(arrays, q, qd, qdd)
+        assert np.array_equal(V, V_forward) and np.array_equal(A, A_forward)
+        _, _, V_pga, A_pga = kin.forward_pga(*arrays, q, qd, qdd)
+        np.testing.assert_allclose(V, V_pga, atol=1e-9)
+        np.testing.assert_allclose(A, A_pga, atol=1e-9)
+
+
+@pytest.mark.parametrize("seed,types,floating", CASES)
 def test_tree_poses_are_those_of_forward_to_the_bit(seed, types, floating):
     """kinematics.tree_poses (numpy, for the poses at q0 without compiling) equals forward's T
     exactly, at q0, at random states, and at rotations so small that so3_exp takes its first-order

@@ -77,149 +77,165 @@ CLOSURE_TOL = 1e-9
 
 
 # -- compiled kernels -------------------------------------------------------------------------------
+#: Rows of loop_kernel's work array W (:func:`loop_work`): the rotations R_a, R_b (3 rows each) and
+#: 3-vectors, each a row of W named by its index (indices, not row views: a row view held across
+#: blocks keeps numba's reference counts of every argument, an atomic increment and decrement each
+#: per call; indices leave none).
+_RA, _RB = 0, 3
+_PA, _PB, _UA, _UB, _T, _VA, _AA, _VB, _AB, _WA, _XA, _WB, _XB, _CA, _CB, _DD, _DU, _X = range(6, 24)
+#: Rows of that work array.
+LOOP_WORK_ROWS = 24
+
+
+@njit(cache=True)
+def loop_work():
+    """The work array W (LOOP_WORK_ROWS, 3) of :func:`loop_kernel`."""
+    return np.empty((LOOP_WORK_ROWS, 3))
+
+
 @njit(cache=True, inline="always")
-def _rows(S, on, b, x, sign, point, J, row):
-    """J[row:row+3, k] += sign dx/dq_k for the coordinates k moving body b: for a point x (``point``)
-    m_k + d_k x x, for a direction d_k x x."""
+def _rows(S, on, b, W, x, sign, point, J, row):
+    """J[row:row+3, k] += sign dx/dq_k for the coordinates k moving body b: for a point x = W[x]
+    (``point``) m_k + d_k x x, for a direction d_k x x."""
     for k in range(S.shape[0]):
         if on[b, k]:
-            d = S[k]
-            if point:
-                J[row, k] += sign * (d[3] + d[1] * x[2] - d[2] * x[1])
-                J[row + 1, k] += sign * (d[4] + d[2] * x[0] - d[0] * x[2])
-                J[row + 2, k] += sign * (d[5] + d[0] * x[1] - d[1] * x[0])
-            else:
-                J[row, k] += sign * (d[1] * x[2] - d[2] * x[1])
-                J[row + 1, k] += sign * (d[2] * x[0] - d[0] * x[2])
-                J[row + 2, k] += sign * (d[0] * x[1] - d[1] * x[0])
+            m0, m1, m2 = (S[k, 3], S[k, 4], S[k, 5]) if point else (0.0, 0.0, 0.0)
+            J[row, k] += sign * (m0 + S[k, 1] * W[x, 2] - S[k, 2] * W[x, 1])
+            J[row + 1, k] += sign * (m1 + S[k, 2] * W[x, 0] - S[k, 0] * W[x, 2])
+            J[row + 2, k] += sign * (m2 + S[k, 0] * W[x, 1] - S[k, 1] * W[x, 0])
 
 
 @njit(cache=True, inline="always")
-def _cross(a, b, out):
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
+def _cross(W, a, b, out):
+    """W[out] = W[a] x W[b]."""
+    W[out, 0] = W[a, 1] * W[b, 2] - W[a, 2] * W[b, 1]
+    W[out, 1] = W[a, 2] * W[b, 0] - W[a, 0] * W[b, 2]
+    W[out, 2] = W[a, 0] * W[b, 1] - W[a, 1] * W[b, 0]
 
 
 @njit(cache=True, inline="always")
-def _point_motion(V, A, b, p, vel, acc):
-    """Velocity and acceleration (qdd = 0, no gravity: the bias part) of point p on body b."""
-    w = V[b, :3]
-    t = np.empty(3)
-    _cross(w, p, vel)
+def _cross_row(X, b, W, x, out):
+    """W[out] = w x W[x] for w = X[b, :3] (a row of the twists, accelerations or lines)."""
+    W[out, 0] = X[b, 1] * W[x, 2] - X[b, 2] * W[x, 1]
+    W[out, 1] = X[b, 2] * W[x, 0] - X[b, 0] * W[x, 2]
+    W[out, 2] = X[b, 0] * W[x, 1] - X[b, 1] * W[x, 0]
+
+
+@njit(cache=True, inline="always")
+def _point_motion(V, A, b, W, p, vel, acc):
+    """Velocity W[vel] and acceleration W[acc] (qdd = 0, no gravity: the bias part) of the point
+    W[p] on body b: with V_b = (w; v), A_b = (a; c), v + w x p and c + a x p + w x (v + w x p)."""
+    _cross_row(V, b, W, p, vel)
     for r in range(3):
-        vel[r] += V[b, 3 + r]
-    _cross(A[b, :3], p, acc)
-    _cross(w, vel, t)
-    for r in range(3):
-        acc[r] += A[b, 3 + r] + t[r]
+        W[vel, r] += V[b, 3 + r]
+    _cross_row(A, b, W, p, acc)
+    W[acc, 0] += A[b, 3] + (V[b, 1] * W[vel, 2] - V[b, 2] * W[vel, 1])
+    W[acc, 1] += A[b, 4] + (V[b, 2] * W[vel, 0] - V[b, 0] * W[vel, 2])
+    W[acc, 2] += A[b, 5] + (V[b, 0] * W[vel, 1] - V[b, 1] * W[vel, 0])
 
 
 @njit(cache=True, inline="always")
-def _direction_motion(V, A, b, u, vel, acc):
-    """Velocity w x u and bias acceleration a x u + w x (w x u) of direction u on body b."""
-    t = np.empty(3)
-    _cross(V[b, :3], u, vel)
-    _cross(A[b, :3], u, acc)
-    _cross(V[b, :3], vel, t)
-    for r in range(3):
-        acc[r] += t[r]
+def _direction_motion(V, A, b, W, u, vel, acc):
+    """Velocity w x u and bias acceleration a x u + w x (w x u) of the direction u = W[u] on body b."""
+    _cross_row(V, b, W, u, vel)
+    _cross_row(A, b, W, u, acc)
+    W[acc, 0] += V[b, 1] * W[vel, 2] - V[b, 2] * W[vel, 1]
+    W[acc, 1] += V[b, 2] * W[vel, 0] - V[b, 0] * W[vel, 2]
+    W[acc, 2] += V[b, 0] * W[vel, 1] - V[b, 1] * W[vel, 0]
 
 
 @njit(cache=True, inline="always")
-def _rotate(R, v, out):
-    """out = R v for R (3, 3) and v (3,)."""
+def _rotate(W, R, axes, l, j, out):
+    """W[out] = R u for R = W[R:R+3] and u = axes[l, j] (3,)."""
     for k in range(3):
-        out[k] = R[k, 0] * v[0] + R[k, 1] * v[1] + R[k, 2] * v[2]
+        W[out, k] = W[R + k, 0] * axes[l, j, 0] + W[R + k, 1] * axes[l, j, 1] + W[R + k, 2] * axes[l, j, 2]
 
 
 @njit(cache=True, inline="always")
-def _coincide(point, S, V, A, on, a, b, xa, xb, with_bias, r, J, bias, row, va, aa, vb, ab):
-    """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a, x_b moving
-    with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``, the bias.
-    (One loop over the two bodies, one helper per quantity: numba inlines each helper once, and
-    its compilation grows with the copies.)"""
+def _coincide(point, S, V, A, on, a, b, W, xa, xb, with_bias, r, J, bias, row):
+    """The 3 rows of x_b - x_a = 0 for two points (``point``) or two directions x_a = W[xa], x_b =
+    W[xb] moving with bodies a and b (in the world): residual, Jacobian rows and, ``with_bias``,
+    the bias. (One loop over the two bodies, one helper per quantity: numba inlines each helper
+    once, and its compilation grows with the copies.)"""
     for k in range(3):
-        r[row + k] = xb[k] - xa[k]
+        r[row + k] = W[xb, k] - W[xa, k]
     for side in range(2):
         body, x, sign = (b, xb, 1.0) if side == 0 else (a, xa, -1.0)
-        _rows(S, on, body, x, sign, point, J, row)
+        _rows(S, on, body, W, x, sign, point, J, row)
     if with_bias:
         for side in range(2):
-            body, x, vel, acc = (b, xb, vb, ab) if side == 0 else (a, xa, va, aa)
+            body, x, vel, acc = (b, xb, _VB, _AB) if side == 0 else (a, xa, _VA, _AA)
             if point:
-                _point_motion(V, A, body, x, vel, acc)
+                _point_motion(V, A, body, W, x, vel, acc)
             else:
-                _direction_motion(V, A, body, x, vel, acc)
+                _direction_motion(V, A, body, W, x, vel, acc)
         for k in range(3):
-            bias[row + k] = ab[k] - aa[k]
+            bias[row + k] = W[_AB, k] - W[_AA, k]
 
 
 @njit(cache=True, inline="always")
-def _frame(T, F, R, p):
-    """Rotation R (3x3) and origin p of the frame F (4x4, in the body frame) of a body at pose T."""
+def _frame(T, b, F, l, W, R, p):
+    """Rotation W[R:R+3] (3x3) and origin W[p] of the frame F[l] (4x4, in the body frame) of body b
+    at pose T[b]."""
     for r in range(3):
         for c in range(3):
-            R[r, c] = T[r, 0] * F[0, c] + T[r, 1] * F[1, c] + T[r, 2] * F[2, c]
-        p[r] = T[r, 0] * F[0, 3] + T[r, 1] * F[1, 3] + T[r, 2] * F[2, 3] + T[r, 3]
+            W[R + r, c] = T[b, r, 0] * F[l, 0, c] + T[b, r, 1] * F[l, 1, c] + T[b, r, 2] * F[l, 2, c]
+        W[p, r] = T[b, r, 0] * F[l, 0, 3] + T[b, r, 1] * F[l, 1, 3] + T[b, r, 2] * F[l, 2, 3] + T[b, r, 3]
 
 
-@njit(cache=True)
-def _spin_residual(Ra, Rb, u, e, u0, ub, k, e0, eb):
-    """The residual of a spin lock (module docstring): (e_t x e_b) . u_b with u_0 = Ra u, e_0 = Ra
-    e, u_b = Rb u, e_b = Rb e (u, e (3,) fixed in the body; the others work arrays (3,)) and e_t
-    = e_0 + k x e_0 + k x (k x e_0) / (1 + c), k = u_0 x u_b, c = u_0 . u_b."""
-    _rotate(Ra, u, u0)
-    _rotate(Ra, e, e0)
-    _rotate(Rb, u, ub)
-    _rotate(Rb, e, eb)
-    _cross(u0, ub, k)
-    c = u0[0] * ub[0] + u0[1] * ub[1] + u0[2] * ub[2]
-    et = np.empty(3)
-    ke, kke = np.empty(3), np.empty(3)
-    _cross(k, e0, ke)
-    _cross(k, ke, kke)
+@njit(cache=True, inline="always")
+def _spin_residual(W, axes, l):
+    """The residual of a spin lock (module docstring): (e_t x e_b) . u_b with u_0 = R_a u, e_0 = R_a
+    e, u_b = R_b u, e_b = R_b e (u, e = axes[l, 0], axes[l, 1] fixed in the body; R_a, R_b in W)
+    and e_t = e_0 + k x e_0 + k x (k x e_0) / (1 + c), k = u_0 x u_b, c = u_0 . u_b. Leaves u_b
+    in W[_UB]."""
+    u0, ub, k, e0, eb, et, ke, kke = _UA, _UB, _T, _VA, _VB, _WA, _XA, _WB
+    _rotate(W, _RA, axes, l, 0, u0)
+    _rotate(W, _RA, axes, l, 1, e0)
+    _rotate(W, _RB, axes, l, 0, ub)
+    _rotate(W, _RB, axes, l, 1, eb)
+    _cross(W, u0, ub, k)
+    c = W[u0, 0] * W[ub, 0] + W[u0, 1] * W[ub, 1] + W[u0, 2] * W[ub, 2]
+    _cross(W, k, e0, ke)
+    _cross(W, k, ke, kke)
     for i in range(3):
-        et[i] = e0[i] + ke[i] + kke[i] / (1.0 + c)
-    _cross(et, eb, ke)
-    return ke[0] * ub[0] + ke[1] * ub[1] + ke[2] * ub[2]
+        W[et, i] = W[e0, i] + W[ke, i] + W[kke, i] / (1.0 + c)
+    _cross(W, et, eb, ke)
+    return W[ke, 0] * W[ub, 0] + W[ke, 1] * W[ub, 1] + W[ke, 2] * W[ub, 2]
 
 
 @njit(cache=True)
-def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias):
+def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias, r, J, bias, W):
     """Residual r (m,), Jacobian J (m, nq) and, ``with_bias``, the bias Jd qd (m,) of the loop
     joints at a tree state (T, S from :func:`pga_dyn.kinematics.forward`; V, A its twists and
-    accelerations with qdd = 0 and no gravity). Rows per loop: :data:`LOOP_ROWS`. Readable twin:
-    :func:`loop_pga`."""
-    Ra, Rb = np.empty((3, 3)), np.empty((3, 3))
-    pa, pb = np.empty(3), np.empty(3)
-    ua, ub, t = np.empty(3), np.empty(3), np.empty(3)
-    va, aa, vb, ab = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    wa, xa, wb, xb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
-    ca, cb = np.empty(3), np.empty(3)
-    J[:, :] = 0.0
+    accelerations with qdd = 0 and no gravity); W: the work array of :func:`loop_work` (given: a
+    function that allocates or holds row views keeps numba's reference counts of all its
+    arguments). Rows per loop: :data:`LOOP_ROWS`. Readable twin: :func:`loop_pga`."""
+    for i in range(J.shape[0]):
+        for k in range(J.shape[1]):
+            J[i, k] = 0.0
     row = np.int64(0)
     for l in range(kind.shape[0]):
         a, b, c = lpar[l], lchi[l], kind[l]
-        _frame(T[a], Fp[l], Ra, pa)
-        _frame(T[b], Fc[l], Rb, pb)
+        _frame(T, a, Fp, l, W, _RA, _PA)
+        _frame(T, b, Fc, l, W, _RB, _PB)
         if c == CODE_SPIN:  # the spin rate (w_b - w_a) . u_b, u_b = R_b u; r: the spin angle's sine
-            r[row] = _spin_residual(Ra, Rb, axes[l, 0], axes[l, 1], ua, ub, t, va, vb)
+            r[row] = _spin_residual(W, axes, l)
             for k in range(S.shape[0]):
-                rate = S[k, 0] * ub[0] + S[k, 1] * ub[1] + S[k, 2] * ub[2]
+                rate = S[k, 0] * W[_UB, 0] + S[k, 1] * W[_UB, 1] + S[k, 2] * W[_UB, 2]
                 if on[b, k]:
                     J[row, k] += rate
                 if on[a, k]:
                     J[row, k] -= rate
             if with_bias:  # d/dt: (alpha_b - alpha_a) . u_b + (w_b - w_a) . (w_b x u_b)
-                _cross(V[b, :3], ub, t)
+                _cross_row(V, b, W, _UB, _T)
                 bias[row] = (
-                    (A[b, 0] - A[a, 0]) * ub[0]
-                    + (A[b, 1] - A[a, 1]) * ub[1]
-                    + (A[b, 2] - A[a, 2]) * ub[2]
-                    - V[a, 0] * t[0]
-                    - V[a, 1] * t[1]
-                    - V[a, 2] * t[2]
+                    (A[b, 0] - A[a, 0]) * W[_UB, 0]
+                    + (A[b, 1] - A[a, 1]) * W[_UB, 1]
+                    + (A[b, 2] - A[a, 2]) * W[_UB, 2]
+                    - V[a, 0] * W[_T, 0]
+                    - V[a, 1] * W[_T, 1]
+                    - V[a, 2] * W[_T, 2]
                 )
             row += 1
             continue
@@ -229,81 +245,79 @@ def loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, axes, cos0, with_bias,
         for e in range(1 if c == CODE_P else 0, last + 1):
             if e == 0:
                 for k in range(3):
-                    ca[k] = pa[k]
-                    cb[k] = pb[k]
+                    W[_CA, k] = W[_PA, k]
+                    W[_CB, k] = W[_PB, k]
             elif c == CODE_R:
-                _rotate(Ra, axes[l, 0], ca)
-                _rotate(Rb, axes[l, 0], cb)
+                _rotate(W, _RA, axes, l, 0, _CA)
+                _rotate(W, _RB, axes, l, 0, _CB)
             else:
                 for k in range(3):
-                    ca[k] = Ra[k, e - 1]
-                    cb[k] = Rb[k, e - 1]
-            _coincide(e == 0, S, V, A, on, a, b, ca, cb, with_bias, r, J, bias, row, va, aa, vb, ab)
+                    W[_CA, k] = W[_RA + k, e - 1]
+                    W[_CB, k] = W[_RB + k, e - 1]
+            _coincide(e == 0, S, V, A, on, a, b, W, _CA, _CB, with_bias, r, J, bias, row)
             row += 3
         if c == CODE_U:  # the axes keep their angle, (R_a u1) . (R_b u2) = cos0
-            _rotate(Ra, axes[l, 0], ua)
-            _rotate(Rb, axes[l, 1], ub)
-            r[row] = ua[0] * ub[0] + ua[1] * ub[1] + ua[2] * ub[2] - cos0[l]
-            _cross(ua, ub, t)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
+            _rotate(W, _RA, axes, l, 0, _UA)
+            _rotate(W, _RB, axes, l, 1, _UB)
+            r[row] = W[_UA, 0] * W[_UB, 0] + W[_UA, 1] * W[_UB, 1] + W[_UA, 2] * W[_UB, 2] - cos0[l]
+            _cross(W, _UA, _UB, _T)  # d/dq_k (ua . ub) = w_k . (ua x ub) on a's path, w_k . (ub x ua) on b's
             for k in range(S.shape[0]):
-                s = S[k, 0] * t[0] + S[k, 1] * t[1] + S[k, 2] * t[2]
+                s = S[k, 0] * W[_T, 0] + S[k, 1] * W[_T, 1] + S[k, 2] * W[_T, 2]
                 if on[a, k]:
                     J[row, k] += s
                 if on[b, k]:
                     J[row, k] -= s
             if with_bias:
                 for side in range(2):
-                    body, at, vel, acc = (a, ua, va, aa) if side == 0 else (b, ub, vb, ab)
-                    _direction_motion(V, A, body, at, vel, acc)
+                    body, at, vel, acc = (a, _UA, _VA, _AA) if side == 0 else (b, _UB, _VB, _AB)
+                    _direction_motion(V, A, body, W, at, vel, acc)
                 bias[row] = (
-                    aa[0] * ub[0]
-                    + aa[1] * ub[1]
-                    + aa[2] * ub[2]
-                    + 2.0 * (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2])
-                    + ua[0] * ab[0]
-                    + ua[1] * ab[1]
-                    + ua[2] * ab[2]
+                    W[_AA, 0] * W[_UB, 0]
+                    + W[_AA, 1] * W[_UB, 1]
+                    + W[_AA, 2] * W[_UB, 2]
+                    + 2.0 * (W[_VA, 0] * W[_VB, 0] + W[_VA, 1] * W[_VB, 1] + W[_VA, 2] * W[_VB, 2])
+                    + W[_UA, 0] * W[_AB, 0]
+                    + W[_UA, 1] * W[_AB, 1]
+                    + W[_UA, 2] * W[_AB, 2]
                 )
             row += 1
         elif c == CODE_P:  # same orientation (above), offset along the axis
-            _rotate(Ra, axes[l, 0], ua)
+            _rotate(W, _RA, axes, l, 0, _UA)
             for k in range(3):
-                t[k] = pb[k] - pa[k]
-            _cross(t, ua, ub)
+                W[_T, k] = W[_PB, k] - W[_PA, k]
+            _cross(W, _T, _UA, _UB)
             for k in range(3):
-                r[row + k] = ub[k]
-            dd, du, x = np.empty(3), np.empty(3), np.empty(3)
+                r[row + k] = W[_UB, k]
             for k in range(S.shape[0]):  # d(d x u) = dd x u + d x du, du = w_k x u on a's path
-                d = S[k]
                 for s in range(3):
-                    dd[s] = 0.0
-                    du[s] = 0.0
+                    W[_DD, s] = 0.0
+                    W[_DU, s] = 0.0
                 if on[b, k]:
-                    dd[0] += d[3] + d[1] * pb[2] - d[2] * pb[1]
-                    dd[1] += d[4] + d[2] * pb[0] - d[0] * pb[2]
-                    dd[2] += d[5] + d[0] * pb[1] - d[1] * pb[0]
+                    W[_DD, 0] += S[k, 3] + S[k, 1] * W[_PB, 2] - S[k, 2] * W[_PB, 1]
+                    W[_DD, 1] += S[k, 4] + S[k, 2] * W[_PB, 0] - S[k, 0] * W[_PB, 2]
+                    W[_DD, 2] += S[k, 5] + S[k, 0] * W[_PB, 1] - S[k, 1] * W[_PB, 0]
                 if on[a, k]:
-                    dd[0] -= d[3] + d[1] * pa[2] - d[2] * pa[1]
-                    dd[1] -= d[4] + d[2] * pa[0] - d[0] * pa[2]
-                    dd[2] -= d[5] + d[0] * pa[1] - d[1] * pa[0]
-                    _cross(d[:3], ua, du)
-                _cross(dd, ua, x)
-                _cross(t, du, ub)
+                    W[_DD, 0] -= S[k, 3] + S[k, 1] * W[_PA, 2] - S[k, 2] * W[_PA, 1]
+                    W[_DD, 1] -= S[k, 4] + S[k, 2] * W[_PA, 0] - S[k, 0] * W[_PA, 2]
+                    W[_DD, 2] -= S[k, 5] + S[k, 0] * W[_PA, 1] - S[k, 1] * W[_PA, 0]
+                    _cross_row(S, k, W, _UA, _DU)
+                _cross(W, _DD, _UA, _X)
+                _cross(W, _T, _DU, _UB)
                 for s in range(3):
-                    J[row + s, k] = x[s] + ub[s]
+                    J[row + s, k] = W[_X, s] + W[_UB, s]
             if with_bias:  # (d x u)'' = d'' x u + 2 d' x u' + d x u''
                 for side in range(2):
-                    body, at, vel, acc = (b, pb, vb, ab) if side == 0 else (a, pa, va, aa)
-                    _point_motion(V, A, body, at, vel, acc)
+                    body, at, vel, acc = (b, _PB, _VB, _AB) if side == 0 else (a, _PA, _VA, _AA)
+                    _point_motion(V, A, body, W, at, vel, acc)
                 for k in range(3):
-                    vb[k] -= va[k]
-                    ab[k] -= aa[k]
-                _direction_motion(V, A, a, ua, wa, xa)
-                _cross(ab, ua, x)
-                _cross(vb, wa, wb)
-                _cross(t, xa, xb)
+                    W[_VB, k] -= W[_VA, k]
+                    W[_AB, k] -= W[_AA, k]
+                _direction_motion(V, A, a, W, _UA, _WA, _XA)
+                _cross(W, _AB, _UA, _X)
+                _cross(W, _VB, _WA, _WB)
+                _cross(W, _T, _XA, _XB)
                 for k in range(3):
-                    bias[row + k] = x[k] + 2.0 * wb[k] + xb[k]
+                    bias[row + k] = W[_X, k] + 2.0 * W[_WB, k] + W[_XB, k]
             row += 3
     return row
 
@@ -416,7 +430,7 @@ def motion_kernel(parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc
     forward(parent, code, origin, axes, qidx, np.zeros(6), q, qd, np.zeros(nq), T, S, V, A)
     m = residual_rows(kind)
     r, J, bias = np.empty(m), np.empty((m, nq)), np.empty(m)
-    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias, loop_work())
     return r, J, bias
 
 

@@ -39,8 +39,8 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
-from ..kinematics import forward
-from .closure import CLOSURE_TOL, loop_kernel, residual_rows
+from ..kinematics import forward, twists
+from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
 from .newton import newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
@@ -275,7 +275,27 @@ def pack_parts(parts: tuple) -> tuple:
 
 @njit(cache=True)
 def _assemble_state(
-    args, E, e0, na, packed, rcond_ref, z, q_a, tol, max_iter, min_factor, follow, r, J, last, before, known
+    args,
+    E,
+    e0,
+    na,
+    packed,
+    rcond_ref,
+    z,
+    q_a,
+    tol,
+    max_iter,
+    min_factor,
+    follow,
+    r,
+    J,
+    last,
+    before,
+    known,
+    work,
+    buf,
+    tangents,
+    rhos,
 ):
     """Assemble every part of ``packed`` (:func:`pack_parts`) at actuated position q_a (na,) from the
     free coordinates z (nz,), updated in place (its actuated coordinates become q_a): the compiled
@@ -291,7 +311,11 @@ def _assemble_state(
     part, residual, fresh) of the first part that fails (status 1: the path leaves the workspace,
     2: it meets a singularity), (0, -1, 0, fresh) when all assemble; ``fresh``: r (m,) and J hold
     the loops' residual and Jacobian at the new point (one part with every row and column, assembled
-    by that single step)."""
+    by that single step). Work arrays (:func:`_step_work`): ``work`` (T, S, V, A of the forward
+    kinematics, its seed and zero qd), ``buf`` (1-D), and each part's -J_f^+ J_a (nf, n_a) and its
+    reciprocal condition estimate at the end of its last single step, ``tangents`` (flat) and
+    ``rhos`` (parts,): where the record has one part and its last sample took that step, its next
+    step starts from them (next_point's ``known``)."""
     parent, code, origin, axes, qidx, on = args[0], args[1], args[2], args[3], args[4], args[5]
     loops, kind, lpar, lchi, Fp, Fc, laxes, cos0 = packed[:8]
     cols_off, cols, part_na, held_off, held, e_off, e_flat, sph_off, sph = packed[8:17]
@@ -299,30 +323,33 @@ def _assemble_state(
     nq = E.shape[0]
     whole = part_na.shape[0] == 1 and rows_off[1] == r.shape[0] and held_off[1] == 0
     fresh = False
+    at_tangent = 0
     for k in range(part_na.shape[0]):
         a, b, c0, c = loops[k], loops[k + 1], cols_off[k], cols_off[k + 1] - cols_off[k]
-        e0k = np.empty(nq)
+        r0, mp, nf = rows_off[k], rows_off[k + 1] - rows_off[k], c - part_na[k]
+        e0k, at = buf[:nq], nq  # views of buf, not allocations
+        local, at = buf[at : at + c], at + c
+        target, at = buf[at : at + part_na[k]], at + part_na[k]
+        curvature, at = buf[at : at + nf], at + nf
+        predicted, at = buf[at : at + c], at + c
+        Jz, at = buf[at : at + mp * c].reshape((mp, c)), at + mp * c  # J_p E_p at the previous sample
+        P = tangents[at_tangent : at_tangent + nf * part_na[k]].reshape((nf, part_na[k]))
+        at_tangent += nf * part_na[k]
         for i in range(nq):
             s = 0.0
             for h in range(held_off[k], held_off[k + 1]):
                 s += E[i, held[h]] * z[held[h]]
             e0k[i] = e0[i] + s
-        local = np.empty(c)
         for j in range(c):
             local[j] = z[cols[c0 + j]]
-        target = np.empty(part_na[k])
         for j in range(part_na[k]):
             target[j] = q_a[cols[c0 + j]]
         Ek = e_flat[e_off[k] : e_off[k + 1]].reshape((nq, c))
         stepped = False
-        nf = c - part_na[k]
         if follow:
-            curvature, predicted = np.zeros(nf), np.empty(c)
             for j in range(nf):
                 col = cols[c0 + part_na[k] + j]
                 curvature[j] = 2.0 * last[col] - before[col] if known[k] == 2 else last[col] if known[k] == 1 else 0.0
-            r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
-            Jz = np.empty((mp, c))  # J_p E_p at the previous sample
             for i in range(mp):
                 for j in range(c):
                     v = 0.0
@@ -330,6 +357,7 @@ def _assemble_state(
                         v += J[rows[r0 + i], l] * Ek[l, j]
                     Jz[i, j] = v
             rk, Jk = (r, J) if whole else (np.empty(mp), np.empty((mp, nq)))
+            reuse = whole and known[k] > 0  # a variable: a condition inside a call this long is not numba's bytecode
             stepped = next_point(
                 parent,
                 code,
@@ -359,6 +387,11 @@ def _assemble_state(
                 Jk,
                 curvature,
                 predicted,
+                work,
+                buf[at:],
+                P,
+                rhos[k : k + 1],
+                reuse,
             )
             fresh = whole and stepped
             if stepped:
@@ -530,7 +563,8 @@ def _inverses(E, na, packed, J, G, conds):
 def _work(args, nq):
     """The work arrays of :func:`_loops_at` for a robot with kernel arrays ``args`` and nq tree
     coordinates: T (n + 1, 4, 4), S (nq, 6), V, A (n + 1, 6) of :func:`pga_dyn.kinematics.forward`,
-    its zero base acceleration (6,) and zero qdd (nq,)."""
+    its zero base acceleration (6,), zero qdd (nq,) and the work array of
+    :func:`pga_dyn.loops.closure.loop_kernel` (:func:`pga_dyn.loops.closure.loop_work`)."""
     n = args[0].shape[0] - 1
     return (
         np.empty((n + 1, 4, 4)),
@@ -539,7 +573,26 @@ def _work(args, nq):
         np.empty((n + 1, 6)),
         np.zeros(6),
         np.zeros(nq),
+        loop_work(),
     )
+
+
+@njit(cache=True)
+def _step_work(packed, nq):
+    """The work arrays of :func:`_assemble_state` for the parts ``packed`` (:func:`pack_parts`) and nq
+    tree coordinates: a 1-D buffer long enough for any part's arrays and those of
+    :func:`pga_dyn.loops.newton.next_point`, each part's -J_f^+ J_a (nf, n_a) flattened one after
+    the other, and their reciprocal condition estimates (parts,)."""
+    cols_off, part_na, rows_off = packed[8], packed[10], packed[17]
+    size, tangents = 0, 0
+    for k in range(part_na.shape[0]):
+        c, mp, na = cols_off[k + 1] - cols_off[k], rows_off[k + 1] - rows_off[k], part_na[k]
+        nf = c - na
+        own = nq + 3 * c + nf + mp * c  # e0, local, target (na <= c), curvature, predicted, Jz
+        step = (mp + nf) * (nf + 1 + na) + nf * (mp + 2) + mp * c + na + c + nq
+        size = max(size, own + step)
+        tangents += nf * na
+    return np.empty(size), np.empty(tangents), np.empty(part_na.shape[0])
 
 
 @njit(cache=True)
@@ -549,17 +602,20 @@ def _loops_at(args, q, qd, work, r, J, bias):
     the forward kinematics in the work arrays ``work`` (:func:`_work`): no arrays allocated per
     state."""
     parent, code, origin, axes, qidx, on, kind, lpar, lchi, Fp, Fc, laxes, cos0 = args
-    T, S, V, A, seed, zero = work
+    T, S, V, A, seed, zero, scratch = work
     forward(parent, code, origin, axes, qidx, seed, q, qd, zero, T, S, V, A)
-    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias)
+    loop_kernel(T, S, V, A, on, kind, lpar, lchi, Fp, Fc, laxes, cos0, bias.shape[0] > 0, r, J, bias, scratch)
 
 
 @njit(cache=True)
-def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
-    """The velocities of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q (nq,)
+def _motion(args, E, packed, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
+    """The velocities of :meth:`pga_dyn.loops.system.Constraints.project` at an assembled q
     with G (nq, n_a) and the parts' J_f^+ ``pinvs`` there (:func:`_inverses`): qd = G qd_a and
     qdd = G qdd_a - sum_p E_f J_f^+ (Jd qd)_p (nq,) for the actuated qd_a, qdd_a (n_a,); the bias
-    by :func:`_loops_at` with ``work`` and r (m,), J (m, nq), bias (m,) (overwritten)."""
+    by :func:`pga_dyn.loops.closure.loop_kernel` on the poses and Jacobian lines that ``work``
+    holds (T, S: the loops' last evaluation, at q) with the twists of qd
+    (:func:`pga_dyn.kinematics.twists`: no poses computed again), into r (m,), J (m, nq), bias (m,)
+    (overwritten)."""
     cols_off, cols, part_na = packed[8], packed[9], packed[10]
     rows_off, rows = packed[17], packed[18]
     nq, na = G.shape
@@ -569,7 +625,9 @@ def _motion(args, E, packed, q, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias
             s += G[i, j] * qd_a[j]
             s2 += G[i, j] * qdd_a[j]
         qd[i], qdd[i] = s, s2
-    _loops_at(args, q, qd, work, r, J, bias)
+    T, S, V, A, seed, zero, scratch = work
+    twists(args[0], args[1], args[4], seed, qd, zero, S, V, A)
+    loop_kernel(T, S, V, A, *args[5:], bias.shape[0] > 0, r, J, bias, scratch)
     at = 0
     for k in range(part_na.shape[0]):
         r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
@@ -634,6 +692,7 @@ def record_kernel(
     work, none = _work(args, nq), np.empty(0)
     rb, Jb, bias = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq)), np.empty(loop_rows[-1])  # for the bias
     last, before, known = np.zeros(nz), np.zeros(nz), np.zeros(conds.shape[0], dtype=np.int64)  # the corrections
+    buf, tangents, rhos = _step_work(packed, nq)
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
@@ -655,6 +714,10 @@ def record_kernel(
             last,
             before,
             known,
+            work,
+            buf,
+            tangents,
+            rhos,
         )
         if status:
             return s, status, k, norm
@@ -673,7 +736,7 @@ def record_kernel(
             if np.sqrt(v) > CLOSURE_TOL:
                 return s, 3, l, np.sqrt(v)
         pinvs = _inverses(E, na, packed, J, G[s], conds)
-        _motion(args, E, packed, q, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s], work, rb, Jb, bias)
+        _motion(args, E, packed, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s], work, rb, Jb, bias)
         cond[s] = conds.max()
         if cond[s] == np.inf:
             return s, 4, -1, cond[s]
@@ -700,6 +763,4 @@ def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
         pinvs = _inverses(E, na, packed, J, G[s], conds)
         cond[s] = conds.max()
         for k in range(qd_a.shape[0]):
-            _motion(
-                args, E, packed, Q[s], G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias
-            )
+            _motion(args, E, packed, G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias)
