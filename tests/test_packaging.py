@@ -147,7 +147,7 @@ def test_build_ships_compiled_kernels_that_leave_nothing_to_compile(tmp_path):
         ("pga_dyn", "kinematics.forward"),
         ("drng", "principles.drng_kernel"),
         ("pga_dyn/loops", "newton.newton_kernel"),
-        ("pga_dyn/loops", "closure.motion_kernel"),
+        ("pga_dyn/loops", "parts.record_kernel"),
     ):
         assert any(
             name.startswith(kernel + "-") and name.endswith(".nbi")

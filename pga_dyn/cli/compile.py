@@ -50,8 +50,8 @@ def compile_kernels() -> list:
     directly: a process's first calls run them as Python, :mod:`pga_dyn.interpreted`), the
     tree kinematics and the sampled regressor, the certificate and the numerical baseline's pivoted
     QR (puma560), the loop
-    closure (2rru_1rrs: assembly, loop Jacobians and their motion, a record assembled along itself
-    and projected), a single-state regressor.
+    closure (2rru_1rrs: assembly, a record assembled along itself and projected, with the loop
+    Jacobians and their motion into work arrays), a single-state regressor.
     Each kernel has one signature (docs/performance.md), so what is compiled here is what every
     later call loads. The cache is numba's: ``__pycache__`` beside the sources when it is
     writable, else ``NUMBA_CACHE_DIR`` or the user's cache folder. ``pip install .`` runs this

@@ -43,7 +43,8 @@ from .spins import SPIN_RTOL, free_directions
 #: :func:`pga_dyn.loops.closure.motion_kernel` for the calls from Python: its source run by Python on
 #: the compiled kernels it calls (kinematics.forward, closure.loop_kernel), which the assembly
 #: compiles anyway; the same results, and a first call from an empty numba cache does not compile
-#: motion_kernel itself (0.8 s; docs/performance.md). The compiled batches call motion_kernel.
+#: motion_kernel itself (0.8 s; docs/performance.md). The compiled batches evaluate the loops
+#: into work arrays instead (pga_dyn.loops.parts: record_kernel, project_kernel).
 _motion = motion_kernel.py_func
 
 
