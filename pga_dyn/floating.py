@@ -179,13 +179,16 @@ def trunk_state(q: npt.ArrayLike, qd: npt.ArrayLike, reference: npt.ArrayLike | 
 # -- the base in other tools' conventions (docs/conventions.md, "Floating base") -----------------
 
 
-def _states(*arrays) -> tuple:
-    """(single, arrays as 2-D float arrays): single when the first array is 1-D (one state)."""
+def batch(*arrays: npt.ArrayLike | None) -> tuple:
+    """(single, arrays as 2-D float arrays (ns, ...), None kept): single when the first array is
+    1-D (one state). The conversions of this module and of ``robots`` (Pinocchio's and MuJoCo's
+    states and forces) take one state or a batch with it; :func:`unbatched` gives back the shape."""
     single = np.ndim(arrays[0]) == 1
     return single, tuple(None if a is None else np.atleast_2d(np.asarray(a, dtype=float)) for a in arrays)
 
 
-def _out(single: bool, *arrays) -> tuple:
+def unbatched(single: bool, *arrays: np.ndarray | None) -> tuple:
+    """The arrays (ns, ...) of :func:`batch`'s conversion, each its first row when ``single``."""
     return tuple(a[0] if single and a is not None else a for a in arrays)
 
 
@@ -198,13 +201,13 @@ def trunk_motion(
     of its origin, angular acceleration alpha), each (ns, 3) (or one state's shapes); the last two
     None without ``qdd``. With alpha = qdd[:3], v_p = v_o + omega x p and a_p = d v_o/dt + alpha x p
     + omega x v_p (the inverse of :func:`spatial_twist` and :func:`spatial_acceleration`)."""
-    single, (q, qd, qdd) = _states(q, qd, qdd)
+    single, (q, qd, qdd) = batch(q, qd, qdd)
     p, quat, v, w = trunk_state(q, qd, reference)
     a = alpha = None
     if qdd is not None:
         alpha = qdd[:, :3]
         a = qdd[:, 3:] + np.cross(alpha, p) + np.cross(w, v)
-    return _out(single, p, quat, rotation_matrices(quat), v, w, a, alpha)
+    return unbatched(single, p, quat, rotation_matrices(quat), v, w, a, alpha)
 
 
 def local_coordinates(
@@ -215,14 +218,14 @@ def local_coordinates(
     z w) of the trunk in the world, v (ns, 6) = (R^T v_p; R^T omega) the trunk's twist in its own
     frame, a (ns, 6) = dv/dt = (R^T a_p - (R^T omega) x (R^T v_p); R^T alpha), None without ``qdd``).
     The pose is the trunk's in the world: for a free-flyer placed at T0, Pinocchio's q is T0^-1 T."""
-    single, (q, qd, qdd) = _states(q, qd, qdd)
+    single, (q, qd, qdd) = batch(q, qd, qdd)
     p, quat, R, v, w, a, alpha = trunk_motion(q, qd, qdd, reference)
     Rt = np.swapaxes(R, -1, -2)
     vl, wl = np.einsum("nij,nj->ni", Rt, v), np.einsum("nij,nj->ni", Rt, w)
     acc = None
     if qdd is not None:
         acc = np.concatenate([np.einsum("nij,nj->ni", Rt, a) - np.cross(wl, vl), np.einsum("nij,nj->ni", Rt, alpha)], 1)
-    return _out(single, np.concatenate([p, quat], 1), np.concatenate([vl, wl], 1), acc)
+    return unbatched(single, np.concatenate([p, quat], 1), np.concatenate([vl, wl], 1), acc)
 
 
 def from_local_coordinates(
@@ -231,7 +234,7 @@ def from_local_coordinates(
     """The inverse of :func:`local_coordinates`: the floating joint's (q, qd, qdd) ((ns, 6) each, or
     (6,); qdd None without ``a``) from Pinocchio's free-flyer pose ``x`` (ns, 7) (p, x y z w), twist
     ``v`` (ns, 6) (linear; angular, trunk frame) and its derivative ``a`` (ns, 6)."""
-    single, (x, v, a) = _states(x, v, a)
+    single, (x, v, a) = batch(x, v, a)
     quat = unit_quaternions(x[:, 3:7], "free-flyer quaternion")
     p, R = x[:, :3], rotation_matrices(quat)
     vp, w = np.einsum("nij,nj->ni", R, v[:, :3]), np.einsum("nij,nj->ni", R, v[:, 3:])
@@ -240,7 +243,7 @@ def from_local_coordinates(
         alpha = np.einsum("nij,nj->ni", R, a[:, 3:])
         ap = np.einsum("nij,nj->ni", R, a[:, :3] + np.cross(v[:, 3:], v[:, :3]))
         qdd = spatial_acceleration(p, vp, w, ap, alpha)
-    return _out(single, base_coordinates(p, quat, reference), spatial_twist(p, vp, w), qdd)
+    return unbatched(single, base_coordinates(p, quat, reference), spatial_twist(p, vp, w), qdd)
 
 
 def free_joint_coordinates(
@@ -249,12 +252,12 @@ def free_joint_coordinates(
     """MuJoCo's free-joint coordinates of the floating joint's ``q``, ``qd``, ``qdd`` ((ns, 6) or
     (6,)): (qpos (ns, 7) = (p, quaternion w x y z), qvel (ns, 6) = (v_p; R^T omega) (world linear,
     body angular), qacc (ns, 6) = d qvel/dt = (a_p; R^T alpha), None without ``qdd``)."""
-    single, (q, qd, qdd) = _states(q, qd, qdd)
+    single, (q, qd, qdd) = batch(q, qd, qdd)
     p, quat, R, v, w, a, alpha = trunk_motion(q, qd, qdd, reference)
     Rt = np.swapaxes(R, -1, -2)
     qacc = None if qdd is None else np.concatenate([a, np.einsum("nij,nj->ni", Rt, alpha)], 1)
     qvel = np.concatenate([v, np.einsum("nij,nj->ni", Rt, w)], 1)
-    return _out(single, np.concatenate([p, quat[:, [3, 0, 1, 2]]], 1), qvel, qacc)
+    return unbatched(single, np.concatenate([p, quat[:, [3, 0, 1, 2]]], 1), qvel, qacc)
 
 
 def from_free_joint_coordinates(
@@ -263,14 +266,14 @@ def from_free_joint_coordinates(
     """The inverse of :func:`free_joint_coordinates`: the floating joint's (q, qd, qdd) ((ns, 6) each,
     or (6,); qdd None without ``qacc``) from MuJoCo's free joint ``qpos`` (ns, 7) (p, w x y z),
     ``qvel`` (ns, 6) and ``qacc`` (ns, 6)."""
-    single, (qpos, qvel, qacc) = _states(qpos, qvel, qacc)
+    single, (qpos, qvel, qacc) = batch(qpos, qvel, qacc)
     quat = unit_quaternions(qpos[:, [4, 5, 6, 3]], "free joint quaternion")
     p, R = qpos[:, :3], rotation_matrices(quat)
     w = np.einsum("nij,nj->ni", R, qvel[:, 3:])
     qdd = None
     if qacc is not None:
         qdd = spatial_acceleration(p, qvel[:, :3], w, qacc[:, :3], np.einsum("nij,nj->ni", R, qacc[:, 3:]))
-    return _out(single, base_coordinates(p, quat, reference), spatial_twist(p, qvel[:, :3], w), qdd)
+    return unbatched(single, base_coordinates(p, quat, reference), spatial_twist(p, qvel[:, :3], w), qdd)
 
 
 def _frame(q, reference):
@@ -284,36 +287,36 @@ def local_wrench(q: npt.ArrayLike, tau: npt.ArrayLike, reference: npt.ArrayLike 
     frame about its origin (f_l; n_l) = (R^T f; R^T (n_o - p x f)), from the floating joint's
     generalized force ``tau`` = (n_o; f) (world moment about the world origin, world force; (ns, 6)
     or (6,)) at the coordinates ``q`` (same shape)."""
-    single, (q, tau) = _states(q, tau)
+    single, (q, tau) = batch(q, tau)
     p, R = _frame(q, reference)
     Rt = np.swapaxes(R, -1, -2)
     f, n = tau[:, 3:], tau[:, :3] - np.cross(p, tau[:, 3:])
-    return _out(single, np.concatenate([np.einsum("nij,nj->ni", Rt, f), np.einsum("nij,nj->ni", Rt, n)], 1))[0]
+    return unbatched(single, np.concatenate([np.einsum("nij,nj->ni", Rt, f), np.einsum("nij,nj->ni", Rt, n)], 1))[0]
 
 
 def from_local_wrench(q: npt.ArrayLike, wrench: npt.ArrayLike, reference: npt.ArrayLike | None = None) -> np.ndarray:
     """The inverse of :func:`local_wrench`: the floating joint's generalized force (n_o; f) (ns, 6)
     or (6,) from Pinocchio's free-flyer force ``wrench`` (f_l; n_l) at the coordinates ``q``."""
-    single, (q, wrench) = _states(q, wrench)
+    single, (q, wrench) = batch(q, wrench)
     p, R = _frame(q, reference)
     f, n = np.einsum("nij,nj->ni", R, wrench[:, :3]), np.einsum("nij,nj->ni", R, wrench[:, 3:])
-    return _out(single, np.concatenate([n + np.cross(p, f), f], 1))[0]
+    return unbatched(single, np.concatenate([n + np.cross(p, f), f], 1))[0]
 
 
 def free_joint_wrench(q: npt.ArrayLike, tau: npt.ArrayLike, reference: npt.ArrayLike | None = None) -> np.ndarray:
     """MuJoCo's free-joint generalized force (ns, 6) or (6,) (``qfrc_inverse``, ``qfrc_applied``):
     (f; R^T (n_o - p x f)), the world force and the moment about the trunk's origin in the trunk
     frame, from the floating joint's generalized force ``tau`` = (n_o; f) at the coordinates ``q``."""
-    single, (q, tau) = _states(q, tau)
+    single, (q, tau) = batch(q, tau)
     p, R = _frame(q, reference)
     n = np.einsum("nji,nj->ni", R, tau[:, :3] - np.cross(p, tau[:, 3:]))
-    return _out(single, np.concatenate([tau[:, 3:], n], 1))[0]
+    return unbatched(single, np.concatenate([tau[:, 3:], n], 1))[0]
 
 
 def from_free_joint_wrench(q: npt.ArrayLike, qfrc: npt.ArrayLike, reference: npt.ArrayLike | None = None) -> np.ndarray:
     """The inverse of :func:`free_joint_wrench`: (n_o; f) (ns, 6) or (6,) from MuJoCo's free-joint
     force ``qfrc`` (f; n_b) at the coordinates ``q``."""
-    single, (q, qfrc) = _states(q, qfrc)
+    single, (q, qfrc) = batch(q, qfrc)
     p, R = _frame(q, reference)
     f = qfrc[:, :3]
-    return _out(single, np.concatenate([np.einsum("nij,nj->ni", R, qfrc[:, 3:]) + np.cross(p, f), f], 1))[0]
+    return unbatched(single, np.concatenate([np.einsum("nij,nj->ni", R, qfrc[:, 3:]) + np.cross(p, f), f], 1))[0]

@@ -460,10 +460,6 @@ def _joint_ids(pin, robot: Robot, model) -> list:
     return pairs
 
 
-def _rows(x):
-    return None if x is None else np.atleast_2d(np.asarray(x, dtype=float))
-
-
 def _placed(placement: np.ndarray, x: np.ndarray, inverse: bool) -> np.ndarray:
     """Poses (ns, 7) (p, x y z w) composed with ``placement`` (4, 4): P^-1 X (``inverse``) or P X."""
     from pga_dyn.floating import quaternion_conjugate, quaternion_product
@@ -510,11 +506,10 @@ def pinocchio_state(
         F: :func:`pga_dyn.floating.local_coordinates` (q the pose relative to the joint's placement).
     """
     pin = _pinocchio("robots.pinocchio_state")
-    from pga_dyn.floating import local_coordinates, rotation_vector_quaternions
+    from pga_dyn.floating import batch, local_coordinates, rotation_vector_quaternions, unbatched
 
     robot = check_robot(robot)
-    single = np.ndim(q) == 1
-    q, qd, qdd = (_rows(x) for x in (q, qd, qdd))
+    single, (q, qd, qdd) = batch(q, qd, qdd)
     ns = len(q)
     qp = np.tile(pin.neutral(model), (ns, 1))
     vp = None if qd is None else np.zeros((ns, model.nv))
@@ -544,7 +539,7 @@ def pinocchio_state(
         for out, src in ((vp, qd), (ap, qdd)):
             if out is not None:
                 out[:, iv] = src[:, sl]
-    return tuple(x[0] if single and x is not None else x for x in (qp, vp, ap))
+    return unbatched(single, qp, vp, ap)
 
 
 def from_pinocchio_state(
@@ -559,11 +554,10 @@ def from_pinocchio_state(
     (or (ns, ...)). Rotations come back as principal rotation vectors and exponential coordinates
     (|omega| <= pi)."""
     pin = _pinocchio("robots.from_pinocchio_state")
-    from pga_dyn.floating import from_local_coordinates, quaternion_rotation_vectors
+    from pga_dyn.floating import batch, from_local_coordinates, quaternion_rotation_vectors, unbatched
 
     robot = check_robot(robot)
-    single = np.ndim(q) == 1
-    qp, vp, ap = (_rows(x) for x in (q, v, a))
+    single, (qp, vp, ap) = batch(q, v, a)
     ns = len(qp)
     q = np.zeros((ns, robot.nq))
     qd = None if vp is None else np.zeros((ns, robot.nq))
@@ -592,7 +586,7 @@ def from_pinocchio_state(
         for out, src in ((qd, vp), (qdd, ap)):
             if out is not None:
                 out[:, sl] = src[:, iv]
-    return tuple(x[0] if single and x is not None else x for x in (q, qd, qdd))
+    return unbatched(single, q, qd, qdd)
 
 
 def pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
@@ -601,17 +595,16 @@ def pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike, tau
     floating joint's world wrench about the origin (n_o; f), which becomes the trunk's local wrench
     (R^T f; R^T (n_o - p x f)) (:func:`pga_dyn.floating.local_wrench`)."""
     pin = _pinocchio("robots.pinocchio_forces")
-    from pga_dyn.floating import local_wrench
+    from pga_dyn.floating import batch, local_wrench, unbatched
 
     robot = check_robot(robot)
-    single = np.ndim(tau) == 1
-    q, tau = _rows(q), _rows(tau)
+    single, (tau, q) = batch(tau, q)
     out = np.zeros((len(tau), model.nv))
     for i, jid in _joint_ids(pin, robot, model):
         joint, sl = model.joints[jid], robot.coordinates(i)
         iv = slice(joint.idx_v, joint.idx_v + joint.nv)
         out[:, iv] = local_wrench(q[:, sl], tau[:, sl], robot.origin[i]) if robot.joint_type[i] == "F" else tau[:, sl]
-    return out[0] if single else out
+    return unbatched(single, out)[0]
 
 
 def from_pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
@@ -619,11 +612,10 @@ def from_pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike
     robot.nq)) of Pinocchio's ``tau`` (model.nv,) (e.g. ``pinocchio.rnea``) at pga-dyn's
     coordinates ``q`` (:func:`pga_dyn.floating.from_local_wrench` for the floating joint)."""
     pin = _pinocchio("robots.from_pinocchio_forces")
-    from pga_dyn.floating import from_local_wrench
+    from pga_dyn.floating import batch, from_local_wrench, unbatched
 
     robot = check_robot(robot)
-    single = np.ndim(tau) == 1
-    q, tau = _rows(q), _rows(tau)
+    single, (tau, q) = batch(tau, q)
     out = np.zeros((len(tau), robot.nq))
     for i, jid in _joint_ids(pin, robot, model):
         joint, sl = model.joints[jid], robot.coordinates(i)
@@ -631,4 +623,4 @@ def from_pinocchio_forces(robot: Robot, model: pinocchio.Model, q: npt.ArrayLike
         out[:, sl] = (
             from_local_wrench(q[:, sl], tau[:, iv], robot.origin[i]) if robot.joint_type[i] == "F" else tau[:, iv]
         )
-    return out[0] if single else out
+    return unbatched(single, out)[0]

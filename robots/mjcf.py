@@ -826,10 +826,6 @@ def _mujoco_joints(robot: Robot, model) -> list:
     return pairs
 
 
-def _rows(x):
-    return None if x is None else np.atleast_2d(np.asarray(x, dtype=float))
-
-
 def _slices(model, j: int, width: int) -> tuple:
     """(qpos slice, dof slice) of MuJoCo joint ``j`` with ``width`` qpos entries."""
     qa, da = int(model.jnt_qposadr[j]), int(model.jnt_dofadr[j])
@@ -866,10 +862,9 @@ def mujoco_state(
         (qpos the world pose (p, w x y z), qvel = (v_p world; omega in the body frame)). Joints of
         ``model`` that are not the robot's stay at qpos0 and rest.
     """
-    from pga_dyn.floating import free_joint_coordinates, rotation_vector_quaternions
+    from pga_dyn.floating import batch, free_joint_coordinates, rotation_vector_quaternions, unbatched
 
-    single = np.ndim(q) == 1
-    q, qd, qdd = (_rows(x) for x in (q, qd, qdd))
+    single, (q, qd, qdd) = batch(q, qd, qdd)
     ns = len(q)
     qpos = np.tile(model.qpos0, (ns, 1))
     qvel = None if qd is None else np.zeros((ns, model.nv))
@@ -894,7 +889,7 @@ def mujoco_state(
         for out, src in ((qvel, qd), (qacc, qdd)):
             if out is not None:
                 out[:, iv] = src[:, sl]
-    return tuple(x[0] if single and x is not None else x for x in (qpos, qvel, qacc))
+    return unbatched(single, qpos, qvel, qacc)
 
 
 def from_mujoco_state(
@@ -908,10 +903,9 @@ def from_mujoco_state(
     qd, qdd None when ``qvel``, ``qacc`` are) of MuJoCo's ``qpos`` (model.nq,), ``qvel``, ``qacc``
     (model.nv,) (or (ns, ...)), e.g. ``data.qpos`` of a simulation. Rotations come back as
     principal rotation vectors and exponential coordinates (|omega| <= pi)."""
-    from pga_dyn.floating import from_free_joint_coordinates, quaternion_rotation_vectors
+    from pga_dyn.floating import batch, from_free_joint_coordinates, quaternion_rotation_vectors, unbatched
 
-    single = np.ndim(qpos) == 1
-    qpos, qvel, qacc = (_rows(x) for x in (qpos, qvel, qacc))
+    single, (qpos, qvel, qacc) = batch(qpos, qvel, qacc)
     ns = len(qpos)
     q = np.zeros((ns, robot.nq))
     qd = None if qvel is None else np.zeros((ns, robot.nq))
@@ -940,7 +934,7 @@ def from_mujoco_state(
         for out, src in ((qd, qvel), (qdd, qacc)):
             if out is not None:
                 out[:, sl] = src[:, iv]
-    return tuple(x[0] if single and x is not None else x for x in (q, qd, qdd))
+    return unbatched(single, q, qd, qdd)
 
 
 def mujoco_forces(robot: Robot, model: mujoco.MjModel, q: npt.ArrayLike, tau: npt.ArrayLike) -> np.ndarray:
@@ -949,29 +943,27 @@ def mujoco_forces(robot: Robot, model: mujoco.MjModel, q: npt.ArrayLike, tau: np
     coordinates ``q``: the same numbers, but for the floating joint's world wrench about the
     origin (n_o; f), which becomes the free joint's (f; R^T (n_o - p x f)): the world force and the
     moment about the trunk's origin in the trunk frame (:func:`pga_dyn.floating.free_joint_wrench`)."""
-    from pga_dyn.floating import free_joint_wrench
+    from pga_dyn.floating import batch, free_joint_wrench, unbatched
 
-    single = np.ndim(tau) == 1
-    q, tau = _rows(q), _rows(tau)
+    single, (tau, q) = batch(tau, q)
     out = np.zeros((len(tau), model.nv))
     for i, j in _mujoco_joints(robot, model):
         sl, kind = robot.coordinates(i), robot.joint_type[i]
         iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))[1]
         out[:, iv] = free_joint_wrench(q[:, sl], tau[:, sl], robot.origin[i]) if kind == "F" else tau[:, sl]
-    return out[0] if single else out
+    return unbatched(single, out)[0]
 
 
 def from_mujoco_forces(robot: Robot, model: mujoco.MjModel, q: npt.ArrayLike, qfrc: npt.ArrayLike) -> np.ndarray:
     """The inverse of :func:`mujoco_forces`: pga-dyn's generalized forces (robot.nq,) (or (ns,
     robot.nq)) of MuJoCo's ``qfrc`` (model.nv,) (e.g. ``data.qfrc_inverse`` after ``mj_inverse``)
     at pga-dyn's coordinates ``q`` (:func:`pga_dyn.floating.from_free_joint_wrench`)."""
-    from pga_dyn.floating import from_free_joint_wrench
+    from pga_dyn.floating import batch, from_free_joint_wrench, unbatched
 
-    single = np.ndim(qfrc) == 1
-    q, qfrc = _rows(q), _rows(qfrc)
+    single, (qfrc, q) = batch(qfrc, q)
     out = np.zeros((len(qfrc), robot.nq))
     for i, j in _mujoco_joints(robot, model):
         sl, kind = robot.coordinates(i), robot.joint_type[i]
         iv = _slices(model, j, {"F": 7, "S": 4}.get(kind, 1))[1]
         out[:, sl] = from_free_joint_wrench(q[:, sl], qfrc[:, iv], robot.origin[i]) if kind == "F" else qfrc[:, iv]
-    return out[0] if single else out
+    return unbatched(single, out)[0]
