@@ -604,3 +604,50 @@ def test_so3_log_is_the_motor_logarithm(axis, angle):
     expected = pga.line_coords(pga.motor_log(M))[:3]
     if angle < np.pi - 1e-6:  # at pi, r and -r are the same rotation
         np.testing.assert_allclose(r, expected, atol=1e-9)
+
+
+def test_borrowed_arrays_are_the_arrays_without_their_counts():
+    """pga_dyn.borrowed.borrowed: an array, and every array of a (nested) tuple, with its meminfo
+    null (read off the compiled value: numba's reference counts of it are no-ops) and the same
+    data, shape and strides (a callee writes through its views and reads it, as with the array
+    itself); other values pass as they are; in Python, the argument itself."""
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    from pga_dyn.borrowed import borrowed
+
+    @intrinsic
+    def counted(typingctx, a):
+        def codegen(context, builder, signature, args):
+            field = context.data_model_manager[signature.args[0]].get_field_position("meminfo")
+            meminfo = builder.extract_value(args[0], field)
+            return builder.icmp_unsigned("!=", meminfo, cgutils.get_null_value(meminfo.type))
+
+        return types.boolean(a), codegen
+
+    @njit
+    def fill(a, pair, scale):
+        rows, index = pair
+        for i in range(a.shape[0]):
+            row = a[i]  # a view of a borrowed array
+            for j in range(row.shape[0]):
+                row[j] = scale * rows[index[j], i] + i
+        return a.sum() + rows.T[1, 0]
+
+    @njit
+    def both(a, b, rows, index):
+        plain = fill(a, (rows, index), 2.0)
+        lent = borrowed((b, (rows, index), 2.0))
+        return plain, fill(*lent), counted(a), counted(lent[0]), counted(lent[1][0]), counted(lent[1][1][1:])
+
+    rows = np.arange(12.0).reshape(4, 3)
+    rows.flags.writeable = False
+    index = np.array([3, 0, 2, 1, 1])
+    a, b = np.zeros((3, 5)), np.ones((3, 5))
+    plain, lent, *counts = both(a, b, rows, index)
+    assert counts == [True, False, False, False]
+    assert lent == plain and np.array_equal(a, b)
+    np.testing.assert_array_equal(a, 2.0 * rows[index].T + np.arange(3)[:, None])
+    x = (a, (rows, 1))
+    assert borrowed(x) is x

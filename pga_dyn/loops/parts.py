@@ -39,6 +39,7 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
+from ..borrowed import borrowed
 from ..kinematics import forward, twists
 from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
 from .newton import newton_kernel, next_point
@@ -643,7 +644,7 @@ def _motion(args, E, packed, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
 
 
 @njit(cache=True)
-def record_kernel(
+def _record(
     args,
     E,
     e0,
@@ -667,32 +668,14 @@ def record_kernel(
     QDD,
     G,
     cond,
+    scratch,
+    owner,
 ):
-    """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
-    the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
-    (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
-    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
-    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`,
-    with the second-order term of the last corrections),
-    q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
-    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
-    Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
-    parts, filled up to the sample returned. The compiled twin of
-    :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
-
-    Returns (sample, status, which, value): (ns, 0, -1, 0) when every sample assembles below
-    ``limit``; else the first sample refused, status 1 or 2 with the part and its residual
-    (:func:`_assemble_state`), 3 with the open loop joint and its residual norm, 4 (J_p
-    singular) or 5 (cond(J_p) >= ``limit``, in cond[sample])."""
+    """:func:`record_kernel`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`): its
+    arguments, and ``scratch``, the work arrays it allocates, which ``owner`` (the same, not
+    borrowed) holds until this returns."""
     ns, nq, nz = q_a.shape[0], E.shape[0], E.shape[1]
-    z = np.empty(nz)
-    zero = np.zeros(nq)
-    conds = np.empty(packed[10].shape[0])
-    r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
-    work, none = _work(args, nq), np.empty(0)
-    rb, Jb, bias = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq)), np.empty(loop_rows[-1])  # for the bias
-    last, before, known = np.zeros(nz), np.zeros(nz), np.zeros(conds.shape[0], dtype=np.int64)  # the corrections
-    buf, tangents, rhos = _step_work(packed, nq)
+    z, zero, conds, r, J, work, none, rb, Jb, bias, last, before, known, buf, tangents, rhos = scratch
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
@@ -746,6 +729,90 @@ def record_kernel(
 
 
 @njit(cache=True)
+def record_kernel(
+    args,
+    E,
+    e0,
+    z_index,
+    na,
+    loop_rows,
+    n_loops,
+    packed,
+    rcond_ref,
+    z_ref,
+    first,
+    q_a,
+    qd_a,
+    qdd_a,
+    tol,
+    max_iter,
+    min_factor,
+    limit,
+    Q,
+    QD,
+    QDD,
+    G,
+    cond,
+):
+    """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
+    the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
+    (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
+    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
+    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`,
+    with the second-order term of the last corrections),
+    q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
+    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
+    Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
+    parts, filled up to the sample returned. The compiled twin of
+    :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
+
+    Returns (sample, status, which, value): (ns, 0, -1, 0) when every sample assembles below
+    ``limit``; else the first sample refused, status 1 or 2 with the part and its residual
+    (:func:`_assemble_state`), 3 with the open loop joint and its residual norm, 4 (J_p
+    singular) or 5 (cond(J_p) >= ``limit``, in cond[sample])."""
+    nq, nz, m = E.shape[0], E.shape[1], loop_rows[-1]
+    parts = packed[10].shape[0]
+    buf, tangents, rhos = _step_work(packed, nq)
+    scratch = (
+        np.empty(nz),  # z
+        np.zeros(nq),  # zero qd
+        np.empty(parts),  # conds
+        np.empty(m),  # r, J: the loops' at the last sample
+        np.empty((m, nq)),
+        _work(args, nq),
+        np.empty(0),  # none: no bias
+        np.empty(m),  # rb, Jb, bias: for the bias
+        np.empty((m, nq)),
+        np.empty(m),
+        np.zeros(nz),  # last, before, known: the corrections
+        np.zeros(nz),
+        np.zeros(parts, dtype=np.int64),
+        buf,
+        tangents,
+        rhos,
+    )
+    # every array lent without reference counts (about 800 a sample otherwise,
+    # pga_dyn.borrowed): the caller holds the arguments, and passing the work arrays as they are
+    # too holds them
+    lent = (args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a)
+    return _record(*borrowed((*lent, tol, max_iter, min_factor, limit, Q, QD, QDD, G, cond, scratch)), scratch)
+
+
+@njit(cache=True)
+def _project(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond, scratch, owner):
+    """:func:`project_kernel`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`): its
+    arguments, and ``scratch``, the work arrays it allocates, which ``owner`` (the same, not
+    borrowed) holds until this returns."""
+    conds, work, none, r, J, rb, Jb, bias = scratch
+    for s in range(Q.shape[0]):
+        _loops_at(args, Q[s], work[5], work, r, J, none)
+        pinvs = _inverses(E, na, packed, J, G[s], conds)
+        cond[s] = conds.max()
+        for k in range(qd_a.shape[0]):
+            _motion(args, E, packed, G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias)
+
+
+@njit(cache=True)
 def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
     """The projection at each tree configuration Q (ns, nq), not assembled (:func:`_inverses`: G
     (ns, nq, n_a) and cond (ns,) = cond(J_p), inf where a part is singular), and for each of k
@@ -755,12 +822,15 @@ def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
     and set."""
     nq = Q.shape[1]
     m = residual_rows(args[6])
-    conds = np.empty(packed[10].shape[0])
-    work, none = _work(args, nq), np.empty(0)
-    r, J, rb, Jb, bias = np.empty(m), np.empty((m, nq)), np.empty(m), np.empty((m, nq)), np.empty(m)
-    for s in range(Q.shape[0]):
-        _loops_at(args, Q[s], work[5], work, r, J, none)
-        pinvs = _inverses(E, na, packed, J, G[s], conds)
-        cond[s] = conds.max()
-        for k in range(qd_a.shape[0]):
-            _motion(args, E, packed, G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias)
+    scratch = (
+        np.empty(packed[10].shape[0]),  # conds
+        _work(args, nq),
+        np.empty(0),  # none: no bias
+        np.empty(m),  # r, J: the loops' at Q[s]
+        np.empty((m, nq)),
+        np.empty(m),  # rb, Jb, bias: for the bias
+        np.empty((m, nq)),
+        np.empty(m),
+    )
+    # as in record_kernel: every array lent without reference counts
+    return _project(*borrowed((args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond, scratch)), scratch)
