@@ -507,6 +507,33 @@ def test_regressor_is_its_pga_twin(seed, types, floating):
     np.testing.assert_allclose(tp.regressor(robot, q, qd, qdd), tp.bar(twin).reshape(robot.nq, -1), atol=1e-7)
 
 
+@pytest.mark.parametrize("seed,types,floating", [case for case in CASES if case[2] != "offset"])
+def test_projected_regressor_is_g_transpose_times_the_tree_regressor(seed, types, floating):
+    """projected_batch (Y_a = G^T Y_tree without Y_tree, eq. 52) against G^T times the tree
+    regressor of _tp_batch, for any G (samples, nq, n_a), to round-off (1e-12 of the largest
+    entry), and against its readable twin G^T bar(tp_tensor_pga); a non-finite state is refused
+    with the argument named, as the tree regressor does."""
+    robot = random_robot(seed, types, floating)
+    rng = np.random.default_rng(400 + seed)
+    ns, nq, n = 5, robot.nq, robot.n
+    states = [random_state(robot, rng) for _ in range(ns)]
+    Q, QD, QDD = (np.array([state[k] for state in states]) for k in range(3))
+    for na in (1, 3):
+        G = rng.normal(size=(ns, nq, na))
+        out = np.full((ns * na, 10 * n), np.nan)
+        assert tp.projected_batch(*tp._kernel_arrays(robot), Q, QD, QDD, G, out) == -1
+        expected = np.matmul(G.transpose(0, 2, 1), tp.tree_regressor(robot, Q, QD, QDD))
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(out.reshape(ns, na, -1), expected, rtol=0, atol=1e-12 * scale)
+        for s in range(ns):
+            twin = G[s].T @ tp.bar(twin_tensor(robot, Q[s], QD[s], QDD[s])).reshape(nq, -1)
+            np.testing.assert_allclose(out.reshape(ns, na, -1)[s], twin, rtol=0, atol=1e-9 * scale)
+    for k in range(3):
+        bad = [Q.copy(), QD.copy(), QDD.copy()]
+        bad[k][2, 0] = np.inf
+        assert tp.projected_batch(*tp._kernel_arrays(robot), *bad, G, out) == k
+
+
 # ---------------------------------------------------------------------------
 # The loop constraints (pga_dyn.loops)
 # ---------------------------------------------------------------------------
