@@ -31,6 +31,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from .borrowed import borrowed
 from .conventions import (
     PARAM_COL,
     PARAM_INDEX,
@@ -40,7 +41,6 @@ from .conventions import (
     pseudo_to_vector,
     vector_to_pseudo,
 )
-from .borrowed import borrowed
 from .errors import PgaDynError
 from .kinematics import (
     first_nonfinite,
