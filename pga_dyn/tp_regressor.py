@@ -31,7 +31,6 @@ import numba
 import numpy as np
 from numba import njit
 
-from .borrowed import borrowed
 from .conventions import (
     PARAM_COL,
     PARAM_INDEX,
@@ -233,14 +232,35 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
 
 
 @njit(cache=True)
-def _projected_rows(index, poses, axes, Q, QD, QDD, G, out, scratch, owner):
-    """:func:`projected_batch`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`),
-    ``scratch`` its work arrays, which ``owner`` (the same, not borrowed) holds until this returns."""
+def projected_batch(index, poses, axes, Q, QD, QDD, G, out):
+    """The TP regressor of ``samples`` tree states projected on the actuated coordinates, Y_a =
+    G^T Y_tree (eq. 52), without Y_tree: the robot's arrays (:func:`_kernel_arrays`); Q, QD, QDD
+    (samples, nq) and G = dq/dq_a (samples, nq, n_a) C-contiguous; ``out`` (samples n_a, 10 n)
+    filled, rows s n_a + a. Body i's columns for coordinate a pair the projected Jacobian line
+    L_a^i = sum_j G[s, j, a] L_j^i (j: the coordinates that move body i, eq. 52; summed down the
+    tree, L_a^i = L_a^parent + the joint's own lines) with the joined lines of
+    :func:`_joined_lines` (the bar operator of eq. 100, as in :func:`_tp_batch`): n_a rows a
+    sample where G^T Y_tree computes nq and a product. Returns the index (0, 1, 2) of the first of
+    Q, QD, QDD that holds a NaN or an infinity (nothing computed), else -1. Readable twin: G^T
+    (:func:`bar` of :func:`tp_tensor_pga`); tests compare it with G^T Y_tree of :func:`_tp_batch`."""
+    bad = first_nonfinite(Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1))
+    if bad >= 0:
+        return bad
     n = (index.shape[0] - 4) // 3
     parent, code, qidx = index[: n + 1], index[n + 1 : 2 * n + 2], index[2 * n + 2 :]
-    na = G.shape[2]
+    nq, na = G.shape[1], G.shape[2]
     origin, T0inv = poses[: n + 1], poses[n + 1 :]
-    T, D, E, acc, S, V, A, J, gravity, L = scratch
+    # the scratch arrays in two allocations, as in _tp_batch: T, D, E, acc; S, V, A, J, the gravity
+    # seed and L, the projected lines of each body (rows b n_a + a; the base's zero)
+    blocks = np.empty((n + 4, 4, 4))
+    T, D, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2, :3], blocks[n + 3, :3]
+    lines = np.empty((nq + 2 * n + 13 + (n + 1) * na, 6))
+    S, V, A = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2]
+    J, gravity, L = lines[nq + 2 * n + 2 : nq + 2 * n + 12], lines[nq + 2 * n + 12], lines[nq + 2 * n + 13 :]
+    for r in range(6):
+        gravity[r] = axes[n + 1, r // 3, r % 3]
+        for a in range(na):
+            L[a, r] = 0.0
     for s in range(Q.shape[0]):
         forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
         for i in range(1, n + 1):
@@ -263,44 +283,6 @@ def _projected_rows(index, poses, axes, Q, QD, QDD, G, out, scratch, owner):
                     if k >= 6:
                         y += m0 * J[k, 0] + m1 * J[k, 1] + m2 * J[k, 2]
                     row[c + k] = y
-
-
-@njit(cache=True)
-def projected_batch(index, poses, axes, Q, QD, QDD, G, out):
-    """The TP regressor of ``samples`` tree states projected on the actuated coordinates, Y_a =
-    G^T Y_tree (eq. 52), without Y_tree: the robot's arrays (:func:`_kernel_arrays`); Q, QD, QDD
-    (samples, nq) and G = dq/dq_a (samples, nq, n_a) C-contiguous; ``out`` (samples n_a, 10 n)
-    filled, rows s n_a + a. Body i's columns for coordinate a pair the projected Jacobian line
-    L_a^i = sum_j G[s, j, a] L_j^i (j: the coordinates that move body i, eq. 52; summed down the
-    tree, L_a^i = L_a^parent + the joint's own lines) with the joined lines of
-    :func:`_joined_lines` (the bar operator of eq. 100, as in :func:`_tp_batch`): n_a rows a
-    sample where G^T Y_tree computes nq and a product. Returns the index (0, 1, 2) of the first of
-    Q, QD, QDD that holds a NaN or an infinity (nothing computed), else -1. Readable twin: G^T
-    (:func:`bar` of :func:`tp_tensor_pga`); tests compare it with G^T Y_tree of :func:`_tp_batch`."""
-    bad = first_nonfinite(Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1))
-    if bad >= 0:
-        return bad
-    n, nq, na = (index.shape[0] - 4) // 3, G.shape[1], G.shape[2]
-    gravity = np.empty(6)
-    for r in range(6):
-        gravity[r] = axes[n + 1, r // 3, r % 3]
-    L = np.empty(((n + 1) * na, 6))  # the projected lines of each body, rows b n_a + a; the base's zero
-    for r in range(na):
-        for c in range(6):
-            L[r, c] = 0.0
-    scratch = (
-        np.empty((n + 1, 4, 4)),  # T
-        np.empty((4, 4)),  # D
-        np.empty((3, 4)),  # E
-        np.empty((3, 4)),  # acc
-        np.empty((nq, 6)),  # S
-        np.empty((n + 1, 6)),  # V
-        np.empty((n + 1, 6)),  # A
-        np.empty((10, 6)),  # J
-        gravity,
-        L,
-    )
-    _projected_rows(*borrowed((index, poses, axes, Q, QD, QDD, G, out, scratch)), scratch)
     return -1
 
 
