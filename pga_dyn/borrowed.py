@@ -22,12 +22,17 @@ In Python (``NUMBA_DISABLE_JIT=1``, a kernel's source run by :mod:`pga_dyn.inter
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+#: The type of what :func:`borrowed` lends: an array or a tuple.
+Lent = TypeVar("Lent")
 
-def borrowed(x):
+
+def borrowed(x: Lent) -> Lent:
     """``x`` (an array or a tuple of arrays and other values) for a compiled callee, without
     reference counts (module docstring); in Python, ``x`` itself."""
     return x
