@@ -840,8 +840,8 @@ def record_kernel(
     # every array lent without reference counts (about 800 a sample otherwise,
     # pga_dyn.borrowed): the caller holds the arguments, and passing the work arrays as they are
     # too holds them
-    lent = (args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a)
-    return _record(*borrowed((*lent, tol, max_iter, min_factor, limit, Q, QD, QDD, G, cond, scratch)), scratch)
+    inputs = (args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a)
+    return _record(*borrowed((*inputs, tol, max_iter, min_factor, limit, Q, QD, QDD, G, cond, scratch)), scratch)
 
 
 @njit(cache=True)
