@@ -6,15 +6,17 @@ decrements it on exit, a view (a row, a slice, a reshape) increments its parent'
 count is an atomic instruction (a few nanoseconds). numba's pruning pass removes a pair only
 where nothing in between could decrement, so a kernel whose loop calls other compiled functions
 with many arrays keeps them: the record's assembly (:func:`pga_dyn.loops.parts.record_kernel`)
-made about 800 counts a sample, a quarter of its time (docs/performance.md, issue 28).
+made about 800 counts a sample, a fifth of its time (docs/performance.md, issue 28).
 
 :func:`borrowed` gives the same array, or every array of a tuple (nested tuples too), without
 its meminfo: the same data, shape and strides, and numba's counts of it and of its views only
 test a null pointer. Nothing then keeps the memory alive: the caller holds the arrays
 themselves for as long as the borrowed ones are used, and no borrowed array may leave the call
 (be returned or stored). The pattern: a kernel allocates or receives its arrays and passes
-them borrowed to the function that loops, which returns no array; the kernel's own references
-hold them until that call returns.
+them borrowed to the function that loops, which returns no array. The caller of the kernel holds
+its arguments; the arrays the kernel allocates it passes a second time, as they are (an argument
+the loop does not read): numba drops a local's reference after its last use, which could
+otherwise come before the loop runs.
 
 In Python (``NUMBA_DISABLE_JIT=1``, a kernel's source run by :mod:`pga_dyn.interpreted`)
 :func:`borrowed` returns its argument.
