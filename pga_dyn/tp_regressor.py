@@ -231,6 +231,61 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
     return -1
 
 
+@njit(cache=True)
+def projected_batch(index, poses, axes, Q, QD, QDD, G, out):
+    """The TP regressor of ``samples`` tree states projected on the actuated coordinates, Y_a =
+    G^T Y_tree (eq. 52), without Y_tree: the robot's arrays (:func:`_kernel_arrays`); Q, QD, QDD
+    (samples, nq) and G = dq/dq_a (samples, nq, n_a) C-contiguous; ``out`` (samples n_a, 10 n)
+    filled, rows s n_a + a. Body i's columns for coordinate a pair the projected Jacobian line
+    L_a^i = sum_j G[s, j, a] L_j^i (j: the coordinates that move body i, eq. 52; summed down the
+    tree, L_a^i = L_a^parent + the joint's own lines) with the joined lines of
+    :func:`_joined_lines` (the bar operator of eq. 100, as in :func:`_tp_batch`): n_a rows a
+    sample where G^T Y_tree computes nq and a product. Returns the index (0, 1, 2) of the first of
+    Q, QD, QDD that holds a NaN or an infinity (nothing computed), else -1. Readable twin: G^T
+    (:func:`bar` of :func:`tp_tensor_pga`); tests compare it with G^T Y_tree of :func:`_tp_batch`."""
+    bad = first_nonfinite(Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1))
+    if bad >= 0:
+        return bad
+    n = (index.shape[0] - 4) // 3
+    parent, code, qidx = index[: n + 1], index[n + 1 : 2 * n + 2], index[2 * n + 2 :]
+    nq, na = G.shape[1], G.shape[2]
+    origin, T0inv = poses[: n + 1], poses[n + 1 :]
+    # the scratch arrays in two allocations, as in _tp_batch: T, D, E, acc; S, V, A, J, the gravity
+    # seed and L, the projected lines of each body (rows b n_a + a; the base's zero)
+    blocks = np.empty((n + 4, 4, 4))
+    T, D, E, acc = blocks[: n + 1], blocks[n + 1], blocks[n + 2, :3], blocks[n + 3, :3]
+    lines = np.empty((nq + 2 * n + 13 + (n + 1) * na, 6))
+    S, V, A = lines[:nq], lines[nq : nq + n + 1], lines[nq + n + 1 : nq + 2 * n + 2]
+    J, gravity, L = lines[nq + 2 * n + 2 : nq + 2 * n + 12], lines[nq + 2 * n + 12], lines[nq + 2 * n + 13 :]
+    for r in range(6):
+        gravity[r] = axes[n + 1, r // 3, r % 3]
+        for a in range(na):
+            L[a, r] = 0.0
+    for s in range(Q.shape[0]):
+        forward(parent, code, origin, axes, qidx, gravity, Q[s], QD[s], QDD[s], T, S, V, A)
+        for i in range(1, n + 1):
+            mul_rigid(T[i], T0inv[i], D)
+            _point_accelerations(D, V, A, i, E, acc)
+            _joined_lines(E, acc, J)
+            p = parent[i]
+            for a in range(na):  # L_a^i = L_a^p + sum over the joint's coordinates j of G[s, j, a] L_j
+                line = L[i * na + a]
+                for r in range(6):
+                    line[r] = L[p * na + a, r]
+                for j in range(qidx[i], qidx[i + 1]):
+                    g = G[s, j, a]
+                    for r in range(6):
+                        line[r] += g * S[j, r]
+                row, c = out[s * na + a], 10 * (i - 1)
+                d0, d1, d2, m0, m1, m2 = line[0], line[1], line[2], line[3], line[4], line[5]
+                for k in range(10):  # Y_a[a, k] = L_a^i ^ J[k] = d . J_m + m . J_d (J_d = 0 for k < 6)
+                    y = d0 * J[k, 3] + d1 * J[k, 4] + d2 * J[k, 5]
+                    if k >= 6:
+                        y += m0 * J[k, 0] + m1 * J[k, 1] + m2 * J[k, 2]
+                    row[c + k] = y
+    return -1
+
+
 def tp_tensor_pga(arrays: RobotArrays, T0inv: np.ndarray, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
     """The readable twin of :func:`_tp_batch` for one state: R[j, i, m, n] = L_j^i ^ (E_m v Edd_n)
     (eq. 49, Algorithm 5) written with :mod:`pga_dyn.pga`, on the kinematics of
@@ -325,13 +380,18 @@ def actuated_regressor(
     """The regressor (samples, n_a, 10 n), or tensor (samples, n_a, n, 4, 4), with respect to the
     actuated coordinates of assembled tree states Q, QD, QDD (samples, nq): the projection
     Y_a = G^T Y_tree with G = dq/dq_a (samples, nq, n_a), i.e. L_j^i = sum_k L_k dq_k/dq_aj
-    (eq. 52). For a robot without constraints q_a = q and ``G`` is not used."""
+    (eq. 52): the regressor by :func:`projected_batch` (n_a rows a state, no Y_tree), the tensor
+    as G^T times the tree's. For a robot without constraints q_a = q and ``G`` is not used."""
     ns, n, na = Q.shape[0], robot.n, len(robot.actuated)
     block = (n, 4, 4) if want_tensor else (10 * n,)
     result = output_array((ns, na, *block), out)
-    if robot.constrained:
+    if robot.constrained and want_tensor:
         tree = tree_regressor(robot, Q, QD, QDD, want_tensor).reshape(ns, robot.nq, -1)
-        np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T Y (BLAS)
+        np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T R (BLAS)
+    elif robot.constrained:  # G^T Y_tree in one pass, without Y_tree
+        states = (np.require(x, float, ("C", "W")) for x in (Q, QD, QDD, G))  # one signature: C, writable
+        bad = projected_batch(*robot.derived(_kernel_arrays), *states, result.reshape(ns * na, 10 * n))
+        raise_nonfinite(bad)
     else:
         tree_regressor(robot, Q, QD, QDD, want_tensor, result)
     return result

@@ -507,6 +507,33 @@ def test_regressor_is_its_pga_twin(seed, types, floating):
     np.testing.assert_allclose(tp.regressor(robot, q, qd, qdd), tp.bar(twin).reshape(robot.nq, -1), atol=1e-7)
 
 
+@pytest.mark.parametrize("seed,types,floating", [case for case in CASES if case[2] != "offset"])
+def test_projected_regressor_is_g_transpose_times_the_tree_regressor(seed, types, floating):
+    """projected_batch (Y_a = G^T Y_tree without Y_tree, eq. 52) against G^T times the tree
+    regressor of _tp_batch, for any G (samples, nq, n_a), to round-off (1e-12 of the largest
+    entry), and against its readable twin G^T bar(tp_tensor_pga); a non-finite state is refused
+    with the argument named, as the tree regressor does."""
+    robot = random_robot(seed, types, floating)
+    rng = np.random.default_rng(400 + seed)
+    ns, nq, n = 5, robot.nq, robot.n
+    states = [random_state(robot, rng) for _ in range(ns)]
+    Q, QD, QDD = (np.array([state[k] for state in states]) for k in range(3))
+    for na in (1, 3):
+        G = rng.normal(size=(ns, nq, na))
+        out = np.full((ns * na, 10 * n), np.nan)
+        assert tp.projected_batch(*tp._kernel_arrays(robot), Q, QD, QDD, G, out) == -1
+        expected = np.matmul(G.transpose(0, 2, 1), tp.tree_regressor(robot, Q, QD, QDD))
+        scale = np.abs(expected).max()
+        np.testing.assert_allclose(out.reshape(ns, na, -1), expected, rtol=0, atol=1e-12 * scale)
+        for s in range(ns):
+            twin = G[s].T @ tp.bar(twin_tensor(robot, Q[s], QD[s], QDD[s])).reshape(nq, -1)
+            np.testing.assert_allclose(out.reshape(ns, na, -1)[s], twin, rtol=0, atol=1e-9 * scale)
+    for k in range(3):
+        bad = [Q.copy(), QD.copy(), QDD.copy()]
+        bad[k][2, 0] = np.inf
+        assert tp.projected_batch(*tp._kernel_arrays(robot), *bad, G, out) == k
+
+
 # ---------------------------------------------------------------------------
 # The loop constraints (pga_dyn.loops)
 # ---------------------------------------------------------------------------
@@ -604,3 +631,50 @@ def test_so3_log_is_the_motor_logarithm(axis, angle):
     expected = pga.line_coords(pga.motor_log(M))[:3]
     if angle < np.pi - 1e-6:  # at pi, r and -r are the same rotation
         np.testing.assert_allclose(r, expected, atol=1e-9)
+
+
+def test_borrowed_arrays_are_the_arrays_without_their_counts():
+    """pga_dyn.borrowed.borrowed: an array, and every array of a (nested) tuple, with its meminfo
+    null (read off the compiled value: numba's reference counts of it are no-ops) and the same
+    data, shape and strides (a callee writes through its views and reads it, as with the array
+    itself); other values pass as they are; in Python, the argument itself."""
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    from pga_dyn.borrowed import borrowed
+
+    @intrinsic
+    def counted(typingctx, a):
+        def codegen(context, builder, signature, args):
+            field = context.data_model_manager[signature.args[0]].get_field_position("meminfo")
+            meminfo = builder.extract_value(args[0], field)
+            return builder.icmp_unsigned("!=", meminfo, cgutils.get_null_value(meminfo.type))
+
+        return types.boolean(a), codegen
+
+    @njit
+    def fill(a, pair, scale):
+        rows, index = pair
+        for i in range(a.shape[0]):
+            row = a[i]  # a view of a borrowed array
+            for j in range(row.shape[0]):
+                row[j] = scale * rows[index[j], i] + i
+        return a.sum() + rows.T[1, 0]
+
+    @njit
+    def both(a, b, rows, index):
+        plain = fill(a, (rows, index), 2.0)
+        lent = borrowed((b, (rows, index), 2.0))
+        return plain, fill(*lent), counted(a), counted(lent[0]), counted(lent[1][0]), counted(lent[1][1][1:])
+
+    rows = np.arange(12.0).reshape(4, 3)
+    rows.flags.writeable = False
+    index = np.array([3, 0, 2, 1, 1])
+    a, b = np.zeros((3, 5)), np.ones((3, 5))
+    plain, lent, *counts = both(a, b, rows, index)
+    assert counts == [True, False, False, False]
+    assert lent == plain and np.array_equal(a, b)
+    np.testing.assert_array_equal(a, 2.0 * rows[index].T + np.arange(3)[:, None])
+    x = (a, (rows, 1))
+    assert borrowed(x) is x

@@ -39,6 +39,7 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
+from ..borrowed import borrowed
 from ..kinematics import forward, twists
 from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
 from .newton import newton_kernel, next_point
@@ -437,31 +438,49 @@ def _assemble_state(
 @njit(cache=True)
 def small_svd(A):
     """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
-    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`_jacobi_svd`) of the columns of
+    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`svd_into`) of the columns of
     A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
     to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
-    if A.shape[0] >= A.shape[1]:
-        return _jacobi_svd(A)
-    u, s, vt = _jacobi_svd(np.ascontiguousarray(A.T))
-    return np.ascontiguousarray(vt.T), s, np.ascontiguousarray(u.T)
+    m, n = A.shape
+    k = min(m, n)
+    u, s, vt = np.empty((m, k)), np.empty(k), np.empty((k, n))
+    svd_into(A, u, s, vt, np.empty(svd_work(m, n)))
+    return u, s, vt
 
 
 @njit(cache=True)
-def _jacobi_svd(A):
-    """:func:`small_svd` of A (m, n), m >= n: one-sided Jacobi (Hestenes) on its columns until no
-    pair has a cosine above JACOBI_TOL; U (m, n), s (n,), V^T (n, n). Columns of U of zero singular
-    values are zero."""
+def svd_work(m, n):
+    """The length of the work array of :func:`svd_into` for a matrix (m, n)."""
+    k = min(m, n)
+    return max(m, n) * k + k * k + k
+
+
+@njit(cache=True)
+def svd_into(A, u, s, vt, work):
+    """:func:`small_svd` of A (m, n) into u (m, k), s (k,), vt (k, n), with the 1-D work array
+    ``work`` (at least :func:`svd_work` long) and no allocation: one-sided Jacobi (Hestenes) on the
+    columns of W = A (or A^T when m < n; W (max(m, n), k)) until no pair has a cosine above
+    JACOBI_TOL, W V = U diag(s); columns of U of zero singular values are zero."""
     m, n = A.shape
-    U, V = A.copy(), np.eye(n)
+    k, rows = min(m, n), max(m, n)
+    W = work[: rows * k].reshape((rows, k))
+    V = work[rows * k : rows * k + k * k].reshape((k, k))
+    norms = work[rows * k + k * k : rows * k + k * k + k]
+    for i in range(rows):
+        for j in range(k):
+            W[i, j] = A[i, j] if m >= n else A[j, i]
+    for i in range(k):
+        for j in range(k):
+            V[i, j] = 1.0 if i == j else 0.0
     for _ in range(60):
         rotated = False
-        for p in range(n - 1):
-            for q in range(p + 1, n):
+        for p in range(k - 1):
+            for q in range(p + 1, k):
                 alpha, beta, gamma = 0.0, 0.0, 0.0
-                for i in range(m):
-                    alpha += U[i, p] * U[i, p]
-                    beta += U[i, q] * U[i, q]
-                    gamma += U[i, p] * U[i, q]
+                for i in range(rows):
+                    alpha += W[i, p] * W[i, p]
+                    beta += W[i, q] * W[i, q]
+                    gamma += W[i, p] * W[i, q]
                 if gamma == 0.0 or abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
                     continue
                 rotated = True
@@ -469,47 +488,51 @@ def _jacobi_svd(A):
                 t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
                 c = 1.0 / np.sqrt(1.0 + t * t)
                 sn = c * t
-                for i in range(m):
-                    up, uq = U[i, p], U[i, q]
-                    U[i, p], U[i, q] = c * up - sn * uq, sn * up + c * uq
-                for i in range(n):
+                for i in range(rows):
+                    up, uq = W[i, p], W[i, q]
+                    W[i, p], W[i, q] = c * up - sn * uq, sn * up + c * uq
+                for i in range(k):
                     vp, vq = V[i, p], V[i, q]
                     V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
         if not rotated:
             break
-    norms = np.empty(n)
-    for j in range(n):
+    for j in range(k):
         v = 0.0
-        for i in range(m):
-            v += U[i, j] * U[i, j]
+        for i in range(rows):
+            v += W[i, j] * W[i, j]
         norms[j] = np.sqrt(v)
-    order = np.argsort(-norms)
-    u, sv, vt = np.zeros((m, n)), np.empty(n), np.empty((n, n))
-    for c in range(n):
-        j = order[c]
-        sv[c] = norms[j]
-        for i in range(m):
-            u[i, c] = U[i, j] / norms[j] if norms[j] > 0.0 else 0.0
-        for i in range(n):
-            vt[c, i] = V[i, j]
-    return u, sv, vt
+    for c in range(k):  # the columns by descending norm (the first of equal ones first); -1 marks those taken
+        j = 0
+        for i in range(k):
+            if norms[i] > norms[j]:
+                j = i
+        s[c] = norms[j]
+        norms[j] = -1.0
+        for i in range(rows):  # W's column normalised: U's (m >= n), else V's of A
+            w = W[i, j] / s[c] if s[c] > 0.0 else 0.0
+            if m >= n:
+                u[i, c] = w
+            else:
+                vt[c, i] = w
+        for i in range(k):
+            if m >= n:
+                vt[c, i] = V[i, j]
+            else:
+                u[i, c] = V[i, j]
 
 
 @njit(cache=True)
-def _inverses(E, na, packed, J, G, conds):
+def _inverses(E, na, packed, J, G, conds, pinvs, work):
     """The projection of :meth:`pga_dyn.loops.system.Constraints.project` at a configuration whose
     loops' Jacobian is J (m, nq): G = E_a - sum_p E_f J_f^+ J_p E_a (nq, n_a) and cond(J_f) of
     each part into ``conds`` (parts,) (inf where singular), J_f^+ from the SVD with the singular
-    values at or below SINGULAR_S max(s_0, 1) left out (:meth:`Part.inverse`). Returns each
-    part's J_f^+ (nf, m_p), one after the other, flattened (what :func:`_motion` reads)."""
+    values at or below SINGULAR_S max(s_0, 1) left out (:meth:`Part.inverse`), each part's J_f^+
+    (nf, m_p) into ``pinvs``, one after the other, flattened (what :func:`_motion` reads). No
+    allocation: ``pinvs`` and ``work`` (1-D) as :func:`_inverse_work` makes them."""
     cols_off, cols, part_na = packed[8], packed[9], packed[10]
     rows_off, rows = packed[17], packed[18]
     nq = E.shape[0]
     parts = part_na.shape[0]
-    size = 0
-    for k in range(parts):
-        size += (cols_off[k + 1] - cols_off[k] - part_na[k]) * (rows_off[k + 1] - rows_off[k])
-    pinvs = np.empty(size)
     for i in range(nq):
         for j in range(na):
             G[i, j] = E[i, j]
@@ -517,33 +540,38 @@ def _inverses(E, na, packed, J, G, conds):
     for k in range(parts):
         r0, mp = rows_off[k], rows_off[k + 1] - rows_off[k]
         f0, nf = cols_off[k] + part_na[k], cols_off[k + 1] - cols_off[k] - part_na[k]
-        Jf = np.empty((mp, nf))
+        ks = min(mp, nf)
+        Jf = work[: mp * nf].reshape((mp, nf))
+        JEa = work[mp * nf : mp * (nf + na)].reshape((mp, na))
+        X = work[mp * (nf + na) : mp * (nf + na) + nf * na].reshape((nf, na))  # J_f^+ J_p E_a
+        w0 = mp * (nf + na) + nf * na
+        u = work[w0 : w0 + mp * ks].reshape((mp, ks))
+        sv = work[w0 + mp * ks : w0 + mp * ks + ks]
+        vt = work[w0 + mp * ks + ks : w0 + mp * ks + ks + ks * nf].reshape((ks, nf))
         for i in range(mp):
             for a in range(nf):
                 s = 0.0
                 for l in range(nq):
                     s += J[rows[r0 + i], l] * E[l, cols[f0 + a]]
                 Jf[i, a] = s
-        u, sv, vt = small_svd(Jf)
+        svd_into(Jf, u, sv, vt, work[w0 + mp * ks + ks + ks * nf :])
         cut = SINGULAR_S * max(sv[0], 1.0)
-        conds[k] = np.inf if sv.shape[0] < nf or sv[-1] <= cut else sv[0] / sv[-1]
+        conds[k] = np.inf if ks < nf or sv[ks - 1] <= cut else sv[0] / sv[ks - 1]
         pinv = pinvs[at : at + nf * mp].reshape((nf, mp))
         at += nf * mp
         for a in range(nf):
             for i in range(mp):
                 s = 0.0
-                for c in range(sv.shape[0]):
+                for c in range(ks):
                     if sv[c] > cut:
                         s += vt[c, a] / sv[c] * u[i, c]
                 pinv[a, i] = s
-        JEa = np.empty((mp, na))
         for i in range(mp):
             for j in range(na):
                 s = 0.0
                 for l in range(nq):
                     s += J[rows[r0 + i], l] * E[l, j]
                 JEa[i, j] = s
-        X = np.empty((nf, na))  # J_f^+ J_p E_a
         for a in range(nf):
             for j in range(na):
                 v = 0.0
@@ -556,7 +584,21 @@ def _inverses(E, na, packed, J, G, conds):
                 if e != 0.0:
                     for j in range(na):
                         G[i, j] -= e * X[a, j]
-    return pinvs
+
+
+@njit(cache=True)
+def _inverse_work(packed, na):
+    """The arrays of :func:`_inverses` for the parts ``packed`` (:func:`pack_parts`) and n_a
+    actuated coordinates: ``pinvs`` (the parts' J_f^+ (nf, m_p) one after the other) and a 1-D
+    work array long enough for any part's J_f, J_p E_a, J_f^+ J_p E_a, SVD and its work."""
+    cols_off, part_na, rows_off = packed[8], packed[10], packed[17]
+    pinvs, size = 0, 0
+    for k in range(part_na.shape[0]):
+        mp, nf = rows_off[k + 1] - rows_off[k], cols_off[k + 1] - cols_off[k] - part_na[k]
+        ks = min(mp, nf)
+        pinvs += nf * mp
+        size = max(size, mp * (nf + na) + nf * na + mp * ks + ks + ks * nf + svd_work(mp, nf))
+    return np.empty(pinvs), np.empty(size)
 
 
 @njit(cache=True)
@@ -643,7 +685,7 @@ def _motion(args, E, packed, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
 
 
 @njit(cache=True)
-def record_kernel(
+def _record(
     args,
     E,
     e0,
@@ -667,32 +709,16 @@ def record_kernel(
     QDD,
     G,
     cond,
+    scratch,
+    owner,
 ):
-    """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
-    the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
-    (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
-    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
-    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`,
-    with the second-order term of the last corrections),
-    q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
-    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
-    Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
-    parts, filled up to the sample returned. The compiled twin of
-    :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
-
-    Returns (sample, status, which, value): (ns, 0, -1, 0) when every sample assembles below
-    ``limit``; else the first sample refused, status 1 or 2 with the part and its residual
-    (:func:`_assemble_state`), 3 with the open loop joint and its residual norm, 4 (J_p
-    singular) or 5 (cond(J_p) >= ``limit``, in cond[sample])."""
+    """:func:`record_kernel`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`): its
+    arguments, and ``scratch``, the work arrays it allocates, which ``owner`` (the same, not
+    borrowed) holds until this returns."""
     ns, nq, nz = q_a.shape[0], E.shape[0], E.shape[1]
-    z = np.empty(nz)
-    zero = np.zeros(nq)
-    conds = np.empty(packed[10].shape[0])
-    r, J = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq))  # the loops' at the last sample
-    work, none = _work(args, nq), np.empty(0)
-    rb, Jb, bias = np.empty(loop_rows[-1]), np.empty((loop_rows[-1], nq)), np.empty(loop_rows[-1])  # for the bias
-    last, before, known = np.zeros(nz), np.zeros(nz), np.zeros(conds.shape[0], dtype=np.int64)  # the corrections
-    buf, tangents, rhos = _step_work(packed, nq)
+    z, zero, conds, r, J, work, none, rb, Jb, bias, last, before, known, buf, tangents, rhos, pinvs, inverse_work = (
+        scratch
+    )
     for s in range(ns):
         for j in range(nz):
             z[j] = z_ref[j] if first[s] else Q[s - 1, z_index[j]]
@@ -735,7 +761,7 @@ def record_kernel(
                 v += r[i] * r[i]
             if np.sqrt(v) > CLOSURE_TOL:
                 return s, 3, l, np.sqrt(v)
-        pinvs = _inverses(E, na, packed, J, G[s], conds)
+        _inverses(E, na, packed, J, G[s], conds, pinvs, inverse_work)
         _motion(args, E, packed, G[s], pinvs, qd_a[s], qdd_a[s], QD[s], QDD[s], work, rb, Jb, bias)
         cond[s] = conds.max()
         if cond[s] == np.inf:
@@ -743,6 +769,93 @@ def record_kernel(
         if cond[s] >= limit:
             return s, 5, -1, cond[s]
     return ns, 0, -1, 0.0
+
+
+@njit(cache=True)
+def record_kernel(
+    args,
+    E,
+    e0,
+    z_index,
+    na,
+    loop_rows,
+    n_loops,
+    packed,
+    rcond_ref,
+    z_ref,
+    first,
+    q_a,
+    qd_a,
+    qdd_a,
+    tol,
+    max_iter,
+    min_factor,
+    limit,
+    Q,
+    QD,
+    QDD,
+    G,
+    cond,
+):
+    """Assemble a record of actuated states q_a, qd_a, qdd_a (ns, n_a) sample by sample, each from
+    the previous sample's free coordinates z = q[z_index] (or from ``z_ref`` (nz,) where ``first``
+    (ns,) is set): every part by Newton along the straight path in q_a (:func:`_assemble_state`,
+    the tangent predictor and the branch watch of :func:`pga_dyn.loops.newton.newton_kernel`; from
+    the previous sample, its one step from that sample's Jacobian, :func:`pga_dyn.loops.newton.next_point`,
+    with the second-order term of the last corrections),
+    q = E z + e0, the first ``n_loops`` loop joints checked closed (residual norm of each
+    over its rows ``loop_rows`` at most CLOSURE_TOL), then projected (:func:`_inverses`, :func:`_motion`):
+    Q, QD, QDD (ns, nq), G (ns, nq, n_a), cond (ns,) = cond(J_p), the largest cond(J_f) of the
+    parts, filled up to the sample returned. The compiled twin of
+    :meth:`pga_dyn.loops.system.Constraints.complete` applied in turn.
+
+    Returns (sample, status, which, value): (ns, 0, -1, 0) when every sample assembles below
+    ``limit``; else the first sample refused, status 1 or 2 with the part and its residual
+    (:func:`_assemble_state`), 3 with the open loop joint and its residual norm, 4 (J_p
+    singular) or 5 (cond(J_p) >= ``limit``, in cond[sample])."""
+    nq, nz, m = E.shape[0], E.shape[1], loop_rows[-1]
+    parts = packed[10].shape[0]
+    buf, tangents, rhos = _step_work(packed, nq)
+    pinvs, inverse_work = _inverse_work(packed, na)
+    scratch = (
+        np.empty(nz),  # z
+        np.zeros(nq),  # zero qd
+        np.empty(parts),  # conds
+        np.empty(m),  # r, J: the loops' at the last sample
+        np.empty((m, nq)),
+        _work(args, nq),
+        np.empty(0),  # none: no bias
+        np.empty(m),  # rb, Jb, bias: for the bias
+        np.empty((m, nq)),
+        np.empty(m),
+        np.zeros(nz),  # last, before, known: the corrections
+        np.zeros(nz),
+        np.zeros(parts, dtype=np.int64),
+        buf,
+        tangents,
+        rhos,
+        pinvs,
+        inverse_work,
+    )
+    # every array lent without reference counts (about 800 a sample otherwise,
+    # pga_dyn.borrowed): the caller holds the arguments, and passing the work arrays as they are
+    # too holds them
+    inputs = (args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a)
+    return _record(*borrowed((*inputs, tol, max_iter, min_factor, limit, Q, QD, QDD, G, cond, scratch)), scratch)
+
+
+@njit(cache=True)
+def _project(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond, scratch, owner):
+    """:func:`project_kernel`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`): its
+    arguments, and ``scratch``, the work arrays it allocates, which ``owner`` (the same, not
+    borrowed) holds until this returns."""
+    conds, work, none, r, J, rb, Jb, bias, pinvs, inverse_work = scratch
+    for s in range(Q.shape[0]):
+        _loops_at(args, Q[s], work[5], work, r, J, none)
+        _inverses(E, na, packed, J, G[s], conds, pinvs, inverse_work)
+        cond[s] = conds.max()
+        for k in range(qd_a.shape[0]):
+            _motion(args, E, packed, G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias)
 
 
 @njit(cache=True)
@@ -755,12 +868,18 @@ def project_kernel(args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond):
     and set."""
     nq = Q.shape[1]
     m = residual_rows(args[6])
-    conds = np.empty(packed[10].shape[0])
-    work, none = _work(args, nq), np.empty(0)
-    r, J, rb, Jb, bias = np.empty(m), np.empty((m, nq)), np.empty(m), np.empty((m, nq)), np.empty(m)
-    for s in range(Q.shape[0]):
-        _loops_at(args, Q[s], work[5], work, r, J, none)
-        pinvs = _inverses(E, na, packed, J, G[s], conds)
-        cond[s] = conds.max()
-        for k in range(qd_a.shape[0]):
-            _motion(args, E, packed, G[s], pinvs, qd_a[k, s], qdd_a[k, s], QD[k, s], QDD[k, s], work, rb, Jb, bias)
+    pinvs, inverse_work = _inverse_work(packed, na)
+    scratch = (
+        np.empty(packed[10].shape[0]),  # conds
+        _work(args, nq),
+        np.empty(0),  # none: no bias
+        np.empty(m),  # r, J: the loops' at Q[s]
+        np.empty((m, nq)),
+        np.empty(m),  # rb, Jb, bias: for the bias
+        np.empty((m, nq)),
+        np.empty(m),
+        pinvs,
+        inverse_work,
+    )
+    # as in record_kernel: every array lent without reference counts
+    return _project(*borrowed((args, E, na, packed, Q, qd_a, qdd_a, QD, QDD, G, cond, scratch)), scratch)
