@@ -7,35 +7,74 @@ in well under a millisecond: :func:`python_version` gives a kernel's Python func
 is compiled or loaded. Python evaluates the same floating-point operations in the same order as
 the compiled code (numba compiles without fast-math: no reassociation, no fused multiply-add),
 so the results are the same bits; the tests compare them exactly for every kernel run so
-(tests/test_interpreted.py). That holds for kernels of arithmetic, comparisons and ``np.sqrt``;
-a kernel that calls LAPACK or a transcendental function is not run so. The errors are numba's
-too: a float division by zero raises (numba's default error model; here numpy's
-FloatingPointError), an overflow or an invalid operation gives inf or NaN without a warning.
+(tests/test_interpreted.py). That holds for kernels of arithmetic, comparisons, ``np.sqrt`` and
+``math``'s functions (the C library's in both: ``math.cos``, ``math.sin``, ``math.atan2``); a
+kernel that calls LAPACK or numpy's transcendental functions (numpy's own loops, which may
+round differently) is not run so. The errors are numba's too: a float division by zero raises
+(numba's default error model; here numpy's FloatingPointError), an overflow or an invalid
+operation gives inf or NaN without a warning.
 
-:func:`runner` decides, on what a user sees: the Python source for the first PYTHON_CALLS calls
-of a process while the compiled kernel is not loaded in it (a first ``pga-dyn analyze``; a long
-job then loads the compiled kernel once, and runs at its speed), and only on inputs the caller
-calls small (a bound on the number of bodies: Python takes about 50 us per body where the
-compiled kernel takes under 1 us).
+Two rules decide, both on what a user sees, never on the numbers (they are the same bits):
+
+* :func:`runner` (DRNG's kernels: under a millisecond as Python, where loading the compiled
+  kernel from numba's cache takes 0.3 s): the Python source for the first PYTHON_CALLS calls of
+  a process while the compiled kernel is not loaded in it (a first ``pga-dyn analyze``; a long
+  job then loads the compiled kernel once, and runs at its speed), and only on inputs the
+  caller calls small (a bound on the number of bodies: Python takes about 50 us per body where
+  the compiled kernel takes under 1 us).
+* :func:`first_calls` (the loops' assembly and motion, the sampled regressor: milliseconds as
+  Python, seconds to compile): the compiled kernel whenever it is in the process or numba's
+  on-disk cache holds it for the call's argument types (it is loaded then, as a plain call
+  would: a warm cache or an installed wheel runs compiled from the first call); else, on small
+  inputs, the Python source, until it has taken PYTHON_SECONDS of the calling thread's CPU time
+  in this process (``time.thread_time``), and then the compiled kernel (compiled once). A first
+  ``pga-dyn analyze`` of a closed loop compiles nothing (about 1 s of Python where compiling took
+  about 18 s); a long job (a record, an identification) pays at most PYTHON_SECONDS of Python per
+  kernel before it compiles, less than that kernel's compilation. Inside :func:`compiled_calls`
+  (``pga-dyn compile``, the build step of ``pip install .``) the compiled kernel is always called.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
+import threading
+import time
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
 #: Calls of a kernel's Python source in one process, at most, before the compiled kernel is used.
 PYTHON_CALLS = 16
-#: The most bodies of a robot whose kernels' Python source may run (:func:`runner`'s ``small``).
+#: The most bodies of a robot whose kernels' Python source may run (``small`` of :func:`runner` and
+#: :func:`first_calls`).
 SMALL_BODIES = 32
+#: The most states of a batch whose kernel's Python source may run (with SMALL_BODIES: :func:`first_calls`'s
+#: ``small`` for the sampled regressor, about 80 us per body and state as Python).
+SMALL_STATES = 256
+#: CPU seconds of one kernel's Python source in one process, at most, before :func:`first_calls`
+#: compiles it (a closed loop's first ``pga-dyn analyze`` takes 0.1-0.7 s per kernel; compiling
+#: one takes 2-11 s).
+PYTHON_SECONDS = 2.0
 
 _python: dict = {}
 _sources: dict = {}
 _calls: dict = {}
+_spent: dict = {}  # first_calls: CPU seconds of each kernel's Python source so far
+_uncached: set = set()  # first_calls: kernels whose compiled version numba's cache did not hold
+_first: dict = {}  # first_calls: the function that runs each kernel's Python source and times it
+_compiled_only = [0]  # depth of compiled_calls()
+#: A first_calls run's deadline (time.thread_time; inf: none) and the calls of compiled functions
+#: inside it from the Python source, whose every CHECK_EVERY-th looks at the clock (about 0.4 us a look).
+_watch = threading.local()
+CHECK_EVERY = 16
+
+
+class _OverBudget(Exception):
+    """A kernel's Python source run by :func:`first_calls` has reached the kernel's budget."""
 
 
 def python_version(kernel: CPUDispatcher) -> Callable:
@@ -65,8 +104,23 @@ def _source(kernel: CPUDispatcher) -> Callable:
     _sources[kernel] = function
     for name, value in source.__globals__.items():
         if isinstance(value, CPUDispatcher):
-            names[name] = _source(value)
+            names[name] = _watched(_source(value))
     return function
+
+
+def _watched(function: Callable) -> Callable:
+    """``function``, which first stops a run of :func:`first_calls` past its deadline (_OverBudget)."""
+
+    @functools.wraps(function)
+    def call(*args):
+        deadline = getattr(_watch, "deadline", math.inf)
+        if deadline != math.inf:
+            _watch.ticks += 1
+            if _watch.ticks % CHECK_EVERY == 0 and time.thread_time() > deadline:
+                raise _OverBudget
+        return function(*args)
+
+    return call
 
 
 def runner(kernel: CPUDispatcher, small: bool) -> Callable:
@@ -80,3 +134,80 @@ def runner(kernel: CPUDispatcher, small: bool) -> Callable:
         return kernel
     _calls[kernel] = calls + 1
     return python_version(kernel)
+
+
+def first_calls(kernel: CPUDispatcher, small: bool) -> Callable:
+    """What to call for ``kernel`` (module docstring, the second rule): the compiled kernel when
+    it is loaded in this process, the input is not ``small``, its Python source has taken
+    PYTHON_SECONDS of CPU time in this process, or inside :func:`compiled_calls`; else a function
+    that calls the compiled kernel when numba's cache holds it for the call's argument types
+    (:func:`load_cached`), and otherwise runs the kernel's Python version (:func:`python_version`)
+    and adds its CPU time to the kernel's. A call whose Python run reaches the budget is stopped
+    there (the compiled functions it calls look at the clock) and made again by the compiled
+    kernel from the same arguments: the kernel writes only into its array arguments, whose
+    values the run saved first and puts back (its results are the Python run's bits anyway)."""
+    if not small or kernel.signatures or _compiled_only[0] or _spent.get(kernel, 0.0) >= PYTHON_SECONDS:
+        return kernel
+    if kernel not in _first:
+        python = python_version(kernel)
+
+        def first(*args):
+            if kernel not in _uncached:
+                if load_cached(kernel, args):
+                    return kernel(*args)
+                _uncached.add(kernel)  # nor will it be, but by this process compiling it
+            saved = [(a, a.copy()) for a in args if isinstance(a, np.ndarray) and a.flags.writeable]
+            outer, ticks = getattr(_watch, "deadline", math.inf), getattr(_watch, "ticks", 0)
+            start = time.thread_time()
+            _watch.deadline, _watch.ticks = start + PYTHON_SECONDS - _spent.get(kernel, 0.0), 0
+            try:
+                return python(*args)
+            except _OverBudget:
+                pass
+            finally:
+                _watch.deadline, _watch.ticks = outer, ticks
+                _spent[kernel] = _spent.get(kernel, 0.0) + time.thread_time() - start
+            _spent[kernel] = max(_spent[kernel], PYTHON_SECONDS)  # reached: the compiled kernel from now on
+            for array, values in saved:
+                np.copyto(array, values)
+            return kernel(*args)
+
+        _first[kernel] = first
+    return _first[kernel]
+
+
+def load_cached(kernel: CPUDispatcher, args: tuple) -> bool:
+    """Whether ``kernel`` has a compiled version for the types of ``args`` in this process after
+    this call: one compiled or loaded before, or one that numba's on-disk cache holds, loaded now
+    (numba's own loading, ``kernel.compile``, as a plain call would; should the file the index
+    names be gone, numba compiles); False, compiling nothing, when the cache does not hold it
+    (none for this source, numba version and CPU).
+
+    The one use of numba's internals in pga-dyn (numba 0.6x; tests/test_interpreted.py checks it):
+    a ``cache=True`` dispatcher's cache (``kernel._cache``) computes the key of a signature in its
+    index (``_index_key``, which covers the bytecode, the target CPU and the signature) and reads
+    that index (``_cache_file._load_index``: empty when the index is missing or was written for
+    another version of the source file or of numba). Any other cache (``cache=False``) holds
+    nothing."""
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    if signature in kernel.overloads:
+        return True
+    cache = kernel._cache
+    if not hasattr(cache, "_index_key") or not hasattr(cache, "_cache_file"):  # numba's NullCache
+        return False
+    key = cache._index_key(signature, kernel.targetctx.codegen())
+    if key not in cache._cache_file._load_index():
+        return False
+    kernel.compile(signature)
+    return bool(kernel.signatures)
+
+
+@contextlib.contextmanager
+def compiled_calls() -> Iterator[None]:
+    """Inside, :func:`first_calls` gives the compiled kernel (compiled now when numba's cache does
+    not hold it): ``pga-dyn compile`` fills the cache with every kernel so."""
+    _compiled_only[0] += 1
+    try:
+        yield
+    finally:
+        _compiled_only[0] -= 1

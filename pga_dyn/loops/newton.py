@@ -28,6 +28,8 @@ steps here, where the damping already keeps them bounded.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -58,6 +60,10 @@ MIN_STEP = 1e-3
 #: ... and while the path's tangent turns by more than arccos(MIN_TANGENT_COS) (25 degrees) in a
 #: step: a tangent that jumps is another branch's, crossing the path's at a bifurcation.
 MIN_TANGENT_COS = 0.9
+#: One-sided Jacobi (:func:`jacobi_svd`) stops when no pair of columns has a cosine above JACOBI_TOL
+#: (twice the unit round-off; LAPACK's dgesvj stops at sqrt(m) times it): below it the rotations
+#: only move round-off (five sweeps on the 2RRU-1RRS's J_f instead of eight at 1e-16).
+JACOBI_TOL = 4.4e-16
 
 
 @njit(cache=True)
@@ -136,7 +142,7 @@ def so3_log(R):
         for k in range(4):
             q[k] = -q[k]
     sin_half = np.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    half = np.arctan2(sin_half, q[0])
+    half = math.atan2(sin_half, q[0])
     scale = 2.0 * half / sin_half if sin_half > 1e-12 else 2.0 / q[0]
     out = np.empty(3)
     for k in range(3):
@@ -286,10 +292,62 @@ def _path_step(rho, dt_max, rcond_ref, t):
     return min(dt, 1.0 - t)
 
 
+@njit(cache=True)
+def jacobi_svd(A):
+    """The thin SVD A = U diag(s) V^T of A (m, n), m >= n, s descending: one-sided Jacobi
+    (Hestenes) on its columns until no pair has a cosine above JACOBI_TOL; U (m, n), s (n,), V^T
+    (n, n). Columns of U of zero singular values are zero. Twin: ``numpy.linalg.svd(A,
+    full_matrices=False)`` (:func:`pga_dyn.loops.parts.small_svd` takes any shape)."""
+    m, n = A.shape
+    U, V = A.copy(), np.eye(n)
+    for _ in range(60):
+        rotated = False
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for i in range(m):
+                    alpha += U[i, p] * U[i, p]
+                    beta += U[i, q] * U[i, q]
+                    gamma += U[i, p] * U[i, q]
+                if gamma == 0.0 or abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(m):
+                    up, uq = U[i, p], U[i, q]
+                    U[i, p], U[i, q] = c * up - sn * uq, sn * up + c * uq
+                for i in range(n):
+                    vp, vq = V[i, p], V[i, q]
+                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
+        if not rotated:
+            break
+    norms = np.empty(n)
+    for j in range(n):
+        v = 0.0
+        for i in range(m):
+            v += U[i, j] * U[i, j]
+        norms[j] = np.sqrt(v)
+    order = np.argsort(-norms)
+    u, sv, vt = np.zeros((m, n)), np.empty(n), np.empty((n, n))
+    for c in range(n):
+        j = order[c]
+        sv[c] = norms[j]
+        for i in range(m):
+            u[i, c] = U[i, j] / norms[j] if norms[j] > 0.0 else 0.0
+        for i in range(n):
+            vt[c, i] = V[i, j]
+    return u, sv, vt
+
+
 @njit(cache=True, inline="always")
 def _singular_values(Jz, na, out):
-    """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), in descending order."""
-    s = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
+    """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), m >= nf, in descending order
+    (:func:`jacobi_svd`: arithmetic and square roots only, so the Python source of
+    :func:`newton_kernel` gives the compiled kernel's bits, pga_dyn.interpreted; LAPACK's differ)."""
+    s = jacobi_svd(np.ascontiguousarray(Jz[:, na:]))[1]
     for i in range(out.shape[0]):  # a loop, not out[:] = s: that compiles numba's shape checks (seconds)
         out[i] = s[i]
 

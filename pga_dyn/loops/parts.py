@@ -39,9 +39,10 @@ import networkx as nx
 import numpy as np
 from numba import njit
 
+from ..interpreted import SMALL_BODIES, first_calls
 from ..kinematics import forward, twists
 from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
-from .newton import newton_kernel, next_point
+from .newton import jacobi_svd, newton_kernel, next_point
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
 SINGULAR_S = 1e-12
@@ -50,10 +51,6 @@ SINGULAR_S = 1e-12
 #: certificate's GAP_MIN and THRESHOLD_MARGIN, docs/drng.md).
 RANK_GAP = 1e6
 RANK_MARGIN = 10.0
-#: One-sided Jacobi (:func:`small_svd`) stops when no pair of columns has a cosine above JACOBI_TOL
-#: (twice the unit round-off; LAPACK's dgesvj stops at sqrt(m) times it): below it the rotations
-#: only move round-off (five sweeps on the 2RRU-1RRS's J_f instead of eight at 1e-16).
-JACOBI_TOL = 4.4e-16
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,9 @@ class Part:
         # e0 of the part, its other free coordinates held: a new writable array, as in record_kernel (one signature)
         e0 = e0 + E[:, self.held] @ z[self.held] if self.held.size else e0.copy()
         local = z[self.columns]
-        status, norm = newton_kernel(
+        # a process's first paths on a small robot: the kernel's source run by Python when the compiled
+        # kernel is neither loaded nor in numba's cache (pga_dyn.interpreted.first_calls; the same results)
+        status, norm = first_calls(newton_kernel, self.args[0].shape[0] <= SMALL_BODIES + 1)(
             *self.args, self.E, e0, self.na, self.spherical, local, target, tol, max_iter, rcond_ref, min_rcond
         )
         if status == 0:
@@ -437,62 +436,13 @@ def _assemble_state(
 @njit(cache=True)
 def small_svd(A):
     """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
-    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`_jacobi_svd`) of the columns of
-    A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
+    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`pga_dyn.loops.newton.jacobi_svd`)
+    of the columns of A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
     to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
     if A.shape[0] >= A.shape[1]:
-        return _jacobi_svd(A)
-    u, s, vt = _jacobi_svd(np.ascontiguousarray(A.T))
+        return jacobi_svd(A)
+    u, s, vt = jacobi_svd(np.ascontiguousarray(A.T))
     return np.ascontiguousarray(vt.T), s, np.ascontiguousarray(u.T)
-
-
-@njit(cache=True)
-def _jacobi_svd(A):
-    """:func:`small_svd` of A (m, n), m >= n: one-sided Jacobi (Hestenes) on its columns until no
-    pair has a cosine above JACOBI_TOL; U (m, n), s (n,), V^T (n, n). Columns of U of zero singular
-    values are zero."""
-    m, n = A.shape
-    U, V = A.copy(), np.eye(n)
-    for _ in range(60):
-        rotated = False
-        for p in range(n - 1):
-            for q in range(p + 1, n):
-                alpha, beta, gamma = 0.0, 0.0, 0.0
-                for i in range(m):
-                    alpha += U[i, p] * U[i, p]
-                    beta += U[i, q] * U[i, q]
-                    gamma += U[i, p] * U[i, q]
-                if gamma == 0.0 or abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
-                    continue
-                rotated = True
-                zeta = (beta - alpha) / (2.0 * gamma)
-                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
-                c = 1.0 / np.sqrt(1.0 + t * t)
-                sn = c * t
-                for i in range(m):
-                    up, uq = U[i, p], U[i, q]
-                    U[i, p], U[i, q] = c * up - sn * uq, sn * up + c * uq
-                for i in range(n):
-                    vp, vq = V[i, p], V[i, q]
-                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
-        if not rotated:
-            break
-    norms = np.empty(n)
-    for j in range(n):
-        v = 0.0
-        for i in range(m):
-            v += U[i, j] * U[i, j]
-        norms[j] = np.sqrt(v)
-    order = np.argsort(-norms)
-    u, sv, vt = np.zeros((m, n)), np.empty(n), np.empty((n, n))
-    for c in range(n):
-        j = order[c]
-        sv[c] = norms[j]
-        for i in range(m):
-            u[i, c] = U[i, j] / norms[j] if norms[j] > 0.0 else 0.0
-        for i in range(n):
-            vt[c, i] = V[i, j]
-    return u, sv, vt
 
 
 @njit(cache=True)
