@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import math
 import threading
 import time
 import types
@@ -67,10 +66,6 @@ _spent: dict = {}  # first_calls: CPU seconds of each kernel's Python source so 
 _uncached: set = set()  # first_calls: kernels whose compiled version numba's cache did not hold
 _first: dict = {}  # first_calls: the function that runs each kernel's Python source and times it
 _compiled_only = [0]  # depth of compiled_calls()
-#: A first_calls run's deadline (time.thread_time; inf: none) and the calls of compiled functions
-#: inside it from the Python source, whose every CHECK_EVERY-th looks at the clock (about 0.4 us a look).
-_watch = threading.local()
-CHECK_EVERY = 16
 
 
 class _OverBudget(Exception):
@@ -83,15 +78,20 @@ def python_version(kernel: CPUDispatcher) -> Callable:
     the kernel's source, run by Python (the same results to the bit for a kernel of arithmetic and
     ``np.sqrt``, and the same errors; module docstring)."""
     if kernel not in _python:
-        source = _source(kernel)
-
-        @functools.wraps(source)
-        def run(*args):
-            with np.errstate(divide="raise", over="ignore", under="ignore", invalid="ignore"):
-                return source(*args)
-
-        _python[kernel] = run
+        _python[kernel] = _numba_errors(_source(kernel))
     return _python[kernel]
+
+
+def _numba_errors(source: Callable) -> Callable:
+    """``source`` run with numba's floating-point errors: a division by zero raises, an overflow or
+    an invalid operation gives inf or NaN silently."""
+
+    @functools.wraps(source)
+    def run(*args):
+        with np.errstate(divide="raise", over="ignore", under="ignore", invalid="ignore"):
+            return source(*args)
+
+    return run
 
 
 def _source(kernel: CPUDispatcher) -> Callable:
@@ -104,23 +104,33 @@ def _source(kernel: CPUDispatcher) -> Callable:
     _sources[kernel] = function
     for name, value in source.__globals__.items():
         if isinstance(value, CPUDispatcher):
-            names[name] = _watched(_source(value))
+            names[name] = _source(value)
     return function
 
 
-def _watched(function: Callable) -> Callable:
-    """``function``, which first stops a run of :func:`first_calls` past its deadline (_OverBudget)."""
+def _watched(kernel: CPUDispatcher, deadline: threading.local) -> Callable:
+    """:func:`python_version` of ``kernel`` whose every call of a compiled function (its Python
+    version) first looks at the clock (about 0.4 us a look): past ``deadline.at``
+    (``time.thread_time``) it raises _OverBudget. Only the kernel's own calls look (a path step, a
+    sample's kinematics: well under 0.2 s each on a small robot), not those of the functions it calls."""
+    source = kernel.py_func
+    names = dict(source.__globals__)
 
-    @functools.wraps(function)
-    def call(*args):
-        deadline = getattr(_watch, "deadline", math.inf)
-        if deadline != math.inf:
-            _watch.ticks += 1
-            if _watch.ticks % CHECK_EVERY == 0 and time.thread_time() > deadline:
+    def watch(function):
+        @functools.wraps(function)
+        def call(*args):
+            if time.thread_time() > deadline.at:
                 raise _OverBudget
-        return function(*args)
+            return function(*args)
 
-    return call
+        return call
+
+    for name, value in source.__globals__.items():
+        if isinstance(value, CPUDispatcher):
+            names[name] = watch(_source(value))
+    return _numba_errors(
+        types.FunctionType(source.__code__, names, source.__name__, source.__defaults__, source.__closure__)
+    )
 
 
 def runner(kernel: CPUDispatcher, small: bool) -> Callable:
@@ -149,7 +159,8 @@ def first_calls(kernel: CPUDispatcher, small: bool) -> Callable:
     if not small or kernel.signatures or _compiled_only[0] or _spent.get(kernel, 0.0) >= PYTHON_SECONDS:
         return kernel
     if kernel not in _first:
-        python = python_version(kernel)
+        deadline = threading.local()  # the deadline of this thread's run of the kernel's Python source
+        python = _watched(kernel, deadline)
 
         def first(*args):
             if kernel not in _uncached:
@@ -157,15 +168,13 @@ def first_calls(kernel: CPUDispatcher, small: bool) -> Callable:
                     return kernel(*args)
                 _uncached.add(kernel)  # nor will it be, but by this process compiling it
             saved = [(a, a.copy()) for a in args if isinstance(a, np.ndarray) and a.flags.writeable]
-            outer, ticks = getattr(_watch, "deadline", math.inf), getattr(_watch, "ticks", 0)
             start = time.thread_time()
-            _watch.deadline, _watch.ticks = start + PYTHON_SECONDS - _spent.get(kernel, 0.0), 0
+            deadline.at = start + PYTHON_SECONDS - _spent.get(kernel, 0.0)
             try:
                 return python(*args)
             except _OverBudget:
                 pass
             finally:
-                _watch.deadline, _watch.ticks = outer, ticks
                 _spent[kernel] = _spent.get(kernel, 0.0) + time.thread_time() - start
             _spent[kernel] = max(_spent[kernel], PYTHON_SECONDS)  # reached: the compiled kernel from now on
             for array, values in saved:
@@ -174,6 +183,12 @@ def first_calls(kernel: CPUDispatcher, small: bool) -> Callable:
 
         _first[kernel] = first
     return _first[kernel]
+
+
+def python_seconds() -> dict:
+    """The CPU seconds each kernel's Python source has taken in this process under
+    :func:`first_calls`, by the kernel's qualified name (``benchmarks/cold_start.py`` prints them)."""
+    return {f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}": spent for kernel, spent in _spent.items()}
 
 
 def load_cached(kernel: CPUDispatcher, args: tuple) -> bool:

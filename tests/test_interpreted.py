@@ -202,7 +202,7 @@ def _recorded_calls(monkeypatch, module, kernel, run):
     def record(k, small):
         def call(*args):
             if k is kernel:
-                calls.append([a.copy() if isinstance(a, np.ndarray) else a for a in args])
+                calls.append(_copies(args))
             return k(*args)
 
         return call
@@ -213,7 +213,15 @@ def _recorded_calls(monkeypatch, module, kernel, run):
 
 
 def _copies(args):
-    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+    """Copies of the arrays of ``args``, read-only where they are (the compiled kernel's one signature)."""
+    copies = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            copy = a.copy()
+            copy.flags.writeable = a.flags.writeable
+            a = copy
+        copies.append(a)
+    return copies
 
 
 @pytest.mark.parametrize("name", CLOSED)
@@ -305,10 +313,10 @@ def test_first_calls_runs_python_within_its_budget_then_the_compiled_kernel(monk
     assert first is not _fill and not _fill.signatures  # Python (no cache: cache=False)
     out = np.zeros(1)
     assert first(out, 10) == 10.0 and not _fill.signatures
-    while interpreted.first_calls(_fill, True) is not _fill:
-        interpreted.first_calls(_fill, True)(np.zeros(1), 10)
-    assert not _fill.signatures and interpreted._spent[_fill] >= interpreted.PYTHON_SECONDS
-    assert interpreted.first_calls(_fill, True)(np.zeros(1), 10) == 10.0 and _fill.signatures  # compiled now
+    while interpreted.first_calls(_fill, True) is not _fill:  # Python until the budget is spent
+        assert interpreted.first_calls(_fill, True)(np.zeros(1), 10) == 10.0
+    assert interpreted.python_seconds()[f"{__name__}._fill"] >= interpreted.PYTHON_SECONDS
+    assert interpreted.first_calls(_fill, True)(np.zeros(1), 10) == 10.0 and _fill.signatures  # compiled
 
 
 @njit
@@ -375,3 +383,52 @@ def test_load_cached_loads_a_cached_kernel_and_first_calls_then_runs_it_compiled
         assert not interpreted.load_cached(other, (np.int32(1),)) and not other.signatures  # another signature
     finally:
         event.unregister("numba:compile", listener)
+
+
+FIRST_ANALYSIS = """
+import json, sys
+from numba.core import event
+compiled = []
+listener = type("L", (event.Listener,), {"on_start": lambda self, ev: None, "on_end": lambda self, ev: compiled.append(1)})()
+event.register("numba:compile", listener)
+import drng, robots
+from pga_dyn import interpreted
+from pga_dyn.loops import newton
+robot = robots.load(sys.argv[1])
+if sys.argv[2] == "fill":
+    with interpreted.compiled_calls():
+        drng.analyze(robot)
+else:
+    drng.analyze(robot)
+print(json.dumps([len(compiled), sorted(interpreted.python_seconds()), bool(newton.newton_kernel.signatures)]))
+"""
+
+
+def _first_analysis(name, cache, what):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_ANALYSIS, name, what], capture_output=True, text=True, env=env, check=True
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+LOOP_KERNELS = [
+    "pga_dyn.loops.closure.motion_kernel",
+    "pga_dyn.loops.newton.newton_kernel",
+    "pga_dyn.tp_regressor._tp_batch",
+]
+
+
+def test_a_first_closed_loop_analysis_from_an_empty_cache_compiles_nothing(tmp_path):
+    """A new process with an empty numba cache analyses the five-bar (assembly, certificate) with
+    the loops' kernels' Python source: no compile event."""
+    compiles, python, loaded = _first_analysis("five_bar", tmp_path, "first")
+    assert (compiles, python, loaded) == (0, LOOP_KERNELS, False)
+
+
+@pytest.mark.slow
+def test_a_first_closed_loop_analysis_on_a_filled_cache_runs_the_compiled_kernels(tmp_path):
+    """Once a process has compiled the loops' kernels into numba's cache (as pga-dyn compile does),
+    a new process's first analysis loads and runs them: no Python source, no compile event."""
+    assert _first_analysis("five_bar", tmp_path, "fill")[0] > 0
+    assert _first_analysis("five_bar", tmp_path, "first") == [0, [], True]
