@@ -27,11 +27,13 @@ Two rules decide, both on what a user sees, never on the numbers (they are the s
   on-disk cache holds it for the call's argument types (it is loaded then, as a plain call
   would: a warm cache or an installed wheel runs compiled from the first call); else, on small
   inputs, the Python source, until it has taken PYTHON_SECONDS of the calling thread's CPU time
-  in this process (``time.thread_time``), and then the compiled kernel (compiled once). A first
+  in this process (``time.thread_time``), and then the compiled kernel (compiled once); a call
+  that reaches the budget is stopped there and made again by the compiled kernel. A first
   ``pga-dyn analyze`` of a closed loop compiles nothing (about 1 s of Python where compiling took
   about 18 s); a long job (a record, an identification) pays at most PYTHON_SECONDS of Python per
   kernel before it compiles, less than that kernel's compilation. Inside :func:`compiled_calls`
   (``pga-dyn compile``, the build step of ``pip install .``) the compiled kernel is always called.
+  The only private attributes of numba that pga-dyn reads are read in :func:`load_cached`.
 """
 
 from __future__ import annotations
@@ -153,9 +155,10 @@ def first_calls(kernel: CPUDispatcher, small: bool) -> Callable:
     that calls the compiled kernel when numba's cache holds it for the call's argument types
     (:func:`load_cached`), and otherwise runs the kernel's Python version (:func:`python_version`)
     and adds its CPU time to the kernel's. A call whose Python run reaches the budget is stopped
-    there (the compiled functions it calls look at the clock) and made again by the compiled
-    kernel from the same arguments: the kernel writes only into its array arguments, whose
-    values the run saved first and puts back (its results are the Python run's bits anyway)."""
+    there (each call the kernel's source makes of a compiled function looks at the clock first)
+    and made again by the compiled kernel from the same arguments: the kernel writes only into
+    its array arguments, whose values the run saved first and puts back (the compiled kernel's
+    results are the Python run's bits anyway)."""
     if not small or kernel.signatures or _compiled_only[0] or _spent.get(kernel, 0.0) >= PYTHON_SECONDS:
         return kernel
     if kernel not in _first:
