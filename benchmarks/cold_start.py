@@ -1,13 +1,15 @@
 """Wall time of a first `pga-dyn analyze` from an empty numba cache, and warm.
 
 Run: python benchmarks/cold_start.py [--robots puma560 2rru_1rrs] [--verbose]
-     python benchmarks/cold_start.py --before REVISION [--repeat R] [--robots ...]
+     python benchmarks/cold_start.py --before REVISION [--repeat R] [--robots ...] [--filled]
      python benchmarks/cold_start.py --install [--robots puma560 2rru_1rrs]
 
 ``--before REVISION`` times the first call from an empty cache of this checkout and of that
 revision (``git archive`` into a temporary folder) R times, the two trees alternating for each
 command so that the load of a shared machine weighs on both alike, and prints the best and the
-median wall time of each with its compile events.
+median wall time of each with its compile events. With ``--filled`` each tree's cache is first
+filled by ``pga-dyn compile`` (what ``pip install .`` ships in the wheel), and the commands are
+timed on it: a warm cache, every kernel loaded instead of compiled or run as Python.
 
 ``--install`` measures what a new user gets: a new virtual environment, ``pip install .`` of
 this checkout (timed: it builds the wheel, whose build step compiles the kernels into it,
@@ -20,8 +22,9 @@ needs is compiled, as after a fresh ``pip install``); "warm" is the same command
 with that cache; "after" runs a later robot on the cache the first one filled (a first PKM
 after a first tree). For each run the child process also reports what numba compiled:
 the number of compile events, their total time (``numba.core.event``'s "numba:compile"
-events, nested ones counted once) and the specializations (signatures) of the project's
-compiled functions. No figure here is a timed test.
+events, nested ones counted once), the specializations (signatures) of the project's
+compiled functions and the CPU seconds of the kernels a first call ran as Python source
+(``pga_dyn.interpreted.python_seconds``; none on code before it). No figure here is a timed test.
 """
 
 from __future__ import annotations
@@ -73,8 +76,14 @@ for name, module in list(sys.modules.items()):
     for attr, value in vars(module).items():
         if isinstance(value, CPUDispatcher) and value.__module__ == name and value.signatures:
             specs[f"{name}.{attr}"] = len(value.signatures)
+try:
+    from pga_dyn.interpreted import python_seconds
+    python = python_seconds()
+except ImportError:  # code before it
+    python = {}
 print(json.dumps({"code": code, "seconds": total, "compiles": sum(isinstance(e, str) for e in events),
-                  "compile_seconds": sum(e for e in events if isinstance(e, float)), "specializations": specs}))
+                  "compile_seconds": sum(e for e in events if isinstance(e, float)), "specializations": specs,
+                  "python": python}))
 """
 
 
@@ -99,14 +108,30 @@ def line(label, args, wall, report):
     return specs
 
 
-def against(revision, robots, repeat):
-    """The first call from an empty cache, this checkout and ``revision`` alternating, ``repeat`` times."""
+def fill(cache, root):
+    """``pga-dyn compile`` of the code under ``root`` into numba's cache ``cache``; its wall time."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pga_dyn.cli", "compile", "--quiet"], env=env, cwd=root, check=True)
+    return time.perf_counter() - start
+
+
+def against(revision, robots, repeat, filled=False):
+    """The first call from an empty cache (or, ``filled``, from a cache ``pga-dyn compile`` filled),
+    this checkout and ``revision`` alternating, ``repeat`` times."""
     import statistics
 
-    with tempfile.TemporaryDirectory(prefix="pga-dyn-before-") as before:
+    with (
+        tempfile.TemporaryDirectory(prefix="pga-dyn-before-") as before,
+        tempfile.TemporaryDirectory(prefix="pga-dyn-filled-") as caches,
+    ):
         archive = subprocess.run(["git", "-C", ROOT, "archive", revision], capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", before], input=archive, check=True)
         trees = {"this checkout": ROOT, revision: before}
+        full = {label: os.path.join(caches, str(k)) for k, label in enumerate(trees)}
+        if filled:
+            for label, root in trees.items():
+                print(f"pga-dyn compile ({label}): {fill(full[label], root):.1f} s")
         print(f"{'command (pga-dyn ...)':<28} {'code':<14} {'best':>8} {'median':>8} {'compiling':>10} {'compiles':>8}")
         for robot in robots:
             command = ["analyze", robot]
@@ -114,8 +139,11 @@ def against(revision, robots, repeat):
             reports = {}
             for _ in range(repeat):
                 for label, root in trees.items():
-                    with tempfile.TemporaryDirectory(prefix="pga-dyn-cache-") as cache:
-                        wall, reports[label] = run(command, cache, root)
+                    if filled:
+                        wall, reports[label] = run(command, full[label], root)
+                    else:
+                        with tempfile.TemporaryDirectory(prefix="pga-dyn-cache-") as cache:
+                            wall, reports[label] = run(command, cache, root)
                     walls[label].append(wall)
             for label in trees:
                 print(
@@ -161,9 +189,10 @@ def main():
     )
     parser.add_argument("--before", metavar="REVISION", help="time this revision's first calls too (git archive)")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each first call with --before (default 3)")
+    parser.add_argument("--filled", action="store_true", help="with --before: on a cache pga-dyn compile filled")
     args = parser.parse_args()
     if args.before:
-        against(args.before, args.robots, args.repeat)
+        against(args.before, args.robots, args.repeat, args.filled)
         return
     if args.install:
         installed(args.robots)
@@ -176,10 +205,13 @@ def main():
     for k, robot in enumerate(args.robots):
         command = ["analyze", robot]
         cold_cache = shared if k == 0 else tempfile.mkdtemp(prefix="pga-dyn-cache-")
-        specs = line("cold", command, *run(command, cold_cache))
+        wall, report = run(command, cold_cache)
+        specs = line("cold", command, wall, report)
         if args.verbose:
             for name, count in sorted(specs.items()):
                 print(f"         {name}: {count}")
+            for name, seconds in sorted(report["python"].items()):
+                print(f"         {name}: its Python source, {seconds:.3f} s CPU")
         line("warm", command, *run(command, cold_cache))
         if k > 0:
             line("after", command, *run(command, shared))

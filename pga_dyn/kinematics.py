@@ -47,8 +47,10 @@ def rotation_into(axis, angle, r):
 @njit(cache=True)
 def _rodrigues(x, y, z, angle, r):
     """:func:`rotation_into` about the unit axis (x, y, z) (scalars: the kernels pass read-only
-    axes of the robot and axes they compute, and numba compiles one version per kind of array)."""
-    c, s = np.cos(angle), np.sin(angle)
+    axes of the robot and axes they compute, and numba compiles one version per kind of array).
+    ``math``'s cosine and sine: the C library's, in the compiled code and in Python alike (numpy's
+    may differ in the last bit), so the kernels' Python source gives their bits (pga_dyn.interpreted)."""
+    c, s = math.cos(angle), math.sin(angle)
     t = 1.0 - c
     r[0, 0] = c + x * x * t
     r[0, 1] = x * y * t - z * s
@@ -99,12 +101,12 @@ def se3_exp(xi):
     # A = (1 - cos th)/th^2 = 1/2 sinc(th/2)^2, free of cancellation; B = (th - sin th)/th^3 by
     # its series below 1e-2 (the direct form loses digits to cancellation there)
     half = 0.5 * th
-    sinc = np.sin(half) / half if half > 1e-8 else 1.0 - half * half / 6.0
+    sinc = math.sin(half) / half if half > 1e-8 else 1.0 - half * half / 6.0
     a = 0.5 * sinc * sinc
     if th < 1e-2:
         b = 1.0 / 6.0 - th2 / 120.0 + th2 * th2 / 5040.0
     else:
-        b = (th - np.sin(th)) / (th2 * th)
+        b = (th - math.sin(th)) / (th2 * th)
     # p = (1 + A w^ + B w^ w^) v, written out (numba's matrix product needs SciPy's BLAS)
     c0 = w[1] * v[2] - w[2] * v[1]
     c1 = w[2] * v[0] - w[0] * v[2]

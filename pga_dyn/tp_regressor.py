@@ -41,6 +41,7 @@ from .conventions import (
     vector_to_pseudo,
 )
 from .errors import PgaDynError
+from .interpreted import SMALL_BODIES, SMALL_STATES, first_calls
 from .kinematics import (
     first_nonfinite,
     float_array,
@@ -359,7 +360,9 @@ def tree_regressor(
     ns, n, nq = Q.shape[0], robot.n, robot.nq
     result = output_array((ns, nq, n, 4, 4) if want_tensor else (ns, nq, 10 * n), out)
     width = 16 * n if want_tensor else 10 * n
-    bad = _tp_batch(
+    # a process's first small batches: the kernel's source run by Python when the compiled kernel is
+    # neither loaded nor in numba's cache (pga_dyn.interpreted.first_calls; the same results)
+    bad = first_calls(_tp_batch, n <= SMALL_BODIES and ns <= SMALL_STATES)(
         *robot.derived(_kernel_arrays), Q.reshape(-1), QD.reshape(-1), QDD.reshape(-1), result.reshape(ns * nq, width)
     )
     if bad == NOT_READY:
@@ -390,7 +393,10 @@ def actuated_regressor(
         np.matmul(G.transpose(0, 2, 1), tree, out=result.reshape(ns, na, -1))  # stacked G^T R (BLAS)
     elif robot.constrained:  # G^T Y_tree in one pass, without Y_tree
         states = (np.require(x, float, ("C", "W")) for x in (Q, QD, QDD, G))  # one signature: C, writable
-        bad = projected_batch(*robot.derived(_kernel_arrays), *states, result.reshape(ns * na, 10 * n))
+        # a process's first small batches as Python, as in tree_regressor (pga_dyn.interpreted.first_calls)
+        bad = first_calls(projected_batch, n <= SMALL_BODIES and ns <= SMALL_STATES)(
+            *robot.derived(_kernel_arrays), *states, result.reshape(ns * na, 10 * n)
+        )
         raise_nonfinite(bad)
     else:
         tree_regressor(robot, Q, QD, QDD, want_tensor, result)

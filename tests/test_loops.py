@@ -841,10 +841,10 @@ def test_compiled_record_and_projection_equal_their_twins(name):
 
 
 def test_small_svd_equals_numpy():
-    """pga_dyn.loops.parts.small_svd (one-sided Jacobi) against its twin numpy.linalg.svd: the
+    """pga_dyn.loops.newton.small_svd (one-sided Jacobi) against its twin numpy.linalg.svd: the
     singular values, and the pseudo-inverse they give, on matrices of the shapes of the parts' J_f
     (also fewer rows than columns) with condition numbers up to 1e6."""
-    from pga_dyn.loops.parts import small_svd
+    from pga_dyn.loops.newton import small_svd
 
     rng = np.random.default_rng(0)
     for shape in [(7, 5), (6, 6), (12, 5), (3, 2), (5, 1), (18, 12), (2, 5), (1, 3)]:

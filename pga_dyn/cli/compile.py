@@ -46,8 +46,9 @@ def register(sub) -> None:
 def compile_kernels() -> list:
     """Compile every numba kernel of pga-dyn into numba's on-disk cache and return their names.
 
-    Runs the paths that reach each kernel on built-in robots: the DRNG kernels (2rru_1rrs, called
-    directly: a process's first calls run them as Python, :mod:`pga_dyn.interpreted`), the
+    Runs the paths that reach each kernel on built-in robots, inside
+    :func:`pga_dyn.interpreted.compiled_calls` (a process's first calls may run a kernel as Python):
+    the DRNG kernels (2rru_1rrs, called directly: :func:`pga_dyn.interpreted.runner`), the
     tree kinematics and the sampled regressor, the certificate and the numerical baseline's pivoted
     QR (puma560), the loop
     closure (2rru_1rrs: assembly, a record assembled along itself and projected, with the loop
@@ -68,22 +69,24 @@ def compile_kernels() -> list:
 
     from .. import regressor
     from ..contacts import contact_frames, contact_terms
+    from ..interpreted import compiled_calls
     from ..loops import constraints
     from ..sampling import projected_states, record_states
 
-    tree = robots.load("puma560")
-    drng.nullspace(tree, certify=True)
-    drng.numerical_nullspace(tree, samples=20)
-    q = np.zeros(tree.nq)
-    regressor(tree, q, q, q)
-    legged = robots.load("go2")
-    contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
-    pkm = robots.load("2rru_1rrs")
-    drng.nullspace(pkm)
-    load_kernels(pkm)  # a process's first calls run DRNG's kernels as Python (pga_dyn.interpreted)
-    q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
-    record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
-    projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)
+    with compiled_calls():  # the loops' and the regressor's kernels compiled, not run as Python on first calls
+        tree = robots.load("puma560")
+        drng.nullspace(tree, certify=True)
+        drng.numerical_nullspace(tree, samples=20)
+        q = np.zeros(tree.nq)
+        regressor(tree, q, q, q)
+        legged = robots.load("go2")
+        contact_terms(legged, contact_frames(legged, ["FL_foot"]), np.zeros((1, legged.nq)), np.zeros((1, 1, 3)))
+        pkm = robots.load("2rru_1rrs")
+        drng.nullspace(pkm)
+        load_kernels(pkm)  # a process's first calls run DRNG's kernels as Python (pga_dyn.interpreted)
+        q_a = np.tile(constraints(pkm).z_ref[: len(pkm.actuated)], (2, 1))  # a record: from the reference, then on
+        record = record_states(pkm, [0.0, 1.0], q_a, 0 * q_a, 0 * q_a)
+        projected_states(pkm, record.q, q_a, 0 * q_a, 0 * q_a)
     names = []
     for name, module in list(sys.modules.items()):
         if name.split(".")[0] in PACKAGES:

@@ -56,6 +56,7 @@ from .newton import (
     newton_kernel,
     next_point,
     qr_solve,
+    small_svd,
     so3_log,
 )
 from .parts import (
@@ -71,7 +72,6 @@ from .parts import (
     project_kernel,
     rcond_estimate,
     record_kernel,
-    small_svd,
 )
 from .reference import (
     REFERENCE_STEP,

@@ -28,6 +28,8 @@ steps here, where the damping already keeps them bounded.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit
 
@@ -58,6 +60,10 @@ MIN_STEP = 1e-3
 #: ... and while the path's tangent turns by more than arccos(MIN_TANGENT_COS) (25 degrees) in a
 #: step: a tangent that jumps is another branch's, crossing the path's at a bifurcation.
 MIN_TANGENT_COS = 0.9
+#: One-sided Jacobi (:func:`svd_into`) stops when no pair of columns has a cosine above JACOBI_TOL
+#: (twice the unit round-off; LAPACK's dgesvj stops at sqrt(m) times it): below it the rotations
+#: only move round-off (five sweeps on the 2RRU-1RRS's J_f instead of eight at 1e-16).
+JACOBI_TOL = 4.4e-16
 
 
 @njit(cache=True)
@@ -136,7 +142,7 @@ def so3_log(R):
         for k in range(4):
             q[k] = -q[k]
     sin_half = np.sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
-    half = np.arctan2(sin_half, q[0])
+    half = math.atan2(sin_half, q[0])
     scale = 2.0 * half / sin_half if sin_half > 1e-12 else 2.0 / q[0]
     out = np.empty(3)
     for k in range(3):
@@ -286,10 +292,98 @@ def _path_step(rho, dt_max, rcond_ref, t):
     return min(dt, 1.0 - t)
 
 
+@njit(cache=True)
+def small_svd(A):
+    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
+    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`svd_into`) of the columns of
+    A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
+    to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
+    m, n = A.shape
+    k = min(m, n)
+    u, s, vt = np.empty((m, k)), np.empty(k), np.empty((k, n))
+    svd_into(A, u, s, vt, np.empty(svd_work(m, n)))
+    return u, s, vt
+
+
+@njit(cache=True)
+def svd_work(m, n):
+    """The length of the work array of :func:`svd_into` for a matrix (m, n)."""
+    k = min(m, n)
+    return max(m, n) * k + k * k + k
+
+
+@njit(cache=True)
+def svd_into(A, u, s, vt, work):
+    """:func:`small_svd` of A (m, n) into u (m, k), s (k,), vt (k, n), with the 1-D work array
+    ``work`` (at least :func:`svd_work` long) and no allocation: one-sided Jacobi (Hestenes) on the
+    columns of W = A (or A^T when m < n; W (max(m, n), k)) until no pair has a cosine above
+    JACOBI_TOL, W V = U diag(s); columns of U of zero singular values are zero."""
+    m, n = A.shape
+    k, rows = min(m, n), max(m, n)
+    W = work[: rows * k].reshape((rows, k))
+    V = work[rows * k : rows * k + k * k].reshape((k, k))
+    norms = work[rows * k + k * k : rows * k + k * k + k]
+    for i in range(rows):
+        for j in range(k):
+            W[i, j] = A[i, j] if m >= n else A[j, i]
+    for i in range(k):
+        for j in range(k):
+            V[i, j] = 1.0 if i == j else 0.0
+    for _ in range(60):
+        rotated = False
+        for p in range(k - 1):
+            for q in range(p + 1, k):
+                alpha, beta, gamma = 0.0, 0.0, 0.0
+                for i in range(rows):
+                    alpha += W[i, p] * W[i, p]
+                    beta += W[i, q] * W[i, q]
+                    gamma += W[i, p] * W[i, q]
+                if gamma == 0.0 or abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
+                    continue
+                rotated = True
+                zeta = (beta - alpha) / (2.0 * gamma)
+                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
+                c = 1.0 / np.sqrt(1.0 + t * t)
+                sn = c * t
+                for i in range(rows):
+                    up, uq = W[i, p], W[i, q]
+                    W[i, p], W[i, q] = c * up - sn * uq, sn * up + c * uq
+                for i in range(k):
+                    vp, vq = V[i, p], V[i, q]
+                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
+        if not rotated:
+            break
+    for j in range(k):
+        v = 0.0
+        for i in range(rows):
+            v += W[i, j] * W[i, j]
+        norms[j] = np.sqrt(v)
+    for c in range(k):  # the columns by descending norm (the first of equal ones first); -1 marks those taken
+        j = 0
+        for i in range(k):
+            if norms[i] > norms[j]:
+                j = i
+        s[c] = norms[j]
+        norms[j] = -1.0
+        for i in range(rows):  # W's column normalised: U's (m >= n), else V's of A
+            w = W[i, j] / s[c] if s[c] > 0.0 else 0.0
+            if m >= n:
+                u[i, c] = w
+            else:
+                vt[c, i] = w
+        for i in range(k):
+            if m >= n:
+                vt[c, i] = V[i, j]
+            else:
+                u[i, c] = V[i, j]
+
+
 @njit(cache=True, inline="always")
 def _singular_values(Jz, na, out):
-    """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), in descending order."""
-    s = np.linalg.svd(np.ascontiguousarray(Jz[:, na:]), full_matrices=False)[1]
+    """out (nf,) <- the singular values of J_f = Jz[:, na:] (m, nf), m >= nf, in descending order
+    (:func:`small_svd`: arithmetic and square roots only, so the Python source of
+    :func:`newton_kernel` gives the compiled kernel's bits, pga_dyn.interpreted; LAPACK's differ)."""
+    s = small_svd(np.ascontiguousarray(Jz[:, na:]))[1]
     for i in range(out.shape[0]):  # a loop, not out[:] = s: that compiles numba's shape checks (seconds)
         out[i] = s[i]
 

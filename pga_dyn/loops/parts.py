@@ -40,9 +40,10 @@ import numpy as np
 from numba import njit
 
 from ..borrowed import borrowed
+from ..interpreted import SMALL_BODIES, first_calls
 from ..kinematics import forward, twists
 from .closure import CLOSURE_TOL, loop_kernel, loop_work, residual_rows
-from .newton import newton_kernel, next_point
+from .newton import newton_kernel, next_point, svd_into, svd_work
 
 #: A singular value of J_f at or below SINGULAR_S times the largest (or 1) makes J_f singular.
 SINGULAR_S = 1e-12
@@ -51,10 +52,6 @@ SINGULAR_S = 1e-12
 #: certificate's GAP_MIN and THRESHOLD_MARGIN, docs/drng.md).
 RANK_GAP = 1e6
 RANK_MARGIN = 10.0
-#: One-sided Jacobi (:func:`small_svd`) stops when no pair of columns has a cosine above JACOBI_TOL
-#: (twice the unit round-off; LAPACK's dgesvj stops at sqrt(m) times it): below it the rotations
-#: only move round-off (five sweeps on the 2RRU-1RRS's J_f instead of eight at 1e-16).
-JACOBI_TOL = 4.4e-16
 
 
 @dataclass(frozen=True)
@@ -104,7 +101,9 @@ class Part:
         # e0 of the part, its other free coordinates held: a new writable array, as in record_kernel (one signature)
         e0 = e0 + E[:, self.held] @ z[self.held] if self.held.size else e0.copy()
         local = z[self.columns]
-        status, norm = newton_kernel(
+        # a process's first paths on a small robot: the kernel's source run by Python when the compiled
+        # kernel is neither loaded nor in numba's cache (pga_dyn.interpreted.first_calls; the same results)
+        status, norm = first_calls(newton_kernel, self.args[0].shape[0] <= SMALL_BODIES + 1)(
             *self.args, self.E, e0, self.na, self.spherical, local, target, tol, max_iter, rcond_ref, min_rcond
         )
         if status == 0:
@@ -433,92 +432,6 @@ def _assemble_state(
     for j in range(na):
         z[j] = q_a[j]
     return 0, -1, 0.0, fresh
-
-
-@njit(cache=True)
-def small_svd(A):
-    """The thin SVD A = U diag(s) V^T of a small matrix A (m, n), k = min(m, n): U (m, k), s (k,)
-    descending, V^T (k, n), by one-sided Jacobi rotations (:func:`svd_into`) of the columns of
-    A, or of A^T when m < n; twin: ``numpy.linalg.svd(A, full_matrices=False)`` (the same factors up
-    to the signs of the singular vectors, and s to a few units of round-off relative to each value)."""
-    m, n = A.shape
-    k = min(m, n)
-    u, s, vt = np.empty((m, k)), np.empty(k), np.empty((k, n))
-    svd_into(A, u, s, vt, np.empty(svd_work(m, n)))
-    return u, s, vt
-
-
-@njit(cache=True)
-def svd_work(m, n):
-    """The length of the work array of :func:`svd_into` for a matrix (m, n)."""
-    k = min(m, n)
-    return max(m, n) * k + k * k + k
-
-
-@njit(cache=True)
-def svd_into(A, u, s, vt, work):
-    """:func:`small_svd` of A (m, n) into u (m, k), s (k,), vt (k, n), with the 1-D work array
-    ``work`` (at least :func:`svd_work` long) and no allocation: one-sided Jacobi (Hestenes) on the
-    columns of W = A (or A^T when m < n; W (max(m, n), k)) until no pair has a cosine above
-    JACOBI_TOL, W V = U diag(s); columns of U of zero singular values are zero."""
-    m, n = A.shape
-    k, rows = min(m, n), max(m, n)
-    W = work[: rows * k].reshape((rows, k))
-    V = work[rows * k : rows * k + k * k].reshape((k, k))
-    norms = work[rows * k + k * k : rows * k + k * k + k]
-    for i in range(rows):
-        for j in range(k):
-            W[i, j] = A[i, j] if m >= n else A[j, i]
-    for i in range(k):
-        for j in range(k):
-            V[i, j] = 1.0 if i == j else 0.0
-    for _ in range(60):
-        rotated = False
-        for p in range(k - 1):
-            for q in range(p + 1, k):
-                alpha, beta, gamma = 0.0, 0.0, 0.0
-                for i in range(rows):
-                    alpha += W[i, p] * W[i, p]
-                    beta += W[i, q] * W[i, q]
-                    gamma += W[i, p] * W[i, q]
-                if gamma == 0.0 or abs(gamma) <= JACOBI_TOL * np.sqrt(alpha * beta):
-                    continue
-                rotated = True
-                zeta = (beta - alpha) / (2.0 * gamma)
-                t = (1.0 if zeta >= 0.0 else -1.0) / (abs(zeta) + np.sqrt(1.0 + zeta * zeta))
-                c = 1.0 / np.sqrt(1.0 + t * t)
-                sn = c * t
-                for i in range(rows):
-                    up, uq = W[i, p], W[i, q]
-                    W[i, p], W[i, q] = c * up - sn * uq, sn * up + c * uq
-                for i in range(k):
-                    vp, vq = V[i, p], V[i, q]
-                    V[i, p], V[i, q] = c * vp - sn * vq, sn * vp + c * vq
-        if not rotated:
-            break
-    for j in range(k):
-        v = 0.0
-        for i in range(rows):
-            v += W[i, j] * W[i, j]
-        norms[j] = np.sqrt(v)
-    for c in range(k):  # the columns by descending norm (the first of equal ones first); -1 marks those taken
-        j = 0
-        for i in range(k):
-            if norms[i] > norms[j]:
-                j = i
-        s[c] = norms[j]
-        norms[j] = -1.0
-        for i in range(rows):  # W's column normalised: U's (m >= n), else V's of A
-            w = W[i, j] / s[c] if s[c] > 0.0 else 0.0
-            if m >= n:
-                u[i, c] = w
-            else:
-                vt[c, i] = w
-        for i in range(k):
-            if m >= n:
-                vt[c, i] = V[i, j]
-            else:
-                u[i, c] = V[i, j]
 
 
 @njit(cache=True)

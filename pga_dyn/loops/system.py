@@ -33,6 +33,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import PgaDynError
+from ..interpreted import SMALL_BODIES, first_calls
 from ..model import Robot
 from .closure import CLOSURE_TOL, LOCK_ROWS, LOOP_ROWS, coupling_map, kernel_arrays, motion_kernel
 from .newton import ASSEMBLY_TOL, PATH_LIMIT
@@ -40,12 +41,13 @@ from .parts import condition_number, independent_parts, pack_parts, project_kern
 from .reference import close_at_q0, listing, reference_configuration, reference_ranks
 from .spins import SPIN_RTOL, free_directions
 
-#: :func:`pga_dyn.loops.closure.motion_kernel` for the calls from Python: its source run by Python on
-#: the compiled kernels it calls (kinematics.forward, closure.loop_kernel), which the assembly
-#: compiles anyway; the same results, and a first call from an empty numba cache does not compile
-#: motion_kernel itself (0.8 s; docs/performance.md). The compiled batches evaluate the loops
-#: into work arrays instead (pga_dyn.loops.parts: record_kernel, project_kernel).
-_motion = motion_kernel.py_func
+
+def _motion(args, q, qd) -> tuple:
+    """:func:`pga_dyn.loops.closure.motion_kernel` at (q, qd) for the calls from Python: on a
+    process's first calls on a small robot its source run by Python when the compiled kernel is
+    neither loaded nor in numba's cache (:func:`pga_dyn.interpreted.first_calls`: the same
+    results; a first call from an empty cache compiles nothing, docs/performance.md)."""
+    return first_calls(motion_kernel, args[0].shape[0] <= SMALL_BODIES + 1)(*args, q, qd)
 
 
 class Constraints:
@@ -140,7 +142,7 @@ class Constraints:
         followed by one row per coupling, q_f - r q_l - c (bias 0)."""
         robot = self.robot
         q = np.array(q, dtype=float)  # writable and C-contiguous: the kernels' one signature
-        r, J, bias = _motion(*self.args, q, np.zeros(robot.nq) if qd is None else np.array(qd, dtype=float))
+        r, J, bias = _motion(self.args, q, np.zeros(robot.nq) if qd is None else np.array(qd, dtype=float))
         rows_r, rows_J = [r], [J]
         for c in robot.couplings:
             row = np.zeros(robot.nq)
@@ -155,7 +157,7 @@ class Constraints:
     def loop_jacobian(self, q):
         """Residual r (m,) and Jacobian J (m, nq) of the loops (no coupling rows) at tree
         configuration q (nq,): :func:`pga_dyn.loops.closure.motion_kernel` at rest."""
-        r, J, _ = _motion(*self.args, np.array(q, dtype=float), np.zeros(self.robot.nq))
+        r, J, _ = _motion(self.args, np.array(q, dtype=float), np.zeros(self.robot.nq))
         return r, J
 
     def residuals(self, q, r=None) -> list:
@@ -322,7 +324,7 @@ class Constraints:
             G -= part.Ef @ (pinv @ (Jp @ Ea))
             pinvs.append(pinv)
         qd = G @ qd_a
-        _, _, bias = _motion(*self.args, np.array(q, dtype=float), qd)
+        _, _, bias = _motion(self.args, np.array(q, dtype=float), qd)
         qdd = G @ qdd_a
         for part, pinv in zip(self.parts, pinvs):
             qdd -= part.Ef @ (pinv @ (bias if whole else bias[part.rows]))
