@@ -146,6 +146,22 @@ def prune_entries(folder: str, keep: int = KEEP_ENTRIES) -> list:
     return deleted
 
 
+def reuse_in_checkout(root: str) -> str | None:
+    """Fill numba's cache beside the packages under ``root`` (a checkout: the tests of ``python -m
+    pytest`` import its sources, not the installed copy) with the kernels that ``pip install .`` of
+    the same files compiled: the build cache's entry of their key (:func:`build_cache_key`), copied
+    by :func:`restore_kernels`, when that cache holds no file yet and NUMBA_CACHE_DIR is unset.
+    Returns the entry copied, or None (nothing done). numba's index then checks each kernel
+    against its source (its modification time and size: pip's build keeps those of the checkout's
+    files) and compiles what does not match, as without the copy."""
+    if os.environ.get("NUMBA_CACHE_DIR") or any(
+        "/__pycache__/" in relative and _is_cache_file(relative) for relative in _walk(root)
+    ):
+        return None
+    entry = os.path.join(build_cache_folder(), build_cache_key(root))
+    return entry if restore_kernels(root, entry) else None
+
+
 def store_kernels(root: str, entry: str) -> int:
     """Store the numba cache files of the packages under ``root`` as the build cache's ``entry``
     (replacing it) and return their number. The entry is written under another name and renamed

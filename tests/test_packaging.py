@@ -249,6 +249,34 @@ def test_build_cache_restores_what_it_stored_and_never_a_partial_or_corrupt_entr
     assert not restores_into_empty("outside")  # an entry never writes a source
 
 
+def test_a_checkout_without_kernels_gets_those_its_install_built(tmp_path, monkeypatch):
+    """reuse_in_checkout copies the build cache's entry of the checkout's own key into a checkout
+    whose numba cache is empty; never into one that has cache files, nor for another key, nor
+    when NUMBA_CACHE_DIR puts numba's cache elsewhere."""
+    from pga_dyn.kernel_cache import build_cache_folder, build_cache_key, reuse_in_checkout, store_kernels
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    built = fake_packages(tmp_path / "built")
+    entry = os.path.join(build_cache_folder(), build_cache_key(str(built)))
+    store_kernels(str(built), entry)
+
+    def checkout(name, source="x = 1\n"):
+        root = fake_packages(tmp_path / name, source)
+        for path in (root / "pga_dyn" / "__pycache__").glob("*.nb?"):
+            path.unlink()
+        return root
+
+    fresh = checkout("fresh")
+    assert reuse_in_checkout(str(fresh)) == entry
+    assert (fresh / "pga_dyn" / "__pycache__" / "__init__.f-1.py311.1.nbc").read_bytes() == b"code"
+    assert reuse_in_checkout(str(fresh)) is None  # it has kernels now
+    other = checkout("other", source="x = 2\n")
+    assert reuse_in_checkout(str(other)) is None and not list((other / "pga_dyn" / "__pycache__").glob("*.nb?"))
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert reuse_in_checkout(str(checkout("elsewhere"))) is None
+
+
 def test_build_cache_keeps_the_entries_used_last(tmp_path):
     from pga_dyn.kernel_cache import MANIFEST, prune_entries, restore_kernels, store_kernels
 
