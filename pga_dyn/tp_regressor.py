@@ -387,6 +387,11 @@ def actuated_regressor(
     as G^T times the tree's. For a robot without constraints q_a = q and ``G`` is not used."""
     ns, n, na = Q.shape[0], robot.n, len(robot.actuated)
     block = (n, 4, 4) if want_tensor else (10 * n,)
+    if robot.constrained:  # the compiled kernel reads these shapes unchecked
+        shapes = {"Q": (ns, robot.nq), "QD": (ns, robot.nq), "QDD": (ns, robot.nq), "G": (ns, robot.nq, na)}
+        for name, x in zip(shapes, (Q, QD, QDD, G)):
+            if np.shape(x) != shapes[name]:
+                raise PgaDynError(f"{name} must have shape {shapes[name]} for robot '{robot.name}', got {np.shape(x)}")
     result = output_array((ns, na, *block), out)
     if robot.constrained and want_tensor:
         tree = tree_regressor(robot, Q, QD, QDD, want_tensor).reshape(ns, robot.nq, -1)

@@ -534,6 +534,26 @@ def test_projected_regressor_is_g_transpose_times_the_tree_regressor(seed, types
         assert tp.projected_batch(*tp._kernel_arrays(robot), *bad, G, out) == k
 
 
+def test_actuated_regressor_refuses_states_of_other_shapes():
+    """actuated_regressor of a machine with loops checks Q, QD, QDD (samples, nq) and G (samples,
+    nq, n_a) before its compiled kernel reads them (which checks no bound), naming the argument."""
+    import robots
+    from pga_dyn import sample_states
+    from pga_dyn.errors import PgaDynError
+
+    robot = robots.load("five_bar")
+    states = sample_states(robot, 4, seed=0)
+    good = (states.q, states.qd, states.qdd, states.G)
+    np.testing.assert_array_equal(tp.actuated_regressor(robot, *good), states.regressor())
+    for k, name in enumerate(("Q", "QD", "QDD", "G")):
+        wrong = (good[k][..., :-1], np.concatenate([good[k], good[k]], axis=-1), good[k][:-1])
+        for w, match in zip(wrong, (name, name, "(Q|QD|QDD|G)")):  # fewer samples in Q: the others differ
+            bad = list(good)
+            bad[k] = np.ascontiguousarray(w)
+            with pytest.raises(PgaDynError, match=f"^{match} must have shape"):
+                tp.actuated_regressor(robot, *bad)
+
+
 # ---------------------------------------------------------------------------
 # The loop constraints (pga_dyn.loops)
 # ---------------------------------------------------------------------------
