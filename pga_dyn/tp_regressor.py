@@ -127,6 +127,19 @@ def _joined_lines(E, acc, J):
             J[p, k] = acc[k, r] if c == 3 else 0.0
 
 
+@njit(cache=True, inline="always")
+def _joined_row(L, J, row, c):
+    """row[c : c + 10] <- the regressor entries of a Jacobian line L (6,) = (d, m) against the
+    joined lines J (10, 6) of :func:`_joined_lines`: Y[p] = L ^ J[p] = d . J_m + m . J_d (J_d = 0
+    for p < 6; eq. 100)."""
+    d0, d1, d2, m0, m1, m2 = L[0], L[1], L[2], L[3], L[4], L[5]
+    for p in range(10):
+        y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
+        if p >= 6:
+            y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
+        row[c + p] = y
+
+
 def _kernel_arrays(robot: Robot) -> tuple:
     """The robot's arrays of :func:`_tp_batch`, three where the kinematics take seven (each array
     argument of a compiled call costs about 30 ns to unbox, docs/performance.md): ``index``
@@ -220,14 +233,8 @@ def _tp_batch(index, poses, axes, Q, QD, QDD, out):
                         for r in range(4):  # loops, not a slice assignment (numba's shape checks compile for seconds)
                             for col in range(4):
                                 row[c + 4 * r + col] = R[r, col]
-                    else:  # Y[j, p] = L_j ^ J[p] = d . J_m + m . J_d (J_d = 0 for p < 6)
-                        d0, d1, d2, m0, m1, m2 = S[j, 0], S[j, 1], S[j, 2], S[j, 3], S[j, 4], S[j, 5]
-                        c = 10 * (i - 1)
-                        for p in range(10):
-                            y = d0 * J[p, 3] + d1 * J[p, 4] + d2 * J[p, 5]
-                            if p >= 6:
-                                y += m0 * J[p, 0] + m1 * J[p, 1] + m2 * J[p, 2]
-                            row[c + p] = y
+                    else:
+                        _joined_row(S[j], J, row, 10 * (i - 1))
                 k = parent[k]
     return -1
 
@@ -277,13 +284,7 @@ def projected_batch(index, poses, axes, Q, QD, QDD, G, out):
                     g = G[s, j, a]
                     for r in range(6):
                         line[r] += g * S[j, r]
-                row, c = out[s * na + a], 10 * (i - 1)
-                d0, d1, d2, m0, m1, m2 = line[0], line[1], line[2], line[3], line[4], line[5]
-                for k in range(10):  # Y_a[a, k] = L_a^i ^ J[k] = d . J_m + m . J_d (J_d = 0 for k < 6)
-                    y = d0 * J[k, 3] + d1 * J[k, 4] + d2 * J[k, 5]
-                    if k >= 6:
-                        y += m0 * J[k, 0] + m1 * J[k, 1] + m2 * J[k, 2]
-                    row[c + k] = y
+                _joined_row(line, J, out[s * na + a], 10 * (i - 1))
     return -1
 
 

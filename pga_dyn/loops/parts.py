@@ -598,36 +598,13 @@ def _motion(args, E, packed, G, pinvs, qd_a, qdd_a, qd, qdd, work, r, J, bias):
 
 
 @njit(cache=True)
-def _record(
-    args,
-    E,
-    e0,
-    z_index,
-    na,
-    loop_rows,
-    n_loops,
-    packed,
-    rcond_ref,
-    z_ref,
-    first,
-    q_a,
-    qd_a,
-    qdd_a,
-    tol,
-    max_iter,
-    min_factor,
-    limit,
-    Q,
-    QD,
-    QDD,
-    G,
-    cond,
-    scratch,
-    owner,
-):
+def _record(inputs, outputs, scratch, owner):
     """:func:`record_kernel`'s loop on its arrays borrowed (:func:`pga_dyn.borrowed.borrowed`): its
-    arguments, and ``scratch``, the work arrays it allocates, which ``owner`` (the same, not
-    borrowed) holds until this returns."""
+    arguments (``inputs`` in its order, ``outputs`` = (Q, QD, QDD, G, cond)), and ``scratch``, the
+    work arrays it allocates, which ``owner`` (the same, not borrowed) holds until this returns."""
+    args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a = inputs[:14]
+    tol, max_iter, min_factor, limit = inputs[14:]  # the order of record_kernel's arguments
+    Q, QD, QDD, G, cond = outputs
     ns, nq, nz = q_a.shape[0], E.shape[0], E.shape[1]
     z, zero, conds, r, J, work, none, rb, Jb, bias, last, before, known, buf, tangents, rhos, pinvs, inverse_work = (
         scratch
@@ -754,7 +731,8 @@ def record_kernel(
     # pga_dyn.borrowed): the caller holds the arguments, and passing the work arrays as they are
     # too holds them
     inputs = (args, E, e0, z_index, na, loop_rows, n_loops, packed, rcond_ref, z_ref, first, q_a, qd_a, qdd_a)
-    return _record(*borrowed((*inputs, tol, max_iter, min_factor, limit, Q, QD, QDD, G, cond, scratch)), scratch)
+    options = (tol, max_iter, min_factor, limit)
+    return _record(borrowed((*inputs, *options)), borrowed((Q, QD, QDD, G, cond)), borrowed(scratch), scratch)
 
 
 @njit(cache=True)
